@@ -1,0 +1,35 @@
+# Two entry points, both from a fresh clone with only Python 3.11 and pip:
+#   make play   install into .venv and watch (later: play) a game against bots
+#   make test   install with dev extras into .venv and run the whole test suite
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+
+.PHONY: play test install install-dev lint bench clean
+
+$(BIN)/python:
+	$(PY) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+install: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e .
+
+install-dev: $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[dev]'
+
+play: install
+	$(BIN)/slaiga simulate slave --games 1 --verbose
+
+test: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -q
+
+lint: install-dev
+	$(BIN)/ruff check . && $(BIN)/ruff format --check .
+
+bench: install
+	$(BIN)/slaiga bench all
+
+clean:
+	rm -rf $(VENV) .pytest_cache .ruff_cache .hypothesis
