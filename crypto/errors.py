@@ -1,0 +1,50 @@
+"""Exceptions raised by :mod:`crypto`.
+
+One class per kind of failure, so callers can tell a malformed input (the
+sender broke the encoding rules) from a well-formed proof that does not verify
+(the sender tried to cheat or made a mistake).  Verify functions never return
+``False``: they return ``None`` or raise one of these, with a message naming
+what failed.
+"""
+
+from __future__ import annotations
+
+
+class CryptoError(Exception):
+    """Base class of every error raised by the crypto package."""
+
+
+class InvalidEncoding(CryptoError, ValueError):
+    """Bytes or values with the wrong type, length or range."""
+
+
+class InvalidPoint(InvalidEncoding):
+    """A group element that is not canonical, not on the curve, of small order,
+    outside the prime-order subgroup, or the identity."""
+
+
+class InvalidScalar(InvalidEncoding):
+    """A scalar that is not below the group order, or zero where zero is unsafe."""
+
+
+class InvalidProof(CryptoError):
+    """A zero-knowledge proof (or similar check) did not verify."""
+
+
+class InvalidSignature(CryptoError):
+    """An Ed25519 signature did not verify."""
+
+
+class CommitmentMismatch(InvalidProof):
+    """A revealed value does not match its commitment.
+
+    ``seat`` names the seat whose reveal was wrong (``None`` when unknown).
+    """
+
+    def __init__(self, message: str, seat: int | None = None) -> None:
+        super().__init__(message)
+        self.seat = seat
+
+
+class DeckMismatch(InvalidEncoding):
+    """Lists whose sizes must agree (decks, piles, proofs) do not."""
