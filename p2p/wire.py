@@ -1,0 +1,789 @@
+"""The wire format: length-prefixed msgpack frames and typed, schema-checked messages.
+
+Sans-I/O (h11 style): nothing here touches a socket.  :func:`encode_frame`
+turns a message into bytes to send, and :class:`FrameDecoder` turns received
+bytes back into messages, however the stream was split or coalesced.
+
+Frame layout::
+
+    +----------------------+-----------------------------------+
+    | length: u32 big end. | body: msgpack [tag, {field: val}] |
+    +----------------------+-----------------------------------+
+
+``length`` counts body bytes and must be in ``1..MAX_FRAME_BYTES``.  The body
+is one msgpack array of two items, the message type tag (str) and a map of
+fields in schema order.  A nested struct is a map; a nested tagged message
+(e.g. a record entry's body) is again ``[tag, map]``.
+
+Every message class is a frozen slotted dataclass whose fields carry their
+schema as ``typing.Annotated`` metadata (``Annotated[int, UInt(max=...)]``).
+Building a message locally checks the schema and raises
+:class:`LocalProtocolError`; decoding checks it and raises
+:class:`RemoteProtocolError`.  Decoding also demands the *canonical* encoding
+(exactly the bytes :func:`encode_body` would produce), so each message has one
+encoding: two differing byte strings always mean two differing messages, which
+is what equivocation detection relies on.
+
+Signatures are always checked over raw bytes that were received, never over a
+re-encoding: :class:`FrameDecoder` hands out every message with its exact raw
+body, and signed record entries travel as opaque ``bin`` fields
+(:class:`SignedEntry`) that are decoded only after the signature is checked
+over them.
+
+New message types (later issues: game actions, shuffle proofs) are added by
+declaring a dataclass and decorating it with :func:`message` (frames) or
+:func:`body` (record entry bodies).
+"""
+
+from __future__ import annotations
+
+import struct
+import typing
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, fields
+from typing import Annotated, Any, ClassVar, TypeVar
+
+import msgpack
+
+from p2p.errors import LocalProtocolError, RemoteProtocolError
+
+# ---------------------------------------------------------------------------
+# Limits.  A 104-card Terelius-Wikstroem shuffle proof carries two decks of 104
+# ElGamal ciphertexts (2 x 104 x 64 bytes) plus about six 104-long vectors of
+# 32-byte points/scalars: ~35 KiB.  1 MiB leaves ample room while keeping a
+# malicious length prefix from costing us more than 1 MiB of buffer.
+# ---------------------------------------------------------------------------
+
+PROTOCOL_VERSION = 1
+MAX_FRAME_BYTES = 1 << 20
+LENGTH_PREFIX = struct.Struct(">I")
+LENGTH_PREFIX_BYTES = LENGTH_PREFIX.size
+
+MAX_STR_LEN = 4096  # no string field may be longer (names, addresses, reasons)
+MAX_ARRAY_LEN = 16384  # enough for vectors of 104 x several items; bounds allocation
+MAX_MAP_LEN = 256  # field maps and option maps are small
+MAX_EXT_LEN = 0  # we use no msgpack ext types at all: any ext is rejected
+MAX_NAME_LEN = 64
+MAX_ADDRESS_LEN = 256
+MAX_REASON_LEN = 512
+MAX_SEATS = 16
+MAX_KIND_LEN = 64
+MAX_OPTIONS = 64
+MAX_FETCH_ENTRIES = 512
+
+TABLE_ID_BYTES = 16
+KEY_BYTES = 32
+NONCE_BYTES = 32
+HASH_BYTES = 32
+SIGNATURE_BYTES = 64
+
+U32_MAX = (1 << 32) - 1
+U64_MAX = (1 << 64) - 1
+
+_UNPACK_LIMITS: dict[str, Any] = {
+    "max_buffer_size": MAX_FRAME_BYTES,
+    "max_str_len": MAX_STR_LEN,
+    "max_bin_len": MAX_FRAME_BYTES,
+    "max_array_len": MAX_ARRAY_LEN,
+    "max_map_len": MAX_MAP_LEN,
+    "max_ext_len": MAX_EXT_LEN,
+    "strict_map_key": True,
+    "raw": False,
+    "use_list": False,  # tuples: immutable, so frozen messages stay frozen
+}
+
+
+class SchemaError(ValueError):
+    """Internal: a value broke a field spec.  Turned into Local/RemoteProtocolError."""
+
+
+# ---------------------------------------------------------------------------
+# Field specs.  Each spec checks (and normalises) a Python value and encodes it
+# to plain msgpack-able data.
+# ---------------------------------------------------------------------------
+
+
+class Spec:
+    """A field schema: ``check`` validates/normalises, ``encode`` produces msgpack data."""
+
+    __slots__ = ()
+
+    def check(self, value: Any, path: str) -> Any:
+        raise NotImplementedError
+
+    def encode(self, value: Any) -> Any:
+        return value
+
+
+def _typename(value: Any) -> str:
+    return type(value).__name__
+
+
+@dataclass(frozen=True, slots=True)
+class UInt(Spec):
+    """An unsigned integer in ``min..max`` (bool is rejected even though it is an int)."""
+
+    max: int = U64_MAX
+    min: int = 0
+
+    def check(self, value: Any, path: str) -> int:
+        if type(value) is not int:
+            raise SchemaError(f"{path}: expected int, got {_typename(value)}")
+        if not self.min <= value <= self.max:
+            raise SchemaError(f"{path}: {value} outside {self.min}..{self.max}")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Bool(Spec):
+    def check(self, value: Any, path: str) -> bool:
+        if type(value) is not bool:
+            raise SchemaError(f"{path}: expected bool, got {_typename(value)}")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Bytes(Spec):
+    """A byte string, of exactly ``size`` bytes or of ``min_len..max_len`` bytes."""
+
+    size: int | None = None
+    max_len: int = MAX_FRAME_BYTES
+    min_len: int = 0
+
+    def check(self, value: Any, path: str) -> bytes:
+        if type(value) is not bytes:
+            raise SchemaError(f"{path}: expected bytes, got {_typename(value)}")
+        if self.size is not None:
+            if len(value) != self.size:
+                raise SchemaError(f"{path}: expected {self.size} bytes, got {len(value)}")
+        elif not self.min_len <= len(value) <= self.max_len:
+            raise SchemaError(f"{path}: length {len(value)} outside {self.min_len}..{self.max_len}")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Str(Spec):
+    """A text string of at most ``max_len`` characters, optionally from a fixed set."""
+
+    max_len: int = MAX_STR_LEN
+    choices: frozenset[str] | None = None
+    min_len: int = 0
+
+    def check(self, value: Any, path: str) -> str:
+        if type(value) is not str:
+            raise SchemaError(f"{path}: expected str, got {_typename(value)}")
+        if not self.min_len <= len(value) <= self.max_len:
+            raise SchemaError(f"{path}: length {len(value)} outside {self.min_len}..{self.max_len}")
+        if self.choices is not None and value not in self.choices:
+            raise SchemaError(f"{path}: {value!r} not one of {sorted(self.choices)}")
+        return value
+
+
+@dataclass(frozen=True, slots=True)
+class Seq(Spec):
+    """A homogeneous sequence (msgpack array), normalised to a tuple."""
+
+    item: Spec
+    max_len: int = MAX_ARRAY_LEN
+    min_len: int = 0
+
+    def check(self, value: Any, path: str) -> tuple[Any, ...]:
+        if type(value) not in (tuple, list):
+            raise SchemaError(f"{path}: expected array, got {_typename(value)}")
+        if not self.min_len <= len(value) <= self.max_len:
+            raise SchemaError(f"{path}: {len(value)} items outside {self.min_len}..{self.max_len}")
+        check = self.item.check
+        return tuple(check(v, f"{path}[{i}]") for i, v in enumerate(value))
+
+    def encode(self, value: Any) -> Any:
+        enc = self.item.encode
+        return [enc(v) for v in value]
+
+
+@dataclass(frozen=True, slots=True)
+class Map(Spec):
+    """A map from str keys to values of one spec (e.g. table options)."""
+
+    value: Spec
+    max_len: int = MAX_OPTIONS
+    key_max_len: int = MAX_KIND_LEN
+
+    def check(self, value: Any, path: str) -> dict[str, Any]:
+        if type(value) is not dict:
+            raise SchemaError(f"{path}: expected map, got {_typename(value)}")
+        if len(value) > self.max_len:
+            raise SchemaError(f"{path}: {len(value)} entries, at most {self.max_len}")
+        for k in value:
+            if type(k) is not str or not 0 < len(k) <= self.key_max_len:
+                raise SchemaError(f"{path}: bad key {k!r}")
+        return {k: self.value.check(value[k], f"{path}[{k!r}]") for k in sorted(value)}
+
+    def encode(self, value: Any) -> Any:
+        # keys sorted: the canonical encoding of a map does not depend on insertion order
+        return {k: self.value.encode(value[k]) for k in sorted(value)}
+
+
+@dataclass(frozen=True, slots=True)
+class OneOf(Spec):
+    """A value matching any one of several scalar specs (first match wins)."""
+
+    options: tuple[Spec, ...]
+
+    def check(self, value: Any, path: str) -> Any:
+        errors = []
+        for spec in self.options:
+            try:
+                return spec.check(value, path)
+            except SchemaError as exc:
+                errors.append(str(exc))
+        raise SchemaError(f"{path}: no alternative matched ({'; '.join(errors)})")
+
+
+@dataclass(frozen=True, slots=True)
+class Nested(Spec):
+    """A nested struct (a :class:`Struct` subclass), encoded as a map."""
+
+    cls: type
+
+    def check(self, value: Any, path: str) -> Any:
+        if isinstance(value, self.cls):
+            return value  # already validated when it was built
+        if type(value) is not dict:
+            raise SchemaError(f"{path}: expected {self.cls.__name__} map, got {_typename(value)}")
+        return _build_from_map(self.cls, value, path)
+
+    def encode(self, value: Any) -> Any:
+        return _fields_to_map(value)
+
+
+@dataclass(frozen=True, slots=True)
+class Tagged(Spec):
+    """A nested tagged message ``[tag, map]`` whose class is a subclass of ``base``."""
+
+    base: type
+
+    def check(self, value: Any, path: str) -> Any:
+        if isinstance(value, self.base):
+            return value
+        if type(value) not in (tuple, list) or len(value) != 2 or type(value[0]) is not str:
+            raise SchemaError(f"{path}: expected [tag, fields], got {_typename(value)}")
+        tag, content = value
+        cls = _REGISTRY.get(tag)
+        if cls is None or not issubclass(cls, self.base):
+            raise SchemaError(f"{path}: unknown {self.base.__name__} type {tag!r}")
+        if type(content) is not dict:
+            raise SchemaError(f"{path}: {tag} fields must be a map, got {_typename(content)}")
+        return _build_from_map(cls, content, f"{path}<{tag}>")
+
+    def encode(self, value: Any) -> Any:
+        return [value.TAG, _fields_to_map(value)]
+
+
+# ---------------------------------------------------------------------------
+# Schema classes and the registry
+# ---------------------------------------------------------------------------
+
+
+class Struct:
+    """Base of every schema-checked dataclass; validates on construction.
+
+    Subclasses are ``@dataclass(frozen=True, slots=True)`` with every field
+    annotated ``Annotated[type, Spec]``.  ``FIELDS`` is filled in by
+    :func:`struct`, :func:`message` or :func:`body`.
+    """
+
+    __slots__ = ()
+    FIELDS: ClassVar[tuple[tuple[str, Spec], ...]] = ()
+    TAG: ClassVar[str] = ""
+
+    def __post_init__(self) -> None:
+        for name, spec in self.FIELDS:
+            try:
+                value = spec.check(getattr(self, name), f"{type(self).__name__}.{name}")
+            except SchemaError as exc:
+                raise LocalProtocolError(str(exc)) from None
+            object.__setattr__(self, name, value)
+
+
+class Message(Struct):
+    """A top-level wire message (what a frame carries)."""
+
+    __slots__ = ()
+
+
+class Body(Struct):
+    """The body of a record entry; its tag is the entry's *kind*."""
+
+    __slots__ = ()
+
+
+_REGISTRY: dict[str, type[Struct]] = {}
+S = TypeVar("S", bound=type)
+
+
+def _collect_fields(cls: type) -> tuple[tuple[str, Spec], ...]:
+    hints = typing.get_type_hints(cls, include_extras=True)
+    out = []
+    for f in fields(cls):
+        hint = hints[f.name]
+        specs = [m for m in getattr(hint, "__metadata__", ()) if isinstance(m, Spec)]
+        if len(specs) != 1:
+            raise TypeError(f"{cls.__name__}.{f.name} needs exactly one Spec in Annotated[...]")
+        out.append((f.name, specs[0]))
+    return tuple(out)
+
+
+def struct(cls: S) -> S:
+    """Register the field schema of an untagged nested struct."""
+    cls.FIELDS = _collect_fields(cls)
+    return cls
+
+
+def _register(tag: str, base: type) -> Callable[[S], S]:
+    def deco(cls: S) -> S:
+        if not issubclass(cls, base):
+            raise TypeError(f"{cls.__name__} must subclass {base.__name__}")
+        if tag in _REGISTRY:
+            raise TypeError(f"message tag {tag!r} registered twice")
+        if not 0 < len(tag) <= MAX_KIND_LEN:
+            raise TypeError(f"bad tag {tag!r}")
+        cls.FIELDS = _collect_fields(cls)
+        cls.TAG = tag
+        _REGISTRY[tag] = cls
+        return cls
+
+    return deco
+
+
+def message(tag: str) -> Callable[[S], S]:
+    """Class decorator: register a top-level :class:`Message` type under ``tag``."""
+    return _register(tag, Message)
+
+
+def body(tag: str) -> Callable[[S], S]:
+    """Class decorator: register a record entry :class:`Body` type (kind) under ``tag``."""
+    return _register(tag, Body)
+
+
+def registered(tag: str) -> type[Struct] | None:
+    """The class registered under ``tag``, if any."""
+    return _REGISTRY.get(tag)
+
+
+def _fields_to_map(obj: Struct) -> dict[str, Any]:
+    return {name: spec.encode(getattr(obj, name)) for name, spec in obj.FIELDS}
+
+
+def _build_from_map(cls: type[Struct], content: dict[str, Any], path: str) -> Struct:
+    """Validate a decoded field map against ``cls`` and build it without re-checking."""
+    names = [name for name, _ in cls.FIELDS]
+    missing = [n for n in names if n not in content]
+    if missing:
+        raise SchemaError(f"{path}: missing field(s) {', '.join(map(repr, missing))}")
+    if len(content) != len(names):
+        extra = [k for k in content if k not in names]
+        raise SchemaError(f"{path}: unexpected field(s) {', '.join(map(repr, extra))}")
+    obj = object.__new__(cls)
+    for name, spec in cls.FIELDS:
+        object.__setattr__(obj, name, spec.check(content[name], f"{path}.{name}"))
+    return obj
+
+
+# ---------------------------------------------------------------------------
+# Encoding and decoding of bodies and frames
+# ---------------------------------------------------------------------------
+
+
+def encode_body(msg: Struct) -> bytes:
+    """The canonical msgpack body of a tagged message (no length prefix)."""
+    if not msg.TAG:
+        raise LocalProtocolError(f"{type(msg).__name__} is not a registered message type")
+    return msgpack.packb([msg.TAG, _fields_to_map(msg)], use_bin_type=True)
+
+
+def frame(body_bytes: bytes) -> bytes:
+    """Prefix raw body bytes with their length (to relay bytes without re-encoding)."""
+    if not 0 < len(body_bytes) <= MAX_FRAME_BYTES:
+        raise LocalProtocolError(f"frame body of {len(body_bytes)} bytes exceeds MAX_FRAME_BYTES")
+    return LENGTH_PREFIX.pack(len(body_bytes)) + body_bytes
+
+
+def encode_frame(msg: Message) -> bytes:
+    """Length prefix + canonical body of a top-level message."""
+    if not isinstance(msg, Message):
+        raise LocalProtocolError(f"{type(msg).__name__} is not a top-level Message")
+    return frame(encode_body(msg))
+
+
+def _unpack(raw: bytes) -> Any:
+    unpacker = msgpack.Unpacker(**_UNPACK_LIMITS)
+    try:
+        unpacker.feed(raw)
+        value = unpacker.unpack()
+    except msgpack.OutOfData:
+        raise RemoteProtocolError(f"truncated msgpack in {len(raw)}-byte body") from None
+    except (ValueError, TypeError, OverflowError, msgpack.UnpackException) as exc:
+        raise RemoteProtocolError(f"invalid msgpack: {type(exc).__name__}: {exc}") from None
+    if unpacker.tell() != len(raw):
+        raise RemoteProtocolError(f"{len(raw) - unpacker.tell()} trailing bytes after message")
+    return value
+
+
+def decode_body(raw: bytes, base: type[Struct] = Struct) -> Struct:
+    """Decode and schema-check one canonical body; ``base`` restricts the allowed classes.
+
+    Raises :class:`RemoteProtocolError` for anything but a canonically encoded
+    message of a registered type that subclasses ``base``.
+    """
+    value = _unpack(raw)
+    if type(value) is not tuple or len(value) != 2:
+        raise RemoteProtocolError(f"body must be [tag, fields], got {_typename(value)}")
+    tag, content = value
+    if type(tag) is not str:
+        raise RemoteProtocolError(f"message tag must be str, got {_typename(tag)}")
+    cls = _REGISTRY.get(tag)
+    if cls is None or not issubclass(cls, base):
+        raise RemoteProtocolError(f"unknown {base.__name__} type {tag!r}")
+    if type(content) is not dict:
+        raise RemoteProtocolError(f"{tag}: fields must be a map, got {_typename(content)}")
+    try:
+        msg = _build_from_map(cls, content, tag)
+    except SchemaError as exc:
+        raise RemoteProtocolError(str(exc)) from None
+    if encode_body(msg) != raw:
+        raise RemoteProtocolError(f"{tag}: non-canonical encoding")
+    return msg
+
+
+@dataclass(frozen=True, slots=True)
+class Decoded:
+    """A message as received, with the exact body bytes it came in (for signatures)."""
+
+    message: Message
+    raw: bytes
+
+
+class FrameDecoder:
+    """Sans-I/O frame decoder: ``feed(bytes) -> [Decoded, ...]``.
+
+    Copes with frames split across reads and several frames in one read.
+
+    Error behaviour (documented contract):
+
+    * A frame whose length prefix is 0 or above :data:`MAX_FRAME_BYTES` raises
+      :class:`RemoteProtocolError` as soon as the prefix arrives (we never
+      buffer an oversized body).  The stream's framing is then lost: the
+      decoder is *broken*, and every later ``feed`` raises again.  Close the
+      connection.
+    * A well-delimited frame whose body is bad (bad msgpack, unknown type,
+      schema violation, non-canonical) is consumed and raises
+      :class:`RemoteProtocolError`; the decoder stays usable and the next
+      ``feed`` (even ``feed(b"")``) continues with the following frame.
+    * Messages decoded before a bad frame in the same ``feed`` call are never
+      lost: ``feed`` returns them and leaves the bad frame in the buffer, so
+      the *next* call raises for it.  Ordering is preserved.
+    """
+
+    __slots__ = ("_buf", "_pos", "_broken")
+
+    def __init__(self) -> None:
+        self._buf = bytearray()
+        self._pos = 0
+        self._broken: str | None = None
+
+    @property
+    def buffered(self) -> int:
+        """Bytes received but not yet consumed as whole frames."""
+        return len(self._buf) - self._pos
+
+    @property
+    def broken(self) -> bool:
+        return self._broken is not None
+
+    def feed(self, data: bytes) -> list[Decoded]:
+        if self._broken is not None:
+            raise RemoteProtocolError(f"stream unusable after earlier error: {self._broken}")
+        self._buf += data
+        out: list[Decoded] = []
+        buf = self._buf
+        while len(buf) - self._pos >= LENGTH_PREFIX_BYTES:
+            (length,) = LENGTH_PREFIX.unpack_from(buf, self._pos)
+            if not 0 < length <= MAX_FRAME_BYTES:
+                if out:
+                    break
+                self._broken = f"frame length {length} outside 1..{MAX_FRAME_BYTES}"
+                self._buf = bytearray()
+                self._pos = 0
+                raise RemoteProtocolError(self._broken)
+            end = self._pos + LENGTH_PREFIX_BYTES + length
+            if len(buf) < end:
+                break
+            raw = bytes(buf[self._pos + LENGTH_PREFIX_BYTES : end])
+            try:
+                msg = decode_body(raw, Message)
+            except RemoteProtocolError:
+                if out:
+                    break  # report the bad frame on the next call, after these
+                self._consume(end)
+                raise
+            out.append(Decoded(msg, raw))
+            self._pos = end
+        self._compact()
+        return out
+
+    def _consume(self, end: int) -> None:
+        self._pos = end
+        self._compact()
+
+    def _compact(self) -> None:
+        if self._pos and (self._pos == len(self._buf) or self._pos > MAX_FRAME_BYTES):
+            del self._buf[: self._pos]
+            self._pos = 0
+
+
+# ---------------------------------------------------------------------------
+# Common field types
+# ---------------------------------------------------------------------------
+
+TableId = Annotated[bytes, Bytes(size=TABLE_ID_BYTES)]
+Key = Annotated[bytes, Bytes(size=KEY_BYTES)]
+Nonce = Annotated[bytes, Bytes(size=NONCE_BYTES)]
+Hash = Annotated[bytes, Bytes(size=HASH_BYTES)]
+Signature = Annotated[bytes, Bytes(size=SIGNATURE_BYTES)]
+Seat = Annotated[int, UInt(max=MAX_SEATS - 1)]
+Step = Annotated[int, UInt(max=U64_MAX)]
+U32 = Annotated[int, UInt(max=U32_MAX)]
+Name = Annotated[str, Str(max_len=MAX_NAME_LEN)]
+Address = Annotated[str, Str(max_len=MAX_ADDRESS_LEN)]
+Blob = Annotated[bytes, Bytes(max_len=MAX_FRAME_BYTES)]
+OptionValue = OneOf((Bool(), UInt(), Str(max_len=MAX_NAME_LEN)))
+Options = Annotated[dict[str, Any], Map(OptionValue, max_len=MAX_OPTIONS)]
+
+
+# ---------------------------------------------------------------------------
+# Handshake
+# ---------------------------------------------------------------------------
+
+AUTH_DOMAIN = b"slaiga/handshake/v1"
+
+
+@message("hello")
+@dataclass(frozen=True, slots=True)
+class Hello(Message):
+    """First frame each side sends: who I am, for which table, and a fresh nonce."""
+
+    version: U32
+    table_id: TableId
+    identity: Key
+    nonce: Nonce
+
+
+@message("auth")
+@dataclass(frozen=True, slots=True)
+class Auth(Message):
+    """Second frame: Ed25519 signature over :func:`auth_transcript` (signer's view)."""
+
+    signature: Signature
+
+
+def auth_transcript(
+    table_id: bytes, signer_key: bytes, signer_nonce: bytes, peer_key: bytes, peer_nonce: bytes
+) -> bytes:
+    """What a handshake signature covers.
+
+    Both nonces bind the signature to this one connection (no replay), the
+    table id binds it to this table (no cross-table relay), both keys bind it
+    to this pair (no relay to a third party), and putting the *signer's* key
+    and nonce first makes the two sides sign different strings, so a
+    signature cannot be reflected back at its author.
+    """
+    for label, value, size in (
+        ("table_id", table_id, TABLE_ID_BYTES),
+        ("signer_key", signer_key, KEY_BYTES),
+        ("signer_nonce", signer_nonce, NONCE_BYTES),
+        ("peer_key", peer_key, KEY_BYTES),
+        ("peer_nonce", peer_nonce, NONCE_BYTES),
+    ):
+        if len(value) != size:
+            raise LocalProtocolError(f"auth transcript: {label} must be {size} bytes")
+    return AUTH_DOMAIN + table_id + signer_key + signer_nonce + peer_key + peer_nonce
+
+
+# ---------------------------------------------------------------------------
+# Lobby: joining a table that is still forming
+# ---------------------------------------------------------------------------
+
+REJECT_REASONS = frozenset({"full", "gone", "version", "identity", "busy"})
+
+
+@struct
+@dataclass(frozen=True, slots=True)
+class Member(Struct):
+    """One seat's public facts, as listed in the lobby and in the manifest."""
+
+    name: Name
+    identity: Key
+    seal_key: Key
+    address: Address
+
+
+@message("join")
+@dataclass(frozen=True, slots=True)
+class Join(Message):
+    """Ask to take a seat (sent after the handshake, which proved ``member.identity``)."""
+
+    member: Annotated[Member, Nested(Member)]
+
+
+@message("welcome")
+@dataclass(frozen=True, slots=True)
+class Welcome(Message):
+    """Seat granted: the table's facts and who has joined so far (opener first)."""
+
+    game: Name
+    options: Options
+    seats_total: Annotated[int, UInt(min=1, max=MAX_SEATS)]
+    members: Annotated[tuple[Member, ...], Seq(Nested(Member), max_len=MAX_SEATS)]
+
+
+@message("reject")
+@dataclass(frozen=True, slots=True)
+class Reject(Message):
+    """Seat refused; ``reason`` is one of :data:`REJECT_REASONS`."""
+
+    reason: Annotated[str, Str(choices=REJECT_REASONS)]
+    detail: Annotated[str, Str(max_len=MAX_REASON_LEN)]
+
+
+@message("manifest")
+@dataclass(frozen=True, slots=True)
+class ManifestOffer(Message):
+    """The table is full: here are the exact manifest bytes everyone must sign."""
+
+    manifest: Blob
+
+
+@message("manifest_sig")
+@dataclass(frozen=True, slots=True)
+class ManifestSignature(Message):
+    """A seat's Ed25519 signature over the exact manifest bytes."""
+
+    table_id: TableId
+    seat: Seat
+    signature: Signature
+
+
+@message("genesis")
+@dataclass(frozen=True, slots=True)
+class Genesis(Message):
+    """Step 0 of the record: the manifest bytes and every seat's signature, in seat order."""
+
+    manifest: Blob
+    signatures: Annotated[tuple[bytes, ...], Seq(Bytes(size=SIGNATURE_BYTES), max_len=MAX_SEATS)]
+
+
+# ---------------------------------------------------------------------------
+# Keepalive
+# ---------------------------------------------------------------------------
+
+
+@message("ping")
+@dataclass(frozen=True, slots=True)
+class Ping(Message):
+    nonce: U32
+
+
+@message("pong")
+@dataclass(frozen=True, slots=True)
+class Pong(Message):
+    nonce: U32
+
+
+# ---------------------------------------------------------------------------
+# The record
+# ---------------------------------------------------------------------------
+
+
+@message("entry")
+@dataclass(frozen=True, slots=True)
+class Entry(Message):
+    """One record entry, as signed.  Travels *encoded* inside :class:`SignedEntry`.
+
+    ``prev`` is the hash of the chain position this entry extends (see
+    ``p2p.record`` for how concurrent responders share one ``prev``).  The
+    entry's *kind* is the tag of its body.
+    """
+
+    table_id: TableId
+    seat: Seat
+    step: Step
+    prev: Hash
+    body: Annotated[Body, Tagged(Body)]
+
+    @property
+    def kind(self) -> str:
+        return self.body.TAG
+
+
+@message("signed")
+@dataclass(frozen=True, slots=True)
+class Signed(Message):
+    """Signed envelope: exact entry bytes plus the sender's Ed25519 signature over them.
+
+    Sent live to the other seats, relayed in :class:`Fetched`, and stored in
+    record files.  The ``entry`` bytes are decoded only after the signature
+    over them has been checked.
+    """
+
+    entry: Blob
+    signature: Signature
+
+
+@message("fetch")
+@dataclass(frozen=True, slots=True)
+class Fetch(Message):
+    """Ask a peer for every entry it holds from ``from_step`` on (resume after a crash)."""
+
+    table_id: TableId
+    from_step: Step
+
+
+@message("fetched")
+@dataclass(frozen=True, slots=True)
+class Fetched(Message):
+    """Reply to :class:`Fetch`: a batch of signed envelopes; ``more`` if another batch follows."""
+
+    table_id: TableId
+    entries: Annotated[tuple[Signed, ...], Seq(Tagged(Signed), max_len=MAX_FETCH_ENTRIES)]
+    more: Annotated[bool, Bool()]
+
+
+def fetched_batches(table_id: bytes, entries: Iterable[Signed]) -> list[Fetched]:
+    """Split signed envelopes into :class:`Fetched` replies that each fit in one frame."""
+    budget = MAX_FRAME_BYTES - 1024  # room for the reply's own framing
+    batches: list[Fetched] = []
+    cur: list[Signed] = []
+    size = 0
+    for e in entries:
+        n = len(e.entry) + len(e.signature) + 32
+        if cur and (size + n > budget or len(cur) == MAX_FETCH_ENTRIES):
+            batches.append(cur)  # type: ignore[arg-type]
+            cur, size = [], 0
+        cur.append(e)
+        size += n
+    batches.append(cur)  # type: ignore[arg-type]
+    return [Fetched(table_id, tuple(b), more=i < len(batches) - 1) for i, b in enumerate(batches)]
+
+
+# ---------------------------------------------------------------------------
+# Private payloads (sealed to one seat with crypto.seal); a record entry body
+# ---------------------------------------------------------------------------
+
+
+@body("sealed")
+@dataclass(frozen=True, slots=True)
+class Sealed(Body):
+    """A payload only ``to_seat`` can open; the ciphertext is bound to table/step/seats."""
+
+    to_seat: Seat
+    ciphertext: Blob
