@@ -1,0 +1,128 @@
+"""Payloads sealed to one receiver: X25519 + HKDF-SHA256 + ChaCha20-Poly1305.
+
+Used for things only one seat may read, such as a private reveal token or a
+hand shown to one player.  Ephemeral-static Diffie-Hellman (as in ECIES/HPKE
+base mode): the sender draws a fresh X25519 key, derives a one-time AEAD key
+with HKDF from the shared secret and both public keys, and encrypts.  Because
+the AEAD key is fresh for every message, the all-zero nonce is safe.
+
+The caller's ``context`` (table, game, step, sender, ...) goes into the AEAD
+associated data, so a sealed payload cannot be replayed in another place.
+
+Wire format: ``version (1) || ephemeral public key (32) || ciphertext || tag (16)``.
+"""
+
+from __future__ import annotations
+
+from cryptography.exceptions import InvalidTag
+from cryptography.hazmat.primitives import hashes, serialization
+from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
+from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
+from cryptography.hazmat.primitives.kdf.hkdf import HKDF
+
+from crypto.errors import InvalidEncoding, InvalidProof
+
+SEAL_VERSION = 1
+KEY_BYTES = 32
+NONCE = bytes(12)
+TAG_BYTES = 16
+HEADER_BYTES = 1 + KEY_BYTES
+_HKDF_INFO = b"slaiga/v1/seal/key"
+_AD_DST = b"slaiga/v1/seal/ad"
+
+
+def _raw_public(key: X25519PrivateKey) -> bytes:
+    return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
+
+
+def _check(what: str, b: bytes, n: int | None = None) -> bytes:
+    if isinstance(b, bytearray | memoryview):
+        b = bytes(b)
+    if type(b) is not bytes:
+        raise InvalidEncoding(f"{what} must be bytes, got {type(b).__name__}")
+    if n is not None and len(b) != n:
+        raise InvalidEncoding(f"{what} must be {n} bytes, got {len(b)}")
+    return b
+
+
+class SealKey:
+    """A receiver's static X25519 key."""
+
+    __slots__ = ("_key", "public")
+
+    def __init__(self, key: X25519PrivateKey) -> None:
+        self._key = key
+        self.public: bytes = _raw_public(key)
+
+    @classmethod
+    def generate(cls) -> SealKey:
+        return cls(X25519PrivateKey.generate())
+
+    @classmethod
+    def from_private_bytes(cls, b: bytes) -> SealKey:
+        return cls(X25519PrivateKey.from_private_bytes(_check("seal key", b, KEY_BYTES)))
+
+    def private_bytes(self) -> bytes:
+        return self._key.private_bytes(
+            serialization.Encoding.Raw,
+            serialization.PrivateFormat.Raw,
+            serialization.NoEncryption(),
+        )
+
+
+def _aead_key_and_ad(
+    secret_key: X25519PrivateKey, peer_public: bytes, eph_pub: bytes, recv_pub: bytes, ctx: bytes
+) -> tuple[ChaCha20Poly1305, bytes]:
+    try:
+        shared = secret_key.exchange(X25519PublicKey.from_public_bytes(peer_public))
+    except ValueError as exc:  # all-zero shared secret: small-order public key
+        raise InvalidEncoding("X25519 public key has small order") from exc
+    okm = HKDF(
+        algorithm=hashes.SHA256(),
+        length=KEY_BYTES,
+        salt=eph_pub + recv_pub,
+        info=_HKDF_INFO,
+    ).derive(shared)
+    ad = _AD_DST + len(ctx).to_bytes(8, "little") + ctx + eph_pub + recv_pub
+    return ChaCha20Poly1305(okm), ad
+
+
+def seal_with(
+    receiver_public: bytes, plaintext: bytes, context: bytes, ephemeral_private: bytes
+) -> bytes:
+    """:func:`seal` with explicit ephemeral key bytes (for pinned test vectors)."""
+    receiver_public = _check("receiver public key", receiver_public, KEY_BYTES)
+    plaintext = _check("plaintext", plaintext)
+    context = _check("context", context)
+    eph = X25519PrivateKey.from_private_bytes(_check("ephemeral key", ephemeral_private, KEY_BYTES))
+    eph_pub = _raw_public(eph)
+    aead, ad = _aead_key_and_ad(eph, receiver_public, eph_pub, receiver_public, context)
+    return bytes([SEAL_VERSION]) + eph_pub + aead.encrypt(NONCE, plaintext, ad)
+
+
+def seal(receiver_public: bytes, plaintext: bytes, context: bytes) -> bytes:
+    """Encrypt ``plaintext`` so only the holder of ``receiver_public`` can read it."""
+    eph = X25519PrivateKey.generate()
+    return seal_with(receiver_public, plaintext, context, SealKey(eph).private_bytes())
+
+
+def open_sealed(key: SealKey, sealed: bytes, context: bytes) -> bytes:
+    """Decrypt a sealed payload; raise :class:`InvalidProof` if it does not authenticate.
+
+    Authentication fails for a wrong receiver, a wrong ``context`` or any
+    modified byte.  Malformed input raises :class:`InvalidEncoding`.
+    """
+    sealed = _check("sealed payload", sealed)
+    context = _check("context", context)
+    if len(sealed) < HEADER_BYTES + TAG_BYTES:
+        raise InvalidEncoding("sealed payload too short")
+    if sealed[0] != SEAL_VERSION:
+        raise InvalidEncoding(f"unknown seal version {sealed[0]}")
+    eph_pub = sealed[1:HEADER_BYTES]
+    aead, ad = _aead_key_and_ad(key._key, eph_pub, eph_pub, key.public, context)
+    try:
+        return aead.decrypt(NONCE, sealed[HEADER_BYTES:], ad)
+    except InvalidTag:
+        raise InvalidProof(
+            "sealed payload failed authentication (wrong receiver, context or data)"
+        ) from None
