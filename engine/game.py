@@ -1,0 +1,458 @@
+"""The game state-machine base that every game in ``engine`` builds on.
+
+A game is a pure, deterministic state machine (h11's ``_state.py`` and
+OpenSpiel's games are the models):
+
+* ``start()`` runs the setup; ``apply(action)`` runs one action. Both return
+  the ``Event`` list that resulted.
+* Whenever the rules need hidden information or chance, the game *yields* an
+  ``Obligation`` from inside its generator-based handlers and is suspended:
+  ``pending()`` returns it, and ``resolve(answer)`` feeds the dealer's answer
+  back in. The base class records what the answer taught this instance
+  (which seats may see which faces) before the game continues.
+* ``to_move()`` names the seats that owe an action (one actor, or several
+  responders whose answers the game collects in a fixed order), and is empty
+  while an obligation is pending or the game is over.
+* ``legal_actions(seat)`` enumerates, ``view(seat)`` shows exactly what the
+  seat may know, and ``state_hash()`` digests the public state so that two
+  peers can compare.
+
+Writing a game: subclass ``Game``, set ``NAME``, ``MIN_SEATS``,
+``MAX_SEATS``, ``OPTIONS`` and ``ACTIONS``, and implement ``make_deck``,
+``setup``, ``handle``, ``to_move``, ``legal_actions``, ``view``,
+``public_state``, ``is_over`` and ``outcome``. ``setup`` and ``handle`` may be
+plain methods or generators that ``yield`` obligations and receive answers::
+
+    def handle(self, action):
+        if action.card not in self.zones[f"hand:{action.seat}"]:
+            raise self.illegal(action, "you do not hold that card")   # validate first
+        faces = yield Reveal((action.card,), reason="play")       # then act
+        ...
+
+Handlers must validate everything they can *before* their first mutation or
+obligation, so that an illegal action leaves the state exactly as it was.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hashlib
+import inspect
+import json
+from collections.abc import Generator, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, ClassVar, NamedTuple
+
+from engine.cards import Card
+from engine.errors import (
+    BadAnswer,
+    BadSeats,
+    DealerPending,
+    EngineError,
+    IllegalAction,
+    NotYourTurn,
+)
+from engine.obligations import (
+    JointRandom,
+    Obligation,
+    Prove,
+    Reveal,
+    Roll,
+    Shuffle,
+    Transfer,
+)
+from engine.options import OptionSpec, resolve_options
+
+Handler = Generator[Obligation, Any, None]
+
+
+@dataclass(frozen=True, slots=True)
+class Action:
+    """Base class of every action; ``seat`` is the acting seat."""
+
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Event:
+    """Something that happened. ``audience`` ``None`` means public."""
+
+    kind: str
+    text: str
+    seat: int | None = None
+    audience: frozenset[int] | None = None
+    data: Mapping[str, Any] = field(default_factory=dict)
+
+    def visible_to(self, seat: int) -> bool:
+        return self.audience is None or seat in self.audience
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """How a game ended. ``ranking`` lists seats from best to worst."""
+
+    ranking: tuple[int, ...]
+    draw: bool = False
+    reason: str = ""
+    scores: tuple[int, ...] | None = None
+
+
+class CardView(NamedTuple):
+    """A handle as one seat sees it: ``face`` is ``None`` where it is hidden."""
+
+    handle: int
+    face: Card | None
+
+    def __str__(self) -> str:
+        return str(self.face) if self.face is not None else "▒▒"
+
+
+class Zones:
+    """Ordered piles of handles; every handle lives in exactly one zone.
+
+    Index 0 of a pile is its *top* (RULES.md: "position 0 = top").
+    """
+
+    __slots__ = ("_piles", "_where")
+
+    def __init__(self) -> None:
+        self._piles: dict[str, list[int]] = {}
+        self._where: dict[int, str] = {}
+
+    def add(self, name: str, handles: Iterable[int] = ()) -> None:
+        if name in self._piles:
+            raise EngineError(f"zone {name!r} exists")
+        self._piles[name] = []
+        for h in handles:
+            self.put(h, name)
+
+    def put(self, handle: int, zone: str, index: int | None = None) -> None:
+        if handle in self._where:
+            raise EngineError(f"handle {handle} is already in zone {self._where[handle]!r}")
+        pile = self._piles[zone]
+        pile.append(handle) if index is None else pile.insert(index, handle)
+        self._where[handle] = zone
+
+    def move(self, handle: int, dst: str, index: int | None = None) -> str:
+        """Move ``handle`` to ``dst`` (at ``index``, default bottom); return the source."""
+        src = self._where.pop(handle)
+        self._piles[src].remove(handle)
+        self.put(handle, dst, index)
+        return src
+
+    def __getitem__(self, name: str) -> Sequence[int]:
+        return self._piles[name]
+
+    def __contains__(self, name: str) -> bool:
+        return name in self._piles
+
+    def names(self) -> list[str]:
+        return list(self._piles)
+
+    def where(self, handle: int) -> str:
+        return self._where[handle]
+
+    def snapshot(self) -> dict[str, list[int]]:
+        return {k: list(v) for k, v in self._piles.items()}
+
+    def check(self, n_handles: int) -> None:
+        """Card conservation: each of ``range(n_handles)`` is in exactly one place."""
+        seen: dict[int, str] = {}
+        for name, pile in self._piles.items():
+            for h in pile:
+                if h in seen:
+                    raise EngineError(f"handle {h} is in both {seen[h]!r} and {name!r}")
+                if self._where.get(h) != name:
+                    raise EngineError(f"handle {h}: index says {self._where.get(h)!r}, is {name!r}")
+                seen[h] = name
+        if set(seen) != set(range(n_handles)) or len(self._where) != n_handles:
+            missing = sorted(set(range(n_handles)) - set(seen))
+            raise EngineError(f"card conservation broken; missing handles {missing}")
+
+
+def canonical(obj: Any) -> Any:
+    """A JSON-able, order-stable rendering of engine data (for hashing)."""
+    if obj is None or isinstance(obj, bool | int | str):
+        return obj
+    if isinstance(obj, Card):
+        return obj.code
+    if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
+        return [type(obj).__name__] + [
+            [f.name, canonical(getattr(obj, f.name))] for f in dataclasses.fields(obj)
+        ]
+    if isinstance(obj, Mapping):
+        return sorted([str(k), canonical(v)] for k, v in obj.items())
+    if isinstance(obj, set | frozenset):
+        return sorted((canonical(v) for v in obj), key=lambda v: json.dumps(v, sort_keys=True))
+    if isinstance(obj, tuple | list):
+        return [canonical(v) for v in obj]
+    raise TypeError(f"cannot canonicalise {type(obj).__name__}")
+
+
+class Game:
+    """Base class; see the module docstring for the contract."""
+
+    NAME: ClassVar[str] = ""
+    MIN_SEATS: ClassVar[int] = 2
+    MAX_SEATS: ClassVar[int] = 8
+    OPTIONS: ClassVar[tuple[OptionSpec, ...]] = ()
+    ACTIONS: ClassVar[tuple[type[Action], ...]] = ()
+
+    def __init__(self, seats: int, options: Mapping[str, Any] | None = None) -> None:
+        if not self.MIN_SEATS <= seats <= self.MAX_SEATS:
+            raise BadSeats(
+                f"{self.NAME} needs {self.MIN_SEATS}-{self.MAX_SEATS} seats, got {seats}"
+            )
+        self.seats = seats
+        self.options: dict[str, Any] = resolve_options(self.OPTIONS, options)
+        self.deck: tuple[Card, ...] = tuple(self.make_deck())
+        self.zones = Zones()
+        self.faces: dict[int, Card] = {}
+        self.seen: dict[int, int] = {}
+        self.all_seats = (1 << seats) - 1
+        self.phase = "setup"
+        self.turns = 0
+        self.started = False
+        self._gen: Handler | None = None
+        self._pending: Obligation | None = None
+        self._events: list[Event] = []
+
+    # ---- subclass hooks -------------------------------------------------------
+
+    def make_deck(self) -> Sequence[Card]:
+        """The faces of this game's handles, ``deck[h]`` being handle ``h``'s start."""
+        return ()
+
+    def setup(self) -> Handler | None:
+        """Deal and prepare; may yield obligations."""
+        return None
+
+    def handle(self, action: Action) -> Handler | None:
+        """Validate and carry out one action; may yield obligations."""
+        raise NotImplementedError
+
+    def to_move(self) -> tuple[int, ...]:
+        raise NotImplementedError
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        raise NotImplementedError
+
+    def view(self, seat: int) -> dict[str, Any]:
+        raise NotImplementedError
+
+    def public_state(self) -> Any:
+        """Game-specific public state, JSON-able via ``canonical``, for ``state_hash``."""
+        raise NotImplementedError
+
+    def is_over(self) -> bool:
+        raise NotImplementedError
+
+    def outcome(self) -> Outcome:
+        raise NotImplementedError
+
+    # ---- the driver -------------------------------------------------------------
+
+    def start(self) -> list[Event]:
+        if self.started:
+            raise EngineError("game already started")
+        self.started = True
+        return self._run(self.setup())
+
+    def pending(self) -> Obligation | None:
+        return self._pending
+
+    def apply(self, action: Action) -> list[Event]:
+        if not self.started:
+            raise IllegalAction(action, self.phase, action.seat, "the game has not started")
+        if self._pending is not None:
+            raise DealerPending(
+                action, self.phase, action.seat, f"waiting for the dealer: {self._pending}"
+            )
+        if self.is_over():
+            raise IllegalAction(action, self.phase, action.seat, "the game is over")
+        if not isinstance(action, self.ACTIONS):
+            raise IllegalAction(action, self.phase, action.seat, "not an action of this game")
+        if action.seat not in self.to_move():
+            raise NotYourTurn(
+                action,
+                self.phase,
+                action.seat,
+                f"it is not this seat's move (to move: {list(self.to_move())})",
+            )
+        return self._run(self.handle(action))
+
+    def resolve(self, answer: Any) -> list[Event]:
+        ob = self._pending
+        if ob is None or self._gen is None:
+            raise BadAnswer("no obligation is pending")
+        self._learn(ob, answer)
+        self._pending = None
+        self._advance(answer)
+        return self._flush()
+
+    def illegal(self, action: Action, reason: str) -> IllegalAction:
+        """Build the error for an illegal ``action`` (``raise self.illegal(...)``)."""
+        return IllegalAction(action, self.phase, action.seat, reason)
+
+    def emit(
+        self,
+        kind: str,
+        text: str,
+        seat: int | None = None,
+        audience: Iterable[int] | None = None,
+        **data: Any,
+    ) -> None:
+        aud = frozenset(audience) if audience is not None else None
+        self._events.append(Event(kind, text, seat, aud, data))
+
+    def _run(self, handler: Handler | None) -> list[Event]:
+        if inspect.isgenerator(handler):
+            self._gen = handler
+            self._advance(None)
+        return self._flush()
+
+    def _advance(self, value: Any) -> None:
+        assert self._gen is not None
+        try:
+            ob = self._gen.send(value)
+        except StopIteration:
+            self._gen = None
+            return
+        except BaseException:
+            self._gen = None
+            raise
+        if not isinstance(ob, Obligation):
+            self._gen = None
+            raise EngineError(f"{self.NAME} handler yielded {ob!r}, not an obligation")
+        self._pending = ob
+
+    def _flush(self) -> list[Event]:
+        events, self._events = self._events, []
+        return events
+
+    def _learn(self, ob: Obligation, answer: Any) -> None:
+        """Check a dealer answer's shape and record what it teaches this instance."""
+        if isinstance(ob, Shuffle):
+            for h in ob.handles:
+                self.seen.pop(h, None)
+                self.faces.pop(h, None)
+        elif isinstance(ob, Reveal | Transfer):
+            handles = ob.handles if isinstance(ob, Reveal) else (ob.handle,)
+            if not isinstance(answer, Mapping) or not set(answer) <= set(handles):
+                raise BadAnswer(f"answer to {ob} must map some of {handles} to faces")
+            if isinstance(ob, Transfer):
+                mask = 1 << ob.dst
+            elif ob.to is None:
+                mask = self.all_seats
+            else:
+                mask = sum(1 << s for s in ob.to)
+            for h in handles:
+                self.seen[h] = self.seen.get(h, 0) | mask
+            for h, face in answer.items():
+                if not isinstance(face, Card):
+                    raise BadAnswer(f"answer to {ob}: {face!r} is not a card")
+                self.faces[h] = face
+        elif isinstance(ob, Roll):
+            if (
+                not isinstance(answer, tuple)
+                or len(answer) != ob.count
+                or not all(isinstance(v, int) and 1 <= v <= ob.sides for v in answer)
+            ):
+                raise BadAnswer(f"answer to {ob} must be {ob.count} dice in 1..{ob.sides}")
+        elif isinstance(ob, JointRandom):
+            if not isinstance(answer, int) or not 0 <= answer < ob.bound:
+                raise BadAnswer(f"answer to {ob} must be an int in range({ob.bound})")
+        elif isinstance(ob, Prove) and answer is not None:
+            raise BadAnswer(f"answer to {ob} must be None")
+
+    # ---- knowledge helpers -------------------------------------------------------
+
+    def visible(self, seat: int, handle: int) -> bool:
+        return bool((self.seen.get(handle, 0) >> seat) & 1)
+
+    def face_for(self, seat: int, handle: int) -> Card | None:
+        """The face of ``handle`` if ``seat`` may see it (and this instance knows it)."""
+        if (self.seen.get(handle, 0) >> seat) & 1:
+            return self.faces.get(handle)
+        return None
+
+    def card_view(self, seat: int, handle: int) -> CardView:
+        return CardView(handle, self.face_for(seat, handle))
+
+    def cards_view(self, seat: int, handles: Iterable[int]) -> tuple[CardView, ...]:
+        return tuple(CardView(h, self.face_for(seat, h)) for h in handles)
+
+    def is_public(self, handle: int) -> bool:
+        return self.seen.get(handle, 0) == self.all_seats
+
+    # ---- helpers for handlers ------------------------------------------------------
+
+    def shuffle_zone(self, zone: str, reason: str = "shuffle") -> Handler:
+        yield Shuffle(tuple(self.zones[zone]), reason)
+
+    def reveal(
+        self, handles: Iterable[int], to: Iterable[int] | None = None, reason: str = "reveal"
+    ) -> Handler:
+        """Reveal and return the faces learnt (``faces = yield from self.reveal(...)``)."""
+        hs = tuple(handles)
+        target = frozenset(to) if to is not None else None
+        answer = yield Reveal(hs, target, reason)
+        return answer
+
+    # ---- comparison and hashing ----------------------------------------------------
+
+    def state_hash(self) -> str:
+        """SHA-256 of the public state: equal on every honest peer at the same point."""
+        public_faces = {h: f for h, f in self.faces.items() if self.is_public(h)}
+        data = {
+            "game": self.NAME,
+            "seats": self.seats,
+            "options": self.options,
+            "phase": self.phase,
+            "turns": self.turns,
+            "zones": self.zones.snapshot(),
+            "seen": dict(self.seen),
+            "public_faces": public_faces,
+            "pending": self._pending,
+            "state": self.public_state(),
+        }
+        blob = json.dumps(canonical(data), separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def check_conservation(self) -> None:
+        self.zones.check(len(self.deck))
+
+    # ---- wire form of actions --------------------------------------------------------
+
+    def encode_action(self, action: Action) -> dict[str, Any]:
+        if not isinstance(action, self.ACTIONS):
+            raise EngineError(f"{action!r} is not an action of {self.NAME}")
+        return {"type": type(action).__name__, **_plain(dataclasses.asdict(action))}
+
+    def decode_action(self, data: Mapping[str, Any]) -> Action:
+        by_name = {cls.__name__: cls for cls in self.ACTIONS}
+        kind = data.get("type")
+        if kind not in by_name:
+            raise EngineError(f"unknown action type {kind!r} for {self.NAME}")
+        cls = by_name[kind]
+        names = {f.name for f in dataclasses.fields(cls)}
+        fields = {k: v for k, v in data.items() if k != "type"}
+        if set(fields) != names:
+            raise EngineError(f"action {kind}: fields {sorted(fields)} != {sorted(names)}")
+        return cls(**{k: _tuples(v) for k, v in fields.items()})
+
+
+def _plain(obj: Any) -> Any:
+    if isinstance(obj, Card):
+        return obj.code
+    if isinstance(obj, Mapping):
+        return {k: _plain(v) for k, v in obj.items()}
+    if isinstance(obj, list | tuple):
+        return [_plain(v) for v in obj]
+    return obj
+
+
+def _tuples(obj: Any) -> Any:
+    if isinstance(obj, list):
+        return tuple(_tuples(v) for v in obj)
+    return obj

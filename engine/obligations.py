@@ -1,0 +1,202 @@
+"""Obligations: every step of a game that needs hidden information or chance.
+
+The engine never peeks at a face it may not see and never draws randomness
+itself. When the rules need one of those, the game states an *obligation* and
+waits; a ``Dealer`` discharges it and the answer comes back as an input
+(OpenSpiel's chance nodes are the model). Two dealers implement the same
+contract: the trusted ``LocalDealer`` in ``engine.dealer`` and, on a real
+table, the mental-poker dealer in ``p2p``, which turns each obligation into a
+verified protocol step between the peers.
+
+How each need of the four games maps onto the kinds below:
+
+=====================================  ==========================================
+need                                   obligation
+=====================================  ==========================================
+private deal                           ``Reveal(hand, to={seat})``
+public reveal, face-up draw pile top   ``Reveal(handles, to=None)``
+show a hand to one seat (miss check)   ``Reveal(hand, to={attacker})``
+look at the next 6 pile cards          ``Reveal(pile[:6], to={seat})``
+transfer a card between seats          ``Transfer(handle, src, dst)``
+insert into a pile at a position       none: locations are public, and the
+                                       identity stays known only to those who
+                                       knew it (a zone move in the engine)
+joint reshuffle of a pile              ``Shuffle(handles)``
+blind pick from a hand                 ``JointRandom(len(hand))``, then
+                                       ``Transfer``
+proofs about hidden cards              ``Prove(statement)``
+dice                                   ``Roll(count)``
+=====================================  ==========================================
+
+Answers, by kind (``answer_type``): ``Reveal`` and ``Transfer`` answer with a
+``dict`` from handle to ``Card`` holding the faces *this engine instance* may
+learn (all of them for the omniscient local dealer, only the entitled ones on
+a real peer); ``Shuffle`` and ``Prove`` answer ``None`` (a false proof makes
+the dealer raise ``FalseClaim``); ``Roll`` answers a tuple of die faces and
+``JointRandom`` an ``int`` in ``range(bound)``.
+
+Statements are data, so they can go into a signed record and be evaluated by
+any verifier. Each has ``holds(face_of)`` for dealers that know the faces.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+from engine.cards import ORDERS, SUIT_NAMES, Card
+
+FaceOf = Callable[[int], Card]
+
+
+# ---- statements about hidden cards --------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Statement:
+    """A claim by ``seat`` about cards it holds, provable without revealing them."""
+
+    seat: int
+
+    def holds(self, face_of: FaceOf) -> bool:  # pragma: no cover - abstract
+        raise NotImplementedError
+
+
+@dataclass(frozen=True, slots=True)
+class FewerOfSuit(Statement):
+    """Fewer than ``limit`` of ``handles`` are of ``suit`` (Honest Slaiga's miss).
+
+    Proved with a threshold proof: at least ``len(handles) - limit + 1`` of the
+    cards are *not* of the suit.
+    """
+
+    handles: tuple[int, ...]
+    suit: int
+    limit: int
+
+    def holds(self, face_of: FaceOf) -> bool:
+        return sum(1 for h in self.handles if face_of(h).suit == self.suit) < self.limit
+
+    def __str__(self) -> str:
+        return (
+            f"seat {self.seat} holds fewer than {self.limit} {SUIT_NAMES[self.suit]} "
+            f"among {len(self.handles)} cards"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class HighestGiven(Statement):
+    """The ``given`` cards rank at least as high as every card in ``rest``.
+
+    Slave's exchange: SLAVE gives KING its highest cards. Verified by the
+    receiver, who sees the given faces: each card of ``rest`` is lower than
+    the lowest given card under the named ``order``.
+    """
+
+    given: tuple[int, ...]
+    rest: tuple[int, ...]
+    order: str
+    verifier: int
+
+    def holds(self, face_of: FaceOf) -> bool:
+        key = ORDERS[self.order]
+        if not self.given:
+            return True
+        low = min(key(face_of(h)) for h in self.given)
+        return all(key(face_of(h)) < low for h in self.rest)
+
+    def __str__(self) -> str:
+        return f"seat {self.seat} gave its {len(self.given)} highest card(s) by {self.order} order"
+
+
+@dataclass(frozen=True, slots=True)
+class InSet(Statement):
+    """Card ``handle`` is one of ``faces`` (a CDS OR-proof)."""
+
+    handle: int
+    faces: frozenset[Card]
+
+    def holds(self, face_of: FaceOf) -> bool:
+        return face_of(self.handle) in self.faces
+
+    def __str__(self) -> str:
+        return f"seat {self.seat}'s card #{self.handle} is one of {len(self.faces)} faces"
+
+
+# ---- obligations -------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Obligation:
+    """Base class. ``reason`` is a short human note for logs."""
+
+
+@dataclass(frozen=True, slots=True)
+class Shuffle(Obligation):
+    """Shuffle these handles jointly: their faces are permuted secretly.
+
+    Afterwards nobody knows any of their faces, whoever knew them before.
+    """
+
+    handles: tuple[int, ...]
+    reason: str = "shuffle"
+
+
+@dataclass(frozen=True, slots=True)
+class Reveal(Obligation):
+    """Reveal the faces of ``handles`` to the seats in ``to`` (``None``: everyone)."""
+
+    handles: tuple[int, ...]
+    to: frozenset[int] | None = None
+    reason: str = "reveal"
+
+    @property
+    def public(self) -> bool:
+        return self.to is None
+
+
+@dataclass(frozen=True, slots=True)
+class Transfer(Obligation):
+    """Move ``handle`` from seat ``src`` to seat ``dst``; ``dst`` learns its face."""
+
+    handle: int
+    src: int
+    dst: int
+    reason: str = "transfer"
+
+
+@dataclass(frozen=True, slots=True)
+class Prove(Obligation):
+    """Have the statement proved by its seat; a false one raises ``FalseClaim``."""
+
+    statement: Statement
+    reason: str = "proof"
+
+
+@dataclass(frozen=True, slots=True)
+class Roll(Obligation):
+    """Roll ``count`` fair dice with ``sides`` sides jointly, for ``seat``."""
+
+    seat: int
+    count: int
+    sides: int = 6
+    reason: str = "roll"
+
+
+@dataclass(frozen=True, slots=True)
+class JointRandom(Obligation):
+    """A uniform integer in ``range(bound)`` that no seat can bias (blind picks)."""
+
+    bound: int
+    reason: str = "random"
+
+
+def answer_type(ob: Obligation) -> type | None:
+    """The Python type of the answer a dealer must give to ``ob``."""
+    if isinstance(ob, Reveal | Transfer):
+        return dict
+    if isinstance(ob, Roll):
+        return tuple
+    if isinstance(ob, JointRandom):
+        return int
+    return None

@@ -1,0 +1,90 @@
+"""Table options: named, typed, validated, with the rulebook's defaults.
+
+Every **[house]** choice of RULES.md is an ``OptionSpec`` of its game. Values
+arrive as Python values or as ``key=value`` strings from the command line;
+both are checked, and a bad one raises ``BadOption`` listing what is allowed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from engine.errors import BadOption
+
+_TRUE = {"1", "true", "yes", "on"}
+_FALSE = {"0", "false", "no", "off"}
+
+
+@dataclass(frozen=True, slots=True)
+class OptionSpec:
+    """One option: ``kind`` is ``bool``, ``int`` or ``str``."""
+
+    name: str
+    kind: type
+    default: Any
+    help: str
+    choices: tuple[Any, ...] | None = None
+    minimum: int | None = None
+    maximum: int | None = None
+
+    def allowed(self) -> str:
+        if self.choices is not None:
+            return "one of " + ", ".join(str(c) for c in self.choices)
+        if self.kind is bool:
+            return "on or off"
+        if self.kind is int:
+            lo = "" if self.minimum is None else str(self.minimum)
+            hi = "" if self.maximum is None else str(self.maximum)
+            return f"an integer in [{lo or '-inf'}, {hi or 'inf'}]"
+        return "a string"
+
+    def coerce(self, value: Any) -> Any:
+        v = value
+        if isinstance(v, str) and self.kind is not str:
+            text = v.strip().lower()
+            if self.kind is bool:
+                if text in _TRUE:
+                    v = True
+                elif text in _FALSE:
+                    v = False
+            elif self.kind is int:
+                with contextlib.suppress(ValueError):
+                    v = int(text)
+        if self.kind is int and isinstance(v, bool):
+            v = None  # a bool is not an int option value
+        if not isinstance(v, self.kind):
+            raise BadOption(f"option {self.name!r}: bad value {value!r}; expected {self.allowed()}")
+        if self.choices is not None and v not in self.choices:
+            raise BadOption(f"option {self.name!r}: bad value {value!r}; expected {self.allowed()}")
+        if self.kind is int and (
+            (self.minimum is not None and v < self.minimum)
+            or (self.maximum is not None and v > self.maximum)
+        ):
+            raise BadOption(f"option {self.name!r}: bad value {value!r}; expected {self.allowed()}")
+        return v
+
+
+def resolve_options(specs: Iterable[OptionSpec], given: Mapping[str, Any] | None) -> dict[str, Any]:
+    """Defaults overlaid with ``given``; unknown names and bad values raise."""
+    by_name = {s.name: s for s in specs}
+    out = {name: spec.default for name, spec in by_name.items()}
+    for name, value in (given or {}).items():
+        if name not in by_name:
+            known = ", ".join(sorted(by_name)) or "none"
+            raise BadOption(f"unknown option {name!r}; this game's options are: {known}")
+        out[name] = by_name[name].coerce(value)
+    return out
+
+
+def parse_option_args(pairs: Iterable[str]) -> dict[str, str]:
+    """Turn ``["k=v", ...]`` into a dict; malformed pairs raise ``BadOption``."""
+    out: dict[str, str] = {}
+    for pair in pairs:
+        key, sep, value = pair.partition("=")
+        if not sep or not key.strip():
+            raise BadOption(f"option {pair!r} is not of the form key=value")
+        out[key.strip()] = value.strip()
+    return out

@@ -1,0 +1,189 @@
+"""Tests of the engine core with a tiny game defined here: 'high card'.
+
+Each seat is dealt two cards privately, then in turn plays one face up; the
+highest played card wins. It exercises shuffles, private and public reveals,
+transfers, proofs, dice, joint randomness, views, hashing and errors.
+"""
+
+import random
+from dataclasses import dataclass
+
+import pytest
+
+from engine import runner
+from engine.bots import RandomBot
+from engine.cards import ACE, HEARTS, SPADES, Card, cards, parse_card, slave_key, standard_deck
+from engine.dealer import LocalDealer
+from engine.errors import BadOption, BadSeats, DealerPending, FalseClaim, IllegalAction, NotYourTurn
+from engine.game import Action, Game, Outcome
+from engine.obligations import FewerOfSuit, HighestGiven, JointRandom, Prove, Roll, Transfer
+from engine.options import OptionSpec
+
+
+@dataclass(frozen=True, slots=True)
+class PlayCard(Action):
+    card: int
+
+
+class HighCard(Game):
+    NAME = "high-card"
+    MIN_SEATS, MAX_SEATS = 2, 4
+    OPTIONS = (OptionSpec("hand", int, 2, "cards per hand", minimum=1, maximum=4),)
+    ACTIONS = (PlayCard,)
+
+    def make_deck(self):
+        return standard_deck()
+
+    def setup(self):
+        self.zones.add("deck", range(len(self.deck)))
+        self.zones.add("table")
+        for s in range(self.seats):
+            self.zones.add(f"hand:{s}")
+        yield from self.shuffle_zone("deck")
+        for s in range(self.seats):
+            hand = list(self.zones["deck"][: self.options["hand"]])
+            for h in hand:
+                self.zones.move(h, f"hand:{s}")
+            yield from self.reveal(hand, to={s}, reason="deal")
+        self.phase = "play"
+        self.current = 0
+
+    def handle(self, action):
+        if action.card not in self.zones[f"hand:{action.seat}"]:
+            raise self.illegal(action, "you do not hold that card")
+        self.zones.move(action.card, "table")
+        faces = yield from self.reveal([action.card])
+        self.emit("play", f"seat {action.seat} plays {faces[action.card]}", action.seat)
+        self.current = (self.current + 1) % self.seats
+        self.turns += 1
+
+    def to_move(self):
+        if self._pending is not None or self.is_over() or self.phase != "play":
+            return ()
+        return (self.current,)
+
+    def legal_actions(self, seat):
+        return [PlayCard(seat, h) for h in self.zones[f"hand:{seat}"]]
+
+    def view(self, seat):
+        return {
+            "hand": self.cards_view(seat, self.zones[f"hand:{seat}"]),
+            "table": self.cards_view(seat, self.zones["table"]),
+            "sizes": [len(self.zones[f"hand:{s}"]) for s in range(self.seats)],
+        }
+
+    def public_state(self):
+        return {"current": getattr(self, "current", None)}
+
+    def is_over(self):
+        return (
+            self.phase == "play" and len(self.zones["table"]) == self.seats * self.options["hand"]
+        )
+
+    def outcome(self):
+        # table position i was played by seat i % seats; rank seats by their best card
+        best = {s: -1 for s in range(self.seats)}
+        for i, h in enumerate(self.zones["table"]):
+            s = i % self.seats
+            best[s] = max(best[s], slave_key(self.faces[h]))
+        return Outcome(tuple(sorted(best, key=best.__getitem__, reverse=True)))
+
+
+def new(seed=1, seats=3, stacked=None):
+    g = HighCard(seats)
+    d = LocalDealer(g.deck, seed, stacked=stacked)
+    runner.start(g, d)
+    return g, d
+
+
+def test_cards_parse_and_print():
+    assert str(parse_card("QS")) == "Q♠"
+    assert parse_card("10h") == Card(10, HEARTS)
+    assert parse_card("A♠") == Card(ACE, SPADES)
+    assert parse_card("JK").is_joker
+    with pytest.raises(ValueError):
+        parse_card("1Z")
+    assert len(standard_deck(jokers=2)) == 54
+    assert len(standard_deck(copies=2)) == 104
+
+
+def test_stacked_deal_and_private_views():
+    g, d = new(stacked=cards("AS KS 2C 3C 4D 5D"))
+    assert [g.faces[h] for h in g.zones["hand:0"]] == cards("AS KS")
+    assert [str(c) for c in g.view(0)["hand"]] == ["A♠", "K♠"]
+    # seat 1 sees its own cards but not seat 0's
+    assert all(c.face is None for c in g.cards_view(1, g.zones["hand:0"]))
+    assert all(c.face is not None for c in g.view(1)["hand"])
+
+
+def test_public_reveal_and_turn_order():
+    g, d = new()
+    h = g.zones["hand:0"][0]
+    runner.step(g, d, PlayCard(0, h))
+    assert all(g.face_for(s, h) == d.truth[h] for s in range(3))
+    assert g.to_move() == (1,)
+
+
+def test_illegal_actions_leave_state_untouched():
+    g, d = new()
+    before = g.state_hash()
+    with pytest.raises(NotYourTurn) as e:
+        g.apply(PlayCard(1, g.zones["hand:1"][0]))
+    assert e.value.seat == 1 and e.value.phase == "play"
+    with pytest.raises(IllegalAction, match="do not hold"):
+        g.apply(PlayCard(0, g.zones["hand:1"][0]))
+    assert g.state_hash() == before
+    g.apply(PlayCard(0, g.zones["hand:0"][0]))
+    with pytest.raises(DealerPending):
+        g.apply(PlayCard(1, g.zones["hand:1"][0]))
+
+
+def test_options_and_seats_are_validated():
+    with pytest.raises(BadSeats):
+        HighCard(5)
+    with pytest.raises(BadOption, match="this game's options are: hand"):
+        HighCard(2, {"hands": 3})
+    with pytest.raises(BadOption, match=r"integer in \[1, 4\]"):
+        HighCard(2, {"hand": "9"})
+    assert HighCard(2, {"hand": "3"}).options["hand"] == 3
+
+
+def test_determinism_and_hash_is_public_only():
+    hashes = set()
+    for _ in range(2):
+        g = HighCard(3)
+        d = LocalDealer(g.deck, 42)
+        r = runner.play(g, d, [RandomBot(s, random.Random(s)) for s in range(3)])
+        hashes.add(r.state_hash)
+    assert len(hashes) == 1
+    g1, _ = new(seed=1)
+    g2, _ = new(seed=2)
+    # different private deals, same public state
+    assert g1.state_hash() == g2.state_hash()
+
+
+def test_leak_resample_keeps_view():
+    g, d = new(seed=5)
+    rng = random.Random(0)
+    for seat in range(3):
+        v, la = g.view(seat), g.legal_actions(seat)
+        runner.resample_hidden(g, d, seat, rng)
+        assert g.view(seat) == v and g.legal_actions(seat) == la
+        runner.check_conservation(g, d)
+
+
+def test_local_dealer_other_obligations():
+    deck = standard_deck()
+    d = LocalDealer(deck, 3, dice=[6, 1], picks=[2])
+    assert d.fulfil(Roll(0, 3))[:2] == (6, 1)
+    assert d.fulfil(JointRandom(5)) == 2
+    assert 0 <= d.fulfil(JointRandom(5)) < 5
+    assert d.fulfil(Transfer(0, 0, 1)) == {0: deck[0]}
+    # deck[0..12] are the clubs 2..A
+    d.fulfil(Prove(FewerOfSuit(0, (0, 1, 13), 0, 3)))
+    with pytest.raises(FalseClaim):
+        d.fulfil(Prove(FewerOfSuit(0, (0, 1, 2), 0, 3)))
+    # 2♣ (handle 0) is Slave's highest club; 3♣ (handle 1) its lowest
+    d.fulfil(Prove(HighestGiven(0, (0,), (1, 2), "slave", 1)))
+    with pytest.raises(FalseClaim):
+        d.fulfil(Prove(HighestGiven(0, (1,), (0,), "slave", 1)))
