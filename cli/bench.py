@@ -1,0 +1,33 @@
+"""``slaiga bench``: run the benchmarks in ``bench/``."""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+
+SUITES = {
+    "engine": "bench.engine",
+    "crypto": "bench.crypto",
+    "net": "bench.net",
+}
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "bench",
+        help="run benchmarks (engine, crypto, net, or all)",
+        description="Run a benchmark suite. Figures are medians over repeated runs in one "
+        "process; ratios are measured in the same run.",
+    )
+    p.add_argument("suite", choices=[*SUITES, "all"], help="which benchmark to run")
+    p.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the suite (e.g. --json)")
+    p.set_defaults(func=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    suites = list(SUITES) if args.suite == "all" else [args.suite]
+    status = 0
+    for name in suites:
+        module = importlib.import_module(SUITES[name])
+        status = max(status, int(module.main(list(args.rest)) or 0))
+    return status

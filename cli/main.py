@@ -1,0 +1,40 @@
+"""The ``slaiga`` command line."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+
+from cli import bench, simulate
+
+VERSION = "0.1.0"
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="slaiga",
+        description="Slaiga: peer-to-peer LAN card and dice games with hidden information "
+        "that anyone can verify.",
+    )
+    parser.add_argument("--version", action="version", version=f"slaiga {VERSION}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    simulate.add_parser(sub)
+    bench.add_parser(sub)
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+
+
+if __name__ == "__main__":
+    sys.exit(main())

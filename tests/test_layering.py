@@ -1,0 +1,51 @@
+"""The import arrows of DESIGN.md, checked on the source tree.
+
+engine imports nothing of ours, crypto imports nothing of ours, p2p may use
+engine and crypto, and only cli sits on top. engine and crypto do no I/O, so
+they must not import sockets, clocks, threads or event loops.
+"""
+
+import ast
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+OURS = {"engine", "crypto", "p2p", "cli", "bench"}
+ALLOWED = {
+    "engine": {"engine"},
+    "crypto": {"crypto"},
+    "p2p": {"p2p", "engine", "crypto"},
+    "cli": OURS,
+    "bench": OURS,
+}
+NO_IO = {"socket", "time", "threading", "asyncio", "trio", "subprocess", "zeroconf", "select"}
+
+
+def imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name.split(".")[0] for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module.split(".")[0])
+    return found
+
+
+def sources(package: str) -> list[Path]:
+    return sorted((ROOT / package).rglob("*.py"))
+
+
+@pytest.mark.parametrize("package", sorted(ALLOWED))
+def test_import_arrows(package):
+    for path in sources(package):
+        bad = (imports_of(path) & OURS) - ALLOWED[package]
+        assert not bad, f"{path.relative_to(ROOT)} imports {sorted(bad)} against DESIGN.md"
+
+
+@pytest.mark.parametrize("package", ["engine", "crypto"])
+def test_pure_packages_do_no_io(package):
+    for path in sources(package):
+        bad = imports_of(path) & NO_IO
+        assert not bad, f"{path.relative_to(ROOT)} imports I/O modules {sorted(bad)}"
