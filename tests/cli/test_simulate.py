@@ -1,0 +1,86 @@
+"""``slaiga simulate`` through a real subprocess, for every game."""
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from engine import registry
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def slaiga(*args: str, check: bool = True) -> subprocess.CompletedProcess:
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120")
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=240,
+    )
+    if check:
+        assert proc.returncode == 0, proc.stderr
+    return proc
+
+
+@pytest.mark.parametrize("game", registry.names())
+def test_json_output_is_deterministic(game):
+    a = json.loads(slaiga("simulate", game, "--games", "3", "--seed", "11", "--json").stdout)
+    b = json.loads(slaiga("simulate", game, "--games", "3", "--seed", "11", "--json").stdout)
+    assert a["results"] == b["results"]
+    assert a["game"] == game and a["games"] == 3 and a["seed"] == 11
+    assert len(a["results"]) == 3
+    for r in a["results"]:
+        assert set(r) >= {"ranking", "turns", "state_hash"}
+        assert len(r["state_hash"]) == 64
+        if not r["draw"]:
+            assert sorted(r["ranking"]) == list(range(a["seats"]))
+    c = json.loads(slaiga("simulate", game, "--games", "3", "--seed", "12", "--json").stdout)
+    assert c["results"] != a["results"]
+
+
+def test_verbose_shows_moves_with_suit_symbols():
+    out = slaiga("simulate", "slave", "--games", "1", "--verbose").stdout
+    assert any(s in out for s in "♣♦♥♠")
+    assert "average turns" in out
+
+
+def test_bot_per_seat_and_summary():
+    out = slaiga(
+        "simulate",
+        "slajens",
+        "--seats",
+        "2",
+        "--bot",
+        "heuristic",
+        "--bot",
+        "random",
+        "--games",
+        "20",
+    ).stdout
+    assert "heuristic bots first" in out and "random bots first" in out
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["simulate", "slave", "--option", "nonsense=1"], "unknown option 'nonsense'"),
+        (["simulate", "slave", "--option", "games=zero"], "option 'games': bad value"),
+        (["simulate", "slave", "--seats", "9"], "needs 4-6 seats"),
+        (["simulate", "no-such-game"], "unknown game 'no-such-game'"),
+        (["simulate", "slave", "--bot", "genius"], "unknown bot 'genius'"),
+        (
+            ["simulate", "slave", "--seats", "4", "--bot", "random", "--bot", "random"],
+            "once per seat",
+        ),
+    ],
+)
+def test_bad_input_is_a_clear_error(args, message):
+    proc = slaiga(*args, check=False)
+    assert proc.returncode == 2
+    assert message in proc.stderr.replace("\n", " ")
