@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli import bench, simulate
+from cli import bench, play, simulate
 
 VERSION = "0.1.0"
 
@@ -19,6 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"slaiga {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     simulate.add_parser(sub)
+    play.add_parser(sub)
     bench.add_parser(sub)
     return parser
 

@@ -84,3 +84,32 @@ def test_bad_input_is_a_clear_error(args, message):
     proc = slaiga(*args, check=False)
     assert proc.returncode == 2
     assert message in proc.stderr.replace("\n", " ")
+
+
+def test_play_against_bots_at_the_terminal():
+    """A human seat driven through stdin: always the first legal move."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120")
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "cli",
+            "play",
+            "slajens",
+            "--seats",
+            "2",
+            "--seed",
+            "3",
+            "--option",
+            "rounds=2",
+        ],
+        cwd=ROOT,
+        env=env,
+        input="x\n" + "1\n" * 400,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "your move" in proc.stdout and "type a number" in proc.stdout
+    assert "game over" in proc.stdout and "ranking:" in proc.stdout
