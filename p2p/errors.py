@@ -73,11 +73,23 @@ class BrokenChain(CheatDetected):
     """An entry's previous-step hash does not match our record."""
 
 
+class InvalidMove(CheatDetected):
+    """An in-turn, well-signed entry whose content breaks the protocol (bad reveal, bad count)."""
+
+
 class Equivocation(CheatDetected):
     """Two different validly signed entries from one seat for the same step.
 
     ``evidence`` holds both signed envelopes.
     """
+
+
+class InvalidGenesis(RemoteProtocolError):
+    """A table manifest or its signatures are malformed or do not verify."""
+
+
+class CorruptRecordFile(ProtocolError):
+    """A record file is damaged somewhere other than a torn last frame."""
 
 
 class TableAbandoned(ProtocolError):

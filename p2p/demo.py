@@ -1,0 +1,110 @@
+"""A demonstration protocol to exercise the record: counting turns and echo rounds.
+
+Seats take turns in seat order, each appending ``count`` = previous count + 1.
+Every ``round_every``-th step is a round in which *every* seat concurrently
+sends ``echo`` carrying the current count, which exercises leaderless ordering
+of concurrent responders.  The protocol ends after ``steps`` steps.  A wrong
+count or echo value is an :class:`InvalidMove` naming the seat.
+
+This stands in for game play until the game issue lands; it is driven by the
+same :class:`p2p.order.Rule` contract that games will use.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Annotated
+
+from p2p.errors import InvalidMove
+from p2p.forming import FormingRule, Manifest, NextRule
+from p2p.order import Owed, StepView
+from p2p.wire import U64_MAX, Body, UInt, body
+
+COUNT_KIND = "count"
+ECHO_KIND = "echo"
+DEFAULT_DEMO_STEPS = 300
+DEFAULT_ROUND_EVERY = 10
+
+Counter = Annotated[int, UInt(max=U64_MAX)]
+
+
+@body(COUNT_KIND)
+@dataclass(frozen=True, slots=True)
+class Count(Body):
+    value: Counter
+
+
+@body(ECHO_KIND)
+@dataclass(frozen=True, slots=True)
+class Echo(Body):
+    value: Counter
+
+
+class DemoRule:
+    """Turn-taking counter with all-seat echo rounds; a :class:`p2p.order.Rule`."""
+
+    __slots__ = ("n", "seat_order", "steps", "round_every", "done", "count", "turn")
+
+    def __init__(
+        self,
+        n_seats: int,
+        seat_order: tuple[int, ...],
+        steps: int = DEFAULT_DEMO_STEPS,
+        round_every: int = DEFAULT_ROUND_EVERY,
+    ) -> None:
+        if sorted(seat_order) != list(range(n_seats)):
+            raise ValueError(f"seat order {seat_order} is not a permutation of {n_seats} seats")
+        self.n = n_seats
+        self.seat_order = seat_order
+        self.steps = steps
+        self.round_every = round_every
+        self.done = 0  # demo steps completed
+        self.count = 0
+        self.turn = 0  # count steps completed
+
+    @classmethod
+    def factory(
+        cls, steps: int = DEFAULT_DEMO_STEPS, round_every: int = DEFAULT_ROUND_EVERY
+    ) -> NextRule:
+        """A ``then`` for :class:`FormingRule`: start the demo once the seat order is known."""
+
+        def make(manifest: Manifest, seat_order: tuple[int, ...]) -> DemoRule:
+            return cls(manifest.n_seats, seat_order, steps, round_every)
+
+        return make
+
+    def _is_round(self) -> bool:
+        return self.round_every > 0 and (self.done + 1) % self.round_every == 0
+
+    def owed(self) -> Owed | None:
+        if self.done >= self.steps:
+            return None
+        if self._is_round():
+            return Owed.responders(range(self.n), ECHO_KIND)
+        return Owed.actor(self.seat_order[self.turn % self.n], COUNT_KIND)
+
+    def check(self, seat: int, body: Body) -> None:
+        if isinstance(body, Count) and body.value != self.count + 1:
+            raise InvalidMove(seat, f"count {body.value}, expected {self.count + 1}")
+        if isinstance(body, Echo) and body.value != self.count:
+            raise InvalidMove(seat, f"echo {body.value}, expected {self.count}")
+
+    def advance(self, step: StepView) -> None:
+        if not self._is_round():
+            self.count += 1
+            self.turn += 1
+        self.done += 1
+
+
+def demo_table_rule(steps: int = DEFAULT_DEMO_STEPS, round_every: int = DEFAULT_ROUND_EVERY):
+    """Rule factory for :class:`p2p.record.Record`: forming, then the demo protocol."""
+
+    def make(manifest: Manifest) -> FormingRule:
+        return FormingRule(manifest, then=DemoRule.factory(steps, round_every))
+
+    return make
+
+
+def next_body(rule: DemoRule, kind: str) -> Body:
+    """The honest body for ``kind`` at the current demo step."""
+    return Count(rule.count + 1) if kind == COUNT_KIND else Echo(rule.count)

@@ -1,0 +1,366 @@
+"""The signed, hash-chained record of a table, as a sans-I/O object.
+
+Format (documented so that others can write verifiers):
+
+* Step 0, the genesis, is the table manifest's canonical bytes plus every
+  seat's Ed25519 signature over ``b"slaiga/v1/manifest" + manifest_bytes``
+  (:mod:`p2p.forming`).  ``hash(0) = SHA-256(b"slaiga/v1/genesis" + manifest_bytes)``.
+* Every later entry is an :class:`p2p.wire.Entry` (table id, sender seat,
+  step number, ``prev`` hash, body whose tag is the entry's *kind*), encoded
+  canonically, and signed by the sender over
+  ``b"slaiga/v1/entry" + entry_bytes``; the pair travels as
+  :class:`p2p.wire.Signed`.
+* Step ``k`` holds one entry from each seat the rule owed at ``k`` (one actor,
+  or several concurrent responders).  Every entry of step ``k`` has
+  ``prev = hash(k-1)``.  When all have arrived,
+  ``hash(k) = SHA-256(b"slaiga/v1/step" + u64(k) + hash(k-1) +
+  concat over seats in ascending order of (u8(seat) + SHA-256(entry_bytes)))``.
+  Sorting by seat gives concurrent responders a deterministic chain position
+  with no leader (see :mod:`p2p.order`).
+
+:class:`Record` accepts signed entries in any order: future steps are held,
+duplicates ignored, and every violation is raised as a specific
+:class:`CheatDetected` naming the seat (forged signature, wrong table,
+impersonation, out of turn, replay, broken chain, equivocation, invalid move).
+Equivocation keeps both signed envelopes as evidence in :attr:`Record.evidence`.
+"""
+
+from __future__ import annotations
+
+import enum
+import hashlib
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+
+from crypto.errors import CryptoError
+from crypto.identity import IdentityKey, verify_signature
+from p2p.errors import (
+    BrokenChain,
+    CheatDetected,
+    Equivocation,
+    ForgedSignature,
+    Impersonation,
+    LocalProtocolError,
+    OutOfTurn,
+    RemoteProtocolError,
+    Replay,
+    WrongTable,
+)
+from p2p.forming import Manifest, genesis_hash, open_genesis
+from p2p.order import Owed, Rule, StepView
+from p2p.wire import Body, Entry, Genesis, Signed, decode_body, encode_body
+
+ENTRY_SIGN_DOMAIN = b"slaiga/v1/entry"
+STEP_HASH_DOMAIN = b"slaiga/v1/step"
+MAX_STEPS_AHEAD = 4096  # entries further ahead than this are not held (fetch them later)
+MAX_HELD_ENTRIES = 65536  # bound on memory spent on held future entries
+
+
+def entry_signing_input(entry_bytes: bytes) -> bytes:
+    return ENTRY_SIGN_DOMAIN + entry_bytes
+
+
+def entry_hash(entry_bytes: bytes) -> bytes:
+    return hashlib.sha256(entry_bytes).digest()
+
+
+def step_hash(number: int, prev: bytes, contributions: dict[int, bytes]) -> bytes:
+    """Hash of a completed step from its seat -> entry bytes (order-independent)."""
+    h = hashlib.sha256(STEP_HASH_DOMAIN + number.to_bytes(8, "big") + prev)
+    for seat in sorted(contributions):
+        h.update(seat.to_bytes(1, "big") + entry_hash(contributions[seat]))
+    return h.digest()
+
+
+class Status(enum.Enum):
+    ACCEPTED = "accepted"  # the entry (and maybe held ones after it) joined the record
+    HELD = "held"  # for a future step; kept until its step is current
+    DUPLICATE = "duplicate"  # we already had exactly these entry bytes; ignored
+    TOO_FAR = "too_far"  # too far ahead to hold; fetch it again later
+
+
+@dataclass(frozen=True, slots=True)
+class Accepted:
+    """An entry that joined the record: persist ``signed`` before acting on it."""
+
+    step: int
+    seat: int
+    entry: Entry
+    signed: Signed
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """Result of :meth:`Record.offer`.
+
+    ``accepted`` lists every entry that joined the record as a consequence, in
+    the order they joined (the offered one first, then released held ones).
+    ``completed`` lists the steps completed.  ``cheats`` lists violations found
+    in *held* entries released by this offer (a violation in the offered entry
+    itself is raised instead).
+    """
+
+    status: Status
+    accepted: tuple[Accepted, ...] = ()
+    completed: tuple[StepView, ...] = ()
+    cheats: tuple[CheatDetected, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class _Slot:
+    entry: Entry
+    signed: Signed
+
+
+class Record:
+    """One table's record: genesis, completed steps, the step in progress, held entries.
+
+    ``rule_factory`` builds the ordering rule from the verified manifest
+    (e.g. ``lambda m: FormingRule(m, then=DemoRule.factory(300))``).
+    """
+
+    def __init__(self, genesis: Genesis, rule_factory: Callable[[Manifest], Rule]) -> None:
+        self.genesis = genesis
+        self.manifest = open_genesis(genesis)
+        self.table_id = self.manifest.table_id
+        self.keys = tuple(m.identity for m in self.manifest.seats)
+        self.rule = rule_factory(self.manifest)
+        self.hashes: list[bytes] = [genesis_hash(genesis)]  # hashes[k] = hash of step k
+        self._hash_index: dict[bytes, int] = {self.hashes[0]: 0}
+        self.steps: list[dict[int, _Slot]] = [{}]  # steps[k] seat -> slot; steps[0] = genesis
+        self._pending: dict[int, _Slot] = {}
+        self._held: dict[int, dict[int, _Slot]] = {}
+        self._held_count = 0
+        self._owed: Owed | None = self.rule.owed()
+        self.evidence: list[CheatDetected] = []
+
+    # -- queries --------------------------------------------------------
+
+    @property
+    def step(self) -> int:
+        """The step number currently being filled (completed steps are ``1..step-1``)."""
+        return len(self.hashes)
+
+    @property
+    def head(self) -> bytes:
+        """Hash of the last completed step."""
+        return self.hashes[-1]
+
+    @property
+    def finished(self) -> bool:
+        return self._owed is None
+
+    @property
+    def owed(self) -> Owed | None:
+        """What the current step needs (``None`` when the protocol has finished)."""
+        return self._owed
+
+    def waiting_on(self) -> frozenset[int]:
+        """Seats that owe an entry for the current step and have not sent it."""
+        if self._owed is None:
+            return frozenset()
+        return frozenset(s for s in self._owed.wants if s not in self._pending)
+
+    def owes(self, seat: int) -> frozenset[str]:
+        """Kinds ``seat`` may send now (empty if it owes nothing at the current step)."""
+        if self._owed is None or seat in self._pending:
+            return frozenset()
+        return self._owed.wants.get(seat, frozenset())
+
+    def signed_from(self, step: int) -> list[Signed]:
+        """Every accepted envelope at steps >= ``step`` (for :class:`p2p.wire.Fetch` replies),
+        in canonical order: by step, then seat; the partial current step last."""
+        out = []
+        for k in range(max(step, 1), len(self.steps)):
+            out.extend(self.steps[k][s].signed for s in sorted(self.steps[k]))
+        if step <= self.step:
+            out.extend(self._pending[s].signed for s in sorted(self._pending))
+        return out
+
+    def entries(self) -> Iterator[Entry]:
+        """All accepted entries of completed steps in canonical order."""
+        for k in range(1, len(self.steps)):
+            for s in sorted(self.steps[k]):
+                yield self.steps[k][s].entry
+
+    def held_count(self) -> int:
+        return self._held_count
+
+    # -- own entries ----------------------------------------------------
+
+    def sign(self, key: IdentityKey, seat: int, body: Body) -> Offer:
+        """Build, sign and accept our own entry for the current step.
+
+        Persist ``offer.accepted[0].signed`` (durably) before sending it: a
+        peer that forgot what it signed could sign something else for the same
+        step after a restart, and that would be equivocation.
+        """
+        if not 0 <= seat < len(self.keys) or key.public != self.keys[seat]:
+            raise LocalProtocolError(f"key {key.fingerprint} is not seat {seat}'s identity")
+        kinds = self.owes(seat)
+        if body.TAG not in kinds:
+            raise LocalProtocolError(
+                f"seat {seat} may not send {body.TAG!r} at step {self.step}"
+                f" (owes {sorted(kinds) or 'nothing'})"
+            )
+        entry = Entry(self.table_id, seat, self.step, self.head, body)
+        raw = encode_body(entry)
+        signed = Signed(raw, key.sign(entry_signing_input(raw)))
+        try:
+            return self._offer_decoded(entry, signed)
+        except CheatDetected as exc:
+            raise LocalProtocolError(f"our own entry was refused: {exc}") from exc
+
+    # -- received entries -----------------------------------------------
+
+    def offer(self, signed: Signed) -> Offer:
+        """Take a signed envelope from anyone (live or relayed); see :class:`Offer`.
+
+        Raises :class:`RemoteProtocolError` for undecodable entries and a
+        :class:`CheatDetected` subclass naming the seat for rule violations.
+        """
+        entry = decode_body(signed.entry, Entry)
+        assert isinstance(entry, Entry)
+        self._authenticate(entry, signed)
+        return self._offer_decoded(entry, signed)
+
+    def _authenticate(self, entry: Entry, signed: Signed) -> None:
+        seat = entry.seat
+        if seat >= len(self.keys):
+            raise RemoteProtocolError(f"entry from seat {seat}, table has {len(self.keys)} seats")
+        msg = entry_signing_input(signed.entry)
+        try:
+            verify_signature(self.keys[seat], msg, signed.signature)
+        except CryptoError:
+            for other, key in enumerate(self.keys):
+                if other == seat:
+                    continue
+                try:
+                    verify_signature(key, msg, signed.signature)
+                except CryptoError:
+                    continue
+                raise Impersonation(
+                    other, f"signed an entry claiming to be seat {seat}", (signed.entry,)
+                ) from None
+            raise ForgedSignature(
+                seat, "entry signature does not verify under this seat's key", (signed.entry,)
+            ) from None
+        if entry.table_id != self.table_id:
+            raise WrongTable(
+                seat,
+                f"entry for table {entry.table_id.hex()}, not {self.table_id.hex()}",
+                (signed.entry,),
+            )
+
+    def _offer_decoded(self, entry: Entry, signed: Signed) -> Offer:
+        step = entry.step
+        slot = _Slot(entry, signed)
+        if step == 0:
+            raise OutOfTurn(entry.seat, "step 0 is the genesis", (signed.entry,))
+        if step < self.step:
+            prior = self.steps[step].get(entry.seat)
+            if prior is None:
+                raise OutOfTurn(
+                    entry.seat,
+                    f"sent {entry.kind!r} for step {step}, which it did not owe",
+                    (signed.entry,),
+                )
+            return self._same_or_equivocation(prior, slot)
+        if step > self.step:
+            return self._hold(slot)
+        first = self._take(slot)
+        if first is None:
+            return Offer(Status.DUPLICATE)
+        accepted = [first]
+        completed: list[StepView] = []
+        cheats: list[CheatDetected] = []
+        while self._owed is not None and self._owed.seats == self._pending.keys():
+            completed.append(self._complete())
+            for held in self._release():
+                try:
+                    got = self._take(held)
+                except CheatDetected as exc:
+                    cheats.append(exc)
+                    continue
+                if got is not None:
+                    accepted.append(got)
+        return Offer(Status.ACCEPTED, tuple(accepted), tuple(completed), tuple(cheats))
+
+    def _same_or_equivocation(self, prior: _Slot, slot: _Slot) -> Offer:
+        if prior.signed.entry == slot.signed.entry:
+            return Offer(Status.DUPLICATE)
+        exc = Equivocation(
+            slot.entry.seat,
+            f"two different signed entries for step {slot.entry.step}",
+            (prior.signed.entry, prior.signed.signature, slot.signed.entry, slot.signed.signature),
+        )
+        self.evidence.append(exc)
+        raise exc
+
+    def _hold(self, slot: _Slot) -> Offer:
+        step, seat = slot.entry.step, slot.entry.seat
+        if self._owed is None:
+            raise OutOfTurn(seat, f"step {step} after the protocol finished", (slot.signed.entry,))
+        at = self._held.get(step, {})
+        if seat in at:
+            return self._same_or_equivocation(at[seat], slot)
+        if step - self.step > MAX_STEPS_AHEAD or self._held_count >= MAX_HELD_ENTRIES:
+            return Offer(Status.TOO_FAR)
+        self._held.setdefault(step, {})[seat] = slot
+        self._held_count += 1
+        return Offer(Status.HELD)
+
+    def _release(self) -> list[_Slot]:
+        at = self._held.pop(self.step, {})
+        self._held_count -= len(at)
+        return [at[s] for s in sorted(at)]
+
+    def _take(self, slot: _Slot) -> Accepted | None:
+        """Add an authenticated entry for the current step; ``None`` if a duplicate."""
+        entry, signed = slot.entry, slot.signed
+        seat = entry.seat
+        prior = self._pending.get(seat)
+        if prior is not None:
+            self._same_or_equivocation(prior, slot)  # raises unless identical
+            return None
+        owed = self._owed
+        if owed is None:
+            raise OutOfTurn(seat, f"step {entry.step} after the protocol finished", (signed.entry,))
+        kinds = owed.wants.get(seat)
+        if kinds is None:
+            raise OutOfTurn(
+                seat, f"spoke at step {entry.step}, owed by {owed.describe()}", (signed.entry,)
+            )
+        if entry.kind not in kinds:
+            raise OutOfTurn(
+                seat,
+                f"sent {entry.kind!r} at step {entry.step}, owes {'/'.join(sorted(kinds))}",
+                (signed.entry,),
+            )
+        if entry.prev != self.head:
+            j = self._hash_index.get(entry.prev)
+            if j is not None:
+                raise Replay(
+                    seat,
+                    f"entry for step {entry.step} chains to step {j}, not {entry.step - 1}",
+                    (signed.entry,),
+                )
+            raise BrokenChain(
+                seat, f"entry for step {entry.step} chains to an unknown hash", (signed.entry,)
+            )
+        self.rule.check(seat, entry.body)
+        self._pending[seat] = slot
+        return Accepted(entry.step, seat, entry, signed)
+
+    def _complete(self) -> StepView:
+        number = self.step
+        contributions = {s: self._pending[s].signed.entry for s in self._pending}
+        h = step_hash(number, self.head, contributions)
+        view = StepView(number, h, tuple(self._pending[s].entry for s in sorted(self._pending)))
+        self.steps.append(dict(sorted(self._pending.items())))
+        self.hashes.append(h)
+        self._hash_index[h] = number
+        self._pending = {}
+        self.rule.advance(view)
+        self._owed = self.rule.owed()
+        return view
