@@ -1,0 +1,304 @@
+"""The Trio mesh over real loopback TCP: handshake, framing, keepalive, redial, refusals.
+
+127.0.0.1 and port 0 only; every test has a ``fail_after`` and checks that no
+task or thread is left behind.  Misbehaving peers are real sockets speaking
+hand-built frames, not mocks.
+"""
+
+from __future__ import annotations
+
+import functools
+import secrets
+
+import pytest
+import trio
+
+from crypto.errors import CryptoError
+from crypto.identity import IdentityKey
+from crypto.seal import SealKey
+from p2p import wire
+from p2p.mesh import (
+    ConnectionClosed,
+    FramedStream,
+    HandshakeFailed,
+    Inbound,
+    PeerDown,
+    PeerUp,
+    Rejected,
+    format_address,
+    open_for_seat,
+    open_mesh,
+    parse_address,
+    seal_for_seat,
+)
+from tests.p2p._nethelpers import LOOPBACK, no_leaks
+
+TIMEOUT_S = 15
+
+
+async def next_of(mesh, cls):
+    while True:
+        event = await mesh.inbox.receive()
+        if isinstance(event, cls):
+            return event
+
+
+def test_parse_address() -> None:
+    assert parse_address("127.0.0.1:5000") == ("127.0.0.1", 5000)
+    assert format_address("10.0.0.1", 1) == "10.0.0.1:1"
+    for bad in ("nohost", "127.0.0.1:", ":80", "h:0", "h:99999", "h:x"):
+        with pytest.raises(ValueError, match="host:port"):
+            parse_address(bad)
+
+
+async def test_handshake_and_messages_both_ways() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with (
+            no_leaks(),
+            open_mesh(a, table, host=LOOPBACK) as ma,
+            open_mesh(b, None, host=LOOPBACK) as mb,
+        ):
+            conn = await mb.dial(ma.address, expect_identity=a.public)
+            assert mb.table_id == table  # adopted from the listener's Hello
+            assert conn.peer == a.public
+            up = await next_of(ma, PeerUp)
+            assert up.peer == b.public and not up.dialed
+            for i in range(50):
+                mb.send_nowait(a.public, wire.Fetch(table, i))
+            got = [await next_of(ma, Inbound) for _ in range(50)]
+            assert [g.message.from_step for g in got] == list(range(50))
+            assert all(g.peer == b.public for g in got)
+            assert got[0].raw == wire.encode_body(wire.Fetch(table, 0))
+            assert ma.broadcast(wire.Fetch(table, 7)) == 1
+            back = await next_of(mb, Inbound)
+            assert back.peer == a.public and back.message.from_step == 7
+
+
+async def test_version_mismatch_is_refused_by_listener() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks(), open_mesh(a, table, host=LOOPBACK) as ma:
+            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
+            framed = FramedStream(stream)
+            hello = (await framed.receive()).message
+            assert isinstance(hello, wire.Hello)
+            nonce = secrets.token_bytes(32)
+            await framed.send(wire.Hello(wire.PROTOCOL_VERSION + 1, table, b.public, nonce))
+            reply = (await framed.receive()).message
+            assert isinstance(reply, wire.Reject) and reply.reason == "version"
+            assert "version mismatch" in reply.detail
+            await framed.aclose()
+
+
+async def test_version_mismatch_is_refused_by_dialer() -> None:
+    """A listener speaking another protocol version: the dialer names the mismatch."""
+    other = IdentityKey.generate()
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks(), trio.open_nursery() as nursery:
+
+            async def old_peer(stream: trio.SocketStream) -> None:
+                framed = FramedStream(stream)
+                await framed.send(
+                    wire.Hello(wire.PROTOCOL_VERSION + 5, bytes(16), other.public, bytes(32))
+                )
+                with pytest.raises(ConnectionClosed):
+                    while True:
+                        await framed.receive()
+                await framed.aclose()
+
+            listeners = await nursery.start(
+                functools.partial(trio.serve_tcp, old_peer, 0, host=LOOPBACK)
+            )
+            port = listeners[0].socket.getsockname()[1]
+            async with open_mesh(IdentityKey.generate()) as mb:
+                with pytest.raises(HandshakeFailed) as info:
+                    await mb.dial(format_address(LOOPBACK, port))
+                assert info.value.kind == "version"
+            nursery.cancel_scope.cancel()
+
+
+async def test_wrong_table_and_full_table_are_refused() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with (
+            no_leaks(),
+            open_mesh(a, table, host=LOOPBACK) as ma,
+            open_mesh(b, secrets.token_bytes(16)) as mb,
+        ):
+            with pytest.raises(HandshakeFailed) as gone:
+                await mb.dial(ma.address)
+            assert gone.value.kind == "gone"
+            mb.table_id = table
+            ma.admit = lambda peer: ("full", "all 2 seats are taken")
+            with pytest.raises(Rejected) as full:
+                await mb.dial(ma.address)
+            assert full.value.kind == "full" and "seats" in full.value.detail
+            assert not ma.connections
+
+
+async def test_impersonation_and_replayed_auth_fail() -> None:
+    """Claiming another key, or replaying an Auth captured from an earlier handshake, fails."""
+    a, victim, mallory = IdentityKey.generate(), IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks(), open_mesh(a, table, host=LOOPBACK) as ma:
+            # 1. Record an honest handshake by the victim (raw, to capture its Auth frame).
+            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
+            framed = FramedStream(stream)
+            hello_a = (await framed.receive()).message
+            v_nonce = secrets.token_bytes(32)
+            await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, victim.public, v_nonce))
+            t = wire.auth_transcript(table, victim.public, v_nonce, a.public, hello_a.nonce)
+            captured = wire.Auth(victim.sign(t))
+            await framed.send(captured)
+            assert isinstance((await framed.receive()).message, wire.Auth)
+            await framed.aclose()
+
+            # 2. Mallory replays the victim's Hello nonce and captured Auth on a new connection.
+            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
+            framed = FramedStream(stream)
+            await framed.receive()  # fresh listener nonce
+            await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, victim.public, v_nonce))
+            await framed.send(captured)
+            reply = (await framed.receive()).message
+            assert isinstance(reply, wire.Reject) and reply.reason == "identity"
+            await framed.aclose()
+
+            # 3. Mallory claims the victim's key and signs with her own.
+            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
+            framed = FramedStream(stream)
+            hello_a = (await framed.receive()).message
+            m_nonce = secrets.token_bytes(32)
+            await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, victim.public, m_nonce))
+            t = wire.auth_transcript(table, victim.public, m_nonce, a.public, hello_a.nonce)
+            await framed.send(wire.Auth(mallory.sign(t)))
+            reply = (await framed.receive()).message
+            assert isinstance(reply, wire.Reject) and reply.reason == "identity"
+            await framed.aclose()
+            assert sum("signature invalid" in f for f in ma.handshake_failures) == 2
+
+
+async def test_dialer_checks_expected_identity() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with (
+            no_leaks(),
+            open_mesh(a, table, host=LOOPBACK) as ma,
+            open_mesh(b, table) as mb,
+        ):
+            with pytest.raises(HandshakeFailed) as info:
+                await mb.dial(ma.address, expect_identity=IdentityKey.generate().public)
+            assert info.value.kind == "identity"
+            with pytest.raises(HandshakeFailed, match="announced"):
+                await mb.dial(ma.address, expect_fingerprint="00" * 8)
+
+
+async def test_junk_after_handshake_closes_with_remote_error() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with (
+            no_leaks(),
+            open_mesh(a, table, host=LOOPBACK) as ma,
+            open_mesh(b, table) as mb,
+        ):
+            conn = await mb.dial(ma.address)
+            await next_of(ma, PeerUp)
+            await conn.framed.send_frame(wire.frame(b"\xc1not msgpack"))
+            down = await next_of(ma, PeerDown)
+            assert down.peer == b.public and down.remote_error
+            assert "bad frame" in down.reason
+
+
+async def test_keepalive_detects_a_silent_peer() -> None:
+    """A peer that completes the handshake and then never sends a byte is dropped."""
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with (
+            no_leaks(),
+            open_mesh(a, table, host=LOOPBACK, keepalive_interval=0.1, keepalive_dead=0.5) as ma,
+        ):
+            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
+            framed = FramedStream(stream)
+            hello = (await framed.receive()).message
+            nonce = secrets.token_bytes(32)
+            await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, b.public, nonce))
+            t = wire.auth_transcript(table, b.public, nonce, a.public, hello.nonce)
+            await framed.send(wire.Auth(b.sign(t)))
+            await next_of(ma, PeerUp)
+            down = await next_of(ma, PeerDown)  # we never answer the pings
+            assert "keepalive" in down.reason
+            await framed.aclose()
+
+
+async def test_keepalive_keeps_an_idle_link_up() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with (
+            no_leaks(),
+            open_mesh(a, table, host=LOOPBACK, keepalive_interval=0.05, keepalive_dead=0.3) as ma,
+            open_mesh(b, table, keepalive_interval=0.05, keepalive_dead=0.3) as mb,
+        ):
+            await mb.dial(ma.address)
+            await trio.sleep(1.0)  # > 3 x the dead time, idle except pings
+            assert ma.connected(b.public) and mb.connected(a.public)
+
+
+async def test_redial_with_backoff_after_peer_restart() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks(), open_mesh(b, table) as mb:
+            async with open_mesh(a, table, host=LOOPBACK) as ma:
+                port = ma.listen_port
+                mb.keep_connected(a.public, ma.address)
+                await mb.wait_connected({a.public})
+            # a is gone; b keeps trying with backoff
+            await next_of(mb, PeerDown)
+            await trio.sleep(0.3)
+            assert not mb.connected(a.public)
+            async with open_mesh(a, table, host=LOOPBACK, port=port) as ma2:
+                await mb.wait_connected({a.public})
+                await next_of(ma2, PeerUp)
+                mb.send_nowait(a.public, wire.Fetch(table, 3))
+                got = await next_of(ma2, Inbound)
+                assert got.message.from_step == 3
+            assert len(mb.handshake_failures) >= 1  # refused dials while a was down
+
+
+async def test_newer_connection_replaces_older() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with (
+            no_leaks(),
+            open_mesh(a, table, host=LOOPBACK) as ma,
+            open_mesh(b, table) as mb,
+        ):
+            first = await mb.dial(ma.address)
+            second = await mb.dial(ma.address)
+            with trio.fail_after(2):
+                await first.closed.wait()
+            assert mb.connections[a.public] is second
+            assert "replaced" in first.close_reason
+
+
+def test_sealed_payload_only_opens_for_its_seat() -> None:
+    table = secrets.token_bytes(16)
+    bob, eve = SealKey.generate(), SealKey.generate()
+    body = seal_for_seat(table, 12, 0, 1, bob.public, b"your card is 7")
+    decoded = wire.decode_body(wire.encode_body(body), wire.Body)
+    assert open_for_seat(table, 12, 0, decoded, bob) == b"your card is 7"
+    with pytest.raises(CryptoError):
+        open_for_seat(table, 12, 0, decoded, eve)
+    with pytest.raises(CryptoError):
+        open_for_seat(table, 13, 0, decoded, bob)  # moved to another step
+    with pytest.raises(CryptoError):
+        open_for_seat(table, 12, 2, decoded, bob)  # claimed by another sender
