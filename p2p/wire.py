@@ -443,7 +443,8 @@ def decode_body(raw: bytes, base: type[Struct] = Struct) -> Struct:
         raise RemoteProtocolError(f"message tag must be str, got {_typename(tag)}")
     cls = _REGISTRY.get(tag)
     if cls is None or not issubclass(cls, base):
-        raise RemoteProtocolError(f"unknown {base.__name__} type {tag!r}")
+        what = "message" if base is Struct else base.__name__
+        raise RemoteProtocolError(f"unknown {what} type {tag!r}")
     if type(content) is not dict:
         raise RemoteProtocolError(f"{tag}: fields must be a map, got {_typename(content)}")
     try:
