@@ -1,0 +1,461 @@
+"""The signed record: ordering, held/duplicate entries, and every cheat named.
+
+Peers here are in-memory Record objects exchanging Signed envelopes through
+lists, in randomised orders, with duplicates; no network.
+"""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from crypto.identity import IdentityKey
+from crypto.seal import SealKey
+from p2p.demo import Count, DemoRule, Echo, demo_table_rule, next_body
+from p2p.errors import (
+    BrokenChain,
+    Equivocation,
+    ForgedSignature,
+    Impersonation,
+    InvalidGenesis,
+    InvalidMove,
+    LocalProtocolError,
+    OutOfTurn,
+    RemoteProtocolError,
+    Replay,
+    WrongTable,
+)
+from p2p.forming import (
+    Manifest,
+    Reveal,
+    make_genesis,
+    manifest_bytes,
+    new_table_id,
+    open_genesis,
+    seat_order_commit,
+    sign_manifest,
+)
+from p2p.record import Record, Status, entry_signing_input, step_hash
+from p2p.wire import Body, Entry, Genesis, Member, Signed, decode_body, encode_body, fetched_batches
+
+
+class Table:
+    """n seats with keys, a signed genesis, and one Record per seat."""
+
+    def __init__(
+        self,
+        n: int,
+        steps: int = 40,
+        round_every: int = 5,
+        table_id: bytes | None = None,
+        keys: list[IdentityKey] | None = None,
+    ) -> None:
+        self.n = n
+        self.keys = keys or [IdentityKey.generate() for _ in range(n)]
+        self.manifest = Manifest(
+            1,
+            table_id or new_table_id(),
+            "demo",
+            {"rounds": round_every},
+            tuple(
+                Member(f"p{i}", k.public, SealKey.generate().public, f"127.0.0.1:{5000 + i}")
+                for i, k in enumerate(self.keys)
+            ),
+            5000,
+            60000,
+        )
+        raw = manifest_bytes(self.manifest)
+        self.genesis = make_genesis(
+            raw, {i: sign_manifest(k, raw) for i, k in enumerate(self.keys)}
+        )
+        self.rule = demo_table_rule(steps, round_every)
+        self.records = [Record(self.genesis, self.rule) for _ in range(n)]
+        self.secret_reveals: dict[int, Reveal] = {}
+
+    def honest_body(self, seat: int, rec: Record | None = None) -> Body | None:
+        rec = rec or self.records[seat]
+        kinds = rec.owes(seat)
+        if not kinds:
+            return None
+        (kind,) = kinds
+        if kind == "commit":
+            c, r = seat_order_commit(rec.table_id, seat)
+            self.secret_reveals[seat] = r
+            return c
+        if kind == "reveal":
+            return self.secret_reveals[seat]
+        return next_body(rec.rule.next_rule, kind)
+
+    def act(self, seat: int) -> Signed | None:
+        body = self.honest_body(seat)
+        if body is None:
+            return None
+        return self.records[seat].sign(self.keys[seat], seat, body).accepted[0].signed
+
+    def craft(
+        self,
+        seat: int,
+        step: int,
+        body: Body,
+        *,
+        prev: bytes | None = None,
+        key: IdentityKey | None = None,
+        table_id: bytes | None = None,
+    ) -> Signed:
+        rec = self.records[seat]
+        entry = Entry(
+            table_id or rec.table_id,
+            seat,
+            step,
+            rec.hashes[step - 1] if prev is None else prev,
+            body,
+        )
+        raw = encode_body(entry)
+        return Signed(raw, (key or self.keys[seat]).sign(entry_signing_input(raw)))
+
+    def run(self, rng: random.Random, dup_rate: float = 0.2, max_rounds: int = 10_000) -> None:
+        inbox: list[list[Signed]] = [[] for _ in range(self.n)]
+        for _ in range(max_rounds):
+            if all(r.finished for r in self.records) and not any(inbox):
+                return
+            for s in rng.sample(range(self.n), self.n):
+                signed = self.act(s)
+                if signed is not None:
+                    for j in range(self.n):
+                        if j != s:
+                            inbox[j].append(signed)
+                            if rng.random() < dup_rate:
+                                inbox[j].append(signed)
+            for j in range(self.n):
+                rng.shuffle(inbox[j])
+                # deliver only part of the inbox now: the rest arrives later, out of order
+                k = rng.randint(0, len(inbox[j]))
+                now, inbox[j] = inbox[j][:k], inbox[j][k:]
+                for signed in now:
+                    self.records[j].offer(signed)
+        raise AssertionError("protocol did not finish")
+
+
+def advance_to_demo(t: Table) -> None:
+    """Run the commit and reveal rounds among everyone (in-order delivery)."""
+    for _ in range(2):
+        sent = [t.act(s) for s in range(t.n)]
+        for j in range(t.n):
+            for s, signed in enumerate(sent):
+                if s != j:
+                    t.records[j].offer(signed)
+
+
+@pytest.mark.parametrize("n", [3, 5, 8])
+def test_peers_with_random_delivery_end_identical(n):
+    t = Table(n, steps=200, round_every=7)
+    t.run(random.Random(n))
+    heads = {r.head for r in t.records}
+    assert len(heads) == 1
+    ref = list(t.records[0].entries())
+    assert len(ref) == 2 * n + 200 - 200 // 7 + (200 // 7) * n
+    for r in t.records[1:]:
+        assert list(r.entries()) == ref
+        assert r.rule.seat_order == t.records[0].rule.seat_order
+    assert sorted(t.records[0].rule.seat_order) == list(range(n))
+    assert t.records[0].rule.next_rule.count == 200 - 200 // 7
+
+
+def test_seat_order_depends_on_every_reveal():
+    orders = set()
+    for _ in range(12):
+        t = Table(4, steps=0)
+        advance_to_demo(t)
+        orders.add(t.records[0].rule.seat_order)
+    assert len(orders) > 1  # 24 possible orders; 12 identical draws would be a bug
+
+
+def test_step_hash_is_independent_of_arrival_order():
+    t = Table(3)
+    sent = [t.act(s) for s in range(3)]  # commit round
+    a, b = t.records[0], t.records[1]
+    for s in (1, 2):
+        a.offer(sent[s])
+    for s in (2, 0):
+        b.offer(sent[s])
+    assert a.head == b.head == step_hash(1, a.hashes[0], {s: sent[s].entry for s in range(3)})
+
+
+def test_round_entries_share_prev_and_step():
+    t = Table(3)
+    sent = [t.act(s) for s in range(3)]
+    entries = [decode_body(s.entry) for s in sent]
+    assert {e.step for e in entries} == {1}
+    assert {e.prev for e in entries} == {t.records[0].hashes[0]}
+
+
+def test_future_entries_are_held_then_released_in_order():
+    t = Table(3, steps=20, round_every=0)
+    advance_to_demo(t)
+    order = t.records[0].rule.seat_order
+    # seats act in order; seat order[2] receives nothing until the end
+    late = order[2]
+    stash = []
+    for _ in range(6):
+        for s in range(3):
+            if s == late:
+                continue
+            signed = t.act(s)
+            if signed is not None:
+                stash.append(signed)
+                for j in range(3):
+                    if j not in (s, late):
+                        t.records[j].offer(signed)
+        signed = t.act(late) if t.records[late].owes(late) else None
+        if signed is not None:
+            break
+    rec = t.records[late]
+    start = rec.step
+    stash.reverse()  # worst case: newest first
+    statuses = [rec.offer(s).status for s in stash]
+    assert statuses[:-1].count(Status.HELD) >= 1
+    assert statuses[-1] is Status.ACCEPTED
+    assert rec.step > start + 1
+    assert rec.held_count() == 0
+
+
+def test_duplicates_are_ignored():
+    t = Table(3)
+    signed = t.act(0)
+    rec = t.records[1]
+    assert rec.offer(signed).status is Status.ACCEPTED
+    assert rec.offer(signed).status is Status.DUPLICATE
+    assert t.records[0].offer(signed).status is Status.DUPLICATE  # own entry echoed back
+
+
+# ---------------------------------------------------------------------------
+# Cheats: each rejected, culprit named, record unchanged
+# ---------------------------------------------------------------------------
+
+
+def demo_table() -> tuple[Table, int, int]:
+    t = Table(3, steps=30, round_every=0)
+    advance_to_demo(t)
+    actor = t.records[0].rule.seat_order[0]
+    other = t.records[0].rule.seat_order[1]
+    return t, actor, other
+
+
+def snapshot(rec: Record):
+    return (rec.step, rec.head, rec.waiting_on(), rec.held_count())
+
+
+def test_forged_signature():
+    t, actor, other = demo_table()
+    good = t.craft(actor, 3, Count(1))
+    forged = Signed(good.entry, bytes([good.signature[0] ^ 1]) + good.signature[1:])
+    rec = t.records[other]
+    before = snapshot(rec)
+    with pytest.raises(ForgedSignature) as ei:
+        rec.offer(forged)
+    assert ei.value.seat == actor and ei.value.evidence == (good.entry,)
+    outsider = IdentityKey.generate()
+    with pytest.raises(ForgedSignature):
+        rec.offer(t.craft(actor, 3, Count(1), key=outsider))
+    assert snapshot(rec) == before
+    assert rec.offer(good).status is Status.ACCEPTED
+
+
+def test_tampered_step_of_an_old_entry_is_a_forgery():
+    t, actor, other = demo_table()
+    old = t.act(actor)
+    e = decode_body(old.entry)
+    moved = Entry(e.table_id, e.seat, e.step + 5, e.prev, e.body)
+    with pytest.raises(ForgedSignature):
+        t.records[other].offer(Signed(encode_body(moved), old.signature))
+
+
+def test_impersonation_names_the_real_signer():
+    t, actor, other = demo_table()
+    fake = t.craft(actor, 3, Count(1), key=t.keys[other])  # `other` signs as `actor`
+    with pytest.raises(Impersonation) as ei:
+        t.records[(actor + 1) % 3 if (actor + 1) % 3 != other else (actor + 2) % 3].offer(fake)
+    assert ei.value.seat == other
+
+
+def test_wrong_table_replay():
+    t, actor, other = demo_table()
+    t2 = Table(3, keys=t.keys)  # same players, another table
+    advance_to_demo(t2)
+    actor2 = t2.records[0].rule.seat_order[0]
+    from_other_table = t2.act(actor2)
+    with pytest.raises(WrongTable) as ei:
+        t.records[other].offer(from_other_table)
+    assert ei.value.seat == actor2
+
+
+def test_out_of_turn_and_wrong_kind():
+    t, actor, other = demo_table()
+    rec = t.records[actor]
+    before = snapshot(rec)
+    with pytest.raises(OutOfTurn, match="owed by seat") as ei:
+        rec.offer(t.craft(other, 3, Count(1)))
+    assert ei.value.seat == other
+    with pytest.raises(OutOfTurn, match="sent 'echo'") as ei:
+        t.records[other].offer(t.craft(actor, 3, Echo(0)))
+    assert ei.value.seat == actor
+    assert snapshot(rec) == before
+    with pytest.raises(LocalProtocolError):
+        t.records[other].sign(t.keys[other], other, Count(1))
+    # speaking late in a completed step one did not owe
+    t.act(actor)
+    before = snapshot(rec)
+    with pytest.raises(OutOfTurn, match="did not owe") as ei:
+        rec.offer(t.craft(other, 3, Count(1), prev=rec.hashes[2]))
+    assert ei.value.seat == other
+    assert snapshot(rec) == before
+
+
+def test_replay_of_old_entries():
+    t, actor, other = demo_table()
+    first = t.act(actor)
+    rec = t.records[other]
+    assert rec.offer(first).status is Status.ACCEPTED
+    # verbatim replay later: ignored, not counted again
+    before = snapshot(rec)
+    assert rec.offer(first).status is Status.DUPLICATE
+    assert snapshot(rec) == before
+    # the current actor re-signs an old move chained to an old position
+    cur = rec.rule.next_rule.seat_order[rec.rule.next_rule.turn % 3]
+    stale = t.craft(cur, rec.step, Count(rec.rule.next_rule.count + 1), prev=rec.hashes[1])
+    with pytest.raises(Replay, match="chains to step 1") as ei:
+        rec.offer(stale)
+    assert ei.value.seat == cur
+    junk_prev = t.craft(cur, rec.step, Count(rec.rule.next_rule.count + 1), prev=b"\x07" * 32)
+    with pytest.raises(BrokenChain):
+        rec.offer(junk_prev)
+    assert snapshot(rec) == before
+
+
+def test_equivocation_current_step_keeps_both():
+    t2 = Table(3)
+    x = t2.craft(1, 1, t2.honest_body(1))
+    y = t2.craft(1, 1, seat_order_commit(t2.records[0].table_id, 1)[0])
+    r = t2.records[0]
+    assert r.offer(x).status is Status.ACCEPTED
+    with pytest.raises(Equivocation) as ei:
+        r.offer(y)
+    assert ei.value.seat == 1
+    assert ei.value.evidence == (x.entry, x.signature, y.entry, y.signature)
+    assert r.evidence == [ei.value]
+    assert r.waiting_on() == {0, 2}
+
+
+def test_equivocation_on_a_completed_step_and_a_held_step():
+    t = Table(3)
+    advance_to_demo(t)
+    rec = t.records[0]
+    # completed step 1: seat 2's commitment
+    orig = rec.steps[1][2].signed
+    alt = t.craft(2, 1, seat_order_commit(rec.table_id, 2)[0], prev=rec.hashes[0])
+    with pytest.raises(Equivocation):
+        rec.offer(alt)
+    assert rec.offer(orig).status is Status.DUPLICATE
+    # a held future step
+    seat = 1
+    h1 = t.craft(seat, rec.step + 3, Echo(5), prev=b"\x01" * 32)
+    h2 = t.craft(seat, rec.step + 3, Echo(6), prev=b"\x01" * 32)
+    assert rec.offer(h1).status is Status.HELD
+    assert rec.offer(h1).status is Status.DUPLICATE
+    with pytest.raises(Equivocation) as ei:
+        rec.offer(h2)
+    assert ei.value.seat == seat and len(rec.evidence) == 2
+
+
+def test_invalid_moves_are_named():
+    t, actor, other = demo_table()
+    with pytest.raises(InvalidMove, match="count 5, expected 1") as ei:
+        t.records[other].offer(t.craft(actor, 3, Count(5)))
+    assert ei.value.seat == actor
+    # a reveal that does not open the seat's commitment
+    t2 = Table(3)
+    for s in range(3):
+        signed = t2.act(s)
+        for j in range(3):
+            if j != s:
+                t2.records[j].offer(signed)
+    bad = Reveal(b"\x00" * 32, t2.secret_reveals[2].nonce)
+    with pytest.raises(InvalidMove, match="seat-order reveal") as ei:
+        t2.records[0].offer(t2.craft(2, 2, bad))
+    assert ei.value.seat == 2
+
+
+def test_cheats_in_released_held_entries_are_reported():
+    t, actor, nxt = demo_table()  # nxt = seat order[1], who acts at step 4
+    third = t.records[0].rule.seat_order[2]
+    rec = t.records[third]
+    # `nxt` sends step 4 early with a wrong count; it is held, then fails on release
+    first = t.craft(actor, 3, Count(1))
+    after = step_hash(3, rec.head, {actor: first.entry})
+    bad = t.craft(nxt, 4, Count(9), prev=after)
+    assert rec.offer(bad).status is Status.HELD
+    off = rec.offer(first)
+    assert off.status is Status.ACCEPTED
+    assert len(off.cheats) == 1 and isinstance(off.cheats[0], InvalidMove)
+    assert off.cheats[0].seat == nxt
+
+
+def test_garbage_entry_bytes_raise_remote_error():
+    t, actor, other = demo_table()
+    with pytest.raises(RemoteProtocolError):
+        t.records[0].offer(Signed(b"\x92\xa5entry\x80", bytes(64)))
+
+
+def test_far_future_entries_are_not_held():
+    t, actor, other = demo_table()
+    far = t.craft(actor, 10_000, Count(1), prev=b"\x01" * 32)
+    assert t.records[other].offer(far).status is Status.TOO_FAR
+
+
+def test_after_finish_nothing_is_owed():
+    t = Table(3, steps=4, round_every=0)
+    t.run(random.Random(3))
+    rec = t.records[0]
+    assert rec.finished and rec.owed is None and rec.waiting_on() == frozenset()
+    with pytest.raises(OutOfTurn, match="finished"):
+        rec.offer(t.craft(0, rec.step, Count(99)))
+
+
+# ---------------------------------------------------------------------------
+# Genesis and catching up
+# ---------------------------------------------------------------------------
+
+
+def test_genesis_signatures_checked():
+    t = Table(3)
+    raw = t.genesis.manifest
+    sigs = list(t.genesis.signatures)
+    assert open_genesis(t.genesis) == t.manifest
+    bad = Genesis(raw, (sigs[0], sigs[2], sigs[1]))
+    with pytest.raises(ForgedSignature) as ei:
+        open_genesis(bad)
+    assert ei.value.seat == 1
+    with pytest.raises(InvalidGenesis, match="2 manifest signatures for 3 seats"):
+        open_genesis(Genesis(raw, tuple(sigs[:2])))
+    with pytest.raises(InvalidGenesis):
+        open_genesis(Genesis(raw[:-1], tuple(sigs)))
+    with pytest.raises(LocalProtocolError, match="share one identity"):
+        Manifest(1, t.manifest.table_id, "demo", {}, (t.manifest.seats[0],) * 2, 1, 2)
+
+
+def test_lagging_peer_catches_up_from_fetch_batches():
+    t = Table(4, steps=60, round_every=6)
+    t.run(random.Random(9))
+    fresh = Record(t.genesis, t.rule)
+    done = t.records[2]
+    for batch in fetched_batches(done.table_id, done.signed_from(1)):
+        for signed in batch.entries:
+            fresh.offer(signed)
+    assert fresh.head == done.head and fresh.finished
+    assert list(fresh.entries()) == list(done.entries())
+
+
+def test_demo_rule_validates_seat_order():
+    with pytest.raises(ValueError):
+        DemoRule(3, (0, 0, 1))
