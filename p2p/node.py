@@ -1,0 +1,859 @@
+"""The Trio runner of one peer at one table: lobby, forming, record, resume, silence.
+
+This is the shell that drives P1's sans-I/O parts with real I/O:
+
+* **Lobby.**  The opener listens, announces the table over zeroconf
+  (:mod:`p2p.discovery`) and admits ``Join`` requests until the seats are
+  full; joiners find it by table id (zeroconf) or by ``--peer host:port``.
+  The lobby is a star around the opener.
+* **Forming.**  With every seat taken the opener withdraws the announcement
+  and offers the manifest bytes; every seat checks them against what it was
+  told, signs them, and the opener assembles the genesis (all signatures)
+  and hands it out.  From then on the table is a full mesh: each seat dials
+  every seat that joined before it (the same rule redials after an outage).
+* **Record.**  Steps 1-2 are the commit-reveal seat-order rounds, then the
+  demonstration protocol (:mod:`p2p.demo`).  Each peer acts when the rule
+  says it owes an entry.  Our own entries are fsynced before they are sent
+  (so a restart can never sign something else for the same step:
+  equivocation); received ones are written before they are acted on and
+  fsynced at step boundaries.
+* **Resume.**  A restarted peer reloads its file (a torn tail is cut off by
+  :mod:`p2p.store`), listens on its manifest address again, reconnects and
+  sends ``Fetch``; any peer may answer, since every entry is signed.
+* **Silence.**  :class:`p2p.silence.SilenceMonitor` gets the real clock
+  (``trio.current_time``); a stalled seat triggers a re-fetch from everyone
+  and is reported; past the maximum wait the table ends as abandoned.
+* **Ending.**  A peer whose record is finished broadcasts :class:`Finished`
+  with its head hash and lingers (bounded) until every other seat has said
+  the same, so nobody leaves while another still needs its entries.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import msgpack
+import trio
+
+from crypto.identity import IdentityKey, fingerprint
+from crypto.seal import SealKey
+from p2p import discovery, wire
+from p2p.demo import DEFAULT_ROUND_EVERY, DemoRule, demo_table_rule, next_body
+from p2p.errors import (
+    CheatDetected,
+    ForgedSignature,
+    LocalProtocolError,
+    ProtocolError,
+    RemoteProtocolError,
+    TableAbandoned,
+)
+from p2p.forming import (
+    COMMIT_KIND,
+    DEFAULT_MAX_WAIT_MS,
+    DEFAULT_STALL_AFTER_MS,
+    REVEAL_KIND,
+    FormingRule,
+    Manifest,
+    Reveal,
+    make_genesis,
+    manifest_bytes,
+    new_table_id,
+    open_genesis,
+    seat_order_commit,
+    sign_manifest,
+    verify_manifest_signature,
+)
+from p2p.mesh import (
+    ConnectionClosed,
+    HandshakeFailed,
+    Inbound,
+    Mesh,
+    PeerDown,
+    PeerUp,
+    open_mesh,
+)
+from p2p.record import Offer, Record, Status
+from p2p.silence import Recovered, SilenceMonitor, Stalled
+from p2p.store import RecordFile
+from p2p.wire import Hash, Step, TableId
+
+IDENTITY_FILE = "identity.key"
+SEAL_FILE = "seal.key"
+TABLES_DIR = "tables"
+RECORD_SUFFIX = ".rec"
+SECRET_SUFFIX = ".reveal"
+JOIN_TIMEOUT_S = 30.0
+FORM_TIMEOUT_S = 60.0
+MESH_TIMEOUT_S = 20.0
+LINGER_S = 10.0
+"""How long a finished peer waits for the others to say they finished too."""
+EARLY_BUFFER = 4096
+DEFAULT_LOBBY_SCAN_S = 3.0
+
+
+class NodeError(Exception):
+    """A table could not be opened, joined, formed or resumed; the message says why."""
+
+
+# ---------------------------------------------------------------------------
+# A message of our own: "my record is finished, and this is its head"
+# ---------------------------------------------------------------------------
+
+
+@wire.message("finished")
+@dataclass(frozen=True, slots=True)
+class Finished(wire.Message):
+    """Sent when a peer's record is complete; peers linger until all have said it."""
+
+    table_id: TableId
+    step: Step
+    head: Hash
+
+
+# ---------------------------------------------------------------------------
+# Identity and state on disk
+# ---------------------------------------------------------------------------
+
+
+def _write_secret(path: Path, data: bytes) -> None:
+    tmp = path.with_suffix(path.suffix + ".tmp")
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+    try:
+        os.write(fd, data)
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+    os.replace(tmp, path)
+
+
+def load_identity(state_dir: Path) -> tuple[IdentityKey, SealKey]:
+    """This peer's long-term Ed25519 identity and X25519 seal key (created on first use)."""
+    state_dir.mkdir(parents=True, exist_ok=True)
+    id_path, seal_path = state_dir / IDENTITY_FILE, state_dir / SEAL_FILE
+    if not id_path.exists():
+        _write_secret(id_path, IdentityKey.generate().private_bytes())
+    if not seal_path.exists():
+        _write_secret(seal_path, SealKey.generate().private_bytes())
+    return (
+        IdentityKey.from_private_bytes(id_path.read_bytes()),
+        SealKey.from_private_bytes(seal_path.read_bytes()),
+    )
+
+
+def record_path(state_dir: Path, table_id: bytes) -> Path:
+    return state_dir / TABLES_DIR / f"{table_id.hex()}{RECORD_SUFFIX}"
+
+
+def options_digest(options: dict[str, Any]) -> str:
+    """Short digest of the table options for the lobby's TXT record."""
+    blob = msgpack.packb(sorted(options.items()), use_bin_type=True)
+    return hashlib.sha256(b"slaiga/v1/options" + blob).hexdigest()[:16]
+
+
+# ---------------------------------------------------------------------------
+# Configuration, events and results
+# ---------------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class NodeConfig:
+    """How one peer runs.  ``host`` is where it listens; ``interface`` where zeroconf runs."""
+
+    name: str
+    state_dir: Path
+    host: str = "127.0.0.1"
+    port: int = 0
+    interface: str | None = None
+    use_discovery: bool = True
+    demo_steps: int = 0
+    round_every: int = DEFAULT_ROUND_EVERY
+    stall_after_ms: int = DEFAULT_STALL_AFTER_MS
+    max_wait_ms: int = DEFAULT_MAX_WAIT_MS
+    keepalive_interval: float = 1.0
+    keepalive_dead: float = 5.0
+    linger_s: float = LINGER_S
+    join_timeout_s: float = JOIN_TIMEOUT_S
+    lobby_scan_s: float = DEFAULT_LOBBY_SCAN_S
+    on_event: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, data: None)
+    behaviour: Any = None
+    """Test hook for misbehaving peers (see tests/p2p/test_cheats_net.py); None is honest."""
+
+
+@dataclass(frozen=True, slots=True)
+class CheatReport:
+    """A rejected or detected cheat: who is to blame and what the record said."""
+
+    culprit: int
+    kind: str
+    reason: str
+    via_peer: int | None
+
+
+@dataclass(slots=True)
+class TableResult:
+    manifest: Manifest
+    my_seat: int
+    seat_order: tuple[int, ...]
+    record: Record | None
+    record_file: Path | None
+    cheats: list[CheatReport] = field(default_factory=list)
+    stalls: list[Stalled] = field(default_factory=list)
+    recoveries: list[Recovered] = field(default_factory=list)
+    peers_finished: set[int] = field(default_factory=set)
+    divergent: list[int] = field(default_factory=list)
+
+    def summary(self) -> dict[str, Any]:
+        """The agreed manifest in seat order (what ``slaiga open/join --json`` prints)."""
+        seats = []
+        for slot in self.seat_order:
+            member = self.manifest.seats[slot]
+            seats.append(
+                {
+                    "name": member.name,
+                    "fingerprint": fingerprint(member.identity),
+                    "slot": slot,
+                    "address": member.address,
+                }
+            )
+        out: dict[str, Any] = {
+            "table_id": self.manifest.table_id.hex(),
+            "game": self.manifest.game,
+            "options": dict(self.manifest.options),
+            "seats": seats,
+            "my_slot": self.my_seat,
+        }
+        if self.record is not None:
+            out["record_steps"] = self.record.step - 1
+            out["record_head"] = self.record.head.hex()
+            out["finished"] = self.record.finished
+        if self.cheats:
+            out["cheats"] = [
+                {"culprit": c.culprit, "kind": c.kind, "reason": c.reason} for c in self.cheats
+            ]
+        if self.stalls:
+            out["stalls"] = [s.seat for s in self.stalls]
+        return out
+
+
+# ---------------------------------------------------------------------------
+# The node
+# ---------------------------------------------------------------------------
+
+
+class Node:
+    """One peer's run at one table (opener, joiner or resumer)."""
+
+    def __init__(self, cfg: NodeConfig) -> None:
+        self.cfg = cfg
+        self.identity, self.seal_key = load_identity(cfg.state_dir)
+        self.mesh: Mesh | None = None
+        self.genesis: wire.Genesis | None = None
+        self.manifest: Manifest | None = None
+        self.record: Record | None = None
+        self.store: RecordFile | None = None
+        self.my_seat = -1
+        self.early: list[Inbound] = []
+        self.cheats: list[CheatReport] = []
+        self.stalls: list[Stalled] = []
+        self.recoveries: list[Recovered] = []
+        self.finished_peers: dict[int, bytes] = {}
+        self.divergent: list[int] = []
+        self._reveal: Reveal | None = None
+        self._announcement: discovery.Announcement | None = None
+
+    # -- helpers --------------------------------------------------------
+
+    def emit(self, kind: str, **data: Any) -> None:
+        self.cfg.on_event(kind, data)
+
+    def member(self, address: str) -> wire.Member:
+        return wire.Member(
+            _cut(self.cfg.name, wire.MAX_NAME_LEN),
+            self.identity.public,
+            self.seal_key.public,
+            address,
+        )
+
+    def _mesh_kwargs(self) -> dict[str, Any]:
+        return {
+            "keepalive_interval": self.cfg.keepalive_interval,
+            "keepalive_dead": self.cfg.keepalive_dead,
+        }
+
+    def _slot_of(self, peer: bytes) -> int | None:
+        return self.manifest.seat_of(peer) if self.manifest is not None else None
+
+    def _result(self) -> TableResult:
+        assert self.manifest is not None
+        order: tuple[int, ...] = ()
+        if self.record is not None and isinstance(self.record.rule, FormingRule):
+            order = self.record.rule.seat_order or ()
+        return TableResult(
+            manifest=self.manifest,
+            my_seat=self.my_seat,
+            seat_order=order,
+            record=self.record,
+            record_file=self.store.path if self.store is not None else None,
+            cheats=list(self.cheats),
+            stalls=list(self.stalls),
+            recoveries=list(self.recoveries),
+            peers_finished=set(self.finished_peers),
+            divergent=list(self.divergent),
+        )
+
+    # -- opening --------------------------------------------------------
+
+    async def open(self, game: str, seats: int, options: dict[str, Any]) -> TableResult:
+        """Open a table, wait for ``seats - 1`` joiners, form it, run the record."""
+        if not 1 <= seats <= discovery.MAX_SEATS:
+            raise NodeError(f"seats must be 1..{discovery.MAX_SEATS}, not {seats}")
+        table_id = new_table_id()
+        async with contextlib.AsyncExitStack() as stack:
+            mesh = await stack.enter_async_context(
+                open_mesh(
+                    self.identity,
+                    table_id,
+                    host=self.cfg.host,
+                    port=self.cfg.port,
+                    **self._mesh_kwargs(),
+                )
+            )
+            self.mesh = mesh
+            members = [self.member(mesh.address)]
+            self.emit("listening", address=mesh.address, table_id=table_id.hex())
+
+            def admit(peer: bytes) -> tuple[str, str] | None:
+                if any(m.identity == peer for m in members):
+                    return None
+                if len(members) >= seats or self.genesis is not None:
+                    return ("full", f"all {seats} seats at table {table_id.hex()} are taken")
+                return None
+
+            mesh.admit = admit
+            lobby = None
+            if self.cfg.use_discovery:
+                lobby = await stack.enter_async_context(discovery.open_lobby(self.cfg.interface))
+                self._announcement = await lobby.announce(
+                    self._ad(table_id, game, options, members, seats, mesh.listen_port or 0)
+                )
+                self.emit("announced", service=self._announcement.service_name)
+            while len(members) < seats:
+                event = await mesh.inbox.receive()
+                if isinstance(event, Inbound) and isinstance(event.message, wire.Join):
+                    await self._admit_join(event, members, seats, game, options)
+                    if self._announcement is not None and len(members) < seats:
+                        await self._announcement.update(
+                            self._ad(table_id, game, options, members, seats, mesh.listen_port)
+                        )
+                elif isinstance(event, Inbound):
+                    self._buffer(event)
+            if self._announcement is not None:
+                await self._announcement.withdraw()
+                self.emit("withdrawn")
+            manifest = Manifest(
+                wire.PROTOCOL_VERSION,
+                table_id,
+                game,
+                options,
+                tuple(members),
+                self.cfg.stall_after_ms,
+                self.cfg.max_wait_ms,
+            )
+            await self._collect_signatures(manifest)
+            return await self._play(stack, fresh=True)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    def _ad(
+        self,
+        table_id: bytes,
+        game: str,
+        options: dict[str, Any],
+        members: list[wire.Member],
+        seats: int,
+        port: int,
+    ) -> discovery.TableAd:
+        return discovery.TableAd(
+            version=wire.PROTOCOL_VERSION,
+            table_id=table_id.hex(),
+            game=game,
+            variant=str(options.get("variant", "")),
+            options_digest=options_digest(options),
+            seats_taken=len(members),
+            seats_total=seats,
+            name=self.cfg.name,
+            fingerprints=tuple(fingerprint(m.identity) for m in members),
+            port=port,
+        )
+
+    async def _admit_join(
+        self,
+        event: Inbound,
+        members: list[wire.Member],
+        seats: int,
+        game: str,
+        options: dict[str, Any],
+    ) -> None:
+        assert self.mesh is not None and isinstance(event.message, wire.Join)
+        member = event.message.member
+        if member.identity != event.peer:
+            self.mesh.send_nowait(
+                event.peer, wire.Reject("identity", "join names another identity than yours")
+            )
+            self.mesh.disconnect(event.peer, "join with a foreign identity")
+            return
+        if not any(m.identity == member.identity for m in members):
+            if len(members) >= seats:
+                self.mesh.send_nowait(event.peer, wire.Reject("full", "the table is full"))
+                return
+            members.append(member)
+            self.emit("joined", name=member.name, fingerprint=fingerprint(member.identity))
+        welcome = wire.Welcome(game, options, seats, tuple(members))
+        for m in members[1:]:
+            self.mesh.send_nowait(m.identity, welcome)
+
+    async def _collect_signatures(self, manifest: Manifest) -> None:
+        assert self.mesh is not None
+        raw = manifest_bytes(manifest)
+        sigs: dict[int, bytes] = {0: sign_manifest(self.identity, raw)}
+        others = [m.identity for m in manifest.seats[1:]]
+        self.mesh.broadcast(wire.ManifestOffer(raw), others)
+        self.emit("forming", seats=manifest.n_seats)
+        with trio.fail_after(FORM_TIMEOUT_S):
+            while len(sigs) < manifest.n_seats:
+                event = await self.mesh.inbox.receive()
+                if not isinstance(event, Inbound):
+                    continue
+                msg = event.message
+                if isinstance(msg, wire.ManifestSignature):
+                    seat = manifest.seat_of(event.peer)
+                    if seat is None or msg.seat != seat or msg.table_id != manifest.table_id:
+                        continue
+                    verify_manifest_signature(manifest, raw, seat, msg.signature)
+                    sigs[seat] = msg.signature
+                else:
+                    self._buffer(event)
+        genesis = make_genesis(raw, sigs)
+        self.mesh.broadcast(genesis, others)
+        self._set_genesis(genesis)
+
+    def _set_genesis(self, genesis: wire.Genesis) -> None:
+        self.genesis = genesis
+        self.manifest = open_genesis(genesis)
+        seat = self.manifest.seat_of(self.identity.public)
+        if seat is None:
+            raise NodeError("our identity is not seated in the genesis manifest")
+        self.my_seat = seat
+
+    def _buffer(self, event: Inbound) -> None:
+        if len(self.early) < EARLY_BUFFER:
+            self.early.append(event)
+
+    # -- joining --------------------------------------------------------
+
+    async def join(self, table_id: str | None = None, peer: str | None = None) -> TableResult:
+        """Join by table id (zeroconf), by ``host:port``, or the only open table in sight."""
+        async with contextlib.AsyncExitStack() as stack:
+            address, expect_fp, expect_tid = peer, None, None
+            if peer is None:
+                ad = await self._find_table(stack, table_id)
+                if not ad.addresses:
+                    raise NodeError(f"table {ad.table_id} announced no address")
+                address = f"{ad.addresses[0]}:{ad.port}"
+                expect_fp = ad.fingerprints[0] if ad.fingerprints else None
+                expect_tid = bytes.fromhex(ad.table_id)
+            assert address is not None
+            mesh = await stack.enter_async_context(
+                open_mesh(
+                    self.identity,
+                    expect_tid,
+                    host=self.cfg.host,
+                    port=self.cfg.port,
+                    **self._mesh_kwargs(),
+                )
+            )
+            self.mesh = mesh
+            self.emit("connecting", address=address)
+            try:
+                opener = await mesh.dial(address, expect_fingerprint=expect_fp)
+            except HandshakeFailed as exc:
+                raise NodeError(_reject_text(exc.kind, exc.detail)) from exc
+            except ConnectionClosed as exc:
+                raise NodeError(f"cannot reach the table at {address}: {exc.reason}") from exc
+            assert mesh.table_id is not None
+            await opener.send(wire.Join(self.member(mesh.address)))
+            self.emit("waiting", table_id=mesh.table_id.hex())
+            await self._await_genesis(opener.peer)
+            return await self._play(stack, fresh=True)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    async def _find_table(
+        self, stack: contextlib.AsyncExitStack, table_id: str | None
+    ) -> discovery.TableAd:
+        lobby = await stack.enter_async_context(discovery.open_lobby(self.cfg.interface))
+        browser = await lobby.browse()
+        self.emit("searching", table_id=table_id)
+        if table_id is not None:
+            wanted = table_id.lower()
+            await browser.wait_for(
+                lambda t: any(ad.table_id == wanted for ad in t.values()), self.cfg.lobby_scan_s
+            )
+            ad = browser.find(wanted)
+            if ad is None:
+                raise NodeError(f"table {table_id} is gone (not announced on the LAN)")
+        else:
+            await trio.sleep(self.cfg.lobby_scan_s)
+            open_tables = [a for a in browser.tables.values() if not a.is_full]
+            if not open_tables:
+                raise NodeError("no open table in sight; give a TABLE-ID or --peer host:port")
+            if len(open_tables) > 1:
+                ids = ", ".join(f"{a.table_id} ({a.name})" for a in open_tables)
+                raise NodeError(f"{len(open_tables)} open tables in sight, pick one: {ids}")
+            ad = open_tables[0]
+        if ad.version != wire.PROTOCOL_VERSION:
+            raise NodeError(
+                f"version mismatch: table {ad.table_id} speaks protocol {ad.version},"
+                f" we speak {wire.PROTOCOL_VERSION}"
+            )
+        if ad.is_full:
+            raise NodeError(f"table {ad.table_id} is full ({ad.seats_taken}/{ad.seats_total})")
+        return ad
+
+    async def _await_genesis(self, opener: bytes) -> None:
+        assert self.mesh is not None
+        welcome: wire.Welcome | None = None
+        offered: bytes | None = None
+        with trio.fail_after(self.cfg.join_timeout_s + FORM_TIMEOUT_S):
+            while self.genesis is None:
+                event = await self.mesh.inbox.receive()
+                if isinstance(event, PeerDown) and event.peer == opener:
+                    raise NodeError(f"the opener closed the connection: {event.reason}")
+                if not isinstance(event, Inbound):
+                    continue
+                msg = event.message
+                if event.peer != opener:
+                    self._buffer(event)
+                    continue
+                if isinstance(msg, wire.Reject):
+                    raise NodeError(_reject_text(msg.reason, msg.detail))
+                if isinstance(msg, wire.Welcome):
+                    welcome = msg
+                    self.emit("welcome", taken=len(msg.members), total=msg.seats_total)
+                elif isinstance(msg, wire.ManifestOffer):
+                    manifest = self._check_offer(msg.manifest, welcome, opener)
+                    offered = msg.manifest
+                    sig = sign_manifest(self.identity, msg.manifest)
+                    seat = manifest.seat_of(self.identity.public)
+                    assert seat is not None
+                    self.mesh.send_nowait(
+                        opener, wire.ManifestSignature(manifest.table_id, seat, sig)
+                    )
+                elif isinstance(msg, wire.Genesis):
+                    if offered is None or msg.manifest != offered:
+                        raise NodeError("the opener sent a genesis for a manifest we did not sign")
+                    self._set_genesis(msg)
+
+    def _check_offer(self, raw: bytes, welcome: wire.Welcome | None, opener: bytes) -> Manifest:
+        """Refuse to sign a manifest that differs from what we were told in the lobby."""
+        assert self.mesh is not None
+        try:
+            manifest = wire.decode_body(raw, Manifest)
+        except RemoteProtocolError as exc:
+            raise NodeError(f"the opener offered an invalid manifest: {exc}") from exc
+        assert isinstance(manifest, Manifest)
+        problems = []
+        if manifest.table_id != self.mesh.table_id:
+            problems.append("table id")
+        if manifest.version != wire.PROTOCOL_VERSION:
+            problems.append("protocol version")
+        if welcome is not None:
+            if (manifest.game, dict(manifest.options)) != (welcome.game, dict(welcome.options)):
+                problems.append("game or options")
+            if manifest.n_seats != welcome.seats_total:
+                problems.append("seat count")
+        if manifest.seats[0].identity != opener:
+            problems.append("opener identity")
+        me = manifest.seat_of(self.identity.public)
+        if me is None or manifest.seats[me].seal_key != self.seal_key.public:
+            problems.append("our own seat")
+        if problems:
+            raise NodeError(f"refusing to sign the manifest: wrong {', '.join(problems)}")
+        return manifest
+
+    # -- resuming -------------------------------------------------------
+
+    async def resume(self, table_id: str) -> TableResult:
+        """Restart after a crash: reload the record file, reconnect, fetch what we missed."""
+        path = record_path(self.cfg.state_dir, bytes.fromhex(table_id))
+        if not path.exists():
+            raise NodeError(f"no record file for table {table_id} in {self.cfg.state_dir}")
+        store, loaded = RecordFile.open(path)
+        self.store = store
+        self._set_genesis(loaded.genesis)
+        assert self.manifest is not None
+        self.emit("resuming", entries=len(loaded.entries), torn_bytes=loaded.torn_bytes)
+        from p2p.mesh import parse_address
+
+        host, port = parse_address(self.manifest.seats[self.my_seat].address)
+        async with contextlib.AsyncExitStack() as stack:
+            self.cfg.port = port
+            mesh = await stack.enter_async_context(
+                open_mesh(
+                    self.identity,
+                    self.manifest.table_id,
+                    host=host,
+                    port=port,
+                    **self._mesh_kwargs(),
+                )
+            )
+            self.mesh = mesh
+            self._new_record()
+            for signed in loaded.entries:
+                self._offer(signed, via=None, persist=False)
+            return await self._play(stack, fresh=False)
+        raise AssertionError("unreachable")  # pragma: no cover
+
+    # -- the record -----------------------------------------------------
+
+    def _new_record(self) -> None:
+        assert self.genesis is not None
+        # steps 1-2 draw the seat order; then ``demo_steps`` demo steps (0: none)
+        rule = demo_table_rule(self.cfg.demo_steps, self.cfg.round_every)
+        self.record = Record(self.genesis, rule)
+
+    def _secret_path(self) -> Path:
+        assert self.manifest is not None
+        return record_path(self.cfg.state_dir, self.manifest.table_id).with_suffix(SECRET_SUFFIX)
+
+    async def _play(self, stack: contextlib.AsyncExitStack, fresh: bool) -> TableResult:
+        assert self.mesh is not None and self.manifest is not None and self.genesis is not None
+        mesh, manifest = self.mesh, self.manifest
+        keys = {m.identity for m in manifest.seats}
+        mesh.admit = lambda peer: None if peer in keys else ("full", "not seated at this table")
+        if fresh:
+            path = record_path(self.cfg.state_dir, manifest.table_id)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self.store = RecordFile.create(path, self.genesis)
+            self._new_record()
+        assert self.store is not None
+        stack.callback(self.store.close)
+        self.emit("formed", table_id=manifest.table_id.hex(), slot=self.my_seat)
+        for slot in range(self.my_seat):
+            member = manifest.seats[slot]
+            mesh.keep_connected(member.identity, member.address)
+        others = keys - {self.identity.public}
+        with trio.move_on_after(MESH_TIMEOUT_S):
+            await mesh.wait_connected(frozenset(others))
+        self.emit("meshed", connected=len(mesh.connections), of=len(others))
+        for peer in list(mesh.connections):
+            mesh.send_nowait(peer, wire.Fetch(manifest.table_id, self.record.step))
+        for event in self.early:
+            await self._handle(event)
+        self.early.clear()
+        await self._run_record()
+        return self._result()
+
+    def _produce(self, kind: str) -> wire.Body:
+        rec = self.record
+        assert rec is not None and self.manifest is not None
+        rule = rec.rule
+        assert isinstance(rule, FormingRule)
+        if kind == COMMIT_KIND:
+            commit_body, reveal = seat_order_commit(self.manifest.table_id, self.my_seat)
+            # persist the opening before the commitment leaves this machine
+            _write_secret(self._secret_path(), wire.encode_body(reveal))
+            self._reveal = reveal
+            return commit_body
+        if kind == REVEAL_KIND:
+            if self._reveal is None:
+                decoded = wire.decode_body(self._secret_path().read_bytes(), wire.Body)
+                assert isinstance(decoded, Reveal)
+                self._reveal = decoded
+            return self._reveal
+        assert isinstance(rule.next_rule, DemoRule)
+        return next_body(rule.next_rule, kind)
+
+    def _act(self) -> None:
+        """Sign, persist (fsync) and send every entry we owe, as long as we owe one."""
+        rec, mesh, store = self.record, self.mesh, self.store
+        assert rec is not None and mesh is not None and store is not None
+        while True:
+            kinds = rec.owes(self.my_seat)
+            if not kinds:
+                return
+            kind = sorted(kinds)[0]
+            body = self._produce(kind)
+            behaviour = self.cfg.behaviour
+            if behaviour is not None and behaviour.on_act(self, kind, body):
+                return
+            offer = rec.sign(self.identity, self.my_seat, body)
+            own = offer.accepted[0].signed
+            store.append(own, sync=True)
+            mesh.broadcast(own)
+            self._after_offer(offer, via=None, skip_first=True)
+
+    def _after_offer(self, offer: Offer, via: int | None, skip_first: bool = False) -> None:
+        store = self.store
+        assert store is not None
+        for i, acc in enumerate(offer.accepted):
+            if not (skip_first and i == 0):
+                store.append(acc.signed)
+        if offer.completed:
+            store.sync()
+        for cheat in offer.cheats:
+            self._report_cheat(cheat, via)
+
+    def _offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> None:
+        rec = self.record
+        assert rec is not None
+        try:
+            offer = rec.offer(signed)
+        except ForgedSignature as exc:
+            # the claimed seat did not sign it; the connection that carried it is to blame
+            self._report_cheat(exc, via, blame_via=True)
+            return
+        except CheatDetected as exc:
+            self._report_cheat(exc, via)
+            return
+        except RemoteProtocolError as exc:
+            if via is not None:
+                self.cheats.append(CheatReport(via, "RemoteProtocolError", str(exc), via))
+                self.emit("cheat", culprit=via, kind="RemoteProtocolError", reason=str(exc))
+            return
+        if offer.status is Status.ACCEPTED:
+            if persist:
+                self._after_offer(offer, via)
+            else:
+                for cheat in offer.cheats:
+                    self._report_cheat(cheat, via)
+
+    def _report_cheat(self, exc: CheatDetected, via: int | None, blame_via: bool = False) -> None:
+        culprit = via if blame_via and via is not None else exc.seat
+        report = CheatReport(culprit, type(exc).__name__, exc.reason, via)
+        self.cheats.append(report)
+        self.emit("cheat", culprit=culprit, kind=report.kind, reason=exc.reason)
+
+    async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
+        mesh, rec, manifest = self.mesh, self.record, self.manifest
+        assert mesh is not None and rec is not None and manifest is not None
+        if isinstance(event, PeerUp):
+            slot = self._slot_of(event.peer)
+            self.emit("peer_up", slot=slot)
+            mesh.send_nowait(event.peer, wire.Fetch(manifest.table_id, rec.step))
+            if rec.finished:
+                mesh.send_nowait(event.peer, Finished(manifest.table_id, rec.step, rec.head))
+            return
+        if isinstance(event, PeerDown):
+            self.emit("peer_down", slot=self._slot_of(event.peer), reason=event.reason)
+            return
+        via = self._slot_of(event.peer)
+        if via is None:
+            return
+        msg = event.message
+        if isinstance(msg, wire.Signed):
+            self._offer(msg, via)
+        elif isinstance(msg, wire.Fetched):
+            if msg.table_id == manifest.table_id:
+                for signed in msg.entries:
+                    self._offer(signed, via)
+        elif isinstance(msg, wire.Fetch):
+            if msg.table_id == manifest.table_id:
+                entries = rec.signed_from(msg.from_step)
+                if entries:
+                    for batch in wire.fetched_batches(manifest.table_id, entries):
+                        with contextlib.suppress(ConnectionClosed):
+                            await mesh.send(event.peer, batch)
+        elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
+            self.finished_peers[via] = msg.head
+        # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
+
+    async def _run_record(self) -> None:
+        mesh, rec, manifest = self.mesh, self.record, self.manifest
+        assert mesh is not None and rec is not None and manifest is not None
+        monitor = SilenceMonitor.from_manifest(manifest)
+        others = manifest.n_seats - 1
+        announced_finish = False
+        linger_until: float | None = None
+        while True:
+            self._act()
+            now = trio.current_time()
+            try:
+                events = monitor.update(now, rec.step, rec.waiting_on())
+            except TableAbandoned as exc:
+                self.emit("abandoned", seat=exc.seat, waited=exc.waited)
+                raise
+            for ev in events:
+                if isinstance(ev, Stalled):
+                    self.stalls.append(ev)
+                    self.emit("stalled", seat=ev.seat, step=ev.step, silent_for=ev.silent_for)
+                    for peer in list(mesh.connections):
+                        mesh.send_nowait(peer, wire.Fetch(manifest.table_id, rec.step))
+                else:
+                    self.recoveries.append(ev)
+                    self.emit("recovered", seat=ev.seat)
+            if rec.finished:
+                if not announced_finish:
+                    announced_finish = True
+                    linger_until = now + self.cfg.linger_s
+                    mesh.broadcast(Finished(manifest.table_id, rec.step, rec.head))
+                    self.emit("finished", steps=rec.step - 1, head=rec.head.hex())
+                for slot, head in self.finished_peers.items():
+                    if head != rec.head and slot not in self.divergent:
+                        self.divergent.append(slot)
+                        self.emit("divergent", slot=slot)
+                if len(self.finished_peers) >= others:
+                    return
+                assert linger_until is not None
+                if now >= linger_until:
+                    self.emit("linger_timeout", missing=others - len(self.finished_peers))
+                    return
+            deadline = monitor.next_deadline() if not rec.finished else linger_until
+            with trio.move_on_at(deadline if deadline is not None else now + 3600):
+                event = await mesh.inbox.receive()
+                await self._handle(event)
+                # drain what is already queued before acting again (batching)
+                while True:
+                    try:
+                        event = mesh.inbox.receive_nowait()
+                    except trio.WouldBlock:
+                        break
+                    await self._handle(event)
+
+
+def _cut(text: str, limit: int) -> str:
+    return text[:limit]
+
+
+def _reject_text(kind: str, detail: str) -> str:
+    prefix = {
+        "full": "table is full",
+        "gone": "table is gone",
+        "version": "version mismatch",
+        "identity": "identity failed the handshake",
+        "busy": "table is busy",
+    }.get(kind, kind)
+    return f"{prefix}: {detail}" if detail and detail != kind else prefix
+
+
+def result_json(result: TableResult) -> str:
+    return json.dumps(result.summary(), sort_keys=True)
+
+
+__all__ = [
+    "Finished",
+    "Node",
+    "NodeConfig",
+    "NodeError",
+    "TableResult",
+    "CheatReport",
+    "load_identity",
+    "record_path",
+    "LocalProtocolError",
+    "ProtocolError",
+]
