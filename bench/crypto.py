@@ -1,0 +1,606 @@
+"""``slaiga bench crypto``: costs of the mental-poker cryptography, against op-count bounds.
+
+Every figure is the median of ``--repeat`` runs in this one process, reported
+with the group operations it performed (from :data:`crypto.group.COUNTERS`),
+the lower bound ``sum(ops x unit cost)`` and the ratio of the measured time to
+that bound.  A ratio near 1 means Python adds little on top of libsodium.
+
+Figures:
+
+* unit costs of each group operation;
+* 52- and 104-card shuffles with remask, Terelius-Wikstrom and cut-and-choose
+  proofs: prove, verify, decode, proof sizes;
+* reveal tokens (single and batched) and the hand proofs when
+  :mod:`crypto.hand_proofs` is present;
+* ``deal4``: a whole verified four-seat deal in memory -- key shares with
+  proofs, four shuffles with TW proofs each verified by the three other seats,
+  6 cards dealt privately to each seat, 28 revealed publicly, every token
+  proven and verified by every seat that uses it;
+* the same four-seat workload with the PyPI package ``mentalpoker`` 0.5.0
+  (``DealerEC`` and ``DealerEG``; no proofs at all), run in a separate virtual
+  environment so it never becomes a dependency of the project.  The venv is
+  ``$SLAIGA_BENCH_VENV`` or ``/tmp/slaiga-bench-venv``; it is created with pip
+  when missing, and if that fails the report says so and goes on.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import textwrap
+import time
+from collections.abc import Callable
+from typing import Any
+
+from crypto import hand_proofs as hp
+from crypto import shuffle_proof_cc as cc
+from crypto import shuffle_proof_tw as tw
+from crypto.deck import deck_points
+from crypto.elgamal import Ciphertext, decode_pile, encode_pile, mask, public_mask
+from crypto.group import (
+    COUNTERS,
+    L,
+    Point,
+    add,
+    base_mul,
+    hash_to_point,
+    mul,
+    random_scalar,
+)
+from crypto.keys import joint_key, new_key_share, verify_key_share
+from crypto.reveal import (
+    make_token,
+    make_tokens,
+    unmask,
+    unmask_private,
+    verify_token,
+    verify_tokens,
+)
+from crypto.shuffle import shuffle_deck
+from crypto.transcript import Context
+
+SEATS = 4
+PRIVATE_CARDS = 6
+DECK = 52
+STEP_KEYS, STEP_SHUFFLE, STEP_PRIVATE, STEP_PUBLIC = 1, 2, 3, 4
+UNIT_OPS = ("mul", "base_mul", "add", "decode", "hash_to_point")
+MENTALPOKER_SPEC = "mentalpoker==0.5.0"
+DEFAULT_VENV = "/tmp/slaiga-bench-venv"
+PIP_TIMEOUT_S = 300
+MENTALPOKER_TIMEOUT_S = 900
+TARGET_TW_MS_52 = 60.0
+TARGET_DEAL4_VS_EC = 1.5
+TARGET_EG_SPEEDUP = 20.0
+TARGET_LOWER_BOUND_RATIO = 1.5
+
+
+# --- measuring -----------------------------------------------------------------------------
+
+
+def _median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, dict[str, int]]:
+    """Median wall time of ``fn`` over ``repeat`` runs, and the op counts of the last run."""
+    times = []
+    ops: dict[str, int] = {}
+    for _ in range(repeat):
+        COUNTERS.reset()
+        t0 = time.perf_counter()
+        fn()
+        times.append(time.perf_counter() - t0)
+        ops = COUNTERS.snapshot()
+    return statistics.median(times), ops
+
+
+def measure_units(repeat: int, per_run: int) -> dict[str, float]:
+    """Median cost in microseconds of each counted group operation (and of a mod-L product)."""
+    k = random_scalar()
+    p = base_mul(random_scalar())
+    q = base_mul(random_scalar())
+    enc = p.data
+    ops: dict[str, Callable[[], Any]] = {
+        "mul": lambda: mul(k, p),
+        "base_mul": lambda: base_mul(k),
+        "add": lambda: add(p, q),
+        "decode": lambda: Point.decode(enc),
+        "hash_to_point": lambda: hash_to_point(b"bench", enc),
+        "scalar_mulmod": lambda: k * k % L,
+    }
+    units = {}
+    for name, fn in ops.items():
+        samples = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            for _ in range(per_run):
+                fn()
+            samples.append((time.perf_counter() - t0) / per_run)
+        units[name] = statistics.median(samples) * 1e6
+    return units
+
+
+def lower_bound_s(ops: dict[str, int], units_us: dict[str, float]) -> float:
+    return sum(ops.get(name, 0) * units_us[name] for name in UNIT_OPS) / 1e6
+
+
+class Report:
+    """Collects figures as ``name -> {seconds, ops, lower bound, ratio, extras}``."""
+
+    def __init__(self, units: dict[str, float]) -> None:
+        self.units = units
+        self.figures: dict[str, dict[str, Any]] = {}
+
+    def add(self, name: str, seconds: float, ops: dict[str, int], **extra: Any) -> None:
+        bound = lower_bound_s(ops, self.units)
+        self.figures[name] = {
+            "ms": seconds * 1e3,
+            "ops": {k: v for k, v in ops.items() if v},
+            "lower_bound_ms": bound * 1e3,
+            "ratio_to_bound": seconds / bound if bound else None,
+            **extra,
+        }
+
+    def measure(self, name: str, fn: Callable[[], Any], repeat: int, **extra: Any) -> None:
+        seconds, ops = _median_time(fn, repeat)
+        self.add(name, seconds, ops, **extra)
+
+
+# --- workloads -------------------------------------------------------------------------------
+
+
+def _table(n: int) -> tuple[Point, tuple[Ciphertext, ...]]:
+    pk = base_mul(random_scalar())
+    deck = deck_points(n)
+    return pk, tuple(public_mask(m, pk) for m in deck.points)
+
+
+def bench_shuffles(report: Report, sizes: list[int], repeat: int, cc_repeat: int, cc_rounds: int):
+    ctx = Context(b"bench", 1, STEP_SHUFFLE, 0)
+    for n in sizes:
+        pk, pile = _table(n)
+        out, w = shuffle_deck(pile, pk)
+        tw.generators(n)
+        tw.verify_shuffle(pile, out, pk, tw.prove_shuffle(pile, out, pk, w, ctx), ctx)  # warm
+        report.measure(
+            f"shuffle_remask_{n}", lambda pile=pile, pk=pk: shuffle_deck(pile, pk), repeat
+        )
+        proof = tw.prove_shuffle(pile, out, pk, w, ctx)
+        encoded = proof.encode()
+        report.measure(
+            f"tw_prove_{n}",
+            lambda pile=pile, out=out, pk=pk, w=w: tw.prove_shuffle(pile, out, pk, w, ctx),
+            repeat,
+            proof_bytes=len(encoded),
+        )
+        report.measure(
+            f"tw_verify_{n}",
+            lambda pile=pile, out=out, pk=pk, proof=proof: tw.verify_shuffle(
+                pile, out, pk, proof, ctx
+            ),
+            repeat,
+        )
+        report.measure(
+            f"tw_decode_verify_{n}",
+            lambda pile=pile, out=out, pk=pk, encoded=encoded, n=n: tw.verify_shuffle(
+                pile, out, pk, tw.TWShuffleProof.decode(encoded, n), ctx
+            ),
+            repeat,
+        )
+        if cc_repeat:
+            cproof = cc.prove_shuffle(pile, out, pk, w, ctx, rounds=cc_rounds)
+            report.measure(
+                f"cc_prove_{n}",
+                lambda pile=pile, out=out, pk=pk, w=w: cc.prove_shuffle(
+                    pile, out, pk, w, ctx, rounds=cc_rounds
+                ),
+                cc_repeat,
+                proof_bytes=len(cproof.encode()),
+                rounds=cc_rounds,
+            )
+            report.measure(
+                f"cc_verify_{n}",
+                lambda pile=pile, out=out, pk=pk, cproof=cproof: cc.verify_shuffle(
+                    pile, out, pk, cproof, ctx, min_rounds=cc_rounds
+                ),
+                cc_repeat,
+                rounds=cc_rounds,
+            )
+
+
+def bench_tokens(report: Report, repeat: int) -> None:
+    ctx = Context(b"bench", 1, STEP_PRIVATE, 2)
+    x = random_scalar()
+    public = base_mul(x)
+    pk, pile = _table(DECK)
+    ct = pile[0]
+    token = make_token(x, public, ct, ctx)
+    report.measure("token_make", lambda: make_token(x, public, ct, ctx), repeat)
+    report.measure("token_verify", lambda: verify_token(public, ct, token, ctx), repeat)
+    cards = pile[:PRIVATE_CARDS]
+    toks, proof = make_tokens(x, public, cards, ctx)
+    report.measure(
+        f"tokens_make_batch_{PRIVATE_CARDS}", lambda: make_tokens(x, public, cards, ctx), repeat
+    )
+    report.measure(
+        f"tokens_verify_batch_{PRIVATE_CARDS}",
+        lambda: verify_tokens(public, cards, toks, proof, ctx),
+        repeat,
+    )
+
+
+HAND = (0, 14, 15, 27, 40, 41)
+"""Handles of the benchmark hand: two cards of "suit" 1 (handles 13..25), ranks 0..2."""
+SUIT_SIZE = 13
+LOW_RANKS = 10
+
+
+def bench_hand_proofs(report: Report, repeat: int) -> None:
+    """Each hand proof of :mod:`crypto.hand_proofs` for a 6-card hand in a 4-seat game.
+
+    "Suit" and "rank" are the benchmark's own reading of handles (``i // 13`` and
+    ``i % 13``); the engine defines the real ones, the costs do not depend on it.
+    """
+    deck = deck_points(DECK)
+    ctx = Context(b"bench", 1, 9, 1)
+    xs = [random_scalar() for _ in range(SEATS)]
+    publics = [base_mul(x) for x in xs]
+    pk = joint_key(publics)
+    me = ctx.seat
+    held = []
+    for idx in HAND:
+        ct, _ = mask(deck.points[idx], pk)
+        others = [mul(xs[k], ct.c1) for k in range(SEATS) if k != me]
+        held.append(hp.held_card(ct, others))
+    x, pub = xs[me], publics[me]
+    suit_of_first = [i for i in range(DECK) if i // SUIT_SIZE == HAND[0] // SUIT_SIZE]
+    suit_t = [i for i in range(DECK) if i // SUIT_SIZE == 1]
+    low = [i for i in range(DECK) if i % SUIT_SIZE < LOW_RANKS]
+    cases = {
+        "hand_card_in_suit": (
+            lambda: hp.prove_card_in_set(x, pub, held[0], HAND[0], suit_of_first, deck, ctx),
+            lambda pr: hp.verify_card_in_set(pub, held[0], suit_of_first, deck, pr, ctx),
+        ),
+        "hand_fewer_than_3_of_suit_in_6": (
+            lambda: hp.prove_at_most_in_set(x, pub, held, HAND, suit_t, 2, deck, ctx),
+            lambda pr: hp.verify_at_most_in_set(pub, held, suit_t, 2, deck, pr, ctx),
+        ),
+        "hand_2_cards_lower_than_v": (
+            lambda: hp.prove_all_in_set(x, pub, held[:2], HAND[:2], low, deck, ctx),
+            lambda pr: hp.verify_all_in_set(pub, held[:2], low, deck, pr, ctx),
+        ),
+    }
+    for name, (prove, verify) in cases.items():
+        proof = prove()
+        verify(proof)
+        report.measure(f"{name}_prove", prove, repeat, proof_bytes=len(proof.encode()))
+        report.measure(f"{name}_verify", lambda verify=verify, proof=proof: verify(proof), repeat)
+
+
+def deal4(rounds_check: bool = True) -> None:
+    """One whole verified four-seat deal, in memory (see module docstring)."""
+    table = b"bench-deal4"
+    deck = deck_points(DECK)
+
+    def ctx(step: int, seat: int) -> Context:
+        return Context(table, 1, step, seat)
+
+    secrets_: list[int] = []
+    shares = []
+    for s in range(SEATS):
+        x, share = new_key_share(ctx(STEP_KEYS, s))
+        secrets_.append(x)
+        shares.append(share)
+    for verifier in range(SEATS):
+        for s in range(SEATS):
+            if s != verifier:
+                verify_key_share(shares[s], ctx(STEP_KEYS, s))
+    publics = [sh.public for sh in shares]
+    pk = joint_key(publics)
+    pile = tuple(public_mask(m, pk) for m in deck.points)
+
+    for s in range(SEATS):
+        out, w = shuffle_deck(pile, pk)
+        proof = tw.prove_shuffle(pile, out, pk, w, ctx(STEP_SHUFFLE, s))
+        for verifier in range(SEATS):
+            if verifier != s:
+                tw.verify_shuffle(pile, out, pk, proof, ctx(STEP_SHUFFLE, s))
+        pile = out
+
+    seen: list[int] = []
+    for k in range(SEATS):
+        cards = pile[k * PRIVATE_CARDS : (k + 1) * PRIVATE_CARDS]
+        others: list[list[Point]] = []
+        for j in range(SEATS):
+            if j == k:
+                continue
+            toks, proof = make_tokens(secrets_[j], publics[j], cards, ctx(STEP_PRIVATE, j))
+            verify_tokens(publics[j], cards, toks, proof, ctx(STEP_PRIVATE, j))  # by seat k
+            others.append(toks)
+        for i, ct in enumerate(cards):
+            point = unmask_private(ct, [toks[i] for toks in others], secrets_[k])
+            seen.append(deck.index_of(point))
+
+    public_cards = pile[SEATS * PRIVATE_CARDS :]
+    batches = [
+        make_tokens(secrets_[j], publics[j], public_cards, ctx(STEP_PUBLIC, j))
+        for j in range(SEATS)
+    ]
+    for verifier in range(SEATS):
+        for j in range(SEATS):
+            if j != verifier:
+                toks, proof = batches[j]
+                verify_tokens(publics[j], public_cards, toks, proof, ctx(STEP_PUBLIC, j))
+        revealed = [
+            deck.index_of(unmask(ct, [batches[j][0][i] for j in range(SEATS)]))
+            for i, ct in enumerate(public_cards)
+        ]
+        if verifier == 0:
+            seen.extend(revealed)
+    if rounds_check and sorted(seen) != list(range(DECK)):
+        raise AssertionError("deal4 did not reveal every card exactly once")
+
+
+def make_deal4_wire_overhead() -> Callable[[], None]:
+    """What deal4 adds when messages travel as bytes: each of the three receivers of each
+    of the four shuffles decodes (validates) the new pile and the proof."""
+    pk, pile = _table(DECK)
+    out, w = shuffle_deck(pile, pk)
+    ctx = Context(b"bench", 1, STEP_SHUFFLE, 0)
+    pile_bytes = encode_pile(out)
+    proof_bytes = tw.prove_shuffle(pile, out, pk, w, ctx).encode()
+
+    def run() -> None:
+        for _ in range(SEATS * (SEATS - 1)):
+            decode_pile(pile_bytes, DECK)
+            tw.TWShuffleProof.decode(proof_bytes, DECK)
+
+    return run
+
+
+# --- mentalpoker comparison --------------------------------------------------------------
+
+_MENTALPOKER_SCRIPT = textwrap.dedent(
+    """
+    import json, statistics, sys, time
+    from mentalpoker import DealerEC, DealerEG
+    SEATS, PRIVATE = 4, 6
+
+    def workload(cls):
+        dealers = [cls() for _ in range(SEATS)]
+        deck = dealers[0].new_deck
+        for d in dealers:  # shuffle with each seat
+            deck = d.shuffle(deck)
+        for d in dealers:  # deal: each seat swaps its shuffle lock for per-card keys
+            deck = d.deal(deck)
+        seen = []
+        for k in range(SEATS):  # private: the receiver unlocks with every seat's card key
+            for i in range(k * PRIVATE, (k + 1) * PRIVATE):
+                keys = [d.get_card_key(i) for d in dealers]
+                seen.append(dealers[k].reveal_card(deck[i], keys))
+        for v in range(SEATS):  # public: every seat unlocks every public card
+            for i in range(SEATS * PRIVATE, len(deck)):
+                keys = [d.get_card_key(i) for d in dealers]
+                card = dealers[v].reveal_card(deck[i], keys)
+                if v == 0:
+                    seen.append(card)
+        assert len(set(seen)) == len(deck) == 52, "mentalpoker deal lost cards"
+
+    out = {}
+    for name, cls, repeat in (("DealerEC", DealerEC, int(sys.argv[1])),
+                              ("DealerEG", DealerEG, int(sys.argv[2]))):
+        if repeat <= 0:
+            continue
+        times = []
+        for _ in range(repeat):
+            t0 = time.perf_counter()
+            workload(cls)
+            times.append(time.perf_counter() - t0)
+        out[name] = {"median_s": statistics.median(times), "runs": repeat}
+    print(json.dumps(out))
+    """
+)
+
+
+def _venv_python(venv: str) -> str:
+    return os.path.join(venv, "bin", "python")
+
+
+def ensure_mentalpoker(venv: str) -> tuple[str | None, str]:
+    """Return ``(python, note)``: a python that imports mentalpoker, or ``None`` and why not."""
+    py = _venv_python(venv)
+    probe = [py, "-c", "import mentalpoker.dealer, ecdsa"]
+    if os.path.exists(py) and subprocess.run(probe, capture_output=True).returncode == 0:
+        return py, f"using {MENTALPOKER_SPEC} from existing venv {venv}"
+    try:
+        if not os.path.exists(py):
+            subprocess.run(
+                [sys.executable, "-m", "venv", venv],
+                check=True,
+                capture_output=True,
+                timeout=PIP_TIMEOUT_S,
+            )
+        res = subprocess.run(
+            [py, "-m", "pip", "install", "--quiet", MENTALPOKER_SPEC, "ecdsa"],
+            capture_output=True,
+            text=True,
+            timeout=PIP_TIMEOUT_S,
+        )
+    except (OSError, subprocess.SubprocessError) as exc:
+        return None, f"could not create benchmark venv {venv}: {exc}"
+    if res.returncode != 0:
+        tail = (res.stderr or res.stdout).strip().splitlines()[-1:] or ["(no output)"]
+        return None, f"pip could not install {MENTALPOKER_SPEC} into {venv}: {tail[0]}"
+    if subprocess.run(probe, capture_output=True).returncode != 0:
+        return None, f"{MENTALPOKER_SPEC} installed into {venv} but does not import"
+    return py, f"installed {MENTALPOKER_SPEC} into benchmark venv {venv}"
+
+
+def run_mentalpoker(venv: str, ec_repeat: int, eg_repeat: int) -> tuple[dict | None, str]:
+    py, note = ensure_mentalpoker(venv)
+    if py is None:
+        return None, note
+    try:
+        res = subprocess.run(
+            [py, "-c", _MENTALPOKER_SCRIPT, str(ec_repeat), str(eg_repeat)],
+            capture_output=True,
+            text=True,
+            timeout=MENTALPOKER_TIMEOUT_S,
+        )
+    except subprocess.TimeoutExpired:
+        return None, note + f"; its workload did not finish in {MENTALPOKER_TIMEOUT_S} s"
+    if res.returncode != 0:
+        return None, note + f"; its workload failed: {res.stderr.strip()[-300:]}"
+    return json.loads(res.stdout), note
+
+
+# --- main --------------------------------------------------------------------------------------
+
+
+def _parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(prog="slaiga bench crypto", description=__doc__.split("\n")[0])
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("--repeat", type=int, default=5, help="runs per figure (median reported)")
+    p.add_argument("--quick", action="store_true", help="one run each, small CC, no comparison")
+    p.add_argument("--no-compare", action="store_true", help="skip the mentalpoker comparison")
+    p.add_argument("--cc-rounds", type=int, default=cc.DEFAULT_ROUNDS, help="cut-and-choose rounds")
+    p.add_argument(
+        "--eg-repeat", type=int, default=1, help="runs of mentalpoker DealerEG (slow, ~30 s each)"
+    )
+    p.add_argument(
+        "--venv",
+        default=os.environ.get("SLAIGA_BENCH_VENV", DEFAULT_VENV),
+        help="virtual environment for mentalpoker (never the project's)",
+    )
+    return p
+
+
+def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, Any]:
+    repeat = 1 if args.quick else max(1, args.repeat)
+    cc_rounds = 8 if args.quick else args.cc_rounds
+    cc_repeat = 1 if args.quick else max(1, min(repeat, 3))
+    log("unit costs of group operations ...")
+    units = measure_units(repeat=max(3, repeat), per_run=50 if args.quick else 400)
+    report = Report(units)
+    log("shuffles and shuffle proofs (52 and 104 cards) ...")
+    bench_shuffles(report, [52, 104], repeat, cc_repeat, cc_rounds)
+    log("reveal tokens and hand proofs ...")
+    bench_tokens(report, repeat)
+    bench_hand_proofs(report, repeat)
+    log("whole verified four-seat deal ...")
+    deal4()  # warm caches (generators, deck encodings)
+    report.measure("deal4", deal4, repeat)
+    report.measure("deal4_wire_decoding", make_deal4_wire_overhead(), repeat)
+    fig = report.figures
+    result: dict[str, Any] = {
+        "unit_us": units,
+        "tw_prove_ms_52": fig["tw_prove_52"]["ms"],
+        "tw_verify_ms_52": fig["tw_verify_52"]["ms"],
+        "tw_prove_ms_104": fig["tw_prove_104"]["ms"],
+        "tw_verify_ms_104": fig["tw_verify_104"]["ms"],
+        "tw_proof_bytes_52": fig["tw_prove_52"]["proof_bytes"],
+        "tw_proof_bytes_104": fig["tw_prove_104"]["proof_bytes"],
+        "deal4_s": fig["deal4"]["ms"] / 1e3,
+        "deal4_lower_bound_s": fig["deal4"]["lower_bound_ms"] / 1e3,
+        "deal4_ratio_to_bound": fig["deal4"]["ratio_to_bound"],
+        "deal4_with_wire_decoding_s": (fig["deal4"]["ms"] + fig["deal4_wire_decoding"]["ms"]) / 1e3,
+        "repeat": repeat,
+        "cc_rounds": cc_rounds,
+        "figures": fig,
+        "notes": [],
+    }
+    if args.quick or args.no_compare:
+        result["mentalpoker"] = None
+        result["notes"].append("mentalpoker comparison skipped")
+    else:
+        log(f"mentalpoker {MENTALPOKER_SPEC} four-seat workload (separate venv) ...")
+        mp, note = run_mentalpoker(args.venv, repeat, args.eg_repeat)
+        result["notes"].append(note)
+        result["mentalpoker"] = mp
+        if mp:
+            for name in ("DealerEC", "DealerEG"):
+                if name in mp:
+                    result[f"deal4_ratio_vs_{name}"] = result["deal4_s"] / mp[name]["median_s"]
+    return result
+
+
+def _targets(r: dict[str, Any]) -> list[tuple[str, bool | None]]:
+    out = [
+        (f"TW prove 52 <= {TARGET_TW_MS_52:.0f} ms", r["tw_prove_ms_52"] <= TARGET_TW_MS_52),
+        (f"TW verify 52 <= {TARGET_TW_MS_52:.0f} ms", r["tw_verify_ms_52"] <= TARGET_TW_MS_52),
+    ]
+    ec = r.get("deal4_ratio_vs_DealerEC")
+    eg = r.get("deal4_ratio_vs_DealerEG")
+    out.append(
+        (f"deal4 <= {TARGET_DEAL4_VS_EC}x mentalpoker DealerEC", None if ec is None else ec <= 1.5)
+    )
+    out.append(
+        (
+            f"deal4 >= {TARGET_EG_SPEEDUP:.0f}x faster than DealerEG",
+            None if eg is None else 1 / eg >= TARGET_EG_SPEEDUP,
+        )
+    )
+    worst = max(
+        (f["ratio_to_bound"] for f in r["figures"].values() if f["ratio_to_bound"]), default=None
+    )
+    out.append(
+        (
+            f"every figure within {TARGET_LOWER_BOUND_RATIO}x of its bound (worst {worst:.2f})",
+            None if worst is None else worst <= TARGET_LOWER_BOUND_RATIO,
+        )
+    )
+    return out
+
+
+def _print_text(r: dict[str, Any]) -> None:
+    print("Unit costs (median, microseconds):")
+    for name, us in r["unit_us"].items():
+        print(f"  {name:<16} {us:8.2f}")
+    print()
+    print(f"{'figure':<26}{'median ms':>11}{'bound ms':>10}{'ratio':>7}  ops / size")
+    for name, f in r["figures"].items():
+        ops = " ".join(f"{k}={v}" for k, v in f["ops"].items())
+        size = f"  {f['proof_bytes']} B" if "proof_bytes" in f else ""
+        ratio = f"{f['ratio_to_bound']:.2f}" if f["ratio_to_bound"] else "-"
+        print(f"{name:<26}{f['ms']:11.2f}{f['lower_bound_ms']:10.2f}{ratio:>7}  {ops}{size}")
+    print()
+    print(
+        f"deal4: {r['deal4_s']:.3f} s (lower bound {r['deal4_lower_bound_s']:.3f} s); "
+        f"with every receiver decoding piles and proofs: {r['deal4_with_wire_decoding_s']:.3f} s"
+    )
+    mp = r.get("mentalpoker")
+    if mp:
+        for name in ("DealerEC", "DealerEG"):
+            if name in mp:
+                ratio = r[f"deal4_ratio_vs_{name}"]
+                print(
+                    f"mentalpoker {name}: {mp[name]['median_s']:.3f} s (median of "
+                    f"{mp[name]['runs']}), unverified; ours / theirs = {ratio:.2f} "
+                    f"({1 / ratio:.1f}x {'faster' if ratio < 1 else 'slower'})"
+                )
+    for note in r["notes"]:
+        print(f"note: {note}")
+    print()
+    for label, ok in _targets(r):
+        verdict = "not measured" if ok is None else ("met" if ok else "NOT met")
+        print(f"target: {label}: {verdict}")
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = _parser().parse_args(argv)
+
+    def log(msg: str) -> None:
+        if not args.json:
+            print(msg, file=sys.stderr, flush=True)
+
+    result = collect(args, log)
+    result["targets"] = {label: ok for label, ok in _targets(result)}
+    if args.json:
+        print(json.dumps(result, indent=None, sort_keys=True))
+    else:
+        _print_text(result)
+    return 0
+
+
+if __name__ == "__main__":  # pragma: no cover
+    sys.exit(main(sys.argv[1:]))
