@@ -114,7 +114,10 @@ class CompositeProof:
         n = 1 + sum(degrees) + leaves
         if type(b) is not bytes or len(b) != n * SCALAR_BYTES:
             raise InvalidEncoding(f"composite proof must be {n * SCALAR_BYTES} bytes")
-        ks = [int.from_bytes(b[i : i + SCALAR_BYTES], "little") for i in range(0, len(b), 32)]
+        ks = [
+            int.from_bytes(b[i : i + SCALAR_BYTES], "little")
+            for i in range(0, len(b), SCALAR_BYTES)
+        ]
         pos = 1
         coeffs = []
         for d in degrees:
@@ -226,13 +229,15 @@ def prove_composite(
     nodes: list[Node] = []
     leaf_of: list[int] = []  # node -> leaf preorder index, or -1 for threshold nodes
     kids: list[list[int]] = []
+    leaf_nodes: list[int] = []
 
     def flatten(nd: Node) -> int:
         my = len(nodes)
         nodes.append(nd)
         kids.append([])
         if isinstance(nd, Leaf):
-            leaf_of.append(sum(1 for k in leaf_of if k >= 0))
+            leaf_of.append(len(leaf_nodes))
+            leaf_nodes.append(my)
         else:
             leaf_of.append(-1)
             for ch in nd.children:
@@ -240,7 +245,7 @@ def prove_composite(
         return my
 
     flatten(statement)
-    n_leaves = sum(1 for k in leaf_of if k >= 0)
+    n_leaves = len(leaf_nodes)
     sat = [False] * len(nodes)
     for my in reversed(range(len(nodes))):  # children come after their parent
         nd = nodes[my]
