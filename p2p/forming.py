@@ -57,6 +57,7 @@ MANIFEST_SIGN_DOMAIN = b"slaiga/v1/manifest"
 GENESIS_HASH_DOMAIN = b"slaiga/v1/genesis"
 SEAT_ORDER_DOMAIN = b"slaiga/v1/seat-order"
 SEAT_ORDER_VALUE_BYTES = 32
+SEAT_ORDER_SECRET_DOMAIN = b"slaiga/v1/seat-order-secret"
 DEFAULT_STALL_AFTER_MS = 5_000
 DEFAULT_MAX_WAIT_MS = 120_000
 
@@ -206,12 +207,26 @@ def commit_context(table_id: bytes, seat: int) -> bytes:
 
 
 def seat_order_commit(
-    table_id: bytes, seat: int, value: bytes | None = None
+    table_id: bytes, seat: int, value: bytes | None = None, *, key: IdentityKey | None = None
 ) -> tuple[Commit, Reveal]:
-    """Our commitment body now and the reveal body to send later (keep it secret till then)."""
-    if value is None:
+    """Our commitment body now and the reveal body to send later (keep it secret till then).
+
+    With ``key`` (our identity), value and nonce are derived from our
+    deterministic Ed25519 signature over the table id, so a peer that crashes
+    between commit and reveal re-derives the same reveal after a restart
+    instead of having to store a secret (and cannot be tricked into
+    committing twice).  Others cannot predict it without our private key.
+    Without ``key`` and ``value``, fresh randomness from ``secrets`` is used.
+    """
+    nonce = None
+    if key is not None:
+        if value is not None:
+            raise LocalProtocolError("pass either value or key, not both")
+        secret = hashlib.sha512(key.sign(SEAT_ORDER_SECRET_DOMAIN + table_id)).digest()
+        value, nonce = secret[:SEAT_ORDER_VALUE_BYTES], secret[SEAT_ORDER_VALUE_BYTES:]
+    elif value is None:
         value = secrets.token_bytes(SEAT_ORDER_VALUE_BYTES)
-    commitment, nonce = commit(value, commit_context(table_id, seat))
+    commitment, nonce = commit(value, commit_context(table_id, seat), nonce)
     return Commit(commitment), Reveal(value, nonce)
 
 

@@ -28,6 +28,7 @@ from p2p.errors import (
 from p2p.forming import (
     Manifest,
     Reveal,
+    new_table_id,
     open_genesis,
     seat_order_commit,
 )
@@ -348,3 +349,15 @@ def test_lagging_peer_catches_up_from_fetch_batches():
 def test_demo_rule_validates_seat_order():
     with pytest.raises(ValueError):
         DemoRule(3, (0, 0, 1))
+
+
+def test_seat_order_secret_from_identity_is_stable_and_private():
+    t = Table(3)
+    tid = t.manifest.table_id
+    c1, r1 = seat_order_commit(tid, 0, key=t.keys[0])
+    c2, r2 = seat_order_commit(tid, 0, key=t.keys[0])
+    assert (c1, r1) == (c2, r2)  # re-derivable after a crash
+    assert seat_order_commit(tid, 0, key=t.keys[1])[0] != c1  # another key, another secret
+    assert seat_order_commit(new_table_id(), 0, key=t.keys[0])[0] != c1
+    with pytest.raises(LocalProtocolError):
+        seat_order_commit(tid, 0, b"x" * 32, key=t.keys[0])
