@@ -182,6 +182,8 @@ class NodeConfig:
     join_timeout_s: float = JOIN_TIMEOUT_S
     lobby_scan_s: float = DEFAULT_LOBBY_SCAN_S
     on_event: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, data: None)
+    trace: Callable[[str, int, int], None] | None = None
+    """Benchmark hook: called ("sent"|"accepted", step, seat) as entries are signed/accepted."""
     behaviour: Any = None
     """Test hook for misbehaving peers (see tests/p2p/test_cheats_net.py); None is honest."""
 
@@ -695,17 +697,23 @@ class Node:
             offer = rec.sign(self.identity, self.my_seat, body)
             own = offer.accepted[0].signed
             store.append(own, sync=True)
+            if self.cfg.trace is not None:
+                self.cfg.trace("sent", own_step := offer.accepted[0].step, self.my_seat)
+                self.cfg.trace("accepted", own_step, self.my_seat)
             mesh.broadcast(own)
             self._after_offer(offer, via=None, skip_first=True)
 
     def _after_offer(self, offer: Offer, via: int | None, skip_first: bool = False) -> None:
         store = self.store
         assert store is not None
+        trace = self.cfg.trace
         for i, acc in enumerate(offer.accepted):
             if not (skip_first and i == 0):
                 store.append(acc.signed)
-        if offer.completed:
-            store.sync()
+                if trace is not None:
+                    trace("accepted", acc.step, acc.seat)
+        # Each append is flushed; the fsync that makes it durable is the one done
+        # before our own next entry leaves (see ``_act``), i.e. before we act on it.
         for cheat in offer.cheats:
             self._report_cheat(cheat, via)
 
