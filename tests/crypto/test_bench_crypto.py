@@ -1,0 +1,51 @@
+"""Smoke test of ``bench/crypto.py --quick --json``: it runs and reports every required key.
+
+Times are never asserted (the machine is shared); operation counts are, since
+they are deterministic and document the cost model the bounds rest on.
+"""
+
+from __future__ import annotations
+
+import json
+
+from bench import crypto as bench_crypto
+
+REQUIRED_KEYS = (
+    "tw_prove_ms_52",
+    "tw_verify_ms_52",
+    "tw_prove_ms_104",
+    "tw_verify_ms_104",
+    "deal4_s",
+    "deal4_lower_bound_s",
+    "unit_us",
+)
+
+
+def test_quick_json_has_required_keys(capsys):
+    assert bench_crypto.main(["--quick", "--json"]) == 0
+    out = capsys.readouterr().out
+    result = json.loads(out)
+    for key in REQUIRED_KEYS:
+        assert key in result, key
+    for key in REQUIRED_KEYS[:-1]:
+        assert isinstance(result[key], float) and result[key] > 0
+    assert set(bench_crypto.UNIT_OPS) <= set(result["unit_us"])
+    assert all(v > 0 for v in result["unit_us"].values())
+    assert result["mentalpoker"] is None  # --quick never installs or runs the comparison
+    figures = result["figures"]
+    n = 52
+    assert figures["tw_verify_52"]["ops"]["mul"] == 8 * n + 4
+    assert figures["tw_prove_52"]["proof_bytes"] == 3 + 32 * (4 * n + 5)
+    for name in ("deal4", "token_make", "hand_card_in_suit_verify", "cc_prove_104"):
+        assert figures[name]["lower_bound_ms"] > 0
+        assert figures[name]["ratio_to_bound"] > 0
+    # A whole four-seat deal: 4 shuffles proven, each verified by 3 seats.
+    assert figures["deal4"]["ops"]["mul"] >= 4 * 3 * (8 * n + 4)
+
+
+def test_text_output_names_targets(capsys):
+    assert bench_crypto.main(["--quick"]) == 0
+    out = capsys.readouterr().out
+    assert "tw_prove_52" in out and "deal4" in out
+    assert "target: TW verify 52 <= 60 ms" in out
+    assert "mentalpoker comparison skipped" in out
