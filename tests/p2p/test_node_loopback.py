@@ -1,0 +1,167 @@
+"""Whole tables on loopback: in one Trio run and as separate processes (real TCP, zeroconf)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import trio
+
+from p2p.store import load
+from tests.p2p._nethelpers import LOOPBACK, no_leaks
+from tests.p2p._tables import run_table
+
+TIMEOUT_S = 60
+DEMO_STEPS = 300
+
+
+def assert_same_records(results) -> None:
+    heads = {r.record.head for r in results}
+    assert len(heads) == 1
+    assert all(r.record.finished for r in results)
+    assert all(r.record.step - 1 == 2 + DEMO_STEPS for r in results)
+    orders = {r.seat_order for r in results}
+    assert len(orders) == 1 and sorted(next(iter(orders))) == list(range(len(results)))
+    # the files on disk hold the same set of signed entries
+    contents = {frozenset(s.entry for s in load(r.record_file).entries) for r in results}
+    assert len(contents) == 1
+    assert not any(r.cheats for r in results)
+
+
+@pytest.mark.parametrize("n", [3, 8])
+async def test_table_in_one_trio_run(tmp_path: Path, n: int) -> None:
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks():
+            results = await run_table(tmp_path, n, steps=DEMO_STEPS)
+    assert_same_records(results)
+    summary = results[0].summary()
+    assert [s["fingerprint"] for s in summary["seats"]] == [
+        s["fingerprint"] for s in results[-1].summary()["seats"]
+    ]
+
+
+async def test_table_found_through_zeroconf(tmp_path: Path) -> None:
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks():
+            results = await run_table(tmp_path, 4, steps=DEMO_STEPS, discovery=True)
+    assert_same_records(results)
+
+
+def _cli(*args: str) -> list[str]:
+    return [sys.executable, "-m", "cli.net", *args]
+
+
+def test_table_as_separate_processes(tmp_path: Path) -> None:
+    """Three `python -m cli.net` processes: open, lobby, join by id, join the only table."""
+    env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK)
+    common = ["--demo-steps", "200", "--json", "--linger", "10"]
+    procs = []
+    try:
+        opener = subprocess.Popen(
+            _cli(
+                "open",
+                "slave",
+                "--seats",
+                "3",
+                "--name",
+                "Ann",
+                "--option",
+                "variant=classic",
+                "--state-dir",
+                str(tmp_path / "a"),
+                *common,
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        procs.append(opener)
+        lobby = subprocess.run(
+            _cli("lobby", "--timeout", "3", "--json"),
+            capture_output=True,
+            env=env,
+            text=True,
+            timeout=30,
+        )
+        assert lobby.returncode == 0, lobby.stderr
+        tables = [t for t in json.loads(lobby.stdout) if t["name"] == "Ann"]
+        assert len(tables) == 1
+        table = tables[0]
+        assert (table["game"], table["seats_taken"], table["seats_total"]) == ("slave", 1, 3)
+        first = subprocess.Popen(
+            _cli(
+                "join",
+                table["table_id"],
+                "--name",
+                "Bob",
+                "--state-dir",
+                str(tmp_path / "b"),
+                *common,
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        procs.append(first)
+        second = subprocess.Popen(
+            _cli(
+                "join",
+                "--peer",
+                f"{table['addresses'][0]}:{table['port']}",
+                "--name",
+                "Cy",
+                "--state-dir",
+                str(tmp_path / "c"),
+                *common,
+            ),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            env=env,
+            text=True,
+        )
+        procs.append(second)
+        outs = []
+        for p in procs:
+            out, err = p.communicate(timeout=60)
+            assert p.returncode == 0, err
+            outs.append(json.loads(out))
+    finally:
+        for p in procs:
+            if p.poll() is None:
+                p.kill()
+                p.wait()
+    assert len({o["table_id"] for o in outs}) == 1
+    assert len({o["record_head"] for o in outs}) == 1
+    assert all(o["record_steps"] == 202 for o in outs)
+    seats = outs[0]["seats"]
+    assert sorted(s["name"] for s in seats) == ["Ann", "Bob", "Cy"]
+    assert all(o["seats"] == seats for o in outs)
+    assert all(set(s) >= {"name", "fingerprint"} for s in seats)
+
+
+def test_join_errors_are_clear(tmp_path: Path) -> None:
+    env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK)
+    gone = subprocess.run(
+        _cli("join", "00" * 16, "--timeout", "1", "--json", "--state-dir", str(tmp_path / "x")),
+        capture_output=True,
+        env=env,
+        text=True,
+        timeout=30,
+    )
+    assert gone.returncode == 1
+    assert "is gone" in json.loads(gone.stdout)["error"]
+    refused = subprocess.run(
+        _cli("join", "--peer", "127.0.0.1:9", "--json", "--state-dir", str(tmp_path / "x")),
+        capture_output=True,
+        env=env,
+        text=True,
+        timeout=30,
+    )
+    assert refused.returncode == 1
+    assert "cannot reach" in json.loads(refused.stdout)["error"]
