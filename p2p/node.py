@@ -272,8 +272,8 @@ class Node:
 
     # -- helpers --------------------------------------------------------
 
-    def emit(self, kind: str, **data: Any) -> None:
-        self.cfg.on_event(kind, data)
+    def emit(self, event: str, /, **data: Any) -> None:
+        self.cfg.on_event(event, data)
 
     def member(self, address: str) -> wire.Member:
         return wire.Member(
@@ -691,9 +691,6 @@ class Node:
                 return
             kind = sorted(kinds)[0]
             body = self._produce(kind)
-            behaviour = self.cfg.behaviour
-            if behaviour is not None and behaviour.on_act(self, kind, body):
-                return
             offer = rec.sign(self.identity, self.my_seat, body)
             own = offer.accepted[0].signed
             store.append(own, sync=True)
@@ -701,6 +698,8 @@ class Node:
                 self.cfg.trace("sent", own_step := offer.accepted[0].step, self.my_seat)
                 self.cfg.trace("accepted", own_step, self.my_seat)
             mesh.broadcast(own)
+            if self.cfg.behaviour is not None:
+                self.cfg.behaviour.after_send(self, kind, offer.accepted[0])
             self._after_offer(offer, via=None, skip_first=True)
 
     def _after_offer(self, offer: Offer, via: int | None, skip_first: bool = False) -> None:
