@@ -562,7 +562,7 @@ def describe_effect(effect: Effect) -> str:
     if isinstance(e, Repeal):
         return f"rule #{e.number} is repealed"
     if isinstance(e, Amend):
-        return f"rule #{e.number} now reads: {describe(e.spec)}"
+        return f"rule #{e.number} now reads: {describe(e.spec)[:-1]}"
     if isinstance(e, FreeText):
         return f"(free text) {e.text}"
     raise BadRule(f"unknown effect {e!r}")
@@ -838,10 +838,10 @@ class RuleBook:
         e = spec.effect
         if isinstance(e, Repeal | Amend):
             target = self.get(e.number)
-            if not target.active:
-                raise BadRule(f"rule #{e.number} is {target.status}, not active")
             if isinstance(target.spec.effect, Repeal | Amend):
                 raise BadRule(f"rule #{e.number} has already taken effect; it cannot change")
+            if not target.active:
+                raise BadRule(f"rule #{e.number} is {target.status}, not active")
             if isinstance(e, Amend):
                 if e.spec == target.spec:
                     raise BadRule(f"the amendment leaves rule #{e.number} as it is")
