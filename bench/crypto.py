@@ -277,8 +277,29 @@ def bench_hand_proofs(report: Report, repeat: int) -> None:
         report.measure(f"{name}_verify", lambda verify=verify, proof=proof: verify(proof), repeat)
 
 
-def deal4(rounds_check: bool = True) -> None:
+class PhaseClock:
+    """Accumulates wall time per named phase over several runs (for a per-phase median)."""
+
+    def __init__(self) -> None:
+        self.samples: dict[str, list[float]] = {}
+        self._t = time.perf_counter()
+
+    def start(self) -> None:
+        self._t = time.perf_counter()
+
+    def mark(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.samples.setdefault(phase, []).append(now - self._t)
+        self._t = now
+
+    def medians_s(self) -> dict[str, float]:
+        return {name: statistics.median(v) for name, v in self.samples.items()}
+
+
+def deal4(clock: PhaseClock | None = None) -> None:
     """One whole verified four-seat deal, in memory (see module docstring)."""
+    clock = clock or PhaseClock()
+    clock.start()
     table = b"bench-deal4"
     deck = deck_points(DECK)
 
@@ -298,13 +319,16 @@ def deal4(rounds_check: bool = True) -> None:
     publics = [sh.public for sh in shares]
     pk = joint_key(publics)
     pile = tuple(public_mask(m, pk) for m in deck.points)
+    clock.mark("keys_and_initial_pile")
 
     for s in range(SEATS):
         out, w = shuffle_deck(pile, pk)
         proof = tw.prove_shuffle(pile, out, pk, w, ctx(STEP_SHUFFLE, s))
+        clock.mark("shuffle_and_prove_x4")
         for verifier in range(SEATS):
             if verifier != s:
                 tw.verify_shuffle(pile, out, pk, proof, ctx(STEP_SHUFFLE, s))
+        clock.mark("verify_shuffles_x12")
         pile = out
 
     seen: list[int] = []
@@ -320,6 +344,7 @@ def deal4(rounds_check: bool = True) -> None:
         for i, ct in enumerate(cards):
             point = unmask_private(ct, [toks[i] for toks in others], secrets_[k])
             seen.append(deck.index_of(point))
+    clock.mark("private_deal_24_cards")
 
     public_cards = pile[SEATS * PRIVATE_CARDS :]
     batches = [
@@ -337,7 +362,8 @@ def deal4(rounds_check: bool = True) -> None:
         ]
         if verifier == 0:
             seen.extend(revealed)
-    if rounds_check and sorted(seen) != list(range(DECK)):
+    clock.mark("public_reveal_28_cards")
+    if sorted(seen) != list(range(DECK)):
         raise AssertionError("deal4 did not reveal every card exactly once")
 
 
@@ -489,7 +515,8 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
     bench_hand_proofs(report, repeat)
     log("whole verified four-seat deal ...")
     deal4()  # warm caches (generators, deck encodings)
-    report.measure("deal4", deal4, repeat)
+    clock = PhaseClock()
+    report.measure("deal4", lambda: deal4(clock), repeat)
     report.measure("deal4_wire_decoding", make_deal4_wire_overhead(), repeat)
     fig = report.figures
     result: dict[str, Any] = {
@@ -503,6 +530,7 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
         "deal4_s": fig["deal4"]["ms"] / 1e3,
         "deal4_lower_bound_s": fig["deal4"]["lower_bound_ms"] / 1e3,
         "deal4_ratio_to_bound": fig["deal4"]["ratio_to_bound"],
+        "deal4_phases_s": _phase_medians(clock, repeat),
         "deal4_with_wire_decoding_s": (fig["deal4"]["ms"] + fig["deal4_wire_decoding"]["ms"]) / 1e3,
         "repeat": repeat,
         "cc_rounds": cc_rounds,
@@ -522,6 +550,16 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
                 if name in mp:
                     result[f"deal4_ratio_vs_{name}"] = result["deal4_s"] / mp[name]["median_s"]
     return result
+
+
+def _phase_medians(clock: PhaseClock, repeat: int) -> dict[str, float]:
+    """Per-phase medians of the total per run (phases that repeat within a run are summed)."""
+    out = {}
+    for name, samples in clock.samples.items():
+        per_run = len(samples) // repeat
+        totals = [sum(samples[i * per_run : (i + 1) * per_run]) for i in range(repeat)]
+        out[name] = statistics.median(totals)
+    return out
 
 
 def _targets(r: dict[str, Any]) -> list[tuple[str, bool | None]]:
@@ -568,6 +606,8 @@ def _print_text(r: dict[str, Any]) -> None:
         f"deal4: {r['deal4_s']:.3f} s (lower bound {r['deal4_lower_bound_s']:.3f} s); "
         f"with every receiver decoding piles and proofs: {r['deal4_with_wire_decoding_s']:.3f} s"
     )
+    for phase, secs in r["deal4_phases_s"].items():
+        print(f"  deal4 phase {phase:<26} {secs * 1e3:9.1f} ms")
     mp = r.get("mentalpoker")
     if mp:
         for name in ("DealerEC", "DealerEG"):
