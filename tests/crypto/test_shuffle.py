@@ -13,6 +13,8 @@ import dataclasses
 
 import nacl.bindings as sodium
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from crypto import shuffle_proof_cc as cc
 from crypto import shuffle_proof_tw as tw
@@ -619,3 +621,19 @@ def test_shuffle_operation_counts():
     assert COUNTERS.snapshot()["mul"] == 9
     assert COUNTERS.snapshot()["base_mul"] == 9
     assert COUNTERS.snapshot()["add"] == 18
+
+
+# --- properties ------------------------------------------------------------------------------
+
+
+@settings(max_examples=12, deadline=None)
+@given(n=st.integers(min_value=1, max_value=8), seed=st.binary(min_size=16, max_size=16))
+def test_property_both_proofs_accept_any_seeded_shuffle_and_round_trip(n, seed):
+    t = make_table(n, seed=n)
+    out, w = shuffle_deck(t.deck, t.joint_key, seed=seed)
+    assert sorted(decrypt(t, ct).data for ct in out) == sorted(m.data for m in t.cards)
+    proof = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, seed=seed)
+    tw.verify_shuffle(t.deck, out, t.joint_key, tw.TWShuffleProof.decode(proof.encode(), n), CTX)
+    cproof = cc.prove_shuffle(t.deck, out, t.joint_key, w, CTX, rounds=4, seed=seed)
+    decoded = cc.CCShuffleProof.decode(cproof.encode(), n)
+    cc.verify_shuffle(t.deck, out, t.joint_key, decoded, CTX, min_rounds=4)
