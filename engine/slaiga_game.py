@@ -81,6 +81,8 @@ SHOOT_RANKS = frozenset({JACK, QUEEN, KING, ACE})
 BULLET_RANKS = frozenset({JACK, QUEEN, KING, ACE, JOKER_RANK})
 DRAW, DISCARD = "draw", "discard"
 SOURCES = (DRAW, DISCARD)
+SUITS = (0, 1, 2, 3)
+BOOLS = (False, True)
 
 
 def next_suit(suit: int) -> int:
@@ -180,10 +182,16 @@ class ClaimWin(Action):
 
 @dataclass(frozen=True, slots=True)
 class Shoot(Action):
-    """Shoot ``target`` naming target suit ``suit`` with ``card`` (claim: ace if ``ace``)."""
+    """Name opponent ``target`` and target suit ``suit``; the card follows (``ShotCard``)."""
 
     target: int
     suit: int
+
+
+@dataclass(frozen=True, slots=True)
+class ShotCard(Action):
+    """Play the first shot's ``card`` (claimed: a shoot card of the suit after T; ace if ``ace``)."""
+
     card: int
     ace: bool = False
 
@@ -281,6 +289,7 @@ ALL_ACTIONS = (
     Discard,
     ClaimWin,
     Shoot,
+    ShotCard,
     JackShot,
     Answer,
     Concede,
@@ -301,6 +310,7 @@ ALL_ACTIONS = (
 # The phase table: each interactive step kind and the actions it accepts.
 PHASE_ACTIONS: dict[str, tuple[type[Action], ...]] = {
     "turn": (Draw, Shoot, JackShot),
+    "shot_card": (ShotCard,),
     "discard": (Discard, ClaimWin),
     "king": (KingLook,),
     "queen": (QueenSwap,),
@@ -431,8 +441,11 @@ class Slaiga(Game):
         self.places: list[int] = []
         self.over = False
         self.capped = False
+        self._hidden_views = tuple(CardView(h, None) for h in range(len(self.deck)))
+        self._shown_views: dict[int, CardView] = {}
         self._handlers = {
             "turn": self._on_turn,
+            "shot_card": self._on_shot_card,
             "discard": self._on_discard,
             "king": self._on_king,
             "queen": self._on_queen,
@@ -642,8 +655,8 @@ class Slaiga(Game):
         target = a.target
         if not (0 <= target < self.seats) or target == seat or not self.active[target]:
             raise self.illegal(a, f"seat {target} is not an opponent in play")
-        self._require_in_hand(a, a.card)
         if isinstance(a, JackShot):
+            self._require_in_hand(a, a.card)
             face = self.face_for(seat, a.card)
             if face is not None and face.rank != JACK:
                 raise self.illegal(a, f"a jack shot needs a jack, not {face}")
@@ -666,12 +679,27 @@ class Slaiga(Game):
             return
         if not 0 <= a.suit < 4:
             raise self.illegal(a, f"no suit {a.suit}")
-        play = Play(seat, a.card, "shot", next_suit(a.suit), bool(a.ace))
+        if not self.LYING:
+            faces = [self.face_for(seat, h) for h in self.hand(seat)]
+            if None not in faces and not any(
+                is_shoot(f) and f.suit == next_suit(a.suit) for f in faces
+            ):
+                raise self.illegal(a, f"no shoot card of {SUIT_SYMBOLS[next_suit(a.suit)]} in hand")
+        self.agenda.pop(0)
+        self._push(Step("shot_card", seat, target, a.suit))
+        return
+        yield
+
+    def _on_shot_card(self, step: Step, a: ShotCard) -> Handler:
+        seat, target = step.seat, step.other
+        self._require_in_hand(a, a.card)
+        a_suit = step.n
+        play = Play(seat, a.card, "shot", next_suit(a_suit), bool(a.ace))
         if not self.LYING:
             self._validate_honest(a, play)
         self.agenda.pop(0)
         self.zones.move(a.card, "volley")
-        v = Volley("suit", seat, target, a.suit)
+        v = Volley("suit", seat, target, a_suit)
         v.plays.append(play)
         v.shots = 1
         self.volley = v
@@ -683,10 +711,10 @@ class Slaiga(Game):
         claim = self._claim_text(play)
         self.emit(
             "shot",
-            f"seat {seat} shoots seat {target}: {SUIT_SYMBOLS[a.suit]} target, {claim}{shown}",
+            f"seat {seat} shoots seat {target}: {SUIT_SYMBOLS[a_suit]} target, {claim}{shown}",
             seat,
             target=target,
-            suit=a.suit,
+            suit=a_suit,
         )
         self._push(Step("answer", target))
 
@@ -1278,28 +1306,40 @@ class Slaiga(Game):
         }
 
     def view(self, seat: int) -> dict[str, Any]:
-        fv = self.face_for
-        step = self.agenda[0] if self.agenda else None
+        seen, faces, bit, hidden = self.seen, self.faces, 1 << seat, self._hidden_views
+        shown = self._shown_views
+        piles = self.zones
+
+        def cv(handles) -> tuple[CardView, ...]:
+            # face_for, inlined, with CardViews reused while a handle's face stays the same:
+            # the view is built for every action a bot takes
+            out = []
+            for h in handles:
+                if seen.get(h, 0) & bit:
+                    face = faces.get(h)
+                    c = shown.get(h)
+                    if c is None or c.face is not face:
+                        c = shown[h] = CardView(h, face)
+                    out.append(c)
+                else:
+                    out.append(hidden[h])
+            return tuple(out)
+
         v = self.volley
         return {
             "seat": seat,
             "lying": self.LYING,
             "phase": self.phase,
-            "step": step,
+            "step": self.agenda[0] if self.agenda else None,
             "current": self.current,
             "turns": self.turns,
-            "hand": tuple(CardView(h, fv(seat, h)) for h in self.hand(seat)),
-            "hands": tuple(
-                tuple(CardView(h, fv(seat, h)) for h in self.zones[f"hand:{s}"])
-                for s in range(self.seats)
-            ),
-            "to_place": tuple(CardView(h, fv(seat, h)) for h in self.zones[f"place:{seat}"]),
-            "draw": tuple(CardView(h, fv(seat, h)) for h in self.zones[DRAW]),
-            "discard": tuple(CardView(h, fv(seat, h)) for h in self.zones[DISCARD]),
+            "hand": cv(piles[f"hand:{seat}"]),
+            "hands": tuple(cv(piles[f"hand:{s}"]) for s in range(self.seats)),
+            "to_place": cv(piles[f"place:{seat}"]),
+            "draw": cv(piles[DRAW]),
+            "discard": cv(piles[DISCARD]),
             "volley": v.public() if v else None,
-            "volley_cards": tuple(CardView(p.handle, fv(seat, p.handle)) for p in v.plays)
-            if v
-            else (),
+            "volley_cards": cv(piles["volley"]),
             "active": tuple(self.active),
             "places": tuple(self.places),
         }
@@ -1316,17 +1356,26 @@ class Slaiga(Game):
     def _legal_turn(self, step: Step, seat: int) -> list[Action]:
         out = self._legal_draws(seat)
         opps = [t for t in range(self.seats) if t != seat and self.active[t]]
-        hand = [(h, self.face_for(seat, h)) for h in self.hand(seat)]
-        for h, f in hand:
-            for t in opps:
-                if f is not None and f.rank == JACK:
-                    out.append(JackShot(seat, t, h))
-                for suit in range(4):
-                    if self.LYING:
-                        out.append(Shoot(seat, t, suit, h, False))
-                        out.append(Shoot(seat, t, suit, h, True))
-                    elif f is not None and is_shoot(f) and f.suit == next_suit(suit):
-                        out.append(Shoot(seat, t, suit, h, f.rank == ACE))
+        shot_suits: set[int] = set()
+        for h in self.hand(seat):
+            f = self.face_for(seat, h)
+            if f is not None and f.rank == JACK:
+                out.extend([JackShot(seat, t, h) for t in opps])
+            if f is not None and is_shoot(f):
+                shot_suits.add((f.suit - 1) % 4)
+        targets = SUITS if self.LYING else sorted(shot_suits)
+        out.extend([Shoot(seat, t, suit) for t in opps for suit in targets])
+        return out
+
+    def _legal_shot_card(self, step: Step, seat: int) -> list[Action]:
+        if self.LYING:
+            return [ShotCard(seat, h, ace) for h in self.hand(seat) for ace in BOOLS]
+        out: list[Action] = []
+        need = next_suit(step.n)
+        for h in self.hand(seat):
+            f = self.face_for(seat, h)
+            if f is not None and is_shoot(f) and f.suit == need:
+                out.append(ShotCard(seat, h, f.rank == ACE))
         return out
 
     def _legal_discard(self, step: Step, seat: int) -> list[Action]:
