@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli import bench, play, simulate
+from cli import bench, net, play, simulate
 
 VERSION = "0.1.0"
 
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     simulate.add_parser(sub)
     play.add_parser(sub)
+    net.add_parsers(sub)
     bench.add_parser(sub)
     return parser
 
