@@ -48,7 +48,7 @@ from typing import Any
 
 from engine.bots import RandomBot
 from engine.cards import CLUBS, SLAVE_RANKS, Card, slave_key, standard_deck
-from engine.game import Action, Game, Handler, Outcome
+from engine.game import Action, CardView, Game, Handler, Outcome
 from engine.obligations import FaceOf, HighestGiven, Prove, Reveal, Shuffle, Statement, Transfer
 from engine.options import OptionSpec
 from engine.registry import GameSpec
@@ -218,7 +218,8 @@ class Slave(Game):
         self.current = 0
         self.active = set(range(self.seats))
         self.passed: set[int] = set()
-        self.top: tuple[int, ...] = ()  # handles of the set to beat ("" = leading)
+        self.top: tuple[int, ...] = ()  # handles of the set to beat (() = leading)
+        self._top_view: tuple[CardView, ...] = ()
         self.last: int | None = None  # who played the top set
         self.watch: int | None = None  # the seat whose pass would reverse
         self.out: list[int] = []
@@ -230,6 +231,8 @@ class Slave(Game):
     def _new_deal(self) -> Handler:
         self.game_no += 1
         self._reset_deal()
+        prev_titles = titles_for(self.placements[-1]) if self.placements else {}
+        self._titles = tuple(prev_titles.get(s, "") for s in range(self.seats))
         first = 0
         if self.placements:
             prev = self.placements[-1]
@@ -344,6 +347,7 @@ class Slave(Game):
         for h in hs:
             self.zones.move(h, "pile")
         self.top = hs
+        self._top_view = tuple(CardView(h, self.faces[h]) for h in hs)  # public now
         self.last = seat
         self.watch = None
         self.turns += 1
@@ -413,6 +417,7 @@ class Slave(Game):
         last = self.last
         assert last is not None
         self.top = ()
+        self._top_view = ()
         self.passed.clear()
         self.watch = None
         self.last = None
@@ -529,21 +534,20 @@ class Slave(Game):
                     out.append(Play(seat, (opener, *combo)))
             return out
         out = []
+        ranks = sorted(groups, key=RANK_INDEX.__getitem__)
         if not self.top:
-            for rank in SLAVE_RANKS:
-                g = groups.get(rank)
-                if g:
-                    hs = [h for _, h in g]
-                    for k in range(1, len(hs) + 1):
-                        for combo in combinations(hs, k):
-                            out.append(Play(seat, combo))
+            for rank in ranks:
+                hs = [h for _, h in groups[rank]]
+                for k in range(1, len(hs) + 1):
+                    for combo in combinations(hs, k):
+                        out.append(Play(seat, combo))
             return out
         old = [self.faces[h] for h in self.top]
         k = len(old)
         old_rank = RANK_INDEX[old[0].rank]
-        for rank in SLAVE_RANKS[old_rank:]:
-            g = groups.get(rank)
-            if g is None or len(g) < k:
+        for rank in ranks:
+            g = groups[rank]
+            if len(g) < k or RANK_INDEX[rank] < old_rank:
                 continue
             if rank == old[0].rank:
                 high = max(f.suit for f in old)
@@ -553,9 +557,9 @@ class Slave(Game):
             for combo in combinations(g, k):
                 out.append(Play(seat, tuple(h for _, h in combo)))
         if k == 1:
-            for rank in SLAVE_RANKS:
-                g = groups.get(rank)
-                if g is not None and len(g) == FOUR:
+            for rank in ranks:
+                g = groups[rank]
+                if len(g) == FOUR:
                     out.append(Play(seat, tuple(h for _, h in g)))
         out.append(Pass(seat))
         return out
@@ -572,17 +576,20 @@ class Slave(Game):
         return [Give(seat, combo) for combo in combinations(hand, step.count)]
 
     def view(self, seat: int) -> dict[str, Any]:
-        prev = self.placements[-1] if self.placements else ()
-        titles = titles_for(prev) if prev else {}
+        bit, seen, faces = 1 << seat, self.seen, self.faces
+        hand = tuple(
+            CardView(h, faces.get(h) if seen.get(h, 0) & bit else None)
+            for h in self.zones[self.hand_names[seat]]
+        )
         return {
             "seat": seat,
             "seats": self.seats,
             "deal": self.game_no,
             "games": self.options["games"],
             "phase": self.phase,
-            "hand": self.cards_view(seat, self.zones[self.hand_names[seat]]),
+            "hand": hand,
             "hand_sizes": tuple(len(self.zones[n]) for n in self.hand_names),
-            "top": self.cards_view(seat, self.top),
+            "top": self._top_view,
             "pile_size": len(self.zones["pile"]),
             "last": self.last,
             "passed": tuple(sorted(self.passed)),
@@ -592,7 +599,7 @@ class Slave(Game):
             "out": tuple(self.out),
             "toppled": self.toppled,
             "king": self.king,
-            "titles": tuple(titles.get(s, "") for s in range(self.seats)),
+            "titles": self._titles,
             "points": tuple(self.points),
         }
 
