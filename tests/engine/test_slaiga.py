@@ -1,0 +1,625 @@
+"""Scenario tests for Slaiga and Honest Slaiga (RULES.md §1), on stacked decks.
+
+``LocalDealer(stacked=...)`` fixes the first shuffle: seat 0 is dealt the
+first six stacked cards, seat 1 the next six, and so on; the rest of the
+stack is the top of the draw pile.
+"""
+
+from collections import Counter
+
+import pytest
+
+from engine import runner
+from engine.cards import ACE, JOKER, cards
+from engine.dealer import LocalDealer
+from engine.errors import BadOption, IllegalAction, NotYourTurn
+from engine.registry import get
+from engine.slaiga_game import (
+    DISCARD,
+    DRAW,
+    AcceptCheck,
+    Answer,
+    CancelCheck,
+    Check,
+    ClaimWin,
+    Concede,
+    Discard,
+    Draw,
+    Give,
+    GiveBack,
+    HonestSlaiga,
+    JackShot,
+    KingLook,
+    Miss,
+    MissVerdict,
+    Pass,
+    Place,
+    QueenSwap,
+    Shoot,
+    ShotCard,
+    Slaiga,
+    Swap,
+    has_straight_flush,
+)
+
+C, D, H, S = 0, 1, 2, 3
+MECHANICAL = ("give", "place", "place_hand", "reload")
+
+
+def new(cls=Slaiga, hands=(), pile="", seats=2, options=None, picks=(), seed=0):
+    g = cls(seats, {"max_turns": 500, **(options or {})})
+    stacked = [c for h in hands for c in cards(h)] + cards(pile)
+    d = LocalDealer(g.deck, seed, stacked=stacked, picks=picks)
+    events = runner.start(g, d)
+    return g, d, events
+
+
+def h_of(g, d, seat, code):
+    """The handle of face ``code`` in ``seat``'s hand."""
+    (card,) = cards(code) if code != "JK" else (JOKER,)
+    for h in g.zones[f"hand:{seat}"]:
+        if d.truth[h] == card:
+            return h
+    raise AssertionError(f"{code} not in seat {seat}'s hand")
+
+
+def faces(g, d, zone):
+    return [str(d.truth[h]) for h in g.zones[zone]]
+
+
+def act(g, d, action):
+    return runner.step(g, d, action)
+
+
+def drain(g, d, stop=()):
+    """Play the mechanical phases (give, place, reload) with the first legal action."""
+    done = Counter()
+    events = []
+    while not g.is_over() and g.phase in MECHANICAL and g.phase not in stop:
+        seat = g.to_move()[0]
+        done[(g.phase, seat)] += 1
+        events += act(g, d, g.legal_actions(seat)[0])
+    return done, events
+
+
+def kinds(events):
+    return [e.kind for e in events]
+
+
+# ---- straight flushes ------------------------------------------------------------------
+
+
+def test_straight_flush_ace_high_ace_low_no_wrap():
+    assert has_straight_flush(cards("10H JH QH KH AH 2C"))
+    assert has_straight_flush(cards("AS 2S 3S 4S 5S 9D"))
+    assert not has_straight_flush(cards("QD KD AD 2D 3D 4C"))
+    assert has_straight_flush(cards("QD KD AD 2D 3D 4C"), wrap=True)
+    assert not has_straight_flush(cards("2C 3C 4C 5C 7C 6D"))
+    assert not has_straight_flush([*cards("2C 3C 4C 5C"), JOKER, JOKER])
+
+
+# ---- setup -------------------------------------------------------------------------------
+
+
+def test_setup_slaiga_face_up_pile_and_jokers():
+    g, d, events = new(Slaiga, seats=3)
+    assert len(g.deck) == 54 and Counter(g.deck)[JOKER] == 2
+    assert all(len(g.zones[f"hand:{s}"]) == 6 for s in range(3))
+    assert not g.zones[DISCARD]
+    top = g.zones[DRAW][0]
+    assert g.is_public(top) and "top" in kinds(events)
+    assert not g.is_public(g.zones[DRAW][1])
+    assert g.to_move() == (0,) and g.phase == "turn"
+    for s in range(3):
+        assert all(c.face is not None for c in g.view(s)["hand"])
+        assert all(c.face is None for c in g.view(s)["hands"][(s + 1) % 3])
+
+
+def test_setup_honest_face_down_pile_no_jokers_and_options():
+    g, d, _ = new(HonestSlaiga, seats=8)
+    assert len(g.deck) == 52 and JOKER not in g.deck
+    assert g.seen.get(g.zones[DRAW][0], 0) == 0
+    assert len(g.zones[DRAW]) == 52 - 48
+    with pytest.raises(BadOption):
+        Slaiga(4, {"king_max": 0})
+    g2, _, _ = new(Slaiga, options={"turn_up_discard": True})
+    assert len(g2.zones[DISCARD]) == 1 and g2.is_public(g2.zones[DISCARD][0])
+
+
+# ---- turns -------------------------------------------------------------------------------
+
+HANDS2 = ("JC 2H 3H 4H 5H 9D", "2S 3S 4S 7D 8D 9C")
+
+
+def test_draw_then_discard_and_new_top_revealed():
+    g, d, _ = new(Slaiga, HANDS2, "10C 10D 10H")
+    top = g.zones[DRAW][0]
+    act(g, d, Draw(0, DRAW))
+    assert top in g.zones["hand:0"] and g.phase == "discard"
+    assert g.is_public(g.zones[DRAW][0]) and str(d.truth[g.zones[DRAW][0]]) == "10♦"
+    act(g, d, Discard(0, h_of(g, d, 0, "9D")))
+    assert faces(g, d, DISCARD) == ["9♦"] and g.is_public(g.zones[DISCARD][0])
+    assert g.to_move() == (1,) and g.turns == 1
+    act(g, d, Draw(1, DISCARD))
+    assert g.zones[DISCARD] == [] or faces(g, d, DISCARD) != ["9♦"]
+
+
+def test_honest_draw_is_private():
+    g, d, _ = new(HonestSlaiga, HANDS2, "10C 10D")
+    top = g.zones[DRAW][0]
+    act(g, d, Draw(0, DRAW))
+    assert g.visible(0, top) and not g.visible(1, top)
+    assert not g.visible(0, g.zones[DRAW][0])
+
+
+def test_acting_out_of_turn_raises_and_keeps_state():
+    g, d, _ = new(HonestSlaiga, HANDS2, "10C")
+    before = g.state_hash()
+    with pytest.raises(NotYourTurn):
+        g.apply(Draw(1, DRAW))
+    with pytest.raises(IllegalAction, match="not allowed now"):
+        g.apply(Discard(0, h_of(g, d, 0, "9D")))
+    assert g.state_hash() == before
+
+
+# ---- honest volleys ----------------------------------------------------------------------
+
+
+def test_honest_illegal_shots_raise_and_keep_state():
+    g, d, _ = new(HonestSlaiga, ("JC 2H 3H 4H 5H 9D", "2S 3S 4S 7D 8D 9C"), "10C")
+    before = g.state_hash()
+    # wrong suit: a ♣ shot card names target ♠, not ♥
+    with pytest.raises(IllegalAction, match="no shoot card"):
+        g.apply(Shoot(0, 1, H))
+    assert g.state_hash() == before
+    act(g, d, Shoot(0, 1, S))
+    mid = g.state_hash()
+    with pytest.raises(IllegalAction, match="required suit"):
+        g.apply(ShotCard(0, h_of(g, d, 0, "9D")))
+    assert g.state_hash() == mid
+
+
+def test_honest_non_shoot_card_of_the_right_suit_is_refused():
+    g, d, _ = new(HonestSlaiga, ("JC 2C 3H 4H 5H 9D", "2S 3S 4S 7D 8D 9C"), "10C")
+    act(g, d, Shoot(0, 1, S))
+    before = g.state_hash()
+    with pytest.raises(IllegalAction, match="not a shoot card"):
+        g.apply(ShotCard(0, h_of(g, d, 0, "2C")))
+    assert g.state_hash() == before
+
+
+def test_honest_miss_true_penalty_and_turn_after_attacker():
+    hands = ("JC 2H 3H 4H 5H 9D", "2S 3S 7D 8D 9C 10C", "2D 3D 4D 5D 6D 7H")
+    g, d, _ = new(HonestSlaiga, hands, "KC KD KH KS", seats=3)
+    act(g, d, Shoot(0, 1, S))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "JC")))
+    assert g.is_public(g.zones["volley"][0])
+    assert g.legal_actions(1) == [Miss(1)]  # only two ♠: miss is compulsory
+    before = g.state_hash()
+    with pytest.raises(IllegalAction, match="call miss"):
+        g.apply(Concede(1))
+    assert g.state_hash() == before
+    act(g, d, Miss(1))
+    assert d.counts["Prove"] == 1
+    assert g.phase == "give" and g.to_move() == (0,)
+    act(g, d, Give(0, h_of(g, d, 0, "9D")))
+    assert g.visible(1, h_of(g, d, 1, "9D") if False else g.zones["place:1"][0])
+    h = g.zones["place:1"][0]
+    act(g, d, Place(1, h, 2))
+    assert g.zones[DRAW][2] == h and g.visible(0, h) is not False
+    assert faces(g, d, DISCARD) == ["J♣"]
+    done, _ = drain(g, d)
+    assert done[("reload", 0)] == 2 and len(g.zones["hand:0"]) == 6
+    assert g.phase == "turn" and g.to_move() == (1,)
+
+
+def test_honest_false_miss_is_illegal():
+    hands = ("JC 2H 3H 4H 5H 9D", "2S 3S 4S 8D 9C 10C")
+    g, d, _ = new(HonestSlaiga, hands, "KC KD")
+    act(g, d, Shoot(0, 1, S))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "JC")))
+    before = g.state_hash()
+    with pytest.raises(IllegalAction, match="false miss"):
+        g.apply(Miss(1))
+    assert g.state_hash() == before
+    assert Miss(1) not in g.legal_actions(1)
+
+
+def test_honest_volley_wraps_and_concede_pays_shots():
+    # T = ♥: shot ♠, block ♣ (wrap), countershot ♦, block ♥; then A cannot shoot ♠ again
+    hands = ("AS 2H QD 4H 5H 9D", "2H 3H 4H 5C 7H 8D")
+    g, d, _ = new(HonestSlaiga, ("QS 2D QD 4D 5D 9C", "2H 3H 4H 5C 7H 8D"), "KC KD KH")
+    del hands
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "QS")))
+    assert Concede(1) in g.legal_actions(1)
+    act(g, d, Answer(1, h_of(g, d, 1, "5C")))  # block ♣
+    act(g, d, Answer(0, h_of(g, d, 0, "QD")))  # countershot ♦
+    assert d.counts["Prove"] == 1  # the first answer proved 3+ ♥
+    act(g, d, Answer(1, h_of(g, d, 1, "7H")))  # counterblock ♥
+    assert g.legal_actions(0) == [Concede(0)]
+    act(g, d, Concede(0))
+    done, events = drain(g, d)
+    assert done[("give", 0)] == 2  # two shots
+    assert "volley-length:4" in kinds(events)
+    assert faces(g, d, DISCARD)[:4] == ["7♥", "Q♦", "5♣", "Q♠"]
+    assert g.to_move() == (1,)
+
+
+def test_honest_ace_must_be_answered_by_ace():
+    g, d, _ = new(HonestSlaiga, ("AS 2D QD 4D 5D 9C", "2H 3H 4H 5C AC 8D"), "KC KD KH")
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "AS"), True))
+    before = g.state_hash()
+    with pytest.raises(IllegalAction, match="ace"):
+        g.apply(Answer(1, h_of(g, d, 1, "5C"), False))
+    assert g.state_hash() == before
+    assert [a for a in g.legal_actions(1) if isinstance(a, Answer)] == [
+        Answer(1, h_of(g, d, 1, "AC"), True)
+    ]
+    act(g, d, Answer(1, h_of(g, d, 1, "AC"), True))
+    assert g.to_move() == (0,)
+
+
+# ---- lies and checks --------------------------------------------------------------------
+
+
+def lying_shot(options=None, hands=HANDS2, pile="10C 10D 10H 10S KC KD KH KS"):
+    g, d, _ = new(Slaiga, hands, pile, options=options)
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "9D")))  # claims a ♠ shoot card: a lie
+    assert not g.is_public(g.zones["volley"][0])
+    return g, d
+
+
+def test_shot_check_catches_liar_who_pays_n_plus_1():
+    g, d = lying_shot()
+    act(g, d, Check(1))
+    assert g.phase == "check_response" and g.to_move() == (0,)
+    events = act(g, d, AcceptCheck(0))
+    assert "check:shot:liar" in kinds(events)
+    assert g.is_public(g.zones["volley"][0])
+    done, events = drain(g, d)
+    assert done[("give", 0)] == 2 and done[("place", 1)] == 2
+    assert g.to_move() == (1,) and len(g.zones["hand:0"]) == 6
+
+
+def test_shot_check_true_claim_checker_pays_n():
+    g, d, _ = new(Slaiga, HANDS2, "10C 10D 10H KS")
+    act(g, d, Shoot(0, 1, D))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "JC")))  # hmm: ♦ target -> ♥ shot; J♣ is a lie
+    g, d, _ = new(Slaiga, ("JH 2H 3H 4H 5H 9D", HANDS2[1]), "10C 10D 10H KS")
+    act(g, d, Shoot(0, 1, D))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "JH")))
+    act(g, d, Check(1))
+    events = act(g, d, AcceptCheck(0))
+    assert "check:shot:true" in kinds(events)
+    done, _ = drain(g, d)
+    assert done[("give", 1)] == 1 and done[("place", 0)] == 1
+
+
+def test_block_check_and_penalty_cap():
+    # five lying shots and four blocks; D checks the fifth shot: 5+1 capped at 5
+    hands = ("2C 3C 4C 5C 6C 7C", "2D 3D 4D 5D 6D 7D")
+    g, d, _ = new(Slaiga, hands, "10C 10D 10H 10S KC KD KH KS", options={"jokers": False})
+    act(g, d, Shoot(0, 1, H))
+    a_cards = list(g.zones["hand:0"])
+    b_cards = list(g.zones["hand:1"])
+    act(g, d, ShotCard(0, a_cards[0]))
+    for i in range(4):
+        act(g, d, Answer(1, b_cards[i]))
+        act(g, d, Answer(0, a_cards[i + 1]))
+    assert g.volley.shots == 5
+    events = act(g, d, Check(1))  # jokers off: resolved at once
+    assert "check:shot:liar" in kinds(events)
+    done, _ = drain(g, d)
+    assert done[("give", 0)] == 1  # capped at 5, but A holds only 1 card
+    g, d, _ = new(Slaiga, hands, "10C 10D 10H 10S KC KD KH KS", options={"jokers": False})
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "2C")))
+    act(g, d, Answer(1, h_of(g, d, 1, "2D")))  # lying ♣ block
+    events = act(g, d, Check(0))
+    assert "check:block:liar" in kinds(events)
+    done, _ = drain(g, d)
+    assert done[("give", 1)] == 2
+
+
+def test_joker_cancels_shot_check_then_checker_answers():
+    g, d = lying_shot(hands=("JK 2H 3H 4H 5H 9D", HANDS2[1]))
+    act(g, d, Check(1))
+    joker = h_of(g, d, 0, "JK")
+    assert CancelCheck(0, joker) in g.legal_actions(0)
+    events = act(g, d, CancelCheck(0, joker))
+    assert "joker" in kinds(events)
+    assert g.zones[DRAW][-1] == joker and g.is_public(joker)
+    assert not g.is_public(g.zones["volley"][0])  # nothing revealed
+    assert g.phase == "reload" and g.to_move() == (0,)
+    act(g, d, Draw(0, DRAW))
+    assert len(g.zones["hand:0"]) == 5  # 6 - shot - joker + 1
+    assert g.phase == "answer" and g.to_move() == (1,)
+    assert Check(1) not in g.legal_actions(1)
+    act(g, d, Concede(1))
+    done, _ = drain(g, d)
+    assert done[("give", 1)] == 1
+
+
+def test_slaiga_ace_claim_must_be_answered_by_ace_claim():
+    g, d, _ = new(Slaiga, HANDS2, "10C 10D 10H")
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "9D"), True))
+    before = g.state_hash()
+    with pytest.raises(IllegalAction, match="ace"):
+        g.apply(Answer(1, h_of(g, d, 1, "2S"), False))
+    assert g.state_hash() == before
+    act(g, d, Answer(1, h_of(g, d, 1, "2S"), True))
+    act(g, d, Check(0))
+    events = act(g, d, AcceptCheck(1))
+    assert "check:block:liar" in kinds(events)  # 2♠ is no ace of ♣
+
+
+def miss_setup(d_hand, options=None, pile="10C 10D 10H 10S KC KD KH KS QC QD"):
+    g, d, _ = new(Slaiga, ("JS 5C 6C 7C 8C 9D", d_hand), pile, options=options)
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "JS")))
+    act(g, d, Miss(1))
+    assert g.phase == "miss_answer" and g.to_move() == (0,)
+    return g, d
+
+
+def test_miss_accepted_one_card_penalty():
+    g, d = miss_setup("2S 3S 4S 7D 8D 9C")
+    act(g, d, Pass(0))
+    done, _ = drain(g, d)
+    assert done[("give", 0)] == 1 and done[("place", 1)] == 1
+
+
+def test_miss_check_true_attacker_places_4_defender_swaps():
+    g, d = miss_setup("2S 3S 4S 7D 8D 9C")
+    act(g, d, Check(0))
+    assert g.legal_actions(1) == [MissVerdict(1, True)]
+    before = g.state_hash()
+    with pytest.raises(IllegalAction, match="truth"):
+        g.apply(MissVerdict(1, False))
+    assert g.state_hash() == before
+    events = act(g, d, MissVerdict(1, True))
+    shown = [e for e in events if e.kind == "hand-shown"]
+    assert shown and shown[0].audience == frozenset({0, 1})
+    assert all(g.visible(0, h) for h in g.zones["hand:1"])
+    assert "check:miss:true" in kinds(events)
+    done, _ = drain(g, d, stop=("reload",))
+    assert done[("place_hand", 0)] == 4 and len(g.zones["hand:0"]) == 1
+    assert g.phase == "swap" and g.to_move() == (1,)
+    looked = g.agenda[0].handles
+    assert len(looked) == 6 and all(g.visible(1, h) for h in looked)
+    assert not all(g.visible(0, h) for h in looked[1:])
+    pile_card = looked[3]
+    mine = h_of(g, d, 1, "9C")
+    act(g, d, Swap(1, mine, pile_card))
+    assert g.zones[DRAW][3] == mine and pile_card in g.zones["hand:1"]
+    act(g, d, Pass(1))
+    done, _ = drain(g, d)
+    assert done[("reload", 0)] == 5 and g.to_move() == (1,)
+
+
+def test_miss_check_false_defender_pays_3():
+    g, d = miss_setup("2H 3H 4H 7D 8D 9C")
+    act(g, d, Check(0))
+    assert g.legal_actions(1) == [MissVerdict(1, False)]
+    events = act(g, d, MissVerdict(1, False))
+    assert "check:miss:liar" in kinds(events)
+    done, _ = drain(g, d)
+    assert done[("give", 1)] == 3 and done[("place", 0)] == 3
+
+
+def test_miss_check_cancelled_by_joker_keeps_miss_penalty():
+    g, d = miss_setup("2H 3H 4H 7D 8D JK")
+    act(g, d, Check(0))
+    joker = h_of(g, d, 1, "JK")
+    act(g, d, CancelCheck(1, joker))
+    assert not any(g.visible(0, h) for h in g.zones["hand:1"])
+    assert g.phase == "reload"
+    done, _ = drain(g, d)
+    assert done[("reload", 1)] == 1 and done[("give", 0)] == 1
+
+
+# ---- win claims ---------------------------------------------------------------------------
+
+WIN = "2H 3H 4H 5H 6H 9D"
+
+
+def test_win_check_true_checker_places_4_claimer_finishes():
+    g, d, _ = new(
+        Slaiga, (WIN, "2S 3S 4S 7D 8D 9C", "2D 3D 4D 5D 7C 8C"), "10C 10D 10H 10S KC KD KH", 3
+    )
+    act(g, d, Draw(0, DRAW))
+    act(g, d, ClaimWin(0, h_of(g, d, 0, "9D")))
+    assert not g.is_public(g.zones[DISCARD][0])
+    assert g.phase == "win_ask" and g.to_move() == (1,)
+    act(g, d, Pass(1))
+    assert g.to_move() == (2,)
+    act(g, d, Check(2))
+    events = act(g, d, AcceptCheck(0))
+    assert "check:win:true" in kinds(events)
+    assert all(g.is_public(h) for h in g.zones["hand:0"])
+    done, _ = drain(g, d)
+    assert done[("place_hand", 2)] == 4 and done[("reload", 2)] == 4
+    assert g.places == [0] and g.to_move() == (1,)
+
+
+def test_win_lie_caught_claimer_places_hand_and_stays():
+    g, d, _ = new(Slaiga, ("2H 3H 4H 5H 7H 9D", "2S 3S 4S 7D 8D 9C"), "10C 10D 10H 10S KC KD KH")
+    act(g, d, Draw(0, DRAW))
+    act(g, d, ClaimWin(0, h_of(g, d, 0, "10C")))
+    act(g, d, Check(1))
+    events = act(g, d, AcceptCheck(0))
+    assert "check:win:liar" in kinds(events)
+    done, _ = drain(g, d)
+    assert done[("place_hand", 0)] == 6 and done[("reload", 0)] == 6
+    assert g.active[0] and g.places == [] and g.to_move() == (1,)
+
+
+def test_win_check_cancelled_by_joker_next_seat_checks_then_all_pass():
+    hands = ("2H 3H 4H 5H 6H JK", "2S 3S 4S 7D 8D 9C", "2D 3D 4D 5D 7C 8C")
+    g, d, _ = new(Slaiga, hands, "JK 10D 10H 10S KC KD KH", 3)
+    act(g, d, Draw(0, DRAW))  # takes the second joker
+    act(g, d, ClaimWin(0, h_of(g, d, 0, "JK")))
+    act(g, d, Check(1))
+    act(g, d, CancelCheck(0, h_of(g, d, 0, "JK")))
+    act(g, d, Draw(0, DRAW))
+    assert g.phase == "win_ask" and g.to_move() == (2,)
+    act(g, d, Pass(2))
+    assert g.places == [0] and g.to_move() == (1,)
+
+
+def test_two_seat_true_win_ends_the_game():
+    g, d, _ = new(Slaiga, (WIN, "2S 3S 4S 7D 8D 9C"), "10C 10D")
+    act(g, d, Draw(0, DRAW))
+    act(g, d, ClaimWin(0, h_of(g, d, 0, "10C")))
+    events = act(g, d, Pass(1))
+    assert g.is_over() and g.outcome().ranking == (0, 1) and not g.outcome().draw
+    assert [e.kind for e in events].count("finish") == 2
+
+
+def test_honest_win_claim_proved_or_refused():
+    g, d, _ = new(HonestSlaiga, (WIN, "2S 3S 4S 7D 8D 9C", "2D 3D 4D 5D 7C 8C"), "10C 10D", 3)
+    act(g, d, Draw(0, DRAW))
+    before = g.state_hash()
+    with pytest.raises(IllegalAction, match="no straight flush"):
+        g.apply(ClaimWin(0, h_of(g, d, 0, "2H")))
+    assert g.state_hash() == before
+    assert [a for a in g.legal_actions(0) if isinstance(a, ClaimWin)] == [
+        ClaimWin(0, h_of(g, d, 0, "9D")),
+        ClaimWin(0, h_of(g, d, 0, "10C")),
+    ]
+    events = act(g, d, ClaimWin(0, h_of(g, d, 0, "9D")))
+    assert "win:proved" in kinds(events) and g.places == [0]
+    assert all(g.is_public(h) for h in g.zones["hand:0"])
+    assert g.to_move() == (1,)
+
+
+# ---- bullets --------------------------------------------------------------------------------
+
+
+def test_king_reveals_next_k_to_all():
+    g, d, _ = new(Slaiga, ("KC 2H 3H 4H 5H 9D", HANDS2[1]), "10C 10D 10H 10S")
+    act(g, d, Draw(0, DRAW))
+    act(g, d, Discard(0, h_of(g, d, 0, "KC"), True))
+    assert g.phase == "king"
+    assert [a.count for a in g.legal_actions(0)] == [1, 2, 3, 4, 5, 6]
+    events = act(g, d, KingLook(0, 3))
+    assert all(g.is_public(h) for h in g.zones[DRAW][:3])
+    assert not g.is_public(g.zones[DRAW][3]) and "king" in kinds(events)
+    before = g.state_hash()
+    with pytest.raises(IllegalAction):
+        g.apply(Discard(1, h_of(g, d, 1, "2S"), True))
+    assert g.state_hash() == before
+
+
+def test_queen_swaps_with_recent_discard():
+    g, d, _ = new(Slaiga, ("QC 2H 3H 4H 5H 9D", "2S 3S 4S 7D 8D 9C"), "10C 10D 10H 10S")
+    act(g, d, Draw(0, DRAW))
+    act(g, d, Discard(0, h_of(g, d, 0, "9D")))
+    act(g, d, Draw(1, DRAW))
+    act(g, d, Discard(1, h_of(g, d, 1, "9C")))
+    act(g, d, Draw(0, DRAW))
+    act(g, d, Discard(0, h_of(g, d, 0, "QC"), True))
+    assert faces(g, d, DISCARD) == ["Q♣", "9♣", "9♦"]
+    nine = g.zones[DISCARD][2]
+    act(g, d, QueenSwap(0, h_of(g, d, 0, "2H"), nine))
+    assert faces(g, d, DISCARD) == ["Q♣", "9♣", "2♥"] and nine in g.zones["hand:0"]
+    assert g.to_move() == (1,)
+
+
+def test_jack_volley_blind_pick_and_give_back():
+    hands = ("JC KH 3H 4H 5H 9D", "AS 3S 4S 7D 8D 9C")
+    g, d, _ = new(HonestSlaiga, hands, "10C 10D 10H 10S KC KD", picks=[2])
+    act(g, d, JackShot(0, 1, h_of(g, d, 0, "JC")))
+    assert g.is_public(g.zones["volley"][0])
+    assert [type(a).__name__ for a in g.legal_actions(1)] == ["Concede", "Answer"]
+    act(g, d, Answer(1, h_of(g, d, 1, "AS")))
+    act(g, d, Answer(0, h_of(g, d, 0, "KH")))
+    hand1 = list(g.zones["hand:1"])
+    events = act(g, d, Concede(1))
+    picked = hand1[2]
+    assert "jack-pick" in kinds(events) and d.counts["JointRandom"] == 1
+    assert picked in g.zones["hand:0"] and g.visible(0, picked)
+    assert g.phase == "give_back" and g.to_move() == (0,)
+    back = h_of(g, d, 0, "9D")
+    act(g, d, GiveBack(0, back))
+    assert back in g.zones["hand:1"] and g.visible(1, back)
+    assert faces(g, d, DISCARD)[:3] == ["K♥", "A♠", "J♣"]
+    done, events = drain(g, d)
+    assert g.to_move() == (1,)
+
+
+def test_non_bullet_cannot_answer_a_jack():
+    g, d, _ = new(Slaiga, ("JC KH 3H 4H 5H 9D", "AS 3S 4S 7D 8D 9C"), "10C 10D")
+    act(g, d, JackShot(0, 1, h_of(g, d, 0, "JC")))
+    before = g.state_hash()
+    with pytest.raises(IllegalAction, match="not a bullet"):
+        g.apply(Answer(1, h_of(g, d, 1, "3S")))
+    assert g.state_hash() == before
+
+
+# ---- piles and the end ------------------------------------------------------------------------
+
+
+def test_reshuffle_includes_face_down_cards():
+    g, d, _ = new(Slaiga, seats=8)  # 54 - 48 = 6 cards in the draw pile
+    fd = None
+    for turn in range(7):
+        seat = g.to_move()[0]
+        act(g, d, Draw(seat, DRAW)) if g.zones[DRAW] else None
+        if turn == 0:
+            fd = g.zones[f"hand:{seat}"][0]
+            events = act(g, d, ClaimWin(seat, fd))
+            while g.phase == "win_ask":
+                events += act(g, d, Check(g.to_move()[0]) if False else Pass(g.to_move()[0]))
+            break
+    assert fd is not None
+    # keep drawing until the pile runs out
+    seen_reshuffle = False
+    for _ in range(40):
+        if g.is_over():
+            break
+        seat = g.to_move()[0]
+        events = act(g, d, Draw(seat, DRAW))
+        if "reshuffle" in kinds(events):
+            seen_reshuffle = True
+            assert not g.zones[DISCARD] or g.zones[DISCARD] == []
+            break
+        act(g, d, Discard(seat, g.zones[f"hand:{seat}"][0]))
+    assert seen_reshuffle or fd in g.zones[DRAW]
+    runner.check_conservation(g, d)
+
+
+def test_turn_cap_is_a_draw():
+    g, d, _ = new(HonestSlaiga, HANDS2, "10C 10D", options={"max_turns": 3})
+    for _ in range(3):
+        seat = g.to_move()[0]
+        act(g, d, Draw(seat, DRAW))
+        events = act(g, d, Discard(seat, g.zones[f"hand:{seat}"][0]))
+    assert g.is_over() and g.outcome().draw and "turn-cap" in kinds(events)
+
+
+def test_registry_and_summary():
+    spec = get("slaiga")
+    assert spec.game_class is Slaiga and get("honest-slaiga").game_class is HonestSlaiga
+    assert set(spec.bots) == {"random", "heuristic"}
+    import random
+
+    g = spec.factory(4, None)
+    dd = LocalDealer(g.deck, 3)
+    bots = [spec.bots["heuristic"](s, random.Random(s)) for s in range(4)]
+    r = runner.play(g, dd, bots)
+    summary = spec.summarise([r])
+    for key in ("volleys", "shot checks", "lies caught", "jokers used", "reshuffles"):
+        assert key in summary
+    assert summary["draws by turn cap"] == (1 if r.outcome.draw else 0)
+
+
+def test_slaiga_shoot_cards_are_claims_any_card_may_be_played():
+    g, d, _ = new(Slaiga, HANDS2, "10C")
+    act(g, d, Shoot(0, 1, C))
+    assert len(g.legal_actions(0)) == 12  # any of 6 cards, with or without an ace claim
+    assert ACE == 14
