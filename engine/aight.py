@@ -44,6 +44,11 @@ seats of its choice) or ``KeepRule`` **[house]**.
 and a unanimous vote ends the game as a draw. A win condition created by a
 rule ends it with a winner. ``max_turns`` ends an endless game as a draw.
 
+**Reshuffle.** When a draw finds the deck empty, the played pile except its
+top is shuffled jointly into a new deck; while a played card still awaits the
+window's verdict, the card under it is kept as well, so that a card taken back
+leaves the old top in place.
+
 **Hidden information.** Every deal and draw is a ``Reveal`` to the drawer,
 every played card a public ``Reveal``, every reshuffle a ``Shuffle``. A card
 taken back stays known to everybody. All judging uses only public facts.
@@ -311,7 +316,7 @@ class AightOfSpaides(Game):
         if p == "vote":
             return tuple(s for s in self.order if s not in self.votes)
         if p == "interlude":
-            return self.queue[:1] if self.queue else ()
+            return tuple(self.queue[:1])
         if p == "end_vote":
             return tuple(s for s in self.order if s not in self.end_votes)
         return ()
@@ -529,6 +534,7 @@ class AightOfSpaides(Game):
         if self.move_handle is not None:
             self.zones.move(self.move_handle, f"hand:{seat}")
             self.emit("take_back", f"seat {seat} takes back {move.card}", seat)
+            self.move_handle = None
         if move.kind != "draw" and move.stack:
             self.stack = 0
             yield from self._draw(seat, move.stack, "takes the stack and draws")
@@ -539,6 +545,7 @@ class AightOfSpaides(Game):
 
     def _stand(self, move: MoveRecord) -> Handler:
         seat, card = move.seat, move.card
+        self.move_handle = None  # the card stands: it is now simply the pile's top
         if card is not None and move.kind != "draw":
             self.named_suit = move.suit if card in self.book.compiled.wild else None
             if move.stack and not self.book.stacks(card):
@@ -684,7 +691,9 @@ class AightOfSpaides(Game):
         got: list[int] = []
         for _ in range(n):
             if not self.zones["deck"]:
-                rest = tuple(self.zones["pile"][1:])
+                # while a played card awaits its verdict, the card under it stays too
+                keep = 1 if self.move_handle is None else 2
+                rest = tuple(self.zones["pile"][keep:])
                 if not rest:
                     break
                 yield Shuffle(rest, "reshuffle")

@@ -19,6 +19,7 @@ any hidden card.
 
 from __future__ import annotations
 
+import dataclasses
 import random
 from collections.abc import Sequence
 from typing import Any
@@ -117,9 +118,22 @@ def record_for(view: dict[str, Any], action: Action) -> MoveRecord | None:
     return None
 
 
-def is_proper(view: dict[str, Any], action: Action) -> bool:
+def is_proper(view: dict[str, Any], action: Action, will_create: bool = True) -> bool:
+    """Whether ``action`` is proper; with ``will_create``, a play that must create
+    a rule counts as carrying one (the bot attaches it once it has chosen)."""
     rec = record_for(view, action)
-    return rec is not None and not view["book"].improper(rec)
+    if rec is None:
+        return False
+    book = view["book"]
+    card = rec.card
+    if (
+        will_create
+        and card is not None
+        and not rec.has_rule
+        and book.creates_rule(card, rec.emptied)
+    ):
+        rec = dataclasses.replace(rec, has_rule=True)
+    return not book.improper(rec)
 
 
 def context_of(view: dict[str, Any]) -> Context:
@@ -283,7 +297,7 @@ class RandomAightBot(_AightBot):
                 if rng.random() < 0.5 and getattr(a, "words", ()):
                     a = _without_words(a)
                 return a if rng.random() < 0.5 else self.with_rule(view, a)
-            proper = [a for a in moves if is_proper(view, self.with_rule(view, a))]
+            proper = [a for a in moves if is_proper(view, a)]
             return self.with_rule(view, rng.choice(proper or moves))
         if phase == "window":
             if rng.random() < self.call_rate:
@@ -338,13 +352,9 @@ class HeuristicBot(_AightBot):
             return done
         phase = view["phase"]
         if phase in ("turn", "drawn"):
-            plays = [
-                b
-                for a in legal
-                if isinstance(a, Play | PlayDrawn) and is_proper(view, b := self.with_rule(view, a))
-            ]
+            plays = [a for a in legal if isinstance(a, Play | PlayDrawn) and is_proper(view, a)]
             if plays:
-                return max(plays, key=lambda a: self._score(view, a))
+                return self.with_rule(view, max(plays, key=lambda a: self._score(view, a)))
             if phase == "drawn":
                 return EndTurn(self.seat)
             return next(a for a in legal if isinstance(a, Draw))

@@ -792,13 +792,16 @@ class _Compiled:
 class RuleBook:
     """The numbered rules of one game. Immutable: changes return a new book."""
 
-    __slots__ = ("rules", "_compiled")
+    __slots__ = ("rules", "_compiled", "_verdicts", "_lines")
 
     def __init__(self, rules: tuple[Rule, ...] | None = None) -> None:
         if rules is None:
             rules = tuple(Rule(i + 1, s, None) for i, s in enumerate(BASE_RULES))
         self.rules = rules
         self._compiled: _Compiled | None = None
+        # validate() memo: the book never changes, so a verdict on a spec holds
+        self._verdicts: dict[Any, str | None] = {}
+        self._lines: tuple[str, ...] | None = None
 
     def __eq__(self, other: object) -> bool:
         return isinstance(other, RuleBook) and other.rules == self.rules
@@ -824,12 +827,34 @@ class RuleBook:
         return tuple(r for r in self.rules if r.active)
 
     def lines(self) -> tuple[str, ...]:
-        return tuple(r.describe() for r in self.rules)
+        """Every rule's number, description and status, one line each."""
+        if self._lines is None:
+            self._lines = tuple(r.describe() for r in self.rules)
+        return self._lines
 
     # ---- validation -----------------------------------------------------------------
 
     def validate(self, spec: Any, context: Context | None = None) -> None:
         """Raise ``BadRule`` (saying why) unless ``spec`` may be added now."""
+        if not isinstance(spec, RuleSpec):
+            raise BadRule(f"not a rule: {spec!r}")
+        key = (spec, context if isinstance(spec.effect, WinCondition) else None)
+        try:
+            verdict = self._verdicts.get(key, False)
+        except TypeError:  # unhashable junk inside a spec: validate without memo
+            self._validate(spec, context)
+            return
+        if verdict is False:
+            try:
+                self._validate(spec, context)
+                verdict = None
+            except BadRule as exc:
+                verdict = str(exc)
+            self._verdicts[key] = verdict
+        if verdict is not None:
+            raise BadRule(verdict)
+
+    def _validate(self, spec: RuleSpec, context: Context | None) -> None:
         if not isinstance(spec, RuleSpec):
             raise BadRule(f"not a rule: {spec!r}")
         spec.check()
