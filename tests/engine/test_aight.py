@@ -447,22 +447,18 @@ def test_win_by_unmau_count_and_empty_without_pending():
 
 def test_win_by_rules_created():
     win = RuleSpec(Always(), WinCondition("rules_created", 2))
-    g, d = new(["8S 8C", "", ""], "3S")
-    g.current = 0
-    play(g, d, 0, "8S", [AIGHT_WORDS], rule=win)
+    g, d = new(["8S 8S", "8H", "8C"], "3S", rules=[win])
+    play(g, d, 0, "8S", [AIGHT_WORDS], rule=A_RULE)
     window(g, d)
     assert g.created[0] == 1 and not g.is_over()
-    g.current = 0  # position set-up: seat 0 again, now with the other 8♠
-    h = next(iter(h for h in g.zones["hand:0"] if g.faces[h] == parse_card("8C")))
-    runner.step(g, d, Play(0, h))
+    play(g, d, 1, "8H")
     window(g, d)
-    g.book, _ = g.book.add(RuleSpec(OnCard(8, 0), PlayAgain()), None)
-    g.faces[g.zones["pile"][0]]  # the 8♣ is on top
-    shrink(g, 1, g.faces[g.zones["hand:1"][0]].code)
-    g.pending_rules[0] = 1  # spending a pending rule creates rule number two
-    g.current, g.phase, g.queue = 0, "interlude", [0]
-    runner.step(g, d, Spend(0, A_RULE, (1, 1, 1)))
-    assert g.is_over() and g.winner == 0 and "created 2 rules" in g.outcome().reason
+    play(g, d, 2, "8C")
+    window(g, d)
+    play(g, d, 0, "8S", [AIGHT_WORDS], rule=RuleSpec(OnRank(13), PlayAgain()))
+    ev = window(g, d)
+    assert "end:win" in kinds(ev) and g.is_over() and g.winner == 0
+    assert "created 2 rules" in g.outcome().reason and g.outcome().ranking[0] == 0
 
 
 def test_free_text_rule_call_is_voted():
