@@ -538,8 +538,8 @@ def test_illegal_actions_raise_specific_errors_and_leave_state():
         g.apply(Call(0, 0))
     assert g.state_hash() == before
     g.apply(Pass(1))
-    g.apply(Pass(2))  # the move stands; no obligation pending here, so try a draw next
-    g.apply(Draw(1))
+    g.apply(Pass(2))  # the move stands and seat 1 is to move
+    g.apply(Draw(1))  # not settled: the draw's Reveal is pending
     with pytest.raises(DealerPending):
         g.apply(EndTurn(1))
 
