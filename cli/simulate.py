@@ -45,6 +45,13 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         metavar="KEY=VALUE",
         help="table option, repeatable (see `slaiga options GAME`)",
     )
+    p.add_argument(
+        "--bot-param",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="tuning passed to every bot, e.g. bluff_rate=0.2 (numbers are parsed)",
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--verbose", action="store_true", help="show every move of every game")
     p.set_defaults(func=run)
@@ -53,6 +60,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def derive_seed(master: int, game_index: int, role: str) -> int:
     digest = hashlib.sha256(f"slaiga-sim:{master}:{game_index}:{role}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
+
+
+def parse_number(text: str) -> int | float | str:
+    for kind in (int, float):
+        try:
+            return kind(text)
+        except ValueError:
+            pass
+    return text
 
 
 def style_cards(text: str) -> str:
@@ -82,6 +98,7 @@ def run(args: argparse.Namespace) -> int:
         for k in kinds:
             if k not in spec.bots:
                 raise EngineError(f"unknown bot {k!r}; choose from {', '.join(spec.bots)}")
+        bot_params = {k: parse_number(v) for k, v in parse_option_args(args.bot_param).items()}
         if args.games < 1:
             raise EngineError("--games must be at least 1")
     except (EngineError, ValueError) as exc:
@@ -89,11 +106,17 @@ def run(args: argparse.Namespace) -> int:
         return 2
 
     results = []
+    if bot_params:
+        try:  # a bad tuning name is the user's error, not a crash
+            spec.bots[kinds[0]](0, random.Random(0), **bot_params)
+        except TypeError as exc:
+            err.print(f"[bold red]error:[/] bad --bot-param: {exc}")
+            return 2
     for i in range(args.games):
         game = spec.factory(seats, options)
         dealer = LocalDealer(game.deck, derive_seed(args.seed, i, "dealer"))
         bots = [
-            spec.bots[k](s, random.Random(derive_seed(args.seed, i, f"bot{s}")))
+            spec.bots[k](s, random.Random(derive_seed(args.seed, i, f"bot{s}")), **bot_params)
             for s, k in enumerate(kinds)
         ]
         on_event = None
