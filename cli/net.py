@@ -16,6 +16,7 @@ import argparse
 import json
 import os
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -82,6 +83,12 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keepalive-dead", type=float, default=5.0, help=argparse.SUPPRESS)
     p.add_argument("--linger", type=float, default=10.0, help=argparse.SUPPRESS)
     p.add_argument("--quiet", action="store_true", help="no progress messages")
+    p.add_argument(
+        "--events",
+        action="store_true",
+        help="print every progress event as one JSON object per line on stderr"
+        " (for scripts and tests: stalls, recoveries, cheats, finish)",
+    )
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -160,7 +167,18 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         if not quiet and kind not in QUIET_EVENTS:
             _err.print(f"[dim]·[/dim] {_describe(kind, data)}")
 
-    if quiet:
+    if getattr(args, "events", False):
+        # machine-readable progress: one JSON object per line, flushed at once
+        def on_event(kind: str, data: dict[str, Any]) -> None:  # noqa: F811
+            line = json.dumps(
+                {"event": kind, "t": round(time.monotonic(), 3), **data},
+                sort_keys=True,
+                default=str,
+            )
+            sys.stderr.write(line + "\n")
+            sys.stderr.flush()
+
+    elif quiet:
         # even with --json, say what is going on during long waits, on stderr
         def on_event(kind: str, data: dict[str, Any]) -> None:  # noqa: F811
             if kind in ("stalled", "cheat", "abandoned") and not args.quiet:

@@ -65,6 +65,8 @@ INBOX_ITEMS = 4096
 """Inbound items buffered for the node before readers stop reading (backpressure)."""
 BACKOFF_START_S = 0.05
 BACKOFF_CAP_S = 1.0
+DRAIN_TIMEOUT_S = 2.0
+"""On a normal close, how long queued frames may take to go out before links are cut."""
 MAX_REDIALS = 120
 """Redial attempts per outage before a persistent peer is given up on (bounded loop)."""
 
@@ -358,6 +360,12 @@ class Connection:
         except (trio.ClosedResourceError, trio.BrokenResourceError) as exc:
             raise ConnectionClosed(self.close_reason or "connection closed", self.peer) from exc
 
+    def finish_sending(self, reason: str = "closed locally") -> None:
+        """Close gracefully: the writer sends what is queued, then the connection ends."""
+        if not self.close_reason:
+            self.close_reason = reason
+        self._out_send.close()
+
     def abort(self, reason: str) -> None:
         if not self.close_reason:
             self.close_reason = reason
@@ -616,6 +624,20 @@ class Mesh:
     def broadcast(self, msg: wire.Message, peers: list[bytes] | None = None) -> int:
         return self.broadcast_raw(wire.encode_body(msg), peers)
 
+    async def drain(self, timeout: float = DRAIN_TIMEOUT_S) -> None:
+        """Send every queued frame, then close each connection (bounded by ``timeout``).
+
+        Used on a normal exit, so that a last message (say ``Finished``) queued
+        just before leaving is not thrown away with the outbox.
+        """
+        self.closing = True
+        conns = list(self.connections.values())
+        for conn in conns:
+            conn.finish_sending()
+        with trio.move_on_after(timeout):
+            for conn in conns:
+                await conn.closed.wait()
+
     def disconnect(self, peer: bytes, reason: str = "closed locally") -> None:
         conn = self.connections.get(peer)
         if conn is not None:
@@ -650,9 +672,12 @@ async def open_mesh(
                 await mesh.listen(host, port)
             try:
                 yield mesh
-            finally:
+            except BaseException:
                 mesh.closing = True
                 nursery.cancel_scope.cancel()
+                raise
+            await mesh.drain()
+            nursery.cancel_scope.cancel()
 
 
 def _leaves(group: BaseExceptionGroup) -> list[BaseException]:

@@ -778,6 +778,7 @@ class Node:
                             await mesh.send(event.peer, batch)
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
+            self.emit("peer_finished", slot=via, step=msg.step)
         # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
 
     async def _run_record(self) -> None:
