@@ -301,9 +301,13 @@ class SlaigaBot(Bot):
             if best >= 4 and self.rng.random() < self.win_bluff:
                 return ClaimWin(me, worst)
         f = hand[worst]
-        if f is not None and f.rank in (KING, QUEEN) and Discard(me, worst, True) in legal:
-            if f.rank == KING or self._queen_gain(view, hand, worst, dead) > 0:
-                return Discard(me, worst, True)
+        if (
+            f is not None
+            and f.rank in (KING, QUEEN)
+            and Discard(me, worst, True) in legal
+            and (f.rank == KING or self._queen_gain(view, hand, worst, dead) > 0)
+        ):
+            return Discard(me, worst, True)
         return Discard(me, worst, False)
 
     def _queen_gain(self, view, hand, discarded, dead) -> float:
