@@ -31,8 +31,10 @@ leaf)``: ``32 * (1 + sum(n - t) + leaves)`` bytes.
 Operation counts, for a statement with N leaves of which R are answered
 honestly (R = number of cards the prover uses as true):
 
-* prove: N base + (R + 3 (N - R)) mul + (N + 2 (N - R)) add
-  (each leaf first computes ``X - M_v``: 1 add);
+* prove: N base + (R + 2 (N - R)) mul + (N + (N - R)) add
+  (each leaf first computes ``X - M_v``: 1 add; a simulated leaf's first
+  commitment ``s G - e PK`` is computed as ``(s - e x) G`` because the seat
+  knows its own key ``x``, see :func:`prove_composite`);
 * verify: N base + 3N mul + 3N add.
 
 For "fewer than 3 of 6 cards of suit T" in a 52-card deck: N = 6 * 39 = 234.
@@ -154,33 +156,51 @@ def _absorb_statement(t: Transcript, node: Node) -> None:
 
 
 def _poly_eval(c0: int, coeffs: Sequence[int], x: int) -> int:
+    """``f(x)`` for ``f = c0 + sum(coeffs[i] x^(i+1))`` (Horner).
+
+    ``x`` is a small child index, so the accumulator is reduced mod L only once
+    at the end: it grows by ``log2(x)`` bits per step, which is far cheaper
+    than a 253-bit reduction per step.
+    """
     acc = 0
     for a in reversed(coeffs):
-        acc = (acc + a) * x % L
+        acc = (acc + a) * x
     return (acc + c0) % L
 
 
 def _interpolate(c0: int, xs: Sequence[int], ys: Sequence[int]) -> list[int]:
     """Coefficients ``a_1..a_d`` (d = len(xs)) of the degree-d polynomial with
-    ``f(0) = c0`` and ``f(xs[i]) = ys[i]``."""
-    pts = [(0, c0), *zip(xs, ys, strict=True)]
+    ``f(0) = c0`` and ``f(xs[i]) = ys[i]``.
+
+    Lagrange interpolation in O(d^2) operations: ``P(x) = prod (x - x_m)`` is
+    built once with exact integer coefficients (the nodes are small child
+    indices, so no reduction is needed), each basis polynomial is ``P / (x - x_k)``
+    by synthetic division, scaled by ``y_k / prod_{m != k} (x_k - x_m)``.  Only
+    the scaled sums are reduced mod L, at the end.
+    """
+    nodes = [0, *xs]
+    values = [c0, *ys]
+    if len(values) != len(nodes):
+        raise InvalidEncoding("interpolation needs one value per node")
     d = len(xs)
-    out = [0] * (d + 1)
-    for j, (xj, yj) in enumerate(pts):
-        basis = [1]
+    if d == 0:
+        return []
+    poly = [1]  # ascending coefficients of prod (x - x_m)
+    for m in nodes:
+        poly = [-m * poly[0], *(poly[i - 1] - m * poly[i] for i in range(1, len(poly))), 1]
+    acc = [0] * (d + 1)
+    for xk, yk in zip(nodes, values, strict=True):
         denom = 1
-        for m, (xm, _) in enumerate(pts):
-            if m == j:
-                continue
-            basis = [(-xm * basis[0]) % L] + [
-                (basis[k - 1] - xm * (basis[k] if k < len(basis) else 0)) % L
-                for k in range(1, len(basis) + 1)
-            ]
-            denom = denom * (xj - xm) % L
-        scale = yj * pow(denom, -1, L) % L
-        for k in range(d + 1):
-            out[k] = (out[k] + scale * basis[k]) % L
-    return out[1:]
+        for xm in nodes:
+            if xm != xk:
+                denom *= xk - xm
+        scale = yk * pow(denom % L, -1, L) % L
+        q = 1  # leading coefficient of P / (x - xk)
+        acc[d] += scale
+        for i in range(d, 1, -1):
+            q = poly[i] + xk * q
+            acc[i - 1] += scale * q
+    return [a % L for a in acc[1:]]
 
 
 # ----------------------------------------------------------------- generic prover
@@ -218,13 +238,24 @@ def prove_composite(
     witnesses: dict[int, int],
     transcript: Transcript,
     nonce_seed: bytes | None = None,
+    left_secret: int | None = None,
 ) -> CompositeProof:
     """Prove ``statement``; ``witnesses`` maps leaf preorder index -> discrete log.
 
     Raises :class:`InvalidProof` if the witnessed leaves do not satisfy the
     statement (a seat cannot prove a false claim).  The nodes are flattened in
     preorder, so a parent is always handled before its children.
+
+    ``left_secret``, when given, is ``x`` with ``xg == x g`` in *every* leaf
+    (true for hand proofs: the left half of each leaf is the seat's own key,
+    only the right half ``X - M_v`` differs).  A simulated leaf's first
+    commitment ``s g - e xg`` then equals ``(s - e x) g`` -- the same point,
+    so the proof is unchanged -- at one base multiplication instead of a
+    base multiplication, a multiplication and an addition.  A wrong
+    ``left_secret`` only yields a proof that fails to verify.
     """
+    if left_secret is not None:
+        check_scalar(left_secret, nonzero=True, what="left secret")
     rand = _Nonces(nonce_seed)
     nodes: list[Node] = []
     leaf_of: list[int] = []  # node -> leaf preorder index, or -1 for threshold nodes
@@ -269,7 +300,8 @@ def prove_composite(
             if simulated[my]:
                 e, s = fixed[my], rand()
                 responses[li] = s
-                commitments[2 * li] = lincomb_sub(s, nd.g, e, nd.xg)
+                k = (s - e * left_secret) % L if left_secret is not None else 0
+                commitments[2 * li] = times(k, nd.g) if k else lincomb_sub(s, nd.g, e, nd.xg)
                 commitments[2 * li + 1] = lincomb_sub(s, nd.h, e, nd.xh)
             else:
                 w = rand()
@@ -446,7 +478,7 @@ def prove_cards_in_set(
         card * len(allowed_l) + pos[idx]: secret for card, idx in enumerate(indices) if idx in pos
     }
     t = _hand_transcript(context, public, held, allowed_l, at_least, deck)
-    return prove_composite(statement, witnesses, t, nonce_seed)
+    return prove_composite(statement, witnesses, t, nonce_seed, left_secret=secret)
 
 
 def verify_cards_in_set(
