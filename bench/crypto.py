@@ -5,6 +5,16 @@ with the group operations it performed (from :data:`crypto.group.COUNTERS`),
 the lower bound ``sum(ops x unit cost)`` and the ratio of the measured time to
 that bound.  A ratio near 1 means Python adds little on top of libsodium.
 
+The machine is shared, so the load can change between the unit-cost
+measurement at the start and a figure measured a minute later, which moves the
+ratio either way (ratios of 0.7 and 2.0 for the same code were seen).  So each
+run of a figure is immediately followed by a *replay*: the same number of
+each counted operation, executed bare (``ops x unit cost``, measured in situ).
+``lower_bound_ms`` is the median replay time and ``ratio_to_bound`` the
+median of the per-run ratios ``figure / replay``, both taken under the same
+load.  ``lower_bound_global_ms`` is the same op counts times the unit costs
+measured at the start, for reference.
+
 Figures:
 
 * unit costs of each group operation;
@@ -81,17 +91,59 @@ TARGET_LOWER_BOUND_RATIO = 1.5
 # --- measuring -----------------------------------------------------------------------------
 
 
-def _median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, dict[str, int]]:
-    """Median wall time of ``fn`` over ``repeat`` runs, and the op counts of the last run."""
+class _Replay:
+    """Executes a given number of each counted group operation, bare (the op-count bound)."""
+
+    def __init__(self) -> None:
+        self.k = random_scalar()
+        self.p = base_mul(random_scalar())
+        self.q = base_mul(random_scalar())
+        self.enc = self.p.data
+        self.ops: dict[str, Callable[[], Any]] = {
+            "mul": lambda: mul(self.k, self.p),
+            "base_mul": lambda: base_mul(self.k),
+            "add": lambda: add(self.p, self.q),
+            "decode": lambda: Point.decode(self.enc),
+            "hash_to_point": lambda: hash_to_point(b"bench", self.enc),
+        }
+
+    def __call__(self, counts: dict[str, int]) -> float:
+        """Seconds taken by ``counts[name]`` bare operations of each kind."""
+        t0 = time.perf_counter()
+        for name in UNIT_OPS:
+            op = self.ops[name]
+            for _ in range(counts.get(name, 0)):
+                op()
+        return time.perf_counter() - t0
+
+
+_REPLAY: _Replay | None = None
+
+
+def _median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, dict[str, int], float, float]:
+    """Median wall time of ``fn`` over ``repeat`` runs, the op counts of the last run, and
+    the median in-situ bound and median per-run ratio (each run is followed by a replay
+    of its own op counts, so both see the same machine load)."""
+    global _REPLAY
+    if _REPLAY is None:
+        _REPLAY = _Replay()
     times = []
+    bounds = []
+    ratios = []
     ops: dict[str, int] = {}
     for _ in range(repeat):
         COUNTERS.reset()
         t0 = time.perf_counter()
         fn()
-        times.append(time.perf_counter() - t0)
+        elapsed = time.perf_counter() - t0
         ops = COUNTERS.snapshot()
-    return statistics.median(times), ops
+        bound = _REPLAY(ops)
+        times.append(elapsed)
+        bounds.append(bound)
+        if bound > 0:
+            ratios.append(elapsed / bound)
+    ratio = statistics.median(ratios) if ratios else 0.0
+    return statistics.median(times), ops, statistics.median(bounds), ratio
 
 
 def measure_units(repeat: int, per_run: int) -> dict[str, float]:
@@ -131,19 +183,27 @@ class Report:
         self.units = units
         self.figures: dict[str, dict[str, Any]] = {}
 
-    def add(self, name: str, seconds: float, ops: dict[str, int], **extra: Any) -> None:
-        bound = lower_bound_s(ops, self.units)
+    def add(
+        self,
+        name: str,
+        seconds: float,
+        ops: dict[str, int],
+        bound_s: float,
+        ratio: float,
+        **extra: Any,
+    ) -> None:
         self.figures[name] = {
             "ms": seconds * 1e3,
             "ops": {k: v for k, v in ops.items() if v},
-            "lower_bound_ms": bound * 1e3,
-            "ratio_to_bound": seconds / bound if bound else None,
+            "lower_bound_ms": bound_s * 1e3,
+            "ratio_to_bound": ratio or None,
+            "lower_bound_global_ms": lower_bound_s(ops, self.units) * 1e3,
             **extra,
         }
 
     def measure(self, name: str, fn: Callable[[], Any], repeat: int, **extra: Any) -> None:
-        seconds, ops = _median_time(fn, repeat)
-        self.add(name, seconds, ops, **extra)
+        seconds, ops, bound_s, ratio = _median_time(fn, repeat)
+        self.add(name, seconds, ops, bound_s, ratio, **extra)
 
 
 # --- workloads -------------------------------------------------------------------------------
