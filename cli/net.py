@@ -68,6 +68,12 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--round-every", type=int, default=DEFAULT_ROUND_EVERY, help=argparse.SUPPRESS)
     p.add_argument(
+        "--demo-pace-ms",
+        type=int,
+        default=0,
+        help="wait this long between your own demo entries (mimics think time)",
+    )
+    p.add_argument(
         "--stall-after-ms",
         type=int,
         default=DEFAULT_STALL_AFTER_MS,
@@ -193,6 +199,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         use_discovery=use_discovery,
         demo_steps=args.demo_steps,
         round_every=args.round_every,
+        demo_pace_ms=args.demo_pace_ms,
         stall_after_ms=args.stall_after_ms,
         max_wait_ms=args.max_wait_ms,
         keepalive_interval=args.keepalive,

@@ -184,6 +184,9 @@ class NodeConfig:
     on_event: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, data: None)
     trace: Callable[[str, int, int], None] | None = None
     """Benchmark hook: called ("sent"|"accepted", step, seat) as entries are signed/accepted."""
+    demo_pace_ms: int = 0
+    """Wait this long between our own demo entries (stands in for a player's think time,
+    so that tests can act on a table while its protocol is still running); 0: no wait."""
     behaviour: Any = None
     """Test hook for misbehaving peers (see tests/p2p/test_cheats_net.py); None is honest."""
 
@@ -268,6 +271,7 @@ class Node:
         self.finished_peers: dict[int, bytes] = {}
         self.divergent: list[int] = []
         self._reveal: Reveal | None = None
+        self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
 
     # -- helpers --------------------------------------------------------
@@ -682,13 +686,22 @@ class Node:
         return next_body(rule.next_rule, kind)
 
     def _act(self) -> None:
-        """Sign, persist (fsync) and send every entry we owe, as long as we owe one."""
+        """Sign, persist (fsync) and send every entry we owe, as long as we owe one.
+
+        With ``demo_pace_ms`` set, at most one entry goes out per pace interval.
+        """
         rec, mesh, store = self.record, self.mesh, self.store
         assert rec is not None and mesh is not None and store is not None
+        pace = self.cfg.demo_pace_ms / 1000
         while True:
             kinds = rec.owes(self.my_seat)
             if not kinds:
                 return
+            if pace > 0:
+                now = trio.current_time()
+                if now < self._pace_until:
+                    return
+                self._pace_until = now + pace
             kind = sorted(kinds)[0]
             body = self._produce(kind)
             offer = rec.sign(self.identity, self.my_seat, body)
@@ -822,6 +835,8 @@ class Node:
                     self.emit("linger_timeout", missing=others - len(self.finished_peers))
                     return
             deadline = monitor.next_deadline() if not rec.finished else linger_until
+            if rec.owes(self.my_seat) and self._pace_until > now:
+                deadline = min(deadline or self._pace_until, self._pace_until)
             with trio.move_on_at(deadline if deadline is not None else now + 3600):
                 event = await mesh.inbox.receive()
                 await self._handle(event)
