@@ -143,3 +143,81 @@ def test_rejection_at_every_decoder(vec):
 
 def vec_public(vec) -> Point:
     return Point.decode(bytes.fromhex(vec["keys"]["shares"][1]["public"]))
+
+
+# --- shuffle proofs -------------------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def shuffle_vec():
+    return json.loads((VECTORS / "shuffle_proofs.json").read_text())
+
+
+def test_shuffle_vectors_reproduce(shuffle_vec):
+    assert _load_builder().build_shuffles() == shuffle_vec
+
+
+def _shuffle_case(case):
+    from crypto.elgamal import decode_pile
+
+    h = bytes.fromhex
+    c = case["context"]
+    ctx = Context(bytes.fromhex(c["table_id"]), c["game"], c["step"], c["seat"])
+    n = case["cards"]
+    pk = Point.decode(h(case["joint_key"]))
+    inputs = decode_pile(h(case["inputs"]), n)
+    outputs = decode_pile(h(case["outputs"]), n)
+    return ctx, n, pk, inputs, outputs
+
+
+def test_shuffle_vectors_verify_from_bytes(shuffle_vec):
+    """Both proofs verify from wire form; the witness reproduces the outputs; either
+    proof fails in another context, for swapped piles and after any flipped byte."""
+    from crypto import shuffle_proof_cc as cc
+    from crypto import shuffle_proof_tw as tw
+    from crypto.errors import InvalidEncoding
+    from crypto.group import scalar_from_bytes
+    from crypto.shuffle import ShuffleWitness, apply_shuffle
+
+    rounds = shuffle_vec["cc_rounds"]
+    assert [case["cards"] for case in shuffle_vec["cases"]] == [3, 5]
+    for case in shuffle_vec["cases"]:
+        ctx, n, pk, inputs, outputs = _shuffle_case(case)
+        deck = deck_points(case["deck_size"])
+        witness = ShuffleWitness(
+            tuple(case["permutation"]),
+            tuple(scalar_from_bytes(bytes.fromhex(k)) for k in case["rerandomisers"]),
+        )
+        assert apply_shuffle(inputs, pk, witness) == tuple(outputs)
+        tw_raw = bytes.fromhex(case["tw_proof"])
+        cc_raw = bytes.fromhex(case["cc_proof"])
+        assert len(tw_raw) == tw.proof_size(n) and len(cc_raw) == cc.proof_size(n, rounds)
+        tw_proof = tw.TWShuffleProof.decode(tw_raw, n)
+        cc_proof = cc.CCShuffleProof.decode(cc_raw, n)
+        tw.verify_shuffle(inputs, outputs, pk, tw_proof, ctx)
+        cc.verify_shuffle(inputs, outputs, pk, cc_proof, ctx, min_rounds=rounds)
+        # the pile holds exactly the recorded cards (the shuffle moved, not changed, them)
+        assert len({deck.point(i) for i in case["card_handles"]}) == n
+        for other in (ctx.with_step(ctx.step + 1), ctx.with_seat(ctx.seat + 1)):
+            with pytest.raises(InvalidProof):
+                tw.verify_shuffle(inputs, outputs, pk, tw_proof, other)
+            with pytest.raises(InvalidProof):
+                cc.verify_shuffle(inputs, outputs, pk, cc_proof, other, min_rounds=rounds)
+        with pytest.raises(InvalidProof):
+            tw.verify_shuffle(outputs, inputs, pk, tw_proof, ctx)
+        with pytest.raises(InvalidProof):
+            cc.verify_shuffle(outputs, inputs, pk, cc_proof, ctx, min_rounds=rounds)
+        # one flipped bit anywhere past the header: rejected at decode or at verify
+        for raw, mod, verify in (
+            (tw_raw, lambda b, n=n: tw.TWShuffleProof.decode(b, n), tw.verify_shuffle),
+            (
+                cc_raw,
+                lambda b, n=n: cc.CCShuffleProof.decode(b, n),
+                lambda i, o, k, p, c: cc.verify_shuffle(i, o, k, p, c, min_rounds=rounds),
+            ),
+        ):
+            for pos in range(3, len(raw), max(1, len(raw) // 97)):
+                bad = bytearray(raw)
+                bad[pos] ^= 1
+                with pytest.raises((InvalidEncoding, InvalidProof)):
+                    verify(inputs, outputs, pk, mod(bytes(bad)), ctx)

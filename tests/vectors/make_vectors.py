@@ -1,4 +1,4 @@
-"""Generate the pinned crypto-core test vectors (tests/vectors/crypto_core.json).
+"""Generate the pinned test vectors (tests/vectors/crypto_core.json, shuffle_proofs.json).
 
 Every value is computed with explicit randomness, so the output is fully
 deterministic.  ``tests/crypto/test_vectors.py`` rebuilds the vectors and
@@ -14,18 +14,26 @@ import hashlib
 import json
 import pathlib
 
+from crypto import shuffle_proof_cc as cc
+from crypto import shuffle_proof_tw as tw
 from crypto.commit import JointRandom, commit
 from crypto.deck import DECK_SIZES, deck_points
-from crypto.elgamal import mask, remask_proven
+from crypto.elgamal import encode_pile, mask, remask_proven
 from crypto.group import base_mul, hash_to_point, mul, random_scalar, scalar_to_bytes
 from crypto.hand_proofs import held_card, prove_at_most_in_set
 from crypto.identity import IdentityKey
 from crypto.keys import joint_key, make_key_share
 from crypto.reveal import make_token, make_tokens
 from crypto.seal import SealKey, seal_with
+from crypto.shuffle import shuffle_deck
 from crypto.transcript import Context, Transcript
 
 PATH = pathlib.Path(__file__).with_name("crypto_core.json")
+SHUFFLE_PATH = pathlib.Path(__file__).with_name("shuffle_proofs.json")
+SHUFFLE_SIZES = (3, 5)
+CC_VECTOR_ROUNDS = 16
+"""Cut-and-choose rounds in the vectors: enough to exercise both coin values many
+times while keeping the file small (the production default is 128)."""
 
 
 def _rng(label: str) -> int:
@@ -150,8 +158,63 @@ def build() -> dict:
     return out
 
 
+def build_shuffles() -> dict:
+    """Both shuffle proofs on the same seeded shuffles of 3 and 5 cards.
+
+    Each case records the statement (joint key, input and output piles), the
+    witness (permutation, re-randomisers) and both proofs in wire form, so an
+    independent implementation can check its prover and its verifier.
+    """
+    out: dict = {"cc_rounds": CC_VECTOR_ROUNDS, "cases": []}
+    deck = deck_points(52)
+    for n in SHUFFLE_SIZES:
+        ctx = Context(b"vector-table", 7, 20 + n, n % 4)
+        secrets = [_rng(f"shuffle{n}-secret{i}") for i in range(3)]
+        pk = joint_key([base_mul(x) for x in secrets])
+        cards = list(range(2 * n, 3 * n))  # any n distinct handles
+        pile = tuple(
+            mask(deck.point(idx), pk, r=_rng(f"shuffle{n}-mask{k}"))[0]
+            for k, idx in enumerate(cards)
+        )
+        shuffled, w = shuffle_deck(pile, pk, seed=f"shuffle-vector-{n}-witness".encode())
+        tw_proof = tw.prove_shuffle(
+            pile, shuffled, pk, w, ctx, seed=f"tw-shuffle-vector-{n}".encode()
+        )
+        cc_proof = cc.prove_shuffle(
+            pile,
+            shuffled,
+            pk,
+            w,
+            ctx,
+            rounds=CC_VECTOR_ROUNDS,
+            seed=f"cc-shuffle-vector-{n}".encode(),
+        )
+        out["cases"].append(
+            {
+                "cards": n,
+                "context": {
+                    "table_id": ctx.table_id.hex(),
+                    "game": ctx.game,
+                    "step": ctx.step,
+                    "seat": ctx.seat,
+                },
+                "deck_size": deck.size,
+                "card_handles": cards,
+                "joint_key": pk.data.hex(),
+                "inputs": encode_pile(pile).hex(),
+                "outputs": encode_pile(shuffled).hex(),
+                "permutation": list(w.permutation),
+                "rerandomisers": [_s(k) for k in w.rerandomisers],
+                "tw_proof": tw_proof.encode().hex(),
+                "cc_proof": cc_proof.encode().hex(),
+            }
+        )
+    return out
+
+
 def main() -> None:
     PATH.write_text(json.dumps(build(), indent=1, sort_keys=True) + "\n")
+    SHUFFLE_PATH.write_text(json.dumps(build_shuffles(), indent=1, sort_keys=True) + "\n")
 
 
 if __name__ == "__main__":
