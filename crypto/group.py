@@ -102,9 +102,11 @@ def _y_and_sign(data: bytes) -> tuple[int, int]:
 class Point:
     """An element of the prime-order subgroup, held as its 32-byte canonical encoding.
 
-    The constructor only checks type and length; it is for points produced
-    inside this package.  Anything that arrives from outside must go through
-    :meth:`decode`, which performs the full validation.
+    The constructor only checks type and length and rejects the identity (a
+    bytes comparison, so even a point built by hand can never be the identity
+    card, mask, key or token); it is for points produced inside this package.
+    Anything that arrives from outside must go through :meth:`decode`, which
+    performs the full validation.
     """
 
     data: bytes
@@ -112,6 +114,8 @@ class Point:
     def __post_init__(self) -> None:
         if type(self.data) is not bytes or len(self.data) != POINT_BYTES:
             raise InvalidPoint(f"point must be {POINT_BYTES} bytes")
+        if self.data == IDENTITY_BYTES:
+            raise InvalidPoint("point is the identity")
 
     @classmethod
     def decode(cls, b: bytes) -> Point:

@@ -104,6 +104,14 @@ def test_wrong_lengths_and_types():
         Point(b"\0" * 31)
 
 
+def test_identity_is_never_a_point():
+    """Not even a hand-built Point can be the identity (never a card, mask, key or token)."""
+    with pytest.raises(InvalidPoint, match="identity"):
+        Point(IDENTITY_BYTES)
+    with pytest.raises(InvalidPoint, match="identity"):
+        Point.decode(IDENTITY_BYTES)
+
+
 def test_valid_points_roundtrip():
     for k in (1, 2, 12345, L - 1):
         p = base_mul(k)
