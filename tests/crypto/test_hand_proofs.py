@@ -62,6 +62,13 @@ def test_polynomial_interpolation():
     assert _poly_eval(7, coeffs, 0) == 7
     assert [_poly_eval(7, coeffs, x) for x in (1, 3, 4)] == [10, 20, 30]
     assert _interpolate(5, [], []) == []
+    # a full-size OR node: degree 51 through f(0) and 51 of the children 1..52
+    xs = [x for x in range(1, 53) if x != 17]
+    ys = [(x * 0x9E3779B97F4A7C15 + 3) ** 3 % L for x in xs]
+    big = _interpolate(L - 1, xs, ys)
+    assert len(big) == 51
+    assert _poly_eval(L - 1, big, 0) == L - 1
+    assert [_poly_eval(L - 1, big, x) for x in xs] == ys
 
 
 def test_or_proof_true_and_tampering():
