@@ -16,12 +16,20 @@ What it does (issue 3):
 
 Parameters (``Bot(seat, rng, **params)``): ``bluff`` (0.15), ``check_below``
 (0.35), ``shoot_at`` (3.0), ``win_bluff`` (0.05), ``jack_rate`` (0.2).
+
+Speed (the issue's benchmark plays whole games with four of these bots): a
+hand is scored from four per-suit rank bitmasks, each window count being a
+popcount of a five-bit slice; a suit's (best window, sum of squares) is
+memoised by (rank mask, dead-window mask), and within one ``act`` the values
+of "the hand without card h" are computed once. The scores are the same
+integers as a window-by-window count, so the bot's choices do not depend on
+this representation.
 """
 
 from __future__ import annotations
 
 import random
-from collections.abc import Sequence
+from collections.abc import Iterable, Sequence
 from math import comb
 from typing import Any
 
@@ -32,6 +40,7 @@ from engine.slaiga_game import (
     DISCARD,
     DRAW,
     MISS_LIMIT,
+    STRAIGHT_LEN,
     AcceptCheck,
     Answer,
     CancelCheck,
@@ -58,15 +67,27 @@ from engine.slaiga_game import (
 )
 
 # ---- straight-flush windows ---------------------------------------------------------
+#
+# Window ``w = suit * WINDOWS_PER_SUIT + (low - 1)`` holds the five ranks low..low+4 of
+# ``suit``, rank 1 standing for the ace played low. In a suit's rank mask the ace sets
+# both bit 14 and bit 1, so window ``low`` counts ``popcount((mask >> low) & 0b11111)``.
 
-WINDOWS: list[tuple[int, frozenset[int]]] = []
-for _suit in SUITS:
-    for _low in range(1, 11):
-        WINDOWS.append((_suit, frozenset(ACE if r == 1 else r for r in range(_low, _low + 5))))
-CARD_WINDOWS: dict[Card, tuple[int, ...]] = {
-    Card(r, s): tuple(i for i, (ws, rs) in enumerate(WINDOWS) if ws == s and r in rs)
+WINDOW_LOWS = tuple(range(1, ACE - STRAIGHT_LEN + 2))  # 1 (A-2-3-4-5) .. 10 (10-J-Q-K-A)
+WINDOWS_PER_SUIT = len(WINDOW_LOWS)
+SUIT_WINDOWS = (1 << WINDOWS_PER_SUIT) - 1
+WINDOW_RUN = (1 << STRAIGHT_LEN) - 1
+RANK_BITS = {r: (1 << r) | (1 << 1 if r == ACE else 0) for r in range(2, ACE + 1)}
+WINDOWS: list[tuple[int, frozenset[int]]] = [
+    (s, frozenset(ACE if r == 1 else r for r in range(low, low + STRAIGHT_LEN)))
     for s in SUITS
-    for r in range(2, 15)
+    for low in WINDOW_LOWS
+]
+WINDOW_CARDS = tuple(tuple(Card(r, s) for r in sorted(ranks)) for s, ranks in WINDOWS)
+ALL_FACES = tuple(Card(r, s) for s in SUITS for r in range(2, ACE + 1))
+# every window a card belongs to, as a bitmask over the 40 window indices
+CARD_WINDOW_MASK: dict[Card, int] = {
+    f: sum(1 << w for w, (s, ranks) in enumerate(WINDOWS) if s == f.suit and f.rank in ranks)
+    for f in ALL_FACES
 }
 N_WINDOWS = len(WINDOWS)
 INTEREST_DECAY = 0.9
@@ -77,23 +98,100 @@ DEFAULTS = {
     "win_bluff": 0.05,
     "jack_rate": 0.2,
 }
+OBSERVED_KINDS = frozenset(
+    {"draw", "discard", "queen", "check:win:liar", "check:win:true", "finish"}
+)
+SUIT_MEMO_LIMIT = 1 << 16  # bounds the memo below; it refills in a few games
+
+_suit_memo: dict[int, tuple[int, int]] = {}
 
 
-def window_counts(faces, dead: frozenset[int] = frozenset()) -> list[int]:
+def suit_score(ranks: int, dead: int) -> tuple[int, int]:
+    """(best window count, sum of squared counts) of one suit; a dead window counts -1.
+
+    ``ranks`` is the suit's rank mask, ``dead`` the suit's ten dead-window bits. A pure
+    function of two small ints, memoised because a game asks the same few hands often.
+    """
+    key = ranks | dead << 16
+    got = _suit_memo.get(key)
+    if got is None:
+        best, squares = -1, 0
+        for i, low in enumerate(WINDOW_LOWS):
+            if (dead >> i) & 1:
+                continue
+            c = ((ranks >> low) & WINDOW_RUN).bit_count()
+            squares += c * c
+            if c > best:
+                best = c
+        if len(_suit_memo) >= SUIT_MEMO_LIMIT:
+            _suit_memo.clear()
+        got = _suit_memo[key] = (best, squares)
+    return got
+
+
+def suit_masks(faces: Iterable[Card | None]) -> list[int]:
+    """Per-suit rank masks of the known, non-joker ``faces``."""
+    masks = [0, 0, 0, 0]
+    for f in faces:
+        if f is not None and f.rank != JOKER_RANK:
+            masks[f.suit] |= RANK_BITS[f.rank]
+    return masks
+
+
+def masks_value(masks: Sequence[int], dead: int) -> float:
+    """Best window count first, then how concentrated the hand is (see ``hand_value``)."""
+    b0, s0 = suit_score(masks[0], dead & SUIT_WINDOWS)
+    b1, s1 = suit_score(masks[1], (dead >> WINDOWS_PER_SUIT) & SUIT_WINDOWS)
+    b2, s2 = suit_score(masks[2], (dead >> 2 * WINDOWS_PER_SUIT) & SUIT_WINDOWS)
+    b3, s3 = suit_score(masks[3], (dead >> 3 * WINDOWS_PER_SUIT) & SUIT_WINDOWS)
+    return max(b0, b1, b2, b3) * 10 + (s0 + s1 + s2 + s3) * 0.01
+
+
+def masks_best(masks: Sequence[int], dead: int) -> int:
+    """The most cards the hand holds of any live window."""
+    return max(
+        suit_score(m, (dead >> (s * WINDOWS_PER_SUIT)) & SUIT_WINDOWS)[0]
+        for s, m in enumerate(masks)
+    )
+
+
+def hand_value(faces: Iterable[Card | None], dead: int = 0) -> float:
+    """Best window count first, then how concentrated the hand is.
+
+    ``dead`` is a bitmask over the 40 windows (a card seen in another hand kills them).
+    """
+    return masks_value(suit_masks(faces), dead)
+
+
+def window_counts(faces: Iterable[Card | None], dead: int = 0) -> list[int]:
+    """How many of ``faces`` each of the 40 windows holds (-1 for a dead window).
+
+    The plain window-by-window count; ``hand_value`` gives the same scores faster.
+    """
     counts = [0] * N_WINDOWS
     for f in faces:
         if f is not None and f.rank != JOKER_RANK:
-            for w in CARD_WINDOWS[f]:
-                counts[w] += 1
-    for w in dead:
-        counts[w] = -1
+            for w in range(N_WINDOWS):
+                if (CARD_WINDOW_MASK[f] >> w) & 1:
+                    counts[w] += 1
+    for w in range(N_WINDOWS):
+        if (dead >> w) & 1:
+            counts[w] = -1
     return counts
 
 
-def hand_value(faces, dead: frozenset[int] = frozenset()) -> float:
-    """Best window count first, then how concentrated the hand is."""
-    counts = window_counts(faces, dead)
-    return max(counts) * 10 + sum(c * c for c in counts if c > 0) * 0.01
+def _without(masks: Sequence[int], face: Card | None) -> list[int]:
+    out = list(masks)
+    if face is not None and face.rank != JOKER_RANK:
+        out[face.suit] &= ~RANK_BITS[face.rank]
+    return out
+
+
+def _with(masks: Sequence[int], face: Card | None) -> list[int]:
+    out = list(masks)
+    if face is not None and face.rank != JOKER_RANK:
+        out[face.suit] |= RANK_BITS[face.rank]
+    return out
 
 
 class SlaigaBot(Bot):
@@ -110,8 +208,15 @@ class SlaigaBot(Bot):
         self.win_bluff = float(p["win_bluff"])
         self.jack_rate = float(p["jack_rate"])
         self.interest: dict[int, list[float]] = {}
-        self._dead_now: frozenset[int] = frozenset()
         self._planned: Action | None = None
+        # per-act caches (``act`` resets them): the view's dead windows, own hand and its
+        # suit masks, the hand's value without each card, opponents' known suit counts
+        self._dead_now = 0
+        self._hand_now: dict[int, Card | None] = {}
+        self._masks: list[int] = [0, 0, 0, 0]
+        self._base: float | None = None
+        self._rest: dict[int, float] = {}
+        self._known: dict[int, list[int]] = {}
 
     # ---- tracking ---------------------------------------------------------------------
 
@@ -121,42 +226,45 @@ class SlaigaBot(Bot):
         return self.interest[seat]
 
     def observe(self, event: Event) -> None:
+        kind = event.kind
+        if kind not in OBSERVED_KINDS:
+            return
         seat = event.seat
         if seat is None or seat == self.seat:
             return
         card = event.data.get("card")
-        if event.kind == "draw" and card is not None and card.rank != JOKER_RANK:
+        if kind == "draw" and card is not None and card.rank != JOKER_RANK:
             suits = self._suits_of(seat)
             for s in SUITS:
                 suits[s] *= INTEREST_DECAY
             # taking a known discard is a choice; the face-up draw-pile top barely is
             suits[card.suit] += 1.5 if event.data.get("source") == DISCARD else 0.3
-        elif event.kind == "discard" and card is not None and card.rank != JOKER_RANK:
+        elif kind == "discard" and card is not None and card.rank != JOKER_RANK:
             self._suits_of(seat)[card.suit] -= 1.0
-        elif event.kind == "queen":
+        elif kind == "queen":
             took = event.data.get("took")
             if took is not None and took.rank != JOKER_RANK:
                 self._suits_of(seat)[took.suit] += 1.5
-        elif event.kind in ("check:win:liar", "check:win:true", "finish"):
+        elif kind in ("check:win:liar", "check:win:true", "finish"):
             self.interest.pop(seat, None)
 
     # ---- helpers ------------------------------------------------------------------------
 
-    def _dead_windows(self, view: dict[str, Any]) -> frozenset[int]:
-        dead: set[int] = set()
+    def _dead_windows(self, view: dict[str, Any]) -> int:
+        dead = 0
         for s, cards in enumerate(view["hands"]):
             if s == self.seat:
                 continue
             for c in cards:
-                if c.face is not None and c.face.rank != JOKER_RANK:
-                    dead.update(CARD_WINDOWS[c.face])
-        return frozenset(dead)
+                f = c.face
+                if f is not None and f.rank != JOKER_RANK:
+                    dead |= CARD_WINDOW_MASK[f]
+        return dead
 
-    def _unseen(self, view: dict[str, Any]) -> tuple[dict[Card, int], int]:
+    def _unseen(self, view: dict[str, Any]) -> tuple[list[Card], int]:
         """Faces this seat has not located, with the number of hidden handles."""
-        seen: dict[Card, int] = {}
+        seen: set[Card] = set()
         hidden = 0
-        total = 0
         groups = [
             *view["hands"],
             view["draw"],
@@ -166,18 +274,11 @@ class SlaigaBot(Bot):
         ]
         for group in groups:
             for c in group:
-                total += 1
                 if c.face is None:
                     hidden += 1
                 else:
-                    seen[c.face] = seen.get(c.face, 0) + 1
-        unseen = {}
-        for s in SUITS:
-            for r in range(2, 15):
-                f = Card(r, s)
-                if not seen.get(f):
-                    unseen[f] = 1
-        return unseen, hidden
+                    seen.add(c.face)
+        return [f for f in ALL_FACES if f not in seen], hidden
 
     def _p_holds(self, view: dict[str, Any], match, hand_size: int) -> float:
         """P(a hidden hand of ``hand_size`` holds at least one unseen card ``match``es)."""
@@ -190,18 +291,34 @@ class SlaigaBot(Bot):
         return 1.0 - comb(hidden - m, k) / comb(hidden, k)
 
     def _est_suit(self, view: dict[str, Any], seat: int, suit: int) -> float:
-        known = sum(1 for c in view["hands"][seat] if c.face is not None and c.face.suit == suit)
-        return known + 0.5 * max(0.0, self._suits_of(seat)[suit])
+        known = self._known.get(seat)
+        if known is None:
+            known = self._known[seat] = [0, 0, 0, 0, 0]  # index 4: jokers' suit
+            for c in view["hands"][seat]:
+                if c.face is not None:
+                    known[c.face.suit] += 1
+        return known[suit] + 0.5 * max(0.0, self._suits_of(seat)[suit])
 
-    def _worst(self, view, handles: Sequence[int], faces: dict[int, Card | None]) -> int:
+    def _value(self) -> float:
+        """The current hand's value."""
+        if self._base is None:
+            self._base = masks_value(self._masks, self._dead_now)
+        return self._base
+
+    def _rest_value(self, h: int) -> float:
+        """The current hand's value without card ``h``."""
+        v = self._rest.get(h)
+        if v is None:
+            v = self._rest[h] = masks_value(
+                _without(self._masks, self._hand_now[h]), self._dead_now
+            )
+        return v
+
+    def _worst(self) -> int:
         """The card whose loss hurts the hand least (keeps bullets a little)."""
-        dead = self._dead_now
-        hand = list(faces.items())
-        best, best_v = handles[0], None
-        for h in handles:
-            rest = [f for x, f in hand if x != h]
-            v = hand_value(rest, dead)
-            f = faces.get(h)
+        best, best_v = -1, None
+        for h, f in self._hand_now.items():
+            v = self._rest_value(h)
             if f is not None and is_bullet(f):
                 v -= 0.5
             if best_v is None or v > best_v:
@@ -213,6 +330,11 @@ class SlaigaBot(Bot):
     def act(self, view: dict[str, Any], legal: Sequence[Action]) -> Action:
         phase = view["phase"]
         self._dead_now = self._dead_windows(view)
+        self._hand_now = {c.handle: c.face for c in view["hand"]}
+        self._masks = suit_masks(self._hand_now.values())
+        self._base = None
+        self._rest = {}
+        self._known = {}
         handler = getattr(self, f"_act_{phase}", None)
         if handler is not None:
             choice = handler(view, legal)
@@ -220,14 +342,9 @@ class SlaigaBot(Bot):
                 return choice
         return legal[0]
 
-    def _hand(self, view) -> dict[int, Card | None]:
-        return {c.handle: c.face for c in view["hand"]}
-
     def _act_turn(self, view, legal):
         me = self.seat
-        hand = self._hand(view)
-        dead = self._dead_now
-        base = hand_value(hand.values(), dead)
+        hand = self._hand_now
         lying = view["lying"]
         # shoot when an opponent most likely holds 3+ of the target suit
         best = None
@@ -241,7 +358,7 @@ class SlaigaBot(Bot):
                 need = next_suit(suit)
                 for h, f in hand.items():
                     if f is not None and is_shoot(f) and f.suit == need:
-                        loss = base - hand_value([x for y, x in hand.items() if y != h], dead)
+                        loss = self._value() - self._rest_value(h)
                         if loss < 10:
                             best = (est, Shoot(me, t, suit), ShotCard(me, h, f.rank == ACE))
         if best is not None:
@@ -251,14 +368,14 @@ class SlaigaBot(Bot):
             opps = [t for t, a in enumerate(view["active"]) if a and t != me]
             t = max(opps, key=lambda s: max(self._suits_of(s)))
             suit = max(SUITS, key=lambda s: self._suits_of(t)[s])
-            self._planned = ShotCard(me, self._worst(view, list(hand), hand), False)
+            self._planned = ShotCard(me, self._worst(), False)
             return Shoot(me, t, suit)
         jacks = [a for a in legal if isinstance(a, JackShot)]
         if jacks and self.rng.random() < self.jack_rate:
             bullets = sum(1 for f in hand.values() if f is not None and is_bullet(f))
             if bullets >= 2:
                 return self.rng.choice(jacks)
-        return self._choose_draw(view, hand, dead, legal)
+        return self._choose_draw(view, legal)
 
     def _act_shot_card(self, view, legal):
         planned, self._planned = self._planned, None
@@ -266,8 +383,8 @@ class SlaigaBot(Bot):
             return planned
         return None
 
-    def _choose_draw(self, view, hand, dead, legal):
-        base = hand_value(hand.values(), dead)
+    def _choose_draw(self, view, legal):
+        base = self._value()
         options = []
         for src, pile in ((DISCARD, view["discard"]), (DRAW, view["draw"])):
             if pile and Draw(self.seat, src) in legal:
@@ -275,7 +392,8 @@ class SlaigaBot(Bot):
                 if top is None:
                     options.append((0.5, src))
                 else:
-                    options.append((hand_value([*hand.values(), top], dead) - base, src))
+                    gain = masks_value(_with(self._masks, top), self._dead_now) - base
+                    options.append((gain, src))
         if not options:
             return legal[0]
         gain, src = max(options)
@@ -284,37 +402,39 @@ class SlaigaBot(Bot):
         return Draw(self.seat, src)
 
     def _act_reload(self, view, legal):
-        return self._choose_draw(view, self._hand(view), self._dead_now, legal)
+        return self._choose_draw(view, legal)
 
     def _act_discard(self, view, legal):
         me = self.seat
-        hand = self._hand(view)
-        faces = list(hand.items())
-        for h, _ in faces:
-            rest = [f for x, f in faces if x != h]
-            if None not in rest and has_straight_flush(rest):
+        hand = self._hand_now
+        masks = self._masks
+        for h, f in hand.items():
+            rest = _without(masks, f)
+            if any(suit_score(m, 0)[0] >= STRAIGHT_LEN for m in rest):
                 return ClaimWin(me, h)
-        dead = self._dead_now
-        worst = self._worst(view, list(hand), hand)
-        if view["lying"]:
-            best = max(window_counts(hand.values(), dead))
-            if best >= 4 and self.rng.random() < self.win_bluff:
-                return ClaimWin(me, worst)
+        worst = self._worst()
+        if (
+            view["lying"]
+            and masks_best(masks, self._dead_now) >= 4
+            and self.rng.random() < self.win_bluff
+        ):
+            return ClaimWin(me, worst)
         f = hand[worst]
         if (
             f is not None
             and f.rank in (KING, QUEEN)
             and Discard(me, worst, True) in legal
-            and (f.rank == KING or self._queen_gain(view, hand, worst, dead) > 0)
+            and (f.rank == KING or self._queen_gain(view, worst) > 0)
         ):
             return Discard(me, worst, True)
         return Discard(me, worst, False)
 
-    def _queen_gain(self, view, hand, discarded, dead) -> float:
-        rest = [f for h, f in hand.items() if h != discarded]
-        base = hand_value(rest, dead)
+    def _queen_gain(self, view, discarded) -> float:
+        dead = self._dead_now
+        rest = _without(self._masks, self._hand_now[discarded])
+        base = masks_value(rest, dead)
         gains = [
-            hand_value([*rest, c.face], dead) - base
+            masks_value(_with(rest, c.face), dead) - base
             for c in view["discard"][:5]
             if c.face is not None
         ]
@@ -324,7 +444,7 @@ class SlaigaBot(Bot):
         return max(legal, key=lambda a: a.count)
 
     def _act_queen(self, view, legal):
-        hand = self._hand(view)
+        hand = self._hand_now
         dead = self._dead_now
         faces = {c.handle: c.face for c in view["discard"]}
         best, best_v = None, None
@@ -336,28 +456,18 @@ class SlaigaBot(Bot):
                 best, best_v = a, v
         return best
 
-    def _my_last(self, view):
-        v = view["volley"]
-        plays = v[4]
-        return v, plays[-1]
-
     def _act_answer(self, view, legal):
         me = self.seat
-        vol, last = self._my_last(view)
+        vol = view["volley"]
         kind, attacker, defender, target, plays, shots, checked = vol
-        hand = self._hand(view)
-        dead = self._dead_now
-        base = hand_value(hand.values(), dead)
+        last = plays[-1]
+        hand = self._hand_now
         lying = view["lying"]
         if kind == "jack":
             answers = [a for a in legal if isinstance(a, Answer)]
-            cheap = [
-                a
-                for a in answers
-                if base - hand_value([f for h, f in hand.items() if h != a.card], dead) < 10
-            ]
+            cheap = [a for a in answers if self._value() - self._rest_value(a.card) < 10]
             return cheap[0] if cheap else Concede(me)
-        if Miss(me) in legal and len(legal) == 1:
+        if len(legal) == 1 and Miss(me) in legal:
             return legal[0]
         first = len(plays) == 1 and me == defender
         if first:
@@ -374,7 +484,7 @@ class SlaigaBot(Bot):
                 continue
             if role == "shot" and not is_shoot(f):
                 continue
-            loss = base - hand_value([x for y, x in hand.items() if y != h], dead)
+            loss = self._value() - self._rest_value(h)
             truthful.append((loss, h, f.rank == ACE))
         truthful.sort()
         if Check(me) in legal:
@@ -391,8 +501,7 @@ class SlaigaBot(Bot):
             if Answer(me, h, ace) in legal:
                 return Answer(me, h, ace)
         if lying and self.rng.random() < self.bluff:
-            h = self._worst(view, list(hand), hand)
-            return Answer(me, h, bool(last.ace))
+            return Answer(me, self._worst(), bool(last.ace))
         return Concede(me)
 
     def _act_miss_answer(self, view, legal):
@@ -425,44 +534,32 @@ class SlaigaBot(Bot):
     def _act_win_ask(self, view, legal):
         me = self.seat
         claimer = view["step"].other
-        unseen, _ = self._unseen(view)
+        unseen = set(self._unseen(view)[0])
         known = {c.face for c in view["hands"][claimer] if c.face is not None}
-        feasible = False
-        for suit, ranks in WINDOWS:
-            cards = [Card(r, suit) for r in ranks]
-            if all(c in known or c in unseen for c in cards):
-                feasible = True
-                break
+        feasible = any(all(c in known or c in unseen for c in cards) for cards in WINDOW_CARDS)
         if not feasible:
             return Check(me)
-        mine = max(window_counts(self._hand(view).values(), self._dead_now))
+        mine = masks_best(self._masks, self._dead_now)
         if mine <= 3 and self.rng.random() < 0.5:
             return Check(me)
         return Pass(me)
 
     def _act_give(self, view, legal):
-        hand = self._hand(view)
-        return Give(self.seat, self._worst(view, list(hand), hand))
+        return Give(self.seat, self._worst())
 
     def _act_give_back(self, view, legal):
-        hand = self._hand(view)
-        return GiveBack(self.seat, self._worst(view, list(hand), hand))
+        return GiveBack(self.seat, self._worst())
 
     def _act_place(self, view, legal):
-        zone = view["to_place"] if view["phase"] == "place" else view["hand"]
-        if view["phase"] == "place_hand":
-            hand = self._hand(view)
-            h = self._worst(view, list(hand), hand)
-        else:
-            h = zone[0].handle
+        h = self._worst() if view["phase"] == "place_hand" else view["to_place"][0].handle
         return Place(self.seat, h, len(view["draw"]))
 
     _act_place_hand = _act_place
 
     def _act_swap(self, view, legal):
-        hand = self._hand(view)
+        hand = self._hand_now
         dead = self._dead_now
-        base = hand_value(hand.values(), dead)
+        base = self._value()
         pile = {c.handle: c.face for c in view["draw"]}
         best, best_v = Pass(self.seat), base
         for a in legal:

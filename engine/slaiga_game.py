@@ -441,8 +441,16 @@ class Slaiga(Game):
         self.places: list[int] = []
         self.over = False
         self.capped = False
+        self._hand_zones = tuple(f"hand:{s}" for s in range(seats))
+        self._place_zones = tuple(f"place:{s}" for s in range(seats))
         self._hidden_views = tuple(CardView(h, None) for h in range(len(self.deck)))
-        self._shown_views: dict[int, CardView] = {}
+        # The view table: ``_views[seat][h]`` is ``face_for(seat, h)`` as a CardView, kept
+        # up to date by ``_learn`` (the only place ``seen`` and ``faces`` change) so that a
+        # view is a few C-level ``map``s. ``_views_of`` holds the ``seen``/``faces`` the
+        # table was made from; ``view`` rebuilds the table whenever they differ (a test
+        # may rewrite ``faces``), so a view never shows anything but ``face_for``.
+        self._views: list[list[CardView]] = [list(self._hidden_views) for _ in range(seats)]
+        self._views_of: tuple[dict[int, int], dict[int, Card]] = ({}, {})
         self._handlers = {
             "turn": self._on_turn,
             "shot_card": self._on_shot_card,
@@ -1305,26 +1313,45 @@ class Slaiga(Game):
             "capped": self.capped,
         }
 
+    def _learn(self, ob, answer) -> None:
+        """Record the answer (base class), then refresh the view table for its handles."""
+        super()._learn(ob, answer)
+        if isinstance(ob, Shuffle | Reveal):
+            self._refresh_views(ob.handles)
+        elif isinstance(ob, Transfer):
+            self._refresh_views((ob.handle,))
+
+    def _refresh_views(self, handles: Iterable[int]) -> None:
+        seen, faces = self.seen, self.faces
+        snap_seen, snap_faces = self._views_of
+        hidden, tables = self._hidden_views, self._views
+        for h in handles:
+            bits = seen.get(h, 0)
+            face = faces.get(h)
+            if bits:
+                snap_seen[h] = bits
+            else:
+                snap_seen.pop(h, None)
+            if face is None:
+                snap_faces.pop(h, None)
+                shown = hidden[h]
+            else:
+                snap_faces[h] = face
+                shown = CardView(h, face)
+            for s, table in enumerate(tables):
+                table[h] = shown if (bits >> s) & 1 else hidden[h]
+
+    def _view_table(self, seat: int) -> list[CardView]:
+        snap_seen, snap_faces = self._views_of
+        if snap_faces != self.faces or snap_seen != self.seen:
+            self._views_of = ({}, {})
+            self._refresh_views(range(len(self.deck)))
+        return self._views[seat]
+
     def view(self, seat: int) -> dict[str, Any]:
-        seen, faces, bit, hidden = self.seen, self.faces, 1 << seat, self._hidden_views
-        shown = self._shown_views
+        of = self._view_table(seat).__getitem__
         piles = self.zones
-
-        def cv(handles) -> tuple[CardView, ...]:
-            # face_for, inlined, with CardViews reused while a handle's face stays the same:
-            # the view is built for every action a bot takes
-            out = []
-            for h in handles:
-                if seen.get(h, 0) & bit:
-                    face = faces.get(h)
-                    c = shown.get(h)
-                    if c is None or c.face is not face:
-                        c = shown[h] = CardView(h, face)
-                    out.append(c)
-                else:
-                    out.append(hidden[h])
-            return tuple(out)
-
+        hands = tuple(tuple(map(of, piles[z])) for z in self._hand_zones)
         v = self.volley
         return {
             "seat": seat,
@@ -1333,13 +1360,13 @@ class Slaiga(Game):
             "step": self.agenda[0] if self.agenda else None,
             "current": self.current,
             "turns": self.turns,
-            "hand": cv(piles[f"hand:{seat}"]),
-            "hands": tuple(cv(piles[f"hand:{s}"]) for s in range(self.seats)),
-            "to_place": cv(piles[f"place:{seat}"]),
-            "draw": cv(piles[DRAW]),
-            "discard": cv(piles[DISCARD]),
+            "hand": hands[seat],
+            "hands": hands,
+            "to_place": tuple(map(of, piles[self._place_zones[seat]])),
+            "draw": tuple(map(of, piles[DRAW])),
+            "discard": tuple(map(of, piles[DISCARD])),
             "volley": v.public() if v else None,
-            "volley_cards": cv(piles["volley"]),
+            "volley_cards": tuple(map(of, piles["volley"])),
             "active": tuple(self.active),
             "places": tuple(self.places),
         }
