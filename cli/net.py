@@ -35,6 +35,8 @@ DEFAULT_HOME = Path.home() / ".slaiga"
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_ABANDONED = 3
+EXIT_CHEATER = 4
+"""The table ended early because a seat was proven to equivocate."""
 QUIET_EVENTS = frozenset({"peer_up", "peer_down", "welcome"})
 
 _err = Console(stderr=True)
@@ -229,6 +231,8 @@ def _describe(kind: str, data: dict[str, Any]) -> str:
         "abandoned": "table abandoned: seat {seat} silent for {waited:.1f}s",
         "resuming": "resuming from the record file ({entries} entries, {torn_bytes} torn bytes dropped)",
         "divergent": "seat {slot} finished with a different record head",
+        "fork": "seat {seat}'s entry chains to a step we do not know; fetching records to see why",
+        "aborted": "table ended: seat {seat} is proven to have cheated ({reason})",
         "linger_timeout": "{missing} seat(s) did not confirm the end in time",
     }
     template = texts.get(kind)
@@ -276,6 +280,8 @@ def _run_node(args: argparse.Namespace, action) -> int:  # type: ignore[no-untyp
     except trio.TooSlowError:
         return _fail("timed out while forming the table", args.json)
     _print_result(result, args.json)
+    if result.aborted is not None:
+        return EXIT_CHEATER
     return EXIT_OK if not result.divergent else EXIT_FAILED
 
 

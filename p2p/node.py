@@ -47,7 +47,9 @@ from crypto.seal import SealKey
 from p2p import discovery, wire
 from p2p.demo import DEFAULT_ROUND_EVERY, DemoRule, demo_table_rule, next_body
 from p2p.errors import (
+    BrokenChain,
     CheatDetected,
+    Equivocation,
     ForgedSignature,
     LocalProtocolError,
     ProtocolError,
@@ -213,6 +215,8 @@ class TableResult:
     recoveries: list[Recovered] = field(default_factory=list)
     peers_finished: set[int] = field(default_factory=set)
     divergent: list[int] = field(default_factory=list)
+    aborted: int | None = None
+    """The seat whose proven equivocation ended the table early (``None``: it did not)."""
 
     def summary(self) -> dict[str, Any]:
         """The agreed manifest in seat order (what ``slaiga open/join --json`` prints)."""
@@ -244,6 +248,8 @@ class TableResult:
             ]
         if self.stalls:
             out["stalls"] = [s.seat for s in self.stalls]
+        if self.aborted is not None:
+            out["aborted"] = {"culprit": self.aborted, "reason": "equivocation"}
         return out
 
 
@@ -270,6 +276,10 @@ class Node:
         self.recoveries: list[Recovered] = []
         self.finished_peers: dict[int, bytes] = {}
         self.divergent: list[int] = []
+        self.aborted: int | None = None
+        self._suspects: list[tuple[BrokenChain, int | None]] = []
+        self._fork_fetches: set[tuple[int, int]] = set()
+        self._equivocations: set[tuple[int, int]] = set()
         self._reveal: Reveal | None = None
         self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
@@ -312,6 +322,7 @@ class Node:
             recoveries=list(self.recoveries),
             peers_finished=set(self.finished_peers),
             divergent=list(self.divergent),
+            aborted=self.aborted,
         )
 
     # -- opening --------------------------------------------------------
@@ -710,9 +721,13 @@ class Node:
             if self.cfg.trace is not None:
                 self.cfg.trace("sent", own_step := offer.accepted[0].step, self.my_seat)
                 self.cfg.trace("accepted", own_step, self.my_seat)
-            mesh.broadcast(own)
-            if self.cfg.behaviour is not None:
-                self.cfg.behaviour.after_send(self, kind, offer.accepted[0])
+            behaviour = self.cfg.behaviour
+            if behaviour is not None and hasattr(behaviour, "send_own"):
+                behaviour.send_own(self, kind, offer.accepted[0])
+            else:
+                mesh.broadcast(own)
+            if behaviour is not None and hasattr(behaviour, "after_send"):
+                behaviour.after_send(self, kind, offer.accepted[0])
             self._after_offer(offer, via=None, skip_first=True)
 
     def _after_offer(self, offer: Offer, via: int | None, skip_first: bool = False) -> None:
@@ -727,7 +742,7 @@ class Node:
         # Each append is flushed; the fsync that makes it durable is the one done
         # before our own next entry leaves (see ``_act``), i.e. before we act on it.
         for cheat in offer.cheats:
-            self._report_cheat(cheat, via)
+            self._on_cheat(cheat, via)
 
     def _offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> None:
         rec = self.record
@@ -739,7 +754,7 @@ class Node:
             self._report_cheat(exc, via, blame_via=True)
             return
         except CheatDetected as exc:
-            self._report_cheat(exc, via)
+            self._on_cheat(exc, via)
             return
         except RemoteProtocolError as exc:
             if via is not None:
@@ -751,7 +766,62 @@ class Node:
                 self._after_offer(offer, via)
             else:
                 for cheat in offer.cheats:
-                    self._report_cheat(cheat, via)
+                    self._on_cheat(cheat, via)
+
+    def _on_cheat(self, exc: CheatDetected, via: int | None) -> None:
+        """Route a detected violation: forks are investigated, equivocation is spread.
+
+        *Split view.*  A seat that signs two versions of one step and shows each
+        to different peers forks the record: nobody holds both versions, and
+        the symptom is an honest seat's next entry chaining to a hash we do not
+        know (:class:`BrokenChain`).  Such a break is not blamed at once: we ask
+        the peer that delivered it and the entry's author for their whole
+        record (``Fetch`` from step 1, once per peer and step of ours).  Its
+        copy of the forked step conflicts with ours, which :class:`Record`
+        reports as :class:`Equivocation` with both signed envelopes, naming the
+        seat that signed both.  Chain breaks still unexplained when the table
+        stalls or ends are reported as what they look like.
+
+        *Equivocation* is reported once per seat and step, and both signed
+        envelopes are relayed to every peer, so each honest peer holds the
+        proof even if it only ever saw one version.
+        """
+        if isinstance(exc, BrokenChain):
+            if self._equivocations:
+                return  # the proven fork explains it
+            self._suspects.append((exc, via))
+            self.emit("fork", seat=exc.seat, via=via)
+            for slot in {via, exc.seat}:
+                if slot is not None and slot != self.my_seat:
+                    self._fetch_whole_record(slot)
+            return
+        if isinstance(exc, Equivocation):
+            first, first_sig, second, second_sig = exc.evidence[:4]
+            step = wire.decode_body(first, wire.Entry).step  # type: ignore[attr-defined]
+            if (exc.seat, step) in self._equivocations:
+                return
+            self._equivocations.add((exc.seat, step))
+            if self.mesh is not None:
+                self.mesh.broadcast(wire.Signed(first, first_sig))
+                self.mesh.broadcast(wire.Signed(second, second_sig))
+            # the fork this equivocation causes explains the chain breaks seen so far
+            self._suspects.clear()
+        self._report_cheat(exc, via)
+
+    def _fetch_whole_record(self, slot: int) -> None:
+        rec, mesh, manifest = self.record, self.mesh, self.manifest
+        assert rec is not None and mesh is not None and manifest is not None
+        key = (slot, rec.step)
+        if key in self._fork_fetches:
+            return
+        self._fork_fetches.add(key)
+        mesh.send_nowait(manifest.seats[slot].identity, wire.Fetch(manifest.table_id, 1))
+
+    def _blame_suspects(self) -> None:
+        """Chain breaks that no equivocation explained are reported as broken chains."""
+        suspects, self._suspects = self._suspects, []
+        for exc, via in suspects:
+            self._report_cheat(exc, via)
 
     def _report_cheat(self, exc: CheatDetected, via: int | None, blame_via: bool = False) -> None:
         culprit = via if blame_via and via is not None else exc.seat
@@ -798,6 +868,8 @@ class Node:
         mesh, rec, manifest = self.mesh, self.record, self.manifest
         assert mesh is not None and rec is not None and manifest is not None
         monitor = SilenceMonitor.from_manifest(manifest)
+        if self.cfg.demo_pace_ms > 0:  # think time before our first entry too
+            self._pace_until = trio.current_time() + self.cfg.demo_pace_ms / 1000
         others = manifest.n_seats - 1
         announced_finish = False
         linger_until: float | None = None
@@ -813,6 +885,13 @@ class Node:
                 if isinstance(ev, Stalled):
                     self.stalls.append(ev)
                     self.emit("stalled", seat=ev.seat, step=ev.step, silent_for=ev.silent_for)
+                    if self._equivocations:
+                        # a proven equivocator and a record that cannot go on: end the table
+                        culprit = min(seat for seat, _ in self._equivocations)
+                        self.aborted = culprit
+                        self.emit("aborted", seat=culprit, reason="equivocation")
+                        return
+                    self._blame_suspects()
                     for peer in list(mesh.connections):
                         mesh.send_nowait(peer, wire.Fetch(manifest.table_id, rec.step))
                 else:
@@ -828,11 +907,16 @@ class Node:
                     if head != rec.head and slot not in self.divergent:
                         self.divergent.append(slot)
                         self.emit("divergent", slot=slot)
-                if len(self.finished_peers) >= others:
+                        self._fetch_whole_record(slot)  # find the step where we forked
+                # with a divergent head, linger for the fetch that shows where we forked
+                settled = not self.divergent or self._equivocations
+                if len(self.finished_peers) >= others and settled:
+                    self._blame_suspects()
                     return
                 assert linger_until is not None
                 if now >= linger_until:
                     self.emit("linger_timeout", missing=others - len(self.finished_peers))
+                    self._blame_suspects()
                     return
             deadline = monitor.next_deadline() if not rec.finished else linger_until
             if rec.owes(self.my_seat) and self._pace_until > now:

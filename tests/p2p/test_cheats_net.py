@@ -17,7 +17,8 @@ import trio
 
 from p2p import wire
 from p2p.demo import Count, Echo
-from p2p.record import Accepted, entry_signing_input
+from p2p.forming import seat_order_commit
+from p2p.record import Accepted, entry_signing_input, step_hash
 from tests.p2p._nethelpers import no_leaks
 from tests.p2p._tables import run_table
 
@@ -85,3 +86,80 @@ async def test_cheats_are_caught_and_named(tmp_path: Path) -> None:
         assert any(e.seat == cheater_slot for e in result.record.evidence)
     heads = {r.record.head for r in results}
     assert len(heads) == 1 and all(r.record.finished for r in results)
+
+
+SPLIT_DELAY_MS = 300
+"""The split-view cheater commits this late, after the peers' connect-time fetches, so that
+only the fork itself (an honest entry chained to an unknown hash) can give it away."""
+SPLIT_STALL_MS = 1000
+
+
+class SplitViewCheater:
+    """Shows one commitment to one honest seat and another to the rest (split view).
+
+    Both versions are valid on their own: each side gets the reveal that
+    matches the commitment it saw, chained to that side's step-1 hash, so no
+    peer ever receives both versions from the cheater itself.
+    """
+
+    def __init__(self) -> None:
+        self.alt_commit: wire.Signed | None = None
+        self.alt_reveal = None
+        self.sides: tuple[list[bytes], list[bytes]] | None = None
+
+    def _split(self, node) -> tuple[list[bytes], list[bytes]]:
+        if self.sides is None:
+            honest = [s for s in range(node.manifest.n_seats) if s != node.my_seat]
+            keys = [node.manifest.seats[s].identity for s in honest]
+            self.sides = (keys[:1], keys[1:])
+        return self.sides
+
+    def send_own(self, node, kind: str, own: Accepted) -> None:
+        rec, mesh, me = node.record, node.mesh, node.my_seat
+        side_a, side_b = self._split(node)
+        if kind == "commit":
+            alt_body, self.alt_reveal = seat_order_commit(rec.table_id, me)
+            alt = wire.Entry(rec.table_id, me, own.step, own.entry.prev, alt_body)
+            self.alt_commit = _signed(node, alt)
+            mesh.broadcast(own.signed, side_a)
+            mesh.broadcast(self.alt_commit, side_b)
+        elif kind == "reveal":
+            assert self.alt_commit is not None
+            step1 = {s: slot.signed.entry for s, slot in rec.steps[1].items()}
+            step1[me] = self.alt_commit.entry
+            prev_b = step_hash(1, rec.hashes[0], step1)  # side B's view of step 1
+            alt = wire.Entry(rec.table_id, me, own.step, prev_b, self.alt_reveal)
+            mesh.broadcast(own.signed, side_a)
+            mesh.broadcast(_signed(node, alt), side_b)
+        else:
+            mesh.broadcast(own.signed)
+
+
+async def test_split_view_equivocation_is_named_by_every_honest_peer(tmp_path: Path) -> None:
+    cheater = SplitViewCheater()
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks():
+            results = await run_table(
+                tmp_path,
+                4,
+                steps=30,
+                stall_after_ms=SPLIT_STALL_MS,
+                per_node=lambda i: (
+                    {"behaviour": cheater, "demo_pace_ms": SPLIT_DELAY_MS} if i == CHEATER else {}
+                ),
+            )
+    assert cheater.alt_commit is not None and cheater.sides is not None
+    cheater_slot = results[CHEATER].my_seat
+    for i, result in enumerate(results):
+        if i == CHEATER:
+            continue
+        kinds = {c.kind for c in result.cheats}
+        assert "Equivocation" in kinds, (i, result.cheats)
+        # only the cheater is named: the chain breaks it caused are not blamed on honest seats
+        assert {c.culprit for c in result.cheats} == {cheater_slot}, result.cheats
+        proofs = [e for e in result.record.evidence if e.seat == cheater_slot]
+        assert proofs and all(len(e.evidence) == 4 for e in proofs)
+        # the forked commitment itself (step 1) is proven, not just a later symptom
+        steps = {wire.decode_body(e.evidence[0], wire.Entry).step for e in proofs}
+        assert 1 in steps, steps
+        assert result.aborted == cheater_slot
