@@ -194,6 +194,11 @@ def test_all_lower_than():
     x, pub = SECRETS[SEAT], PUBLICS[SEAT]
     proof = prove_all_in_set(x, pub, held, hand, lower, DECK, CTX)
     verify_all_in_set(pub, held, lower, DECK, proof, CTX)
+    for ctx in OTHER_CONTEXTS:
+        with pytest.raises(InvalidProof):
+            verify_all_in_set(pub, held, lower, DECK, proof, ctx)
+    with pytest.raises(InvalidProof):  # "all" is not "at least n - 1"
+        verify_cards_in_set(pub, held, lower, len(held) - 1, DECK, proof, CTX)
     bad_hand = [1, 15, 30]  # 30 % 13 == 4 -> still lower; use a higher one
     bad_hand = [1, 15, 31]
     bad_held = _hand(bad_hand)
