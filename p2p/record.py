@@ -133,6 +133,9 @@ class Record:
         self._held_count = 0
         self._owed: Owed | None = self.rule.owed()
         self.evidence: list[CheatDetected] = []
+        # signature -> entry bytes of every envelope already verified and kept (accepted or
+        # held): a byte-identical copy (relayed, fetched, resent) skips the Ed25519 check
+        self._verified: dict[bytes, bytes] = {}
 
     # -- queries --------------------------------------------------------
 
@@ -221,8 +224,14 @@ class Record:
         """
         entry = decode_body(signed.entry, Entry)
         assert isinstance(entry, Entry)
+        if self._verified.get(signed.signature) == signed.entry:
+            # the very same bytes passed every check in _authenticate before
+            return self._offer_decoded(entry, signed)
         self._authenticate(entry, signed)
-        return self._offer_decoded(entry, signed)
+        offer = self._offer_decoded(entry, signed)
+        if offer.status in (Status.ACCEPTED, Status.HELD):
+            self._verified[signed.signature] = signed.entry  # bounded like the record itself
+        return offer
 
     def _authenticate(self, entry: Entry, signed: Signed) -> None:
         seat = entry.seat

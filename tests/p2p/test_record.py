@@ -119,6 +119,38 @@ def test_duplicates_are_ignored():
     assert t.records[0].offer(signed).status is Status.DUPLICATE  # own entry echoed back
 
 
+def test_byte_identical_copies_are_verified_once(monkeypatch):
+    import p2p.record as record_module
+
+    calls = []
+    real = record_module.verify_signature
+
+    def counting(public, msg, sig):
+        calls.append(sig)
+        return real(public, msg, sig)
+
+    monkeypatch.setattr(record_module, "verify_signature", counting)
+    t = Table(3)
+    first = t.act(0)
+    rec = t.records[1]
+    assert rec.offer(first).status is Status.ACCEPTED
+    assert rec.offer(first).status is Status.DUPLICATE
+    assert len(calls) == 1  # the relayed/fetched copy skipped the signature check
+    # same entry bytes with another signature: checked again (and refused if it is junk)
+    junk = Signed(first.entry, bytes(64))
+    with pytest.raises(ForgedSignature):
+        rec.offer(junk)
+    assert len(calls) > 1
+    # an entry refused once is checked again each time, never remembered as good
+    t2, actor, other = demo_table()
+    wrong_turn = t2.craft(other, 3, Count(1))
+    calls.clear()
+    for _ in range(2):
+        with pytest.raises(OutOfTurn):
+            t2.records[actor].offer(wrong_turn)
+    assert len(calls) == 2
+
+
 # ---------------------------------------------------------------------------
 # Cheats: each rejected, culprit named, record unchanged
 # ---------------------------------------------------------------------------
