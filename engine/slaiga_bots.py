@@ -101,7 +101,11 @@ DEFAULTS = {
 OBSERVED_KINDS = frozenset(
     {"draw", "discard", "queen", "check:win:liar", "check:win:true", "finish"}
 )
-SUIT_MEMO_LIMIT = 1 << 16  # bounds the memo below; it refills in a few games
+MEMO_LIMIT = 1 << 16  # bounds each memo below; it refills within a few games
+SUIT_SHIFT = 16  # bits per suit in a packed hand (a suit's ranks use bits 1..14)
+SUIT_RANKS = (1 << SUIT_SHIFT) - 1
+# a face's bits in a packed hand: its rank mask shifted to its suit (jokers have none)
+CARD_BITS: dict[Card, int] = {f: RANK_BITS[f.rank] << (SUIT_SHIFT * f.suit) for f in ALL_FACES}
 
 _suit_memo: dict[int, tuple[int, int]] = {}
 
@@ -112,7 +116,7 @@ def suit_score(ranks: int, dead: int) -> tuple[int, int]:
     ``ranks`` is the suit's rank mask, ``dead`` the suit's ten dead-window bits. A pure
     function of two small ints, memoised because a game asks the same few hands often.
     """
-    key = ranks | dead << 16
+    key = ranks | dead << SUIT_SHIFT
     got = _suit_memo.get(key)
     if got is None:
         best, squares = -1, 0
@@ -123,35 +127,42 @@ def suit_score(ranks: int, dead: int) -> tuple[int, int]:
             squares += c * c
             if c > best:
                 best = c
-        if len(_suit_memo) >= SUIT_MEMO_LIMIT:
+        if len(_suit_memo) >= MEMO_LIMIT:
             _suit_memo.clear()
         got = _suit_memo[key] = (best, squares)
     return got
 
 
-def suit_masks(faces: Iterable[Card | None]) -> list[int]:
-    """Per-suit rank masks of the known, non-joker ``faces``."""
-    masks = [0, 0, 0, 0]
+def pack(faces: Iterable[Card | None]) -> int:
+    """The known, non-joker ``faces`` as one int: four 16-bit suit rank masks."""
+    hand = 0
     for f in faces:
-        if f is not None and f.rank != JOKER_RANK:
-            masks[f.suit] |= RANK_BITS[f.rank]
-    return masks
+        if f is not None:
+            hand |= CARD_BITS.get(f, 0)
+    return hand
 
 
-def masks_value(masks: Sequence[int], dead: int) -> float:
-    """Best window count first, then how concentrated the hand is (see ``hand_value``)."""
-    b0, s0 = suit_score(masks[0], dead & SUIT_WINDOWS)
-    b1, s1 = suit_score(masks[1], (dead >> WINDOWS_PER_SUIT) & SUIT_WINDOWS)
-    b2, s2 = suit_score(masks[2], (dead >> 2 * WINDOWS_PER_SUIT) & SUIT_WINDOWS)
-    b3, s3 = suit_score(masks[3], (dead >> 3 * WINDOWS_PER_SUIT) & SUIT_WINDOWS)
-    return max(b0, b1, b2, b3) * 10 + (s0 + s1 + s2 + s3) * 0.01
+def packed_value(hand: int, dead: int) -> float:
+    """``hand_value`` of a packed hand."""
+    b0, q0 = suit_score(hand & SUIT_RANKS, dead & SUIT_WINDOWS)
+    b1, q1 = suit_score(
+        (hand >> SUIT_SHIFT) & SUIT_RANKS, (dead >> WINDOWS_PER_SUIT) & SUIT_WINDOWS
+    )
+    b2, q2 = suit_score(
+        (hand >> (2 * SUIT_SHIFT)) & SUIT_RANKS, (dead >> (2 * WINDOWS_PER_SUIT)) & SUIT_WINDOWS
+    )
+    b3, q3 = suit_score(hand >> (3 * SUIT_SHIFT), dead >> (3 * WINDOWS_PER_SUIT))
+    return max(b0, b1, b2, b3) * 10 + (q0 + q1 + q2 + q3) * 0.01
 
 
-def masks_best(masks: Sequence[int], dead: int) -> int:
-    """The most cards the hand holds of any live window."""
+def packed_best(hand: int, dead: int) -> int:
+    """The most cards a packed hand holds of any live window."""
     return max(
-        suit_score(m, (dead >> (s * WINDOWS_PER_SUIT)) & SUIT_WINDOWS)[0]
-        for s, m in enumerate(masks)
+        suit_score(
+            (hand >> (s * SUIT_SHIFT)) & SUIT_RANKS,
+            (dead >> (s * WINDOWS_PER_SUIT)) & SUIT_WINDOWS,
+        )[0]
+        for s in SUITS
     )
 
 
@@ -159,14 +170,16 @@ def hand_value(faces: Iterable[Card | None], dead: int = 0) -> float:
     """Best window count first, then how concentrated the hand is.
 
     ``dead`` is a bitmask over the 40 windows (a card seen in another hand kills them).
+    Equal to ``max(counts) * 10 + sum(c * c for c in counts if c > 0) * 0.01`` over
+    ``window_counts(faces, dead)``, computed from bitmasks.
     """
-    return masks_value(suit_masks(faces), dead)
+    return packed_value(pack(faces), dead)
 
 
 def window_counts(faces: Iterable[Card | None], dead: int = 0) -> list[int]:
     """How many of ``faces`` each of the 40 windows holds (-1 for a dead window).
 
-    The plain window-by-window count; ``hand_value`` gives the same scores faster.
+    The plain window-by-window definition that ``hand_value`` computes faster.
     """
     counts = [0] * N_WINDOWS
     for f in faces:
@@ -180,18 +193,8 @@ def window_counts(faces: Iterable[Card | None], dead: int = 0) -> list[int]:
     return counts
 
 
-def _without(masks: Sequence[int], face: Card | None) -> list[int]:
-    out = list(masks)
-    if face is not None and face.rank != JOKER_RANK:
-        out[face.suit] &= ~RANK_BITS[face.rank]
-    return out
-
-
-def _with(masks: Sequence[int], face: Card | None) -> list[int]:
-    out = list(masks)
-    if face is not None and face.rank != JOKER_RANK:
-        out[face.suit] |= RANK_BITS[face.rank]
-    return out
+def _bits(face: Card | None) -> int:
+    return 0 if face is None else CARD_BITS.get(face, 0)
 
 
 class SlaigaBot(Bot):
@@ -212,8 +215,9 @@ class SlaigaBot(Bot):
         # per-act caches (``act`` resets them): the view's dead windows, own hand and its
         # suit masks, the hand's value without each card, opponents' known suit counts
         self._dead_now = 0
+        self._dead_of: tuple = ()
         self._hand_now: dict[int, Card | None] = {}
-        self._masks: list[int] = [0, 0, 0, 0]
+        self._packed = 0
         self._base: float | None = None
         self._rest: dict[int, float] = {}
         self._known: dict[int, list[int]] = {}
@@ -251,14 +255,17 @@ class SlaigaBot(Bot):
     # ---- helpers ------------------------------------------------------------------------
 
     def _dead_windows(self, view: dict[str, Any]) -> int:
+        """Windows killed by a card seen in another hand (reused while those hands stay)."""
+        hands = view["hands"]
+        others = hands[: self.seat] + hands[self.seat + 1 :]
+        if others == self._dead_of:  # CardViews are shared, so this is mostly identity
+            return self._dead_now
         dead = 0
-        for s, cards in enumerate(view["hands"]):
-            if s == self.seat:
-                continue
-            for c in cards:
-                f = c.face
-                if f is not None and f.rank != JOKER_RANK:
-                    dead |= CARD_WINDOW_MASK[f]
+        for cards in others:
+            for _, f in cards:
+                if f is not None:
+                    dead |= CARD_WINDOW_MASK.get(f, 0)  # a joker kills no window
+        self._dead_of = others
         return dead
 
     def _unseen(self, view: dict[str, Any]) -> tuple[list[Card], int]:
@@ -302,15 +309,15 @@ class SlaigaBot(Bot):
     def _value(self) -> float:
         """The current hand's value."""
         if self._base is None:
-            self._base = masks_value(self._masks, self._dead_now)
+            self._base = packed_value(self._packed, self._dead_now)
         return self._base
 
     def _rest_value(self, h: int) -> float:
         """The current hand's value without card ``h``."""
         v = self._rest.get(h)
         if v is None:
-            v = self._rest[h] = masks_value(
-                _without(self._masks, self._hand_now[h]), self._dead_now
+            v = self._rest[h] = packed_value(
+                self._packed & ~_bits(self._hand_now[h]), self._dead_now
             )
         return v
 
@@ -331,7 +338,7 @@ class SlaigaBot(Bot):
         phase = view["phase"]
         self._dead_now = self._dead_windows(view)
         self._hand_now = {c.handle: c.face for c in view["hand"]}
-        self._masks = suit_masks(self._hand_now.values())
+        self._packed = pack(self._hand_now.values())
         self._base = None
         self._rest = {}
         self._known = {}
@@ -348,16 +355,19 @@ class SlaigaBot(Bot):
         lying = view["lying"]
         # shoot when an opponent most likely holds 3+ of the target suit
         best = None
+        shooters = [(h, f) for h, f in hand.items() if f is not None and is_shoot(f)]
+        # only target suits this hand can shoot at matter (a shot uses the suit after T)
+        suits = sorted({(f.suit - 1) % 4 for _, f in shooters})
         for t, active in enumerate(view["active"]):
-            if t == me or not active:
+            if t == me or not active or not suits:
                 continue
-            for suit in SUITS:
+            for suit in suits:
                 est = self._est_suit(view, t, suit)
                 if est < self.shoot_at or (best is not None and est <= best[0]):
                     continue
                 need = next_suit(suit)
-                for h, f in hand.items():
-                    if f is not None and is_shoot(f) and f.suit == need:
+                for h, f in shooters:
+                    if f.suit == need:
                         loss = self._value() - self._rest_value(h)
                         if loss < 10:
                             best = (est, Shoot(me, t, suit), ShotCard(me, h, f.rank == ACE))
@@ -386,13 +396,14 @@ class SlaigaBot(Bot):
     def _choose_draw(self, view, legal):
         base = self._value()
         options = []
+        sources = {a.source for a in legal if type(a) is Draw}
         for src, pile in ((DISCARD, view["discard"]), (DRAW, view["draw"])):
-            if pile and Draw(self.seat, src) in legal:
+            if pile and src in sources:
                 top = pile[0].face
                 if top is None:
                     options.append((0.5, src))
                 else:
-                    gain = masks_value(_with(self._masks, top), self._dead_now) - base
+                    gain = packed_value(self._packed | _bits(top), self._dead_now) - base
                     options.append((gain, src))
         if not options:
             return legal[0]
@@ -407,15 +418,15 @@ class SlaigaBot(Bot):
     def _act_discard(self, view, legal):
         me = self.seat
         hand = self._hand_now
-        masks = self._masks
-        for h, f in hand.items():
-            rest = _without(masks, f)
-            if any(suit_score(m, 0)[0] >= STRAIGHT_LEN for m in rest):
-                return ClaimWin(me, h)
+        packed = self._packed
+        if packed_best(packed, 0) >= STRAIGHT_LEN:  # else no five cards of the hand can be
+            for h, f in hand.items():
+                if packed_best(packed & ~_bits(f), 0) >= STRAIGHT_LEN:
+                    return ClaimWin(me, h)
         worst = self._worst()
         if (
             view["lying"]
-            and masks_best(masks, self._dead_now) >= 4
+            and packed_best(packed, self._dead_now) >= 4
             and self.rng.random() < self.win_bluff
         ):
             return ClaimWin(me, worst)
@@ -431,10 +442,10 @@ class SlaigaBot(Bot):
 
     def _queen_gain(self, view, discarded) -> float:
         dead = self._dead_now
-        rest = _without(self._masks, self._hand_now[discarded])
-        base = masks_value(rest, dead)
+        rest = self._packed & ~_bits(self._hand_now[discarded])
+        base = packed_value(rest, dead)
         gains = [
-            masks_value(_with(rest, c.face), dead) - base
+            packed_value(rest | _bits(c.face), dead) - base
             for c in view["discard"][:5]
             if c.face is not None
         ]
@@ -539,7 +550,7 @@ class SlaigaBot(Bot):
         feasible = any(all(c in known or c in unseen for c in cards) for cards in WINDOW_CARDS)
         if not feasible:
             return Check(me)
-        mine = masks_best(self._masks, self._dead_now)
+        mine = packed_best(self._packed, self._dead_now)
         if mine <= 3 and self.rng.random() < 0.5:
             return Check(me)
         return Pass(me)

@@ -57,7 +57,8 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
+from functools import cache
+from typing import Any, NamedTuple
 
 from engine.cards import ACE, JACK, JOKER_RANK, KING, QUEEN, SUIT_SYMBOLS, Card, standard_deck
 from engine.errors import FalseClaim
@@ -306,6 +307,72 @@ ALL_ACTIONS = (
     QueenSwap,
     GiveBack,
 )
+
+# ---- interned actions for legal_actions ---------------------------------------------
+#
+# Actions are frozen values, so ``legal_actions`` hands out shared instances from these
+# memoised tables instead of building hundreds of dataclasses per action taken (every
+# key is a seat, a handle or a small tuple of them, so the tables stay small).
+
+
+class CardActions(NamedTuple):
+    """Every action naming one hand card ``h`` of one seat."""
+
+    discard: Discard
+    declare: Discard
+    claim: ClaimWin
+    shot: ShotCard
+    shot_ace: ShotCard
+    answer: Answer
+    answer_ace: Answer
+    give: Give
+    give_back: GiveBack
+
+
+@cache
+def card_actions(seat: int, h: int) -> CardActions:
+    return CardActions(
+        Discard(seat, h, False),
+        Discard(seat, h, True),
+        ClaimWin(seat, h),
+        ShotCard(seat, h, False),
+        ShotCard(seat, h, True),
+        Answer(seat, h, False),
+        Answer(seat, h, True),
+        Give(seat, h),
+        GiveBack(seat, h),
+    )
+
+
+@cache
+def place_row(seat: int, h: int, positions: int) -> tuple[Place, ...]:
+    """``Place(seat, h, p)`` for ``p`` in ``range(positions)``; legal rows are slices."""
+    return tuple(Place(seat, h, p) for p in range(positions))
+
+
+@cache
+def shoot_actions(seat: int, opps: tuple[int, ...], suits: tuple[int, ...]) -> tuple[Shoot, ...]:
+    return tuple(Shoot(seat, t, suit) for t in opps for suit in suits)
+
+
+@cache
+def jack_shots(seat: int, h: int, opps: tuple[int, ...]) -> tuple[JackShot, ...]:
+    return tuple(JackShot(seat, t, h) for t in opps)
+
+
+@cache
+def seat_actions(seat: int) -> dict[str, Action]:
+    """The card-less actions of ``seat`` by name (draws by pile name)."""
+    return {
+        DRAW: Draw(seat, DRAW),
+        DISCARD: Draw(seat, DISCARD),
+        "concede": Concede(seat),
+        "miss": Miss(seat),
+        "check": Check(seat),
+        "pass": Pass(seat),
+        "accept": AcceptCheck(seat),
+    }
+
 
 # The phase table: each interactive step kind and the actions it accepts.
 PHASE_ACTIONS: dict[str, tuple[type[Action], ...]] = {
@@ -1378,48 +1445,60 @@ class Slaiga(Game):
         return getattr(self, f"_legal_{step.kind}")(step, seat)
 
     def _legal_draws(self, seat: int) -> list[Action]:
-        return [Draw(seat, src) for src in SOURCES if self.zones[src]]
+        mine = seat_actions(seat)
+        return [mine[src] for src in SOURCES if self.zones[src]]
+
+    def _opponents(self, seat: int) -> tuple[int, ...]:
+        return tuple(t for t in range(self.seats) if t != seat and self.active[t])
 
     def _legal_turn(self, step: Step, seat: int) -> list[Action]:
         out = self._legal_draws(seat)
-        opps = [t for t in range(self.seats) if t != seat and self.active[t]]
+        opps = self._opponents(seat)
         shot_suits: set[int] = set()
         for h in self.hand(seat):
             f = self.face_for(seat, h)
             if f is not None and f.rank == JACK:
-                out.extend([JackShot(seat, t, h) for t in opps])
+                out.extend(jack_shots(seat, h, opps))
             if f is not None and is_shoot(f):
                 shot_suits.add((f.suit - 1) % 4)
-        targets = SUITS if self.LYING else sorted(shot_suits)
-        out.extend([Shoot(seat, t, suit) for t in opps for suit in targets])
+        targets = SUITS if self.LYING else tuple(sorted(shot_suits))
+        out.extend(shoot_actions(seat, opps, targets))
         return out
 
     def _legal_shot_card(self, step: Step, seat: int) -> list[Action]:
         if self.LYING:
-            return [ShotCard(seat, h, ace) for h in self.hand(seat) for ace in BOOLS]
-        out: list[Action] = []
+            out: list[Action] = []
+            for h in self.hand(seat):
+                acts = card_actions(seat, h)
+                out.append(acts.shot)
+                out.append(acts.shot_ace)
+            return out
+        out = []
         need = next_suit(step.n)
         for h in self.hand(seat):
             f = self.face_for(seat, h)
             if f is not None and is_shoot(f) and f.suit == need:
-                out.append(ShotCard(seat, h, f.rank == ACE))
+                acts = card_actions(seat, h)
+                out.append(acts.shot_ace if f.rank == ACE else acts.shot)
         return out
 
     def _legal_discard(self, step: Step, seat: int) -> list[Action]:
         out: list[Action] = []
         hand = self.hand(seat)
         wrap = self.options["wrap_straights"]
+        pile = self.zones[DRAW]
         for h in hand:
             f = self.face_for(seat, h)
-            out.append(Discard(seat, h, False))
-            if f is not None and (f.rank == QUEEN or (f.rank == KING and self.zones[DRAW])):
-                out.append(Discard(seat, h, True))
+            acts = card_actions(seat, h)
+            out.append(acts.discard)
+            if f is not None and (f.rank == QUEEN or (f.rank == KING and pile)):
+                out.append(acts.declare)
             if self.LYING:
-                out.append(ClaimWin(seat, h))
+                out.append(acts.claim)
             else:
                 rest = [self.face_for(seat, x) for x in hand if x != h]
                 if None not in rest and has_straight_flush(rest, wrap):
-                    out.append(ClaimWin(seat, h))
+                    out.append(acts.claim)
         return out
 
     def _legal_king(self, step: Step, seat: int) -> list[Action]:
@@ -1435,42 +1514,47 @@ class Slaiga(Game):
         assert v is not None
         last = v.plays[-1]
         hand = self.hand(seat)
+        mine = seat_actions(seat)
         out: list[Action] = []
         if v.kind == "jack":
-            out.append(Concede(seat))
+            out.append(mine["concede"])
             for h in hand:
                 f = self.face_for(seat, h)
                 if f is not None and is_bullet(f):
-                    out.append(Answer(seat, h, False))
+                    out.append(card_actions(seat, h).answer)
             return out
         first = self._first_answer(v, seat)
         if not self.LYING and first:
             count = self._known_suit_count(seat, v.target)
             if count is not None and count < MISS_LIMIT:
-                return [Miss(seat)]
-        out.append(Concede(seat))
+                return [mine["miss"]]
+        out.append(mine["concede"])
         if first and self.LYING:
-            out.append(Miss(seat))
+            out.append(mine["miss"])
         if self.LYING and not v.checked and not self.is_public(last.handle):
-            out.append(Check(seat))
-        suit = next_suit(last.suit)
-        role = "block" if seat == v.defender else "shot"
-        for h in hand:
-            if self.LYING:
-                out.append(Answer(seat, h, True))
+            out.append(mine["check"])
+        if self.LYING:
+            for h in hand:
+                acts = card_actions(seat, h)
+                out.append(acts.answer_ace)
                 if not last.ace:
-                    out.append(Answer(seat, h, False))
-                continue
+                    out.append(acts.answer)
+            return out
+        suit = next_suit(last.suit)
+        shoot_only = seat != v.defender or not self.options["block_any"]
+        for h in hand:
             f = self.face_for(seat, h)
             if f is None or f.suit != suit or (last.ace and f.rank != ACE):
                 continue
-            if (role == "shot" or not self.options["block_any"]) and not is_shoot(f):
+            if shoot_only and not is_shoot(f):
                 continue
-            out.append(Answer(seat, h, f.rank == ACE))
+            acts = card_actions(seat, h)
+            out.append(acts.answer_ace if f.rank == ACE else acts.answer)
         return out
 
     def _legal_miss_answer(self, step: Step, seat: int) -> list[Action]:
-        return [Check(seat), Pass(seat)]
+        mine = seat_actions(seat)
+        return [mine["check"], mine["pass"]]
 
     def _legal_check_response(self, step: Step, seat: int) -> list[Action]:
         out: list[Action] = []
@@ -1481,7 +1565,7 @@ class Slaiga(Game):
             if count is not None:
                 out.append(MissVerdict(seat, count < MISS_LIMIT))
         else:
-            out.append(AcceptCheck(seat))
+            out.append(seat_actions(seat)["accept"])
         for h in self.hand(seat):
             f = self.face_for(seat, h)
             if f is not None and f.rank == JOKER_RANK:
@@ -1489,26 +1573,33 @@ class Slaiga(Game):
         return out
 
     def _legal_give(self, step: Step, seat: int) -> list[Action]:
-        return [Give(seat, h) for h in self.hand(seat)]
+        return [card_actions(seat, h).give for h in self.hand(seat)]
 
     def _legal_place(self, step: Step, seat: int) -> list[Action]:
-        zone = self.zones[f"place:{seat}"] if step.kind == "place" else self.hand(seat)
-        n = len(self.zones[DRAW])
-        return [Place(seat, h, p) for h in zone for p in range(n + 1)]
+        zone = self.zones[self._place_zones[seat]] if step.kind == "place" else self.hand(seat)
+        n = len(self.zones[DRAW]) + 1
+        size = len(self.deck) + 1  # the draw pile never holds more than the deck
+        out: list[Action] = []
+        for h in zone:
+            out.extend(place_row(seat, h, size)[:n])
+        return out
 
     _legal_place_hand = _legal_place
 
     def _legal_swap(self, step: Step, seat: int) -> list[Action]:
-        return [Pass(seat)] + [Swap(seat, h, p) for h in self.hand(seat) for p in step.handles]
+        out: list[Action] = [seat_actions(seat)["pass"]]
+        out.extend(Swap(seat, h, p) for h in self.hand(seat) for p in step.handles)
+        return out
 
     def _legal_reload(self, step: Step, seat: int) -> list[Action]:
         return self._legal_draws(seat)
 
     def _legal_give_back(self, step: Step, seat: int) -> list[Action]:
-        return [GiveBack(seat, h) for h in self.hand(seat)]
+        return [card_actions(seat, h).give_back for h in self.hand(seat)]
 
     def _legal_win_ask(self, step: Step, seat: int) -> list[Action]:
-        return [Check(seat), Pass(seat)]
+        mine = seat_actions(seat)
+        return [mine["check"], mine["pass"]]
 
 
 class HonestSlaiga(Slaiga):
