@@ -272,6 +272,20 @@ def prove_shuffle(
     comes from :mod:`secrets`.  The prover trusts its own witness: a wrong
     witness yields a proof that does not verify.
     """
+    return prove_shuffle_with_commitments(inputs, outputs, joint_key, witness, context, seed)[0]
+
+
+def prove_shuffle_with_commitments(
+    inputs: Sequence[Ciphertext],
+    outputs: Sequence[Ciphertext],
+    joint_key: Point,
+    witness: ShuffleWitness,
+    context: Context,
+    seed: bytes | None = None,
+) -> tuple[TWShuffleProof, tuple[Point, ...], tuple[Point, ...]]:
+    """:func:`prove_shuffle`, also returning the prover's commitments ``(t1, t2, t3, t41,
+    t42)`` and ``t^_1..t^_N`` that the challenge form leaves out (for the
+    commitment form of :mod:`crypto.shuffle_proof_tw_batch`)."""
     n = len(inputs)
     if len(outputs) != n or witness.size != n:
         raise DeckMismatch(
@@ -309,7 +323,8 @@ def prove_shuffle(
     t41 = sub(_lincomb(zip(w_prime, (ct.c1 for ct in outputs), strict=True)), base_mul(w4))
     t42 = sub(_lincomb(zip(w_prime, (ct.c2 for ct in outputs), strict=True)), mul(w4, joint_key))
     t_hat = [add(base_mul(w_hat[i]), mul(w_prime[i], chain[i - 1] if i else h)) for i in range(n)]
-    ch = _final_challenge(tr, chain, (t1, t2, t3, t41, t42), t_hat)
+    ts = (t1, t2, t3, t41, t42)
+    ch = _final_challenge(tr, chain, ts, t_hat)
 
     r_bar = sum(r) % L
     # v_i = u'_{i+1} * .. * u'_n (v_n = 1), so that c^_n = (sum r^_i v_i) G + (prod u) h.
@@ -321,7 +336,7 @@ def prove_shuffle(
     r_hat_sum = sum(a * b for a, b in zip(r_hat, v, strict=True)) % L
     r_tilde = sum(a * b for a, b in zip(r, u, strict=True)) % L
     r_prime = sum(a * b for a, b in zip(witness.rerandomisers, u_perm, strict=True)) % L
-    return TWShuffleProof(
+    proof = TWShuffleProof(
         permutation_commitments=c,
         chain_commitments=tuple(chain),
         challenge=ch,
@@ -332,6 +347,7 @@ def prove_shuffle(
         s_hat=tuple((w_hat[i] + ch * r_hat[i]) % L for i in range(n)),
         s_prime=tuple((w_prime[i] + ch * u_perm[i]) % L for i in range(n)),
     )
+    return proof, ts, tuple(t_hat)
 
 
 def verify_shuffle(
