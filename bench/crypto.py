@@ -26,6 +26,9 @@ Figures:
   proofs, four shuffles with TW proofs each verified by the three other seats,
   6 cards dealt privately to each seat, 28 revealed publicly, every token
   proven and verified by every seat that uses it;
+* ``tw_verify_batch3_52`` and ``deal4_batched``: the same with TW proofs in
+  commitment form, each seat verifying the three other seats' shuffles in one
+  batch (:mod:`crypto.shuffle_proof_tw_batch`);
 * the same four-seat workload with the PyPI package ``mentalpoker`` 0.5.0
   (``DealerEC`` and ``DealerEG``; no proofs at all), run in a separate virtual
   environment so it never becomes a dependency of the project.  The venv is
@@ -49,6 +52,7 @@ from typing import Any
 from crypto import hand_proofs as hp
 from crypto import shuffle_proof_cc as cc
 from crypto import shuffle_proof_tw as tw
+from crypto import shuffle_proof_tw_batch as twb
 from crypto.deck import deck_points
 from crypto.elgamal import Ciphertext, decode_pile, encode_pile, mask, public_mask
 from crypto.group import (
@@ -268,6 +272,38 @@ def bench_shuffles(report: Report, sizes: list[int], repeat: int, cc_repeat: int
             )
 
 
+def bench_tw_batch(report: Report, repeat: int, n: int = DECK) -> None:
+    """Three consecutive shuffles verified in one batch (commitment form), and decoded first."""
+    pk, pile = _table(n)
+    statements = []
+    for s in range(3):
+        ctx = Context(b"bench", 1, STEP_SHUFFLE, s)
+        out, w = shuffle_deck(pile, pk)
+        proof = twb.prove_shuffle_batchable(pile, out, pk, w, ctx)
+        statements.append(twb.ShuffleStatement(pile, out, pk, proof, ctx))
+        pile = out
+    twb.verify_shuffles_batch(statements)  # warm
+    encoded = [st.proof.encode() for st in statements]
+    report.measure(
+        f"tw_verify_batch3_{n}",
+        lambda: twb.verify_shuffles_batch(statements),
+        repeat,
+        proof_bytes=len(encoded[0]),
+    )
+
+    def decode_and_verify() -> None:
+        twb.verify_shuffles_batch(
+            [
+                twb.ShuffleStatement(
+                    st.inputs, st.outputs, pk, twb.TWCommitmentProof.decode(raw, n), st.context
+                )
+                for st, raw in zip(statements, encoded, strict=True)
+            ]
+        )
+
+    report.measure(f"tw_decode_verify_batch3_{n}", decode_and_verify, repeat)
+
+
 def bench_tokens(report: Report, repeat: int) -> None:
     ctx = Context(b"bench", 1, STEP_PRIVATE, 2)
     x = random_scalar()
@@ -356,8 +392,12 @@ class PhaseClock:
         return {name: statistics.median(v) for name, v in self.samples.items()}
 
 
-def deal4(clock: PhaseClock | None = None) -> None:
-    """One whole verified four-seat deal, in memory (see module docstring)."""
+def deal4(clock: PhaseClock | None = None, batched: bool = False) -> None:
+    """One whole verified four-seat deal, in memory (see module docstring).
+
+    With ``batched`` the shuffle proofs are in commitment form and each seat
+    verifies the three other seats' shuffles in one batch once all four are done.
+    """
     clock = clock or PhaseClock()
     clock.start()
     table = b"bench-deal4"
@@ -381,8 +421,15 @@ def deal4(clock: PhaseClock | None = None) -> None:
     pile = tuple(public_mask(m, pk) for m in deck.points)
     clock.mark("keys_and_initial_pile")
 
+    statements = []
     for s in range(SEATS):
         out, w = shuffle_deck(pile, pk)
+        if batched:
+            bproof = twb.prove_shuffle_batchable(pile, out, pk, w, ctx(STEP_SHUFFLE, s))
+            statements.append(twb.ShuffleStatement(pile, out, pk, bproof, ctx(STEP_SHUFFLE, s)))
+            clock.mark("shuffle_and_prove_x4")
+            pile = out
+            continue
         proof = tw.prove_shuffle(pile, out, pk, w, ctx(STEP_SHUFFLE, s))
         clock.mark("shuffle_and_prove_x4")
         for verifier in range(SEATS):
@@ -390,6 +437,10 @@ def deal4(clock: PhaseClock | None = None) -> None:
                 tw.verify_shuffle(pile, out, pk, proof, ctx(STEP_SHUFFLE, s))
         clock.mark("verify_shuffles_x12")
         pile = out
+    if batched:
+        for verifier in range(SEATS):
+            twb.verify_shuffles_batch([st for k, st in enumerate(statements) if k != verifier])
+        clock.mark("verify_shuffles_x12")
 
     seen: list[int] = []
     for k in range(SEATS):
@@ -427,19 +478,25 @@ def deal4(clock: PhaseClock | None = None) -> None:
         raise AssertionError("deal4 did not reveal every card exactly once")
 
 
-def make_deal4_wire_overhead() -> Callable[[], None]:
+def make_deal4_wire_overhead(batched: bool = False) -> Callable[[], None]:
     """What deal4 adds when messages travel as bytes: each of the three receivers of each
-    of the four shuffles decodes (validates) the new pile and the proof."""
+    of the four shuffles decodes (validates) the new pile and the proof (the commitment
+    form of ``deal4_batched`` has ``N + 5`` more points to validate)."""
     pk, pile = _table(DECK)
     out, w = shuffle_deck(pile, pk)
     ctx = Context(b"bench", 1, STEP_SHUFFLE, 0)
     pile_bytes = encode_pile(out)
-    proof_bytes = tw.prove_shuffle(pile, out, pk, w, ctx).encode()
+    if batched:
+        proof_bytes = twb.prove_shuffle_batchable(pile, out, pk, w, ctx).encode()
+        decode: Callable[[bytes, int], Any] = twb.TWCommitmentProof.decode
+    else:
+        proof_bytes = tw.prove_shuffle(pile, out, pk, w, ctx).encode()
+        decode = tw.TWShuffleProof.decode
 
     def run() -> None:
         for _ in range(SEATS * (SEATS - 1)):
             decode_pile(pile_bytes, DECK)
-            tw.TWShuffleProof.decode(proof_bytes, DECK)
+            decode(proof_bytes, DECK)
 
     return run
 
@@ -570,6 +627,7 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
     report = Report(units)
     log("shuffles and shuffle proofs (52 and 104 cards) ...")
     bench_shuffles(report, [52, 104], repeat, cc_repeat, cc_rounds)
+    bench_tw_batch(report, repeat)
     log("reveal tokens and hand proofs ...")
     bench_tokens(report, repeat)
     bench_hand_proofs(report, repeat)
@@ -577,7 +635,10 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
     deal4()  # warm caches (generators, deck encodings)
     clock = PhaseClock()
     report.measure("deal4", lambda: deal4(clock), repeat)
+    batched_clock = PhaseClock()
+    report.measure("deal4_batched", lambda: deal4(batched_clock, batched=True), repeat)
     report.measure("deal4_wire_decoding", make_deal4_wire_overhead(), repeat)
+    report.measure("deal4_batched_wire_decoding", make_deal4_wire_overhead(True), repeat)
     fig = report.figures
     result: dict[str, Any] = {
         "unit_us": units,
@@ -591,6 +652,12 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
         "deal4_lower_bound_s": fig["deal4"]["lower_bound_ms"] / 1e3,
         "deal4_ratio_to_bound": fig["deal4"]["ratio_to_bound"],
         "deal4_phases_s": _phase_medians(clock, repeat),
+        "deal4_batched_s": fig["deal4_batched"]["ms"] / 1e3,
+        "deal4_batched_with_wire_decoding_s": (
+            fig["deal4_batched"]["ms"] + fig["deal4_batched_wire_decoding"]["ms"]
+        )
+        / 1e3,
+        "deal4_batched_phases_s": _phase_medians(batched_clock, repeat),
         "deal4_with_wire_decoding_s": (fig["deal4"]["ms"] + fig["deal4_wire_decoding"]["ms"]) / 1e3,
         "repeat": repeat,
         "cc_rounds": cc_rounds,
@@ -609,6 +676,9 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
             for name in ("DealerEC", "DealerEG"):
                 if name in mp:
                     result[f"deal4_ratio_vs_{name}"] = result["deal4_s"] / mp[name]["median_s"]
+                    result[f"deal4_batched_ratio_vs_{name}"] = (
+                        result["deal4_batched_s"] / mp[name]["median_s"]
+                    )
     return result
 
 
@@ -668,6 +738,13 @@ def _print_text(r: dict[str, Any]) -> None:
     )
     for phase, secs in r["deal4_phases_s"].items():
         print(f"  deal4 phase {phase:<26} {secs * 1e3:9.1f} ms")
+    print(
+        f"deal4_batched (each seat batch-verifies the other shuffles): "
+        f"{r['deal4_batched_s']:.3f} s; with wire decoding: "
+        f"{r['deal4_batched_with_wire_decoding_s']:.3f} s"
+    )
+    for phase, secs in r["deal4_batched_phases_s"].items():
+        print(f"  deal4_batched phase {phase:<18} {secs * 1e3:9.1f} ms")
     mp = r.get("mentalpoker")
     if mp:
         for name in ("DealerEC", "DealerEG"):
@@ -676,7 +753,8 @@ def _print_text(r: dict[str, Any]) -> None:
                 print(
                     f"mentalpoker {name}: {mp[name]['median_s']:.3f} s (median of "
                     f"{mp[name]['runs']}), unverified; ours / theirs = {ratio:.2f} "
-                    f"({1 / ratio:.1f}x {'faster' if ratio < 1 else 'slower'})"
+                    f"({1 / ratio:.1f}x {'faster' if ratio < 1 else 'slower'}); "
+                    f"batched: {r[f'deal4_batched_ratio_vs_{name}']:.2f}"
                 )
     for note in r["notes"]:
         print(f"note: {note}")

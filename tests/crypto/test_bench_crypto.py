@@ -41,6 +41,12 @@ def test_quick_json_has_required_keys(capsys):
         assert figures[name]["ratio_to_bound"] > 0
     # A whole four-seat deal: 4 shuffles proven, each verified by 3 seats.
     assert figures["deal4"]["ops"]["mul"] >= 4 * 3 * (8 * n + 4)
+    # Batch verification of three consecutive shuffles: at most 18N + 17 multiplications
+    # (fewer when the first pile's c1 are all G, as in the public initial masking).
+    assert figures["tw_verify_batch3_52"]["ops"]["mul"] <= 18 * n + 17
+    assert figures["tw_verify_batch3_52"]["ops"]["base_mul"] == 1
+    assert figures["deal4_batched"]["ops"]["mul"] < figures["deal4"]["ops"]["mul"]
+    assert isinstance(result["deal4_batched_s"], float) and result["deal4_batched_s"] > 0
 
 
 def test_text_output_names_targets(capsys):
