@@ -11,6 +11,7 @@ Modules, bottom up:
 * ``keys`` -- key shares with Schnorr proofs; the joint key.
 * ``deck`` / ``elgamal`` / ``reveal`` / ``transfer`` -- Barnett-Smart cards: encodings,
   masking and proven remasking, reveal tokens, hand-over.
-* ``shuffle*`` -- shuffles with cut-and-choose and Terelius-Wikstrom proofs.
+* ``shuffle*`` -- shuffles with cut-and-choose and Terelius-Wikstrom proofs; the TW proof
+  also in commitment form, for batch verification of several shuffles at once.
 * ``hand_proofs`` -- CDS OR / threshold proofs about held cards.
 """

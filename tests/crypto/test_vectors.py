@@ -175,6 +175,7 @@ def test_shuffle_vectors_verify_from_bytes(shuffle_vec):
     proof fails in another context, for swapped piles and after any flipped byte."""
     from crypto import shuffle_proof_cc as cc
     from crypto import shuffle_proof_tw as tw
+    from crypto import shuffle_proof_tw_batch as twb
     from crypto.errors import InvalidEncoding
     from crypto.group import scalar_from_bytes
     from crypto.shuffle import ShuffleWitness, apply_shuffle
@@ -196,6 +197,12 @@ def test_shuffle_vectors_verify_from_bytes(shuffle_vec):
         cc_proof = cc.CCShuffleProof.decode(cc_raw, n)
         tw.verify_shuffle(inputs, outputs, pk, tw_proof, ctx)
         cc.verify_shuffle(inputs, outputs, pk, cc_proof, ctx, min_rounds=rounds)
+        twc_proof = twb.TWCommitmentProof.decode(bytes.fromhex(case["tw_commitment_proof"]), n)
+        assert twc_proof.permutation_commitments == tw_proof.permutation_commitments
+        assert twc_proof.s_prime == tw_proof.s_prime
+        twb.verify_shuffle_commitment(inputs, outputs, pk, twc_proof, ctx)
+        with pytest.raises(InvalidProof):
+            twb.verify_shuffle_commitment(inputs, outputs, pk, twc_proof, ctx.with_step(1))
         # the pile holds exactly the recorded cards (the shuffle moved, not changed, them)
         assert len({deck.point(i) for i in case["card_handles"]}) == n
         for other in (ctx.with_step(ctx.step + 1), ctx.with_seat(ctx.seat + 1)):

@@ -16,6 +16,7 @@ import pathlib
 
 from crypto import shuffle_proof_cc as cc
 from crypto import shuffle_proof_tw as tw
+from crypto import shuffle_proof_tw_batch as twb
 from crypto.commit import JointRandom, commit
 from crypto.deck import DECK_SIZES, deck_points
 from crypto.elgamal import encode_pile, mask, remask_proven
@@ -177,9 +178,10 @@ def build_shuffles() -> dict:
             for k, idx in enumerate(cards)
         )
         shuffled, w = shuffle_deck(pile, pk, seed=f"shuffle-vector-{n}-witness".encode())
-        tw_proof = tw.prove_shuffle(
-            pile, shuffled, pk, w, ctx, seed=f"tw-shuffle-vector-{n}".encode()
-        )
+        tw_seed = f"tw-shuffle-vector-{n}".encode()
+        tw_proof = tw.prove_shuffle(pile, shuffled, pk, w, ctx, seed=tw_seed)
+        # the same proof in commitment form (same seed, same transcript)
+        tw_commitment = twb.prove_shuffle_batchable(pile, shuffled, pk, w, ctx, seed=tw_seed)
         cc_proof = cc.prove_shuffle(
             pile,
             shuffled,
@@ -206,6 +208,7 @@ def build_shuffles() -> dict:
                 "permutation": list(w.permutation),
                 "rerandomisers": [_s(k) for k in w.rerandomisers],
                 "tw_proof": tw_proof.encode().hex(),
+                "tw_commitment_proof": tw_commitment.encode().hex(),
                 "cc_proof": cc_proof.encode().hex(),
             }
         )
