@@ -64,6 +64,7 @@ from engine.slaiga_game import (
     is_bullet,
     is_shoot,
     next_suit,
+    seat_actions,
 )
 
 # ---- straight-flush windows ---------------------------------------------------------
@@ -117,19 +118,22 @@ def suit_score(ranks: int, dead: int) -> tuple[int, int]:
     function of two small ints, memoised because a game asks the same few hands often.
     """
     key = ranks | dead << SUIT_SHIFT
-    got = _suit_memo.get(key)
-    if got is None:
-        best, squares = -1, 0
-        for i, low in enumerate(WINDOW_LOWS):
-            if (dead >> i) & 1:
-                continue
-            c = ((ranks >> low) & WINDOW_RUN).bit_count()
-            squares += c * c
-            if c > best:
-                best = c
-        if len(_suit_memo) >= MEMO_LIMIT:
-            _suit_memo.clear()
-        got = _suit_memo[key] = (best, squares)
+    return _suit_memo.get(key) or _score_key(key)
+
+
+def _score_key(key: int) -> tuple[int, int]:
+    ranks, dead = key & SUIT_RANKS, key >> SUIT_SHIFT
+    best, squares = -1, 0
+    for i, low in enumerate(WINDOW_LOWS):
+        if (dead >> i) & 1:
+            continue
+        c = ((ranks >> low) & WINDOW_RUN).bit_count()
+        squares += c * c
+        if c > best:
+            best = c
+    if len(_suit_memo) >= MEMO_LIMIT:
+        _suit_memo.clear()
+    got = _suit_memo[key] = (best, squares)
     return got
 
 
@@ -143,15 +147,20 @@ def pack(faces: Iterable[Card | None]) -> int:
 
 
 def packed_value(hand: int, dead: int) -> float:
-    """``hand_value`` of a packed hand."""
-    b0, q0 = suit_score(hand & SUIT_RANKS, dead & SUIT_WINDOWS)
-    b1, q1 = suit_score(
-        (hand >> SUIT_SHIFT) & SUIT_RANKS, (dead >> WINDOWS_PER_SUIT) & SUIT_WINDOWS
-    )
-    b2, q2 = suit_score(
-        (hand >> (2 * SUIT_SHIFT)) & SUIT_RANKS, (dead >> (2 * WINDOWS_PER_SUIT)) & SUIT_WINDOWS
-    )
-    b3, q3 = suit_score(hand >> (3 * SUIT_SHIFT), dead >> (3 * WINDOWS_PER_SUIT))
+    """``hand_value`` of a packed hand (the four suit scores, looked up inline)."""
+    get = _suit_memo.get
+    k0 = (hand & SUIT_RANKS) | (dead & SUIT_WINDOWS) << SUIT_SHIFT
+    k1 = ((hand >> SUIT_SHIFT) & SUIT_RANKS) | (
+        (dead >> WINDOWS_PER_SUIT) & SUIT_WINDOWS
+    ) << SUIT_SHIFT
+    k2 = ((hand >> 2 * SUIT_SHIFT) & SUIT_RANKS) | (
+        (dead >> 2 * WINDOWS_PER_SUIT) & SUIT_WINDOWS
+    ) << SUIT_SHIFT
+    k3 = (hand >> 3 * SUIT_SHIFT) | (dead >> 3 * WINDOWS_PER_SUIT) << SUIT_SHIFT
+    b0, q0 = get(k0) or _score_key(k0)
+    b1, q1 = get(k1) or _score_key(k1)
+    b2, q2 = get(k2) or _score_key(k2)
+    b3, q3 = get(k3) or _score_key(k3)
     return max(b0, b1, b2, b3) * 10 + (q0 + q1 + q2 + q3) * 0.01
 
 
@@ -219,6 +228,10 @@ class SlaigaBot(Bot):
         self._hand_now: dict[int, Card | None] = {}
         self._packed = 0
         self._base: float | None = None
+        self._ranks: list[int] = []
+        self._deads: list[int] = []
+        self._squares: tuple[int, ...] = ()
+        self._best_outside: tuple[int, ...] = ()
         self._rest: dict[int, float] = {}
         self._known: dict[int, list[int]] = {}
 
@@ -307,18 +320,36 @@ class SlaigaBot(Bot):
         return known[suit] + 0.5 * max(0.0, self._suits_of(seat)[suit])
 
     def _value(self) -> float:
-        """The current hand's value."""
+        """The current hand's value (its four suit scores are kept for ``_rest_value``)."""
         if self._base is None:
-            self._base = packed_value(self._packed, self._dead_now)
+            hand, dead = self._packed, self._dead_now
+            ranks = self._ranks = [(hand >> (s * SUIT_SHIFT)) & SUIT_RANKS for s in SUITS]
+            deads = self._deads = [(dead >> (s * WINDOWS_PER_SUIT)) & SUIT_WINDOWS for s in SUITS]
+            (b0, q0), (b1, q1), (b2, q2), (b3, q3) = [suit_score(ranks[s], deads[s]) for s in SUITS]
+            self._squares = (q0, q1, q2, q3)
+            # the best window outside each suit, for a hand that loses a card of that suit
+            self._best_outside = (
+                max(b1, b2, b3),
+                max(b0, b2, b3),
+                max(b0, b1, b3),
+                max(b0, b1, b2),
+            )
+            self._base = max(b0, b1, b2, b3) * 10 + (q0 + q1 + q2 + q3) * 0.01
         return self._base
 
     def _rest_value(self, h: int) -> float:
-        """The current hand's value without card ``h``."""
+        """The current hand's value without card ``h``: only that card's suit score changes."""
         v = self._rest.get(h)
         if v is None:
-            v = self._rest[h] = packed_value(
-                self._packed & ~_bits(self._hand_now[h]), self._dead_now
-            )
+            v = self._value()
+            f = self._hand_now[h]
+            if f is not None and f.rank != JOKER_RANK:
+                s = f.suit
+                b, q = suit_score(self._ranks[s] & ~RANK_BITS[f.rank], self._deads[s])
+                out = self._best_outside[s]
+                squares = self._squares
+                v = (b if b > out else out) * 10 + (sum(squares) - squares[s] + q) * 0.01
+            self._rest[h] = v
         return v
 
     def _worst(self) -> int:
@@ -410,7 +441,7 @@ class SlaigaBot(Bot):
         gain, src = max(options)
         if gain <= 0.5 and any(s == DRAW for _, s in options):
             src = DRAW
-        return Draw(self.seat, src)
+        return seat_actions(self.seat)[src]
 
     def _act_reload(self, view, legal):
         return self._choose_draw(view, legal)
