@@ -228,9 +228,9 @@ class SlaigaBot(Bot):
         self._hand_now: dict[int, Card | None] = {}
         self._packed = 0
         self._base: float | None = None
-        self._ranks: list[int] = []
-        self._deads: list[int] = []
+        self._keys: list[int] = []
         self._squares: tuple[int, ...] = ()
+        self._total_squares = 0
         self._best_outside: tuple[int, ...] = ()
         self._rest: dict[int, float] = {}
         self._known: dict[int, list[int]] = {}
@@ -320,22 +320,40 @@ class SlaigaBot(Bot):
         return known[suit] + 0.5 * max(0.0, self._suits_of(seat)[suit])
 
     def _value(self) -> float:
-        """The current hand's value (its four suit scores are kept for ``_rest_value``)."""
+        """The current hand's value (its four suit scores are kept for ``_changed``)."""
         if self._base is None:
             hand, dead = self._packed, self._dead_now
-            ranks = self._ranks = [(hand >> (s * SUIT_SHIFT)) & SUIT_RANKS for s in SUITS]
-            deads = self._deads = [(dead >> (s * WINDOWS_PER_SUIT)) & SUIT_WINDOWS for s in SUITS]
-            (b0, q0), (b1, q1), (b2, q2), (b3, q3) = [suit_score(ranks[s], deads[s]) for s in SUITS]
+            get = _suit_memo.get
+            keys = self._keys = [
+                ((hand >> (s * SUIT_SHIFT)) & SUIT_RANKS)
+                | ((dead >> (s * WINDOWS_PER_SUIT)) & SUIT_WINDOWS) << SUIT_SHIFT
+                for s in SUITS
+            ]
+            (b0, q0), (b1, q1), (b2, q2), (b3, q3) = [get(k) or _score_key(k) for k in keys]
             self._squares = (q0, q1, q2, q3)
-            # the best window outside each suit, for a hand that loses a card of that suit
+            self._total_squares = q0 + q1 + q2 + q3
+            # the best window outside each suit, for a hand whose one suit changes
             self._best_outside = (
                 max(b1, b2, b3),
                 max(b0, b2, b3),
                 max(b0, b1, b3),
                 max(b0, b1, b2),
             )
-            self._base = max(b0, b1, b2, b3) * 10 + (q0 + q1 + q2 + q3) * 0.01
+            self._base = max(b0, b1, b2, b3) * 10 + self._total_squares * 0.01
         return self._base
+
+    def _changed(self, suit: int, key: int) -> float:
+        """The hand's value with suit ``suit``'s score key replaced by ``key``."""
+        b, q = _suit_memo.get(key) or _score_key(key)
+        out = self._best_outside[suit]
+        return (b if b > out else out) * 10 + (self._total_squares - self._squares[suit] + q) * 0.01
+
+    def _plus_value(self, face: Card) -> float:
+        """The hand's value with ``face`` added (a card from a pile)."""
+        base = self._value()
+        if face.rank == JOKER_RANK:
+            return base
+        return self._changed(face.suit, self._keys[face.suit] | RANK_BITS[face.rank])
 
     def _rest_value(self, h: int) -> float:
         """The current hand's value without card ``h``: only that card's suit score changes."""
@@ -344,11 +362,7 @@ class SlaigaBot(Bot):
             v = self._value()
             f = self._hand_now[h]
             if f is not None and f.rank != JOKER_RANK:
-                s = f.suit
-                b, q = suit_score(self._ranks[s] & ~RANK_BITS[f.rank], self._deads[s])
-                out = self._best_outside[s]
-                squares = self._squares
-                v = (b if b > out else out) * 10 + (sum(squares) - squares[s] + q) * 0.01
+                v = self._changed(f.suit, self._keys[f.suit] & ~RANK_BITS[f.rank])
             self._rest[h] = v
         return v
 
@@ -368,8 +382,12 @@ class SlaigaBot(Bot):
     def act(self, view: dict[str, Any], legal: Sequence[Action]) -> Action:
         phase = view["phase"]
         self._dead_now = self._dead_windows(view)
-        self._hand_now = {c.handle: c.face for c in view["hand"]}
-        self._packed = pack(self._hand_now.values())
+        hand = self._hand_now = dict(view["hand"])  # CardView = (handle, face)
+        packed = 0
+        for f in hand.values():
+            if f is not None:
+                packed |= CARD_BITS.get(f, 0)  # jokers add nothing
+        self._packed = packed
         self._base = None
         self._rest = {}
         self._known = {}
@@ -434,7 +452,7 @@ class SlaigaBot(Bot):
                 if top is None:
                     options.append((0.5, src))
                 else:
-                    gain = packed_value(self._packed | _bits(top), self._dead_now) - base
+                    gain = self._plus_value(top) - base
                     options.append((gain, src))
         if not options:
             return legal[0]

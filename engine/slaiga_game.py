@@ -580,19 +580,19 @@ class Slaiga(Game):
     def _step_done(self, step: Step) -> bool:
         k = step.kind
         if k == "give":
-            return step.n <= 0 or not self.zones[f"hand:{step.seat}"]
+            return step.n <= 0 or not self.zones[self._hand_zones[step.seat]]
         if k == "place":
-            return not self.zones[f"place:{step.seat}"]
+            return not self.zones[self._place_zones[step.seat]]
         if k == "place_hand":
-            return step.n <= 0 or not self.zones[f"hand:{step.seat}"]
+            return step.n <= 0 or not self.zones[self._hand_zones[step.seat]]
         if k == "reload":
-            return len(self.zones[f"hand:{step.seat}"]) >= step.n or not (
+            return len(self.zones[self._hand_zones[step.seat]]) >= step.n or not (
                 self.zones[DRAW] or self.zones[DISCARD]
             )
         if k == "swap":
-            return step.n <= 0 or not step.handles or not self.zones[f"hand:{step.seat}"]
+            return step.n <= 0 or not step.handles or not self.zones[self._hand_zones[step.seat]]
         if k == "give_back":
-            return not self.zones[f"hand:{step.seat}"]
+            return not self.zones[self._hand_zones[step.seat]]
         return False
 
     def _proceed(self) -> Handler:
@@ -624,11 +624,11 @@ class Slaiga(Game):
     # ---- helpers ----------------------------------------------------------------------
 
     def hand(self, seat: int) -> list[int]:
-        return self.zones[f"hand:{seat}"]  # type: ignore[return-value]
+        return self.zones[self._hand_zones[seat]]  # type: ignore[return-value]
 
     def _require_in_hand(self, action: Action, card: int, seat: int | None = None) -> None:
         s = action.seat if seat is None else seat
-        if card not in self.zones[f"hand:{s}"]:
+        if card not in self.zones[self._hand_zones[s]]:
             raise self.illegal(action, f"card #{card} is not in seat {s}'s hand")
 
     def _next_active(self, seat: int) -> int:
@@ -670,7 +670,7 @@ class Slaiga(Game):
         pile = self.zones[source]
         h = pile[0]
         public = self.is_public(h)
-        self.zones.move(h, f"hand:{seat}")
+        self.zones.move(h, self._hand_zones[seat])
         if not self.visible(seat, h):
             yield Reveal((h,), frozenset((seat,)), "draw")
         face = self.faces.get(h) if public else None
@@ -1219,14 +1219,14 @@ class Slaiga(Game):
     def _on_give(self, step: Step, a: Give) -> Handler:
         self._require_in_hand(a, a.card)
         self.agenda[0] = Step("give", step.seat, step.other, step.n - 1)
-        self.zones.move(a.card, f"place:{step.other}")
+        self.zones.move(a.card, self._place_zones[step.other])
         yield Transfer(a.card, step.seat, step.other, "penalty")
         self.emit(
             "penalty-card", f"seat {step.seat} gives seat {step.other} a penalty card", step.seat
         )
 
     def _on_place(self, step: Step, a: Place) -> Handler:
-        zone = f"place:{a.seat}" if step.kind == "place" else f"hand:{a.seat}"
+        zone = (self._place_zones if step.kind == "place" else self._hand_zones)[a.seat]
         if a.card not in self.zones[zone]:
             raise self.illegal(a, f"card #{a.card} is not among the cards to place")
         if not 0 <= a.position <= len(self.zones[DRAW]):
@@ -1383,7 +1383,7 @@ class Slaiga(Game):
     def _learn(self, ob, answer) -> None:
         """Record the answer (base class), then refresh the view table for its handles."""
         super()._learn(ob, answer)
-        if isinstance(ob, Shuffle | Reveal):
+        if isinstance(ob, (Shuffle, Reveal)):
             self._refresh_views(ob.handles)
         elif isinstance(ob, Transfer):
             self._refresh_views((ob.handle,))
@@ -1418,7 +1418,7 @@ class Slaiga(Game):
     def view(self, seat: int) -> dict[str, Any]:
         of = self._view_table(seat).__getitem__
         piles = self.zones
-        hands = tuple(tuple(map(of, piles[z])) for z in self._hand_zones)
+        hands = tuple([tuple(map(of, piles[z])) for z in self._hand_zones])
         v = self.volley
         return {
             "seat": seat,
