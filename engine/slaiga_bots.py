@@ -45,20 +45,14 @@ from engine.slaiga_game import (
     Answer,
     CancelCheck,
     Check,
-    ClaimWin,
-    Concede,
-    Discard,
     Draw,
-    Give,
-    GiveBack,
     JackShot,
-    Miss,
     MissVerdict,
     Pass,
     Place,
     Shoot,
-    ShotCard,
     Swap,
+    card_actions,
     claim_holds,
     has_straight_flush,
     is_bullet,
@@ -221,6 +215,7 @@ class SlaigaBot(Bot):
         self.jack_rate = float(p["jack_rate"])
         self.interest: dict[int, list[float]] = {}
         self._planned: Action | None = None
+        self._handlers: dict[str, Any] = {}  # phase -> bound _act_<phase> or None
         # per-act caches (``act`` resets them): the view's dead windows, own hand and its
         # suit masks, the hand's value without each card, opponents' known suit counts
         self._dead_now = 0
@@ -391,7 +386,9 @@ class SlaigaBot(Bot):
         self._base = None
         self._rest = {}
         self._known = {}
-        handler = getattr(self, f"_act_{phase}", None)
+        handler = self._handlers.get(phase)
+        if handler is None and phase not in self._handlers:
+            handler = self._handlers[phase] = getattr(self, f"_act_{phase}", None)
         if handler is not None:
             choice = handler(view, legal)
             if choice is not None:
@@ -419,15 +416,17 @@ class SlaigaBot(Bot):
                     if f.suit == need:
                         loss = self._value() - self._rest_value(h)
                         if loss < 10:
-                            best = (est, Shoot(me, t, suit), ShotCard(me, h, f.rank == ACE))
+                            best = (est, t, suit, h, f.rank == ACE)
         if best is not None:
-            self._planned = best[2]
-            return best[1]
+            _, t, suit, h, ace = best
+            acts = card_actions(me, h)
+            self._planned = acts.shot_ace if ace else acts.shot
+            return Shoot(me, t, suit)
         if lying and self.rng.random() < self.bluff * 0.2:
             opps = [t for t, a in enumerate(view["active"]) if a and t != me]
             t = max(opps, key=lambda s: max(self._suits_of(s)))
             suit = max(SUITS, key=lambda s: self._suits_of(t)[s])
-            self._planned = ShotCard(me, self._worst(), False)
+            self._planned = card_actions(me, self._worst()).shot
             return Shoot(me, t, suit)
         jacks = [a for a in legal if isinstance(a, JackShot)]
         if jacks and self.rng.random() < self.jack_rate:
@@ -471,23 +470,23 @@ class SlaigaBot(Bot):
         if packed_best(packed, 0) >= STRAIGHT_LEN:  # else no five cards of the hand can be
             for h, f in hand.items():
                 if packed_best(packed & ~_bits(f), 0) >= STRAIGHT_LEN:
-                    return ClaimWin(me, h)
+                    return card_actions(me, h).claim
         worst = self._worst()
         if (
             view["lying"]
             and packed_best(packed, self._dead_now) >= 4
             and self.rng.random() < self.win_bluff
         ):
-            return ClaimWin(me, worst)
+            return card_actions(me, worst).claim
         f = hand[worst]
         if (
             f is not None
             and f.rank in (KING, QUEEN)
-            and Discard(me, worst, True) in legal
+            and card_actions(me, worst).declare in legal
             and (f.rank == KING or self._queen_gain(view, worst) > 0)
         ):
-            return Discard(me, worst, True)
-        return Discard(me, worst, False)
+            return card_actions(me, worst).declare
+        return card_actions(me, worst).discard
 
     def _queen_gain(self, view, discarded) -> float:
         dead = self._dead_now
@@ -518,6 +517,7 @@ class SlaigaBot(Bot):
 
     def _act_answer(self, view, legal):
         me = self.seat
+        mine = seat_actions(me)
         vol = view["volley"]
         kind, attacker, defender, target, plays, shots, checked = vol
         last = plays[-1]
@@ -526,16 +526,16 @@ class SlaigaBot(Bot):
         if kind == "jack":
             answers = [a for a in legal if isinstance(a, Answer)]
             cheap = [a for a in answers if self._value() - self._rest_value(a.card) < 10]
-            return cheap[0] if cheap else Concede(me)
-        if len(legal) == 1 and Miss(me) in legal:
+            return cheap[0] if cheap else mine["concede"]
+        if len(legal) == 1 and mine["miss"] in legal:
             return legal[0]
         first = len(plays) == 1 and me == defender
         if first:
             count = sum(1 for f in hand.values() if f is not None and f.suit == target)
             if count < MISS_LIMIT:
-                return Miss(me)
+                return mine["miss"]
             if lying and self.rng.random() < self.bluff * 0.5:
-                return Miss(me)
+                return mine["miss"]
         suit = next_suit(last.suit)
         role = "block" if me == defender else "shot"
         truthful = []
@@ -547,7 +547,7 @@ class SlaigaBot(Bot):
             loss = self._value() - self._rest_value(h)
             truthful.append((loss, h, f.rank == ACE))
         truthful.sort()
-        if Check(me) in legal:
+        if mine["check"] in legal:
             if last.ace:
                 p = self._p_holds(view, lambda f: f.suit == last.suit and f.rank == ACE, 6)
             elif last.role == "shot":
@@ -555,21 +555,23 @@ class SlaigaBot(Bot):
             else:
                 p = self._p_holds(view, lambda f: f.suit == last.suit, 6)
             if p < self.check_below or (not truthful and p < 0.9):
-                return Check(me)
+                return mine["check"]
         if truthful and truthful[0][0] < 10:
             _, h, ace = truthful[0]
-            if Answer(me, h, ace) in legal:
-                return Answer(me, h, ace)
+            answer = card_actions(me, h).answer_ace if ace else card_actions(me, h).answer
+            if answer in legal:
+                return answer
         if lying and self.rng.random() < self.bluff:
-            return Answer(me, self._worst(), bool(last.ace))
-        return Concede(me)
+            acts = card_actions(me, self._worst())
+            return acts.answer_ace if last.ace else acts.answer
+        return mine["concede"]
 
     def _act_miss_answer(self, view, legal):
         vol = view["volley"]
         defender, target = vol[2], vol[3]
         if self._est_suit(view, defender, target) >= self.shoot_at + 1.5:
-            return Check(self.seat)
-        return Pass(self.seat)
+            return seat_actions(self.seat)["check"]
+        return seat_actions(self.seat)["pass"]
 
     def _act_check_response(self, view, legal):
         me = self.seat
@@ -605,10 +607,10 @@ class SlaigaBot(Bot):
         return Pass(me)
 
     def _act_give(self, view, legal):
-        return Give(self.seat, self._worst())
+        return card_actions(self.seat, self._worst()).give
 
     def _act_give_back(self, view, legal):
-        return GiveBack(self.seat, self._worst())
+        return card_actions(self.seat, self._worst()).give_back
 
     def _act_place(self, view, legal):
         h = self._worst() if view["phase"] == "place_hand" else view["to_place"][0].handle

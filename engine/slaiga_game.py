@@ -57,7 +57,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 from dataclasses import dataclass
-from functools import cache
+from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
 from engine.cards import ACE, JACK, JOKER_RANK, KING, QUEEN, SUIT_SYMBOLS, Card, standard_deck
@@ -416,6 +416,11 @@ class Step:
     tag: str = ""
 
 
+# Steps are values; the agenda takes shared instances (a frozen dataclass is slow to build
+# and a game pushes a few per action). Bounded: swap and win-ask steps carry handle tuples.
+step_of = lru_cache(maxsize=4096)(Step)
+
+
 @dataclass(frozen=True, slots=True)
 class Play:
     """One volley card: who, which handle, role and claim (suit -1 in a jack volley)."""
@@ -569,7 +574,7 @@ class Slaiga(Game):
             faces = yield Reveal((h,), None, "turn up")
             self.emit("turn-up", f"discard pile starts with {faces[h]}", card=faces[h])
         yield from self._expose_top()
-        self.agenda = [Step("turn", 0)]
+        self.agenda = [step_of("turn", 0)]
         yield from self._proceed()
 
     # ---- the agenda -------------------------------------------------------------------
@@ -699,15 +704,15 @@ class Slaiga(Game):
 
     def _reload_steps(self, loser: int, winner: int) -> tuple[Step, Step]:
         first, second = (loser, winner) if self.options["loser_reloads_first"] else (winner, loser)
-        return Step("reload", first, n=HAND_SIZE), Step("reload", second, n=HAND_SIZE)
+        return step_of("reload", first, n=HAND_SIZE), step_of("reload", second, n=HAND_SIZE)
 
     def _penalty(self, payer: int, receiver: int, n: int, attacker: int) -> tuple[Step, ...]:
         return (
-            Step("give", payer, receiver, n),
-            Step("place", receiver),
-            Step("volley_discard"),
+            step_of("give", payer, receiver, n),
+            step_of("place", receiver),
+            step_of("volley_discard"),
             *self._reload_steps(payer, receiver),
-            Step("next_turn", attacker),
+            step_of("next_turn", attacker),
         )
 
     def _known_suit_count(self, seat: int, suit: int) -> int | None:
@@ -725,7 +730,7 @@ class Slaiga(Game):
             self._validate_draw(a)
             self.agenda.pop(0)
             yield from self._take(seat, a.source)
-            self._push(Step("discard", seat))
+            self._push(step_of("discard", seat))
             return
         target = a.target
         if not (0 <= target < self.seats) or target == seat or not self.active[target]:
@@ -750,7 +755,7 @@ class Slaiga(Game):
                 seat,
                 target=target,
             )
-            self._push(Step("answer", target))
+            self._push(step_of("answer", target))
             return
         if not 0 <= a.suit < 4:
             raise self.illegal(a, f"no suit {a.suit}")
@@ -761,7 +766,7 @@ class Slaiga(Game):
             ):
                 raise self.illegal(a, f"no shoot card of {SUIT_SYMBOLS[next_suit(a.suit)]} in hand")
         self.agenda.pop(0)
-        self._push(Step("shot_card", seat, target, a.suit))
+        self._push(step_of("shot_card", seat, target, a.suit))
         return
         yield
 
@@ -791,7 +796,7 @@ class Slaiga(Game):
             target=target,
             suit=a_suit,
         )
-        self._push(Step("answer", target))
+        self._push(step_of("answer", target))
 
     def _claim_text(self, play: Play) -> str:
         sym = SUIT_SYMBOLS[play.suit]
@@ -832,11 +837,11 @@ class Slaiga(Game):
             faces = yield from self._reveal_public((a.card,), "discard")
             face = faces[a.card]
             self.emit("discard", f"seat {seat} discards {face}", seat, card=face)
-            then = [Step("next_turn", seat)]
+            then = [step_of("next_turn", seat)]
             if a.declare:
                 if face.rank not in (KING, QUEEN):
                     raise FalseClaim(seat, f"declared an ability on {face}")
-                then.insert(0, Step("king" if face.rank == KING else "queen", seat))
+                then.insert(0, step_of("king" if face.rank == KING else "queen", seat))
             self._push(*then)
             return
         # ClaimWin
@@ -854,14 +859,14 @@ class Slaiga(Game):
                 raise FalseClaim(seat, "win claim without a straight flush")
             shown = " ".join(str(faces[h]) for h in rest)
             self.emit("win:proved", f"seat {seat} shows {shown}", seat)
-            self._push(Step("finish", seat), Step("next_turn", seat))
+            self._push(step_of("finish", seat), step_of("next_turn", seat))
             return
         self._push(*self._win_round(seat, self._others_in_order(seat)))
 
     def _win_round(self, claimer: int, ask: tuple[int, ...]) -> tuple[Step, ...]:
         if ask:
-            return (Step("win_ask", ask[0], claimer, handles=ask[1:]),)
-        return Step("finish", claimer), Step("next_turn", claimer)
+            return (step_of("win_ask", ask[0], claimer, handles=ask[1:]),)
+        return step_of("finish", claimer), step_of("next_turn", claimer)
 
     def _on_king(self, step: Step, a: KingLook) -> Handler:
         top = min(self.options["king_max"], len(self.zones[DRAW]))
@@ -951,7 +956,7 @@ class Slaiga(Game):
                 yield Prove(FewerOfSuit(seat, tuple(self.hand(seat)), v.target, MISS_LIMIT), "miss")
                 self._push(*self._miss_penalty(v))
             else:
-                self._push(Step("miss_answer", v.attacker, seat))
+                self._push(step_of("miss_answer", v.attacker, seat))
             return
         if isinstance(a, Check):
             if not self.LYING or v.kind != "suit":
@@ -979,7 +984,7 @@ class Slaiga(Game):
             if seat == v.attacker:
                 v.shots += 1
             self.emit("jack-answer", f"seat {seat} answers with {faces[a.card]}", seat)
-            self._push(Step("answer", v.opponent(seat)))
+            self._push(step_of("answer", v.opponent(seat)))
             return
         role = "block" if seat == v.defender else "shot"
         play = Play(seat, a.card, role, next_suit(last.suit), bool(a.ace))
@@ -1003,7 +1008,7 @@ class Slaiga(Game):
             shown = f" with {faces[a.card]}"
         kind = "block" if role == "block" else "countershot"
         self.emit(kind, f"seat {seat}: {self._claim_text(play)}{shown}", seat)
-        self._push(Step("answer", v.opponent(seat)))
+        self._push(step_of("answer", v.opponent(seat)))
 
     def _miss_penalty(self, v: Volley) -> tuple[Step, ...]:
         return self._penalty(v.attacker, v.defender, 1, v.attacker)
@@ -1014,10 +1019,10 @@ class Slaiga(Game):
         winner = v.opponent(loser)
         if v.kind == "jack":
             self._push(
-                Step("jack_pick", winner, loser),
-                Step("volley_discard"),
+                step_of("jack_pick", winner, loser),
+                step_of("volley_discard"),
                 *self._reload_steps(loser, winner),
-                Step("next_turn", v.attacker),
+                step_of("next_turn", v.attacker),
             )
         else:
             self._push(*self._penalty(loser, winner, penalty, v.attacker))
@@ -1039,8 +1044,8 @@ class Slaiga(Game):
         self, tag: str, checked: int, checker: int, ask: tuple[int, ...] = ()
     ) -> Step:
         if self.options["jokers"] or tag == "miss":
-            return Step("check_response", checked, checker, handles=ask, tag=tag)
-        return Step("resolve_check", checked, checker, handles=ask, tag=tag)
+            return step_of("check_response", checked, checker, handles=ask, tag=tag)
+        return step_of("resolve_check", checked, checker, handles=ask, tag=tag)
 
     # ---- checks -----------------------------------------------------------------------------
 
@@ -1060,12 +1065,12 @@ class Slaiga(Game):
             self.emit(
                 "joker", f"seat {seat} plays a joker: the {tag} check is cancelled", seat, check=tag
             )
-            draw_one = Step("reload", seat, n=len(self.hand(seat)) + 1)
+            draw_one = step_of("reload", seat, n=len(self.hand(seat)) + 1)
             v = self.volley
             if tag in ("shot", "block"):
                 assert v is not None
                 v.checked = True
-                self._push(draw_one, Step("answer", checker))
+                self._push(draw_one, step_of("answer", checker))
             elif tag == "miss":
                 assert v is not None
                 self._push(draw_one, *self._miss_penalty(v))
@@ -1118,17 +1123,17 @@ class Slaiga(Game):
                 ()
                 if self.options["miss_check_replaces"]
                 else (
-                    Step("give", a_seat, d_seat, 1),
-                    Step("place", d_seat),
+                    step_of("give", a_seat, d_seat, 1),
+                    step_of("place", d_seat),
                 )
             )
             self._push(
                 *extra,
-                Step("place_hand", a_seat, n=CHECK_PLACE),
-                Step("look", d_seat),
-                Step("volley_discard"),
+                step_of("place_hand", a_seat, n=CHECK_PLACE),
+                step_of("look", d_seat),
+                step_of("volley_discard"),
                 *self._reload_steps(a_seat, d_seat),
-                Step("next_turn", a_seat),
+                step_of("next_turn", a_seat),
             )
         else:
             self.emit(
@@ -1151,10 +1156,10 @@ class Slaiga(Game):
                     checker=checker,
                 )
                 self._push(
-                    Step("finish", checked),
-                    Step("place_hand", checker, n=CHECK_PLACE),
-                    Step("reload", checker, n=HAND_SIZE),
-                    Step("next_turn", checked),
+                    step_of("finish", checked),
+                    step_of("place_hand", checker, n=CHECK_PLACE),
+                    step_of("reload", checker, n=HAND_SIZE),
+                    step_of("next_turn", checked),
                 )
             else:
                 self.emit(
@@ -1164,9 +1169,9 @@ class Slaiga(Game):
                     checker=checker,
                 )
                 self._push(
-                    Step("place_hand", checked, n=len(hand)),
-                    Step("reload", checked, n=HAND_SIZE),
-                    Step("next_turn", checked),
+                    step_of("place_hand", checked, n=len(hand)),
+                    step_of("reload", checked, n=HAND_SIZE),
+                    step_of("next_turn", checked),
                 )
             return
         v = self.volley
@@ -1190,7 +1195,9 @@ class Slaiga(Game):
         if true and not self.options["check_ends_volley"]:
             v.checked = True
             self._push(
-                Step("give", payer, checked, pay), Step("place", checked), Step("answer", checker)
+                step_of("give", payer, checked, pay),
+                step_of("place", checked),
+                step_of("answer", checker),
             )
             return
         self._push(*self._penalty(payer, v.opponent(payer), pay, v.attacker))
@@ -1218,7 +1225,7 @@ class Slaiga(Game):
 
     def _on_give(self, step: Step, a: Give) -> Handler:
         self._require_in_hand(a, a.card)
-        self.agenda[0] = Step("give", step.seat, step.other, step.n - 1)
+        self.agenda[0] = step_of("give", step.seat, step.other, step.n - 1)
         self.zones.move(a.card, self._place_zones[step.other])
         yield Transfer(a.card, step.seat, step.other, "penalty")
         self.emit(
@@ -1232,7 +1239,7 @@ class Slaiga(Game):
         if not 0 <= a.position <= len(self.zones[DRAW]):
             raise self.illegal(a, f"position {a.position} is outside 0..{len(self.zones[DRAW])}")
         if step.kind == "place_hand":
-            self.agenda[0] = Step("place_hand", step.seat, n=step.n - 1)
+            self.agenda[0] = step_of("place_hand", step.seat, n=step.n - 1)
         self.zones.move(a.card, DRAW, a.position)
         self.emit(
             "place",
@@ -1250,7 +1257,7 @@ class Slaiga(Game):
         self.emit(
             "look", f"seat {step.seat} looks at the next {len(handles)} draw-pile cards", step.seat
         )
-        self._push(Step("swap", step.seat, n=SWAP_MAX, handles=handles))
+        self._push(step_of("swap", step.seat, n=SWAP_MAX, handles=handles))
 
     def _on_swap(self, step: Step, a: Action) -> Handler:
         if isinstance(a, Pass):
@@ -1260,7 +1267,7 @@ class Slaiga(Game):
         if a.pile_card not in step.handles:
             raise self.illegal(a, f"card #{a.pile_card} is not one of the looked-at cards left")
         rest = tuple(h for h in step.handles if h != a.pile_card)
-        self.agenda[0] = Step("swap", step.seat, n=step.n - 1, handles=rest)
+        self.agenda[0] = step_of("swap", step.seat, n=step.n - 1, handles=rest)
         idx = self.zones[DRAW].index(a.pile_card)
         self.zones.move(a.pile_card, f"hand:{a.seat}")
         self.zones.move(a.card, DRAW, idx)
@@ -1304,7 +1311,7 @@ class Slaiga(Game):
         self.emit(
             "jack-pick", f"seat {winner} takes a blind card from seat {loser}", winner, loser=loser
         )
-        self._push(Step("give_back", winner, loser))
+        self._push(step_of("give_back", winner, loser))
 
     def _on_give_back(self, step: Step, a: GiveBack) -> Handler:
         self._require_in_hand(a, a.card)
@@ -1350,7 +1357,7 @@ class Slaiga(Game):
             )
             return
         self.current = self._next_active(step.seat)
-        self._push(Step("turn", self.current))
+        self._push(step_of("turn", self.current))
         return
         yield
 
