@@ -24,6 +24,9 @@ import trio
 from rich.console import Console
 from rich.table import Table
 
+from engine import registry
+from engine.errors import EngineError
+from engine.options import parse_option_args, resolve_options
 from p2p import discovery
 from p2p.demo import DEFAULT_ROUND_EVERY
 from p2p.errors import ProtocolError, TableAbandoned
@@ -107,7 +110,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.set_defaults(func=run_lobby)
 
     p = sub.add_parser("open", help="open a table on the LAN and wait for players")
-    p.add_argument("game", help="game name, e.g. slave")
+    p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
     p.add_argument("--seats", type=int, default=4, help="number of seats (default 4)")
     p.add_argument(
         "--option", action="append", default=[], metavar="K=V", help="table option (repeatable)"
@@ -143,22 +146,19 @@ def build_parser() -> argparse.ArgumentParser:
 # ---------------------------------------------------------------------------
 
 
-def _parse_value(text: str) -> Any:
-    if text.lower() in ("true", "false"):
-        return text.lower() == "true"
-    if text.isdigit():
-        return int(text)
-    return text
+def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
+    """Check the game, seat count and options against the rules; return every option.
 
-
-def parse_options(pairs: list[str]) -> dict[str, Any]:
-    options: dict[str, Any] = {}
-    for pair in pairs:
-        key, sep, value = pair.partition("=")
-        if not sep or not key:
-            raise NodeError(f"option {pair!r} is not key=value")
-        options[key] = _parse_value(value)
-    return options
+    The full set (defaults included) goes into the signed manifest, so every
+    peer agrees on each table option before the game starts (RULES.md §5).
+    """
+    try:
+        spec = registry.get(game)
+        given = parse_option_args(pairs)
+        spec.game_class(seats, given)  # validates the seat count and each option
+        return resolve_options(spec.game_class.OPTIONS, given)
+    except EngineError as exc:
+        raise NodeError(str(exc)) from exc
 
 
 def _listen_host(interface: str | None) -> str:
@@ -314,7 +314,7 @@ def run_lobby(args: argparse.Namespace) -> int:
 
 def run_open(args: argparse.Namespace) -> int:
     try:
-        options = parse_options(args.option)
+        options = table_options(args.game, args.seats, args.option)
         cfg = _config(args, use_discovery=not args.no_announce)
     except (NodeError, discovery.DiscoveryError) as exc:
         return _fail(str(exc), args.json)

@@ -230,7 +230,7 @@ def test_table_across_namespaces_survives_a_cut_link(tmp_path: Path) -> None:
                 topo.peer_ns[0],
                 [
                     "open",
-                    "slave",
+                    "slaiga",
                     "--seats",
                     str(PEERS),
                     "--name",

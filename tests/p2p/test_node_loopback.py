@@ -64,13 +64,13 @@ def test_table_as_separate_processes(tmp_path: Path) -> None:
         opener = subprocess.Popen(
             _cli(
                 "open",
-                "slave",
+                "slaiga",
                 "--seats",
                 "3",
                 "--name",
                 "Ann",
                 "--option",
-                "variant=classic",
+                "jokers=off",
                 "--state-dir",
                 str(tmp_path / "a"),
                 *common,
@@ -92,7 +92,7 @@ def test_table_as_separate_processes(tmp_path: Path) -> None:
         tables = [t for t in json.loads(lobby.stdout) if t["name"] == "Ann"]
         assert len(tables) == 1
         table = tables[0]
-        assert (table["game"], table["seats_taken"], table["seats_total"]) == ("slave", 1, 3)
+        assert (table["game"], table["seats_taken"], table["seats_total"]) == ("slaiga", 1, 3)
         first = subprocess.Popen(
             _cli(
                 "join",
@@ -143,6 +143,9 @@ def test_table_as_separate_processes(tmp_path: Path) -> None:
     assert sorted(s["name"] for s in seats) == ["Ann", "Bob", "Cy"]
     assert all(o["seats"] == seats for o in outs)
     assert all(set(s) >= {"name", "fingerprint"} for s in seats)
+    # every option, defaults included, is in the manifest all peers signed (RULES.md §5)
+    assert all(o["options"] == outs[0]["options"] for o in outs)
+    assert outs[0]["options"]["jokers"] is False and outs[0]["options"]["max_turns"] == 1000
 
 
 def test_join_errors_are_clear(tmp_path: Path) -> None:

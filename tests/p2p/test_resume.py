@@ -42,7 +42,7 @@ def test_kill_truncate_and_resume(tmp_path: Path) -> None:
         opener = subprocess.Popen(
             _cli(
                 "open",
-                "slave",
+                "slaiga",
                 "--seats",
                 "3",
                 "--no-announce",
