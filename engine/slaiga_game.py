@@ -540,6 +540,7 @@ class Slaiga(Game):
             "give_back": self._on_give_back,
             "win_ask": self._on_win_ask,
         }
+        self._legal = {kind: getattr(self, f"_legal_{kind}") for kind in PHASE_ACTIONS}
         self._auto = {
             "look": self._auto_look,
             "volley_discard": self._auto_volley_discard,
@@ -1449,7 +1450,7 @@ class Slaiga(Game):
         if seat not in self.to_move():
             return []
         step = self.agenda[0]
-        return getattr(self, f"_legal_{step.kind}")(step, seat)
+        return self._legal[step.kind](step, seat)
 
     def _legal_draws(self, seat: int) -> list[Action]:
         mine = seat_actions(seat)
