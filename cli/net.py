@@ -27,7 +27,7 @@ from rich.table import Table
 from engine import registry
 from engine.errors import EngineError
 from engine.options import parse_option_args, resolve_options
-from p2p import discovery
+from p2p import discovery, netguard
 from p2p.demo import DEFAULT_ROUND_EVERY
 from p2p.errors import ProtocolError, TableAbandoned
 from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
@@ -107,7 +107,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser("lobby", help="list the tables announced on the LAN")
     _common(p)
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to listen (default 3)")
-    p.set_defaults(func=run_lobby)
+    p.set_defaults(func=_guarded(run_lobby))
 
     p = sub.add_parser("open", help="open a table on the LAN and wait for players")
     p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
@@ -120,7 +120,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     _common(p)
     _seat_options(p)
-    p.set_defaults(func=run_open)
+    p.set_defaults(func=_guarded(run_open))
 
     p = sub.add_parser("join", help="join a table by id, by --peer host:port, or the only one")
     p.add_argument("table_id", nargs="?", default=None, help="table id from `slaiga lobby`")
@@ -128,13 +128,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--timeout", type=float, default=3.0, help="seconds to look for tables")
     _common(p)
     _seat_options(p)
-    p.set_defaults(func=run_join)
+    p.set_defaults(func=_guarded(run_join))
 
     p = sub.add_parser("resume", help="rejoin a table after a crash, from the record file")
     p.add_argument("table_id", help="table id")
     _common(p)
     _seat_options(p)
-    p.set_defaults(func=run_resume)
+    p.set_defaults(func=_guarded(run_resume))
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -345,6 +345,17 @@ def run_resume(args: argparse.Namespace) -> int:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     return int(args.func(args))
+
+
+def _guarded(run):  # type: ignore[no-untyped-def]
+    """Arm loopback-only mode first when ``$SLAIGA_LOOPBACK_ONLY`` is set (tests set it)."""
+
+    def wrapper(args: argparse.Namespace) -> int:
+        netguard.arm_from_environment()
+        return int(run(args))
+
+    wrapper.__doc__ = run.__doc__
+    return wrapper
 
 
 if __name__ == "__main__":

@@ -44,6 +44,8 @@ from zeroconf import (
 )
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo
 
+from p2p import netguard
+
 SERVICE_TYPE = "_slaiga._tcp.local."
 ENV_INTERFACE = "SLAIGA_INTERFACE"
 ALL_INTERFACES = "all"
@@ -138,15 +140,35 @@ def resolve_interface(choice: str | None = None) -> InterfaceSpec:
         choice = os.environ.get(ENV_INTERFACE) or ALL_INTERFACES
     choice = choice.strip()
     if choice == ALL_INTERFACES:
+        _refuse_in_loopback_mode(choice)
         return InterfaceSpec(ALL_INTERFACES, InterfaceChoice.Default, _all_ipv4_addresses())
     try:
         address = ipaddress.ip_address(choice)
     except ValueError:
         address_text = _ipv4_of_interface(choice)
+        _refuse_in_loopback_mode(choice, address_text)
         return InterfaceSpec(choice, [address_text], (address_text,))
     if address.version != 4:
         raise InterfaceError(f"interface {choice!r}: only IPv4 is supported for the lobby")
+    _refuse_in_loopback_mode(choice, str(address))
     return InterfaceSpec(choice, [str(address)], (str(address),))
+
+
+def _refuse_in_loopback_mode(choice: str, address: str | None = None) -> None:
+    """In loopback-only mode (tests, :mod:`p2p.netguard`) only a loopback interface will do.
+
+    Refusing here gives a clear error at start-up, before zeroconf has opened
+    a single socket, instead of refused sends deep inside its thread.
+    """
+    if not netguard.armed():
+        return
+    if address is not None and ipaddress.ip_address(address).is_loopback:
+        return
+    where = choice if address is None else f"{choice} ({address})"
+    raise InterfaceError(
+        f"interface {where} is not loopback, and this process runs in loopback-only mode"
+        f" (${netguard.ENV_LOOPBACK_ONLY})"
+    )
 
 
 def _cut_utf8(text: str, limit: int) -> str:

@@ -38,6 +38,8 @@ from pathlib import Path
 
 import pytest
 
+from p2p import netguard
+
 REPO = Path(__file__).resolve().parents[2]
 PEERS = 3
 DEMO_STEPS = 150
@@ -122,7 +124,9 @@ class Peer:
 
     def __init__(self, ns: str, args: list[str]) -> None:
         env = dict(os.environ, PYTHONPATH=str(REPO), PYTHONUNBUFFERED="1")
+        # deliberately outside loopback: the peer runs inside a namespace made by this test
         env.pop("SLAIGA_INTERFACE", None)
+        env.pop(netguard.ENV_LOOPBACK_ONLY, None)
         self.proc = subprocess.Popen(
             ["ip", "netns", "exec", ns, sys.executable, "-m", "cli.net", *args],
             stdout=subprocess.PIPE,
