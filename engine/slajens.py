@@ -234,6 +234,8 @@ class Slajens(Game):
     def steal_problem(self, seat: int, target: int, amount: int) -> str | None:
         if not self.options["sjond"]:
             return "stealing needs the sjond option"
+        if type(target) is not int or type(amount) is not int:
+            return f"target and amount must be integers, not {target!r} and {amount!r}"
         if not 0 <= target < self.seats or target == seat:
             return f"no such target seat {target}"
         if self.team_of[target] == self.team_of[seat]:
@@ -257,7 +259,7 @@ class Slajens(Game):
 
     def _on_roll(self, action: RollDice) -> Handler:
         seat = action.seat
-        if action.target != NO_TARGET or action.amount != 0:
+        if type(action.target) is not int or action.target != NO_TARGET or action.amount != 0:
             problem = self.steal_problem(seat, action.target, action.amount)
             if problem:
                 raise self.illegal(action, problem)
@@ -276,9 +278,10 @@ class Slajens(Game):
 
     def _on_keep(self, action: Keep) -> Handler:
         keep = action.keep
-        reroll = _REROLL.get(keep) if isinstance(keep, tuple) else None
+        well_typed = isinstance(keep, tuple) and all(type(i) is int for i in keep)
+        reroll = _REROLL.get(keep) if well_typed else None
         if reroll is None:
-            if isinstance(keep, tuple) and sorted(set(keep)) == list(range(DICE)):
+            if well_typed and sorted(set(keep)) == list(range(DICE)):
                 raise self.illegal(action, "keeping every die is Stop")
             raise self.illegal(
                 action, f"keep lists distinct die positions 0..{DICE - 1} in ascending order"

@@ -309,13 +309,14 @@ class Slave(Game):
         return self._on_not_opener(action)
 
     def _check_own(self, action: Action, handles: tuple[int, ...]) -> None:
-        if len(set(handles)) != len(handles):
-            raise self.illegal(action, "a card is listed twice")
         where = self.zones.where
         hand = self.hand_names[action.seat]
-        for h in handles:
-            if not isinstance(h, int) or not 0 <= h < len(self.deck) or where(h) != hand:
-                raise self.illegal(action, f"you do not hold card #{h}")
+        n = len(self.deck)
+        for h in handles:  # type first: a peer's wire data may hold anything
+            if type(h) is not int or not 0 <= h < n or where(h) != hand:
+                raise self.illegal(action, f"you do not hold card #{h!r}")
+        if len(set(handles)) != len(handles):
+            raise self.illegal(action, "a card is listed twice")
 
     def _play_problem(self, faces: Sequence[Card]) -> str | None:
         problem = set_problem(faces)

@@ -161,6 +161,9 @@ def test_steal_needs_option_and_eligible_target_and_amount():
     illegal(g, RollDice(1, 0, 25), match=r"1..24")
     illegal(g, RollDice(1, 1, 5), match="no such target")
     illegal(g, RollDice(1, 7, 5), match="no such target")
+    for target, amount in ((None, 5), ("0", 5), (0.0, 5), (False, 5), (0, "5"), (0, True)):
+        illegal(g, RollDice(1, target, amount), match="integers")
+    illegal(g, RollDice(1, None, 0), match="integers")
     legal = g.legal_actions(1)
     assert RollDice(1, 0, 24) in legal and RollDice(1, 0, 25) not in legal
     assert len(legal) == 1 + 24
@@ -338,6 +341,9 @@ def test_illegal_actions_raise_and_leave_state():
     illegal(g, Keep(0, (4, 0)), match="ascending")
     illegal(g, Keep(0, (7,)), match="distinct")
     illegal(g, Keep(0, [0]), match="distinct")
+    # malformed wire data from a peer is an IllegalAction too, never a TypeError
+    illegal(g, Keep(0, (True,)), match="distinct")
+    illegal(g, Keep(0, ({},)), match="distinct")
     runner.step(g, d, Stop(0))
     runner.step(g, d, RollDice(1))
     runner.step(g, d, Stop(1))

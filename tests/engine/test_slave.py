@@ -449,6 +449,12 @@ def test_illegal_actions_raise_and_leave_state():
     illegal(g, Play(B, handles(g, B, "6C 6D")), match="does not beat")
     illegal(g, Play(B, ()), match="1-4")
     illegal(g, Play(B, (999,)), match="do not hold")
+    # malformed wire data from a peer is an IllegalAction too, never a TypeError
+    assert g.zones["hand:1"][0] == 1  # handle 1 is B's 6♣, which would beat 3♣
+    illegal(g, Play(B, (True,)), match="do not hold")
+    illegal(g, Play(B, ({},)), match="do not hold")
+    illegal(g, Play(B, ("1",)), match="do not hold")
+    illegal(g, Play(B, (None, 1)), match="do not hold")
     illegal(g, Give(B, handles(g, B, "6C")), match="Give not allowed")
     illegal(g, NotOpener(B), match="NotOpener not allowed")
     runner.step(g, d, Pass(B))
