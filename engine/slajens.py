@@ -21,6 +21,10 @@ kind are rerolled once (a ``Roll`` of 2) and their faces added; mandatory.
 Teams (option ``teams``): 0 plays individually; ``k >= 2`` deals seats to
 teams round-robin (seat ``s`` is on team ``s % k``), so consecutive turns
 alternate between teams. A team's score is the sum of its members' totals.
+``k`` must divide the seat count: with unequal teams the larger team would
+roll more often (so its summed score is not a fair comparison) and "teams
+take turns" would break at the round boundary (5 seats, 2 teams: ...0 1 0 |
+0 1...).
 
 Sjond (option ``sjond``): before the first roll a seat may name a target
 (another seat, not a team-mate) and an amount from 1 up to the target's
@@ -180,9 +184,11 @@ class Slajens(Game):
     def __init__(self, seats: int, options: dict[str, Any] | None = None) -> None:
         super().__init__(seats, options)
         teams = self.options["teams"]
-        if teams == 1 or teams > seats:
+        if teams == 1 or teams > seats or (teams and seats % teams):
+            fits = [k for k in range(2, seats + 1) if seats % k == 0]
             raise BadOption(
-                f"option 'teams': bad value {teams!r}; expected 0 or 2..{seats} for {seats} seats"
+                f"option 'teams': bad value {teams!r}; expected 0 or a team count that divides "
+                f"{seats} seats into equal teams: {', '.join(map(str, fits))}"
             )
         self.team_of = tuple(s % teams if teams else s for s in range(seats))
         self.n_teams = teams or seats

@@ -126,10 +126,21 @@ def test_teams_alternate_and_sum_members():
         turn(g, d, s)
     assert g.team_totals() == (14 + 20, 25 + 16)
     assert g.outcome().ranking == (1, 3, 0, 2)
-    with pytest.raises(BadOption, match="expected 0 or 2..3"):
+    with pytest.raises(BadOption, match="expected 0 or a team count"):
         Slajens(3, {"teams": 1})
     with pytest.raises(BadOption):
         Slajens(3, {"teams": 4})
+    # unequal teams would not take turns (5 seats: ... 0 1 0 | 0 1 ...) nor sum fairly
+    with pytest.raises(BadOption, match=r"equal teams: 5"):
+        Slajens(5, {"teams": 2})
+    with pytest.raises(BadOption, match=r"equal teams: 2, 3, 6"):
+        Slajens(6, {"teams": 4})
+    g, d = new(seats=6, teams=3, rounds=2, dice=[2, 2, 3, 3, 4] * 12)
+    order = []
+    while not g.is_over():
+        order.append(g.team_of[g.to_move()[0]])
+        turn(g, d, g.to_move()[0])
+    assert order == [0, 1, 2] * 4
 
 
 # ---- Sjond ---------------------------------------------------------------------------
@@ -292,7 +303,7 @@ def check_arithmetic(g, events):
 def test_random_play_score_arithmetic(opts):
     for seed in range(500):
         seats = 2 + seed % 5
-        if opts.get("teams", 0) > seats:
+        if opts.get("teams") and seats % opts["teams"]:
             continue
         g = Slajens(seats, {"rounds": 1 + seed % 10, **opts})
         d = LocalDealer(g.deck, seed)
