@@ -31,7 +31,7 @@ from p2p import discovery, netguard
 from p2p.demo import DEFAULT_ROUND_EVERY
 from p2p.errors import ProtocolError, TableAbandoned
 from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
-from p2p.node import Node, NodeConfig, NodeError, TableResult
+from p2p.node import OPEN_TIMEOUT_S, Node, NodeConfig, NodeError, TableResult
 
 ENV_HOME = "SLAIGA_HOME"
 DEFAULT_HOME = Path.home() / ".slaiga"
@@ -117,6 +117,13 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--no-announce", action="store_true", help="do not announce over zeroconf (--peer only)"
+    )
+    p.add_argument(
+        "--open-timeout",
+        type=float,
+        default=OPEN_TIMEOUT_S,
+        help=f"close the table if its seats are not all taken within this many seconds"
+        f" (default {OPEN_TIMEOUT_S:g})",
     )
     _common(p)
     _seat_options(p)
@@ -208,6 +215,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         keepalive_dead=args.keepalive_dead,
         linger_s=args.linger,
         lobby_scan_s=getattr(args, "timeout", 3.0),
+        open_timeout_s=getattr(args, "open_timeout", OPEN_TIMEOUT_S),
         on_event=on_event,
     )
 

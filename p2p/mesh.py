@@ -69,6 +69,14 @@ DRAIN_TIMEOUT_S = 2.0
 """On a normal close, how long queued frames may take to go out before links are cut."""
 MAX_REDIALS = 120
 """Redial attempts per outage before a persistent peer is given up on (bounded loop)."""
+MAX_PENDING_HANDSHAKES = 32
+"""Unauthenticated incoming connections handled at once; more are refused as ``busy``.
+
+Each lives at most ``HANDSHAKE_TIMEOUT_S``, so a client that opens connections
+and stalls (or sends junk) costs us a bounded number of tasks and buffers, and
+the seats can get in again as soon as the stalled ones time out."""
+REFUSE_TIMEOUT_S = 1.0
+"""How long a ``Reject`` frame may take to go out before the connection is dropped anyway."""
 
 ADDRESS_SEP = ":"
 
@@ -204,7 +212,7 @@ async def _expect(framed: FramedStream, cls: type[wire.Message]) -> wire.Message
 
 async def _refuse(framed: FramedStream, kind: str, detail: str) -> HandshakeFailed:
     with contextlib.suppress(ConnectionClosed, trio.TooSlowError):
-        with trio.fail_after(1):
+        with trio.fail_after(REFUSE_TIMEOUT_S):
             await framed.send(wire.Reject(kind, detail[: wire.MAX_REASON_LEN]))
     return HandshakeFailed(kind, detail)
 
@@ -451,8 +459,13 @@ class Mesh:
         *,
         keepalive_interval: float = KEEPALIVE_INTERVAL_S,
         keepalive_dead: float = KEEPALIVE_DEAD_S,
+        handshake_timeout: float = HANDSHAKE_TIMEOUT_S,
+        max_pending_handshakes: int = MAX_PENDING_HANDSHAKES,
     ) -> None:
         self._nursery = nursery
+        self.handshake_timeout = handshake_timeout
+        self.max_pending_handshakes = max_pending_handshakes
+        self.pending_handshakes = 0
         self.identity = identity
         self.table_id = table_id
         self.keepalive_interval = keepalive_interval
@@ -486,16 +499,36 @@ class Mesh:
         return format_address(self.listen_host, self.listen_port)
 
     async def _handle_incoming(self, stream: trio.SocketStream) -> None:
+        """Authenticate one incoming connection (bounded in time and in number), then run it.
+
+        Whatever the other end sends or withholds (junk, a huge length
+        prefix, half a frame, nothing at all) ends here as a recorded
+        handshake failure and a closed socket; it never reaches the node.
+        """
         framed = FramedStream(stream)
+        if self.pending_handshakes >= self.max_pending_handshakes:
+            failure = await _refuse(
+                framed, "busy", f"{self.pending_handshakes} handshakes already in progress"
+            )
+            self.handshake_failures.append(str(failure))
+            await framed.aclose()
+            return
+        self.pending_handshakes += 1
         try:
             if self.table_id is None:
                 raise await _refuse(framed, "gone", "this peer has not joined a table yet")
-            with trio.fail_after(HANDSHAKE_TIMEOUT_S):
+            with trio.fail_after(self.handshake_timeout):
                 info = await handshake_listener(framed, self.identity, self.table_id, self.admit)
-        except (HandshakeFailed, ConnectionClosed, trio.TooSlowError) as exc:
+        except (HandshakeFailed, ConnectionClosed) as exc:
             self.handshake_failures.append(str(exc) or type(exc).__name__)
             await framed.aclose()
             return
+        except trio.TooSlowError:
+            self.handshake_failures.append(f"handshake timed out after {self.handshake_timeout:g}s")
+            await framed.aclose()
+            return
+        finally:
+            self.pending_handshakes -= 1
         await self._adopt(framed, info).run()
 
     # -- dialing ------------------------------------------------------------
@@ -516,7 +549,7 @@ class Mesh:
             raise ConnectionClosed(f"cannot connect to {address}: {exc!r}") from exc
         framed = FramedStream(stream)
         try:
-            with trio.fail_after(HANDSHAKE_TIMEOUT_S):
+            with trio.fail_after(self.handshake_timeout):
                 info = await handshake_dialer(
                     framed, self.identity, self.table_id, expect_identity, expect_fingerprint
                 )
@@ -653,6 +686,8 @@ async def open_mesh(
     port: int = 0,
     keepalive_interval: float = KEEPALIVE_INTERVAL_S,
     keepalive_dead: float = KEEPALIVE_DEAD_S,
+    handshake_timeout: float = HANDSHAKE_TIMEOUT_S,
+    max_pending_handshakes: int = MAX_PENDING_HANDSHAKES,
 ) -> AsyncIterator[Mesh]:
     """Run a mesh (listening on ``host:port`` if a host is given); closes every link on exit.
 
@@ -667,6 +702,8 @@ async def open_mesh(
                 table_id,
                 keepalive_interval=keepalive_interval,
                 keepalive_dead=keepalive_dead,
+                handshake_timeout=handshake_timeout,
+                max_pending_handshakes=max_pending_handshakes,
             )
             if host is not None:
                 await mesh.listen(host, port)

@@ -98,6 +98,14 @@ LINGER_S = 10.0
 """How long a finished peer waits for the others to say they finished too."""
 EARLY_BUFFER = 4096
 DEFAULT_LOBBY_SCAN_S = 3.0
+OPEN_TIMEOUT_S = 1800.0
+"""How long an opened table waits for its seats to fill before it closes itself."""
+FETCH_REPLY_TIMEOUT_S = 5.0
+"""How long the answer to one ``Fetch`` may wait for room in the asker's outbox.
+
+A peer that keeps asking for the whole record and never reads the answers
+would otherwise block our event loop on backpressure forever; past this it
+is disconnected (it may reconnect and ask again, at the cost of a handshake)."""
 
 
 class NodeError(Exception):
@@ -182,6 +190,7 @@ class NodeConfig:
     keepalive_dead: float = 5.0
     linger_s: float = LINGER_S
     join_timeout_s: float = JOIN_TIMEOUT_S
+    open_timeout_s: float = OPEN_TIMEOUT_S
     lobby_scan_s: float = DEFAULT_LOBBY_SCAN_S
     on_event: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, data: None)
     trace: Callable[[str, int, int], None] | None = None
@@ -361,16 +370,22 @@ class Node:
                     self._ad(table_id, game, options, members, seats, mesh.listen_port or 0)
                 )
                 self.emit("announced", service=self._announcement.service_name)
-            while len(members) < seats:
-                event = await mesh.inbox.receive()
-                if isinstance(event, Inbound) and isinstance(event.message, wire.Join):
-                    await self._admit_join(event, members, seats, game, options)
-                    if self._announcement is not None and len(members) < seats:
-                        await self._announcement.update(
-                            self._ad(table_id, game, options, members, seats, mesh.listen_port)
-                        )
-                elif isinstance(event, Inbound):
-                    self._buffer(event)
+            with trio.move_on_after(self.cfg.open_timeout_s):
+                while len(members) < seats:
+                    event = await mesh.inbox.receive()
+                    if isinstance(event, Inbound) and isinstance(event.message, wire.Join):
+                        await self._admit_join(event, members, seats, game, options)
+                        if self._announcement is not None and len(members) < seats:
+                            await self._announcement.update(
+                                self._ad(table_id, game, options, members, seats, mesh.listen_port)
+                            )
+                    elif isinstance(event, Inbound):
+                        self._buffer(event)
+            if len(members) < seats:
+                raise NodeError(
+                    f"only {len(members)} of {seats} seats were taken within"
+                    f" {self.cfg.open_timeout_s:g}s; table {table_id.hex()} closed"
+                )
             if self._announcement is not None:
                 await self._announcement.withdraw()
                 self.emit("withdrawn")
@@ -856,9 +871,13 @@ class Node:
             if msg.table_id == manifest.table_id:
                 entries = rec.signed_from(msg.from_step)
                 if entries:
-                    for batch in wire.fetched_batches(manifest.table_id, entries):
-                        with contextlib.suppress(ConnectionClosed):
-                            await mesh.send(event.peer, batch)
+                    with trio.move_on_after(FETCH_REPLY_TIMEOUT_S) as scope:
+                        for batch in wire.fetched_batches(manifest.table_id, entries):
+                            with contextlib.suppress(ConnectionClosed):
+                                await mesh.send(event.peer, batch)
+                    if scope.cancelled_caught:
+                        mesh.disconnect(event.peer, "does not read the records it fetches")
+                        self.emit("peer_dropped", slot=via, reason="fetch replies not read")
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
             self.emit("peer_finished", slot=via, step=msg.step)

@@ -1,0 +1,195 @@
+"""Hostile raw TCP clients against real meshes and a running table (loopback only).
+
+Each client speaks bytes, not our API: junk, a 4 GiB length prefix, a frame
+that is not a handshake message, half a frame followed by EOF, a connection
+that stalls before authenticating, and a flood of stalled connections.  The
+listener must close each with a specific, recorded reason, never crash, and
+keep serving honest peers: a whole table forms and finishes with identical
+records while the attacks go on.
+"""
+
+from __future__ import annotations
+
+import secrets
+from pathlib import Path
+
+import pytest
+import trio
+
+from crypto.identity import IdentityKey
+from p2p import wire
+from p2p.mesh import FramedStream, PeerUp, Rejected, open_mesh
+from p2p.node import Node, NodeError
+from tests.p2p._nethelpers import LOOPBACK, no_leaks
+from tests.p2p._tables import config
+
+TIMEOUT_S = 20
+SHORT_HANDSHAKE_S = 0.3
+DEMO_STEPS = 40
+READ_CHUNK = 65536
+
+
+async def _read_until_closed(stream: trio.SocketStream) -> bytes:
+    """Everything the other side sends until it closes the connection."""
+    got = b""
+    while True:
+        try:
+            data = await stream.receive_some(READ_CHUNK)
+        except trio.BrokenResourceError:
+            return got  # reset by the peer: closed as well
+        if not data:
+            return got
+        got += data
+
+
+async def _attack(port: int, payload: bytes, *, eof: bool = False) -> bytes:
+    """Connect, send ``payload`` (then EOF if asked), return what came back until closed."""
+    stream = await trio.open_tcp_stream(LOOPBACK, port)
+    try:
+        await stream.send_all(payload)
+        if eof:
+            await stream.send_eof()
+        return await _read_until_closed(stream)
+    finally:
+        await stream.aclose()
+
+
+HUGE_PREFIX = (2**32 - 1).to_bytes(4, "big") + b"x" * 16
+HALF_FRAME = (100).to_bytes(4, "big") + b"\x92"
+NOT_A_HANDSHAKE = wire.encode_frame(wire.Ping(7))
+
+
+async def test_junk_clients_get_specific_failures_and_honest_peer_still_connects() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks(), open_mesh(a, table, host=LOOPBACK) as ma:
+            port = ma.listen_port
+            assert port is not None
+            for payload, eof in [
+                (secrets.token_bytes(4096), False),
+                (HUGE_PREFIX, False),
+                (NOT_A_HANDSHAKE, False),
+                (HALF_FRAME, True),
+            ]:
+                await _attack(port, payload, eof=eof)
+            failures = "\n".join(ma.handshake_failures)
+            assert failures.count("bad frame") == 2, failures  # junk, then the huge prefix
+            assert "exceeds" in failures or "length" in failures
+            assert "expected 'hello' during handshake, got 'ping'" in failures
+            assert "peer closed the connection" in failures  # half a frame, then EOF
+            assert len(ma.handshake_failures) == 4
+            async with open_mesh(b, table) as mb:
+                await mb.dial(ma.address)
+                up = await ma.inbox.receive()
+                assert isinstance(up, PeerUp) and up.peer == b.public
+
+
+async def test_stalled_handshakes_time_out_and_a_flood_is_refused_as_busy() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with (
+            no_leaks(),
+            open_mesh(
+                a,
+                table,
+                host=LOOPBACK,
+                handshake_timeout=SHORT_HANDSHAKE_S,
+                max_pending_handshakes=2,
+            ) as ma,
+        ):
+            port = ma.listen_port
+            assert port is not None
+            stalled = [await trio.open_tcp_stream(LOOPBACK, port) for _ in range(2)]
+            for stream in stalled:  # the listener speaks first; we read its Hello, then stall
+                framed = FramedStream(stream)
+                assert isinstance((await framed.receive()).message, wire.Hello)
+            while ma.pending_handshakes < 2:
+                await trio.sleep(0.01)
+            # a third unauthenticated connection is over the cap: refused at once as busy
+            flood = FramedStream(await trio.open_tcp_stream(LOOPBACK, port))
+            refusal = (await flood.receive()).message
+            assert isinstance(refusal, wire.Reject) and refusal.reason == "busy"
+            await flood.aclose()
+            # the stalled ones are cut when the handshake timeout runs out
+            for stream in stalled:
+                await _read_until_closed(stream)
+                await stream.aclose()
+            assert sum("timed out" in f for f in ma.handshake_failures) == 2
+            assert ma.pending_handshakes == 0
+            async with open_mesh(b, table) as mb:  # and the seats can get in again
+                await mb.dial(ma.address)
+
+
+async def test_dialer_gets_busy_as_a_clear_rejection() -> None:
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with (
+            no_leaks(),
+            open_mesh(a, table, host=LOOPBACK, max_pending_handshakes=0) as ma,
+            open_mesh(b, table) as mb,
+        ):
+            try:
+                await mb.dial(ma.address)
+            except Rejected as exc:
+                assert exc.kind == "busy"
+            else:
+                raise AssertionError("a full handshake queue must refuse the dialer")
+
+
+async def test_table_forms_and_finishes_under_attack(tmp_path: Path) -> None:
+    """Junk and stalled clients hit the opener in the lobby and during the record."""
+    n = 3
+    results: dict[int, object] = {}
+    stalled: list[trio.SocketStream] = []
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks():
+            opener = Node(config(tmp_path, 0, demo_steps=DEMO_STEPS, demo_pace_ms=2))
+
+            async def hit(port: int) -> None:
+                for payload, eof in [
+                    (secrets.token_bytes(2048), False),
+                    (HUGE_PREFIX, False),
+                    (NOT_A_HANDSHAKE, False),
+                    (HALF_FRAME, True),
+                ]:
+                    await _attack(port, payload, eof=eof)
+                stalled.append(await trio.open_tcp_stream(LOOPBACK, port))
+
+            async with trio.open_nursery() as nursery:
+
+                async def run_opener() -> None:
+                    results[0] = await opener.open("slave", n, {"variant": "classic"})
+
+                nursery.start_soon(run_opener)
+                while opener.mesh is None or opener.mesh.listen_port is None:
+                    await trio.sleep(0.01)
+                port, address = opener.mesh.listen_port, opener.mesh.address
+                await hit(port)  # in the lobby, before anyone joined
+                for i in range(1, n):
+
+                    async def run_joiner(i: int = i) -> None:
+                        node = Node(config(tmp_path, i, demo_steps=DEMO_STEPS, demo_pace_ms=2))
+                        results[i] = await node.join(peer=address)
+
+                    nursery.start_soon(run_joiner)
+                while opener.record is None or opener.record.step < 4:
+                    await trio.sleep(0.01)
+                await hit(port)  # while the record runs
+            for stream in stalled:
+                await _read_until_closed(stream)  # closed when the opener left
+                await stream.aclose()
+    heads = {r.record.head for r in results.values()}
+    assert len(heads) == 1 and all(r.record.finished for r in results.values())
+    assert not any(r.cheats for r in results.values())
+    assert opener.mesh is not None and len(opener.mesh.handshake_failures) >= 8
+
+
+async def test_an_open_table_nobody_joins_closes_itself(tmp_path: Path) -> None:
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks():
+            node = Node(config(tmp_path, 0, open_timeout_s=0.2))
+            with pytest.raises(NodeError, match="only 1 of 3 seats were taken within 0.2s"):
+                await node.open("slave", 3, {"variant": "classic"})
