@@ -128,6 +128,39 @@ def test_after_four_on_single_only_a_higher_four():
     illegal(g, Play(B, handles(g, B, "AD")), match="does not beat")
 
 
+@pytest.mark.parametrize(
+    ("old", "new_pair", "ok"),
+    [
+        ("9C 9D", "9H 9S", True),  # RULES.md: 9♥9♠ beats 9♣9♦
+        ("9C 9H", "9D 9S", False),  # ... but 9♦9♠ does not beat 9♣9♥
+        ("9D 9H", "9C 9S", False),  # 9♣ is below both old suits
+        ("9C 9S", "9D 9H", False),  # 9♠ is above both new suits
+    ],
+)
+def test_same_rank_pair_rule_in_play(old, new_pair, ok):
+    rest_a = "3C 3D 3H 3S 4C 4D 4H 4S 5C 5D QC"
+    rest_b = "6C 6D 6H 7C 7D 7H 8C 8D 8H 10C 5H"
+    hands = [
+        f"{rest_a} {old}",
+        f"{new_pair} {rest_b}",
+        "6S 7S 8S 10D 10H 10S JC JD JH JS QD KC 5S",
+        "QH QS KD KH KS AC AD AH AS 2C 2D 2H 2S",
+    ]
+    g, d = new(hands)
+    play(g, d, A, "3C 3D 3H 3S")
+    for s in (B, C, D):
+        runner.step(g, d, Pass(s))
+    play(g, d, A, old)  # A leads the old pair on a new pile
+    pair = Play(B, handles(g, B, new_pair))
+    assert (pair in g.legal_actions(B)) == ok
+    if ok:
+        play(g, d, B, new_pair)
+        assert g.view(C)["last"] == B
+    else:
+        illegal(g, pair, match="does not beat")
+        assert g.legal_actions(B) == [Pass(B)]  # B's other pairs are 6s-8s, all lower
+
+
 # ---- opening -------------------------------------------------------------------
 
 
@@ -367,6 +400,50 @@ def test_king_topple_and_match_of_games():
         assert r.outcome.scores == tuple(pts)
         assert [pts[s] for s in r.outcome.ranking] == sorted(pts, reverse=True)
     assert topples > 0
+
+
+def test_king_topple_scenario_cards_face_down_and_king_is_slave_next():
+    g, d = play_first_deal(seats=4, games=3, seed=5)
+    king, queen, vice, slave = g.placements[0]
+    while g.phase == "exchange":
+        s = g.to_move()[0]
+        if s == vice:  # VICE SLAVE must give its highest card too
+            hand = sorted(g.zones[f"hand:{s}"], key=lambda h: slave_key(g.faces[h]))
+            illegal(g, Give(s, (hand[-2],)), match="highest")
+        runner.step(g, d, g.legal_actions(s)[0])
+    assert g.to_move() == (slave,) and g.king == king
+    king_hand = set(g.zones[f"hand:{king}"])
+    known_before = {h: g.seen[h] for h in king_hand}  # KING; SLAVE knows the 2 it gave
+    # SLAVE leads each of its ranks as a whole group; everyone else passes
+    while g.zones[f"hand:{slave}"]:
+        by_rank = {}
+        for h in g.zones[f"hand:{slave}"]:
+            by_rank.setdefault(g.faces[h].rank, []).append(h)
+        group = next(iter(by_rank.values()))
+        ev = runner.step(g, d, Play(slave, tuple(group)))
+        if not g.zones[f"hand:{slave}"]:
+            break
+        while g.to_move() != (slave,):
+            ev = runner.step(g, d, Pass(g.to_move()[0]))
+    assert "topple" in kinds(ev) and g.toppled == king
+    # the KING's cards leave face down: moved, never revealed, still secret
+    assert set(g.zones["facedown"]) == king_hand and not g.zones[f"hand:{king}"]
+    assert {h: g.seen[h] for h in king_hand} == known_before
+    assert all(g.face_for(s, h) is None for s in (queen, vice) for h in king_hand)
+    assert not any(e.kind == "play" and e.seat == king for e in ev)
+    assert king not in g.active and king not in g.to_move()
+    assert g.view(queen)["hand_sizes"][king] == 0 and g.view(queen)["toppled"] == king
+    # the others play on for the remaining titles
+    assert g.out == [slave] and g.phase == "play" and g.active == {queen, vice}
+    while g.game_no == 2:
+        s = g.to_move()[0]
+        runner.step(g, d, g.legal_actions(s)[0])
+    placement = g.placements[1]
+    assert placement[0] == slave and placement[-1] == king
+    assert titles_for(placement)[king] == "SLAVE"
+    # deal 3: the toppled KING is SLAVE, gives its two highest to the new KING
+    assert g.phase == "exchange" and g.to_move() == (king,) and g.steps[0].receiver == slave
+    assert g.king == slave
 
 
 # ---- random play, leaks, determinism, errors --------------------------------------
