@@ -17,6 +17,11 @@ a 1 scores 10 and 2-6 their face (option ``slalt_double`` makes a 5 score 10
 as the seed's double listing would). With at least three of one face
 (Berserker) the plain sum counts, then the two dice outside the three of a
 kind are rerolled once (a ``Roll`` of 2) and their faces added; mandatory.
+With four or five of a kind the three of a kind is any three of the matching
+dice, so "the two outside" are the other two whatever they show: it is
+always two dice, as RULES.md says ("the two dice"); 4,4,4,4,2 scores 18 plus
+a two-dice reroll. The reroll adds plain faces (a 1 counts 1) and does not
+replace the scored dice.
 
 Teams (option ``teams``): 0 plays individually; ``k >= 2`` deals seats to
 teams round-robin (seat ``s`` is on team ``s % k``), so consecutive turns

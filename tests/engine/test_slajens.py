@@ -99,6 +99,18 @@ def test_berserker_with_ones_counts_them_as_one():
     assert g.totals[0] == 30 + 12
 
 
+def test_four_of_a_kind_berserker_rerolls_two_dice_plain():
+    # decision: the two dice outside the three of a kind are the other two
+    # (one 4 and the 2), so four of a kind rerolls two dice, like three
+    g, d = new(dice=[4, 4, 2, 4, 4])
+    g.apply(RollDice(0))
+    runner.settle(g, d)
+    g.apply(Stop(0))
+    assert g.pending() == Roll(0, 2, 6, "berserker")
+    g.resolve((1, 3))  # a rerolled 1 counts 1, not Lyja's Luck
+    assert g.scores[0] == [4 + 4 + 2 + 4 + 4 + 1 + 3]
+
+
 # ---- rounds, totals, Ahökva, teams ----------------------------------------------------
 
 
