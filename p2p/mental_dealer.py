@@ -61,14 +61,15 @@ tests make a seat misbehave once, at its first chance, in a named way.
 
 from __future__ import annotations
 
+import hashlib
 import secrets
 from collections import Counter
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from crypto.commit import NONCE_BYTES, check_reveals, commit
 from crypto.commit import JointRandom as JointStream
-from crypto.commit import check_reveals, commit
 from crypto.deck import STANDARD_FACES, Deck, deck_points
 from crypto.elgamal import Ciphertext, public_mask
 from crypto.errors import CommitmentMismatch, CryptoError, InvalidProof
@@ -80,7 +81,7 @@ from crypto.hand_proofs import (
     prove_cards_in_set,
     verify_cards_in_set,
 )
-from crypto.keys import KeyShare, joint_key, new_key_share, verify_key_share
+from crypto.keys import KeyShare, joint_key, make_key_share, verify_key_share
 from crypto.reveal import make_tokens, reveal_index, unmask, verify_tokens
 from crypto.shuffle import remask_with, shuffle_deck
 from crypto.shuffle_proof_tw_batch import (
@@ -118,6 +119,9 @@ CHEAT_KINDS = frozenset({"token", "shuffle", "remask", "hand-proof", "commit"})
 """Ways ``cheats`` can make a seat misbehave (once, at its first chance)."""
 
 _JOINT_LABEL = b"slaiga/v1/mental/joint-random"
+_SEED_LABEL = b"slaiga/v1/mental/insecure-test-seed"
+WIDE_BYTES = 64
+SEED_BYTES = 32
 
 
 # ---- errors ------------------------------------------------------------------------
@@ -169,14 +173,49 @@ def handle_indices(deck_faces: Sequence[Card], size: int) -> tuple[int, ...]:
 # ---- one seat ---------------------------------------------------------------------------
 
 
+class _Randomness:
+    """Where one seat's secret randomness comes from: ``secrets``, or a seed.
+
+    The seeded form exists only so that tests can replay a whole game
+    (``MentalTable(insecure_seed=...)``); a seed known to anyone else gives
+    away every card, so real tables never pass one.
+    """
+
+    __slots__ = ("_seed", "_counter")
+
+    def __init__(self, seed: bytes | None, seat: int) -> None:
+        self._seed = None if seed is None else seed + seat.to_bytes(8, "little")
+        self._counter = 0
+
+    def bytes(self, n: int) -> bytes:
+        if self._seed is None:
+            return secrets.token_bytes(n)
+        self._counter += 1
+        block = hashlib.sha512(
+            _SEED_LABEL + self._seed + self._counter.to_bytes(8, "little")
+        ).digest()
+        return block[:n]
+
+    def scalar(self) -> int:
+        if self._seed is None:
+            return random_scalar()
+        return random_scalar(self.bytes(WIDE_BYTES))
+
+    def seed(self) -> bytes | None:
+        """A seed for crypto functions that take one (``None``: they use ``secrets``)."""
+        return None if self._seed is None else self.bytes(SEED_BYTES)
+
+
 class _Seat:
     """What one seat holds: its secret share, the faces it learnt, tokens sent to it."""
 
-    __slots__ = ("seat", "secret", "share", "known", "private_tokens", "cheat")
+    __slots__ = ("seat", "secret", "share", "known", "private_tokens", "cheat", "rand")
 
-    def __init__(self, seat: int, context: Context, cheat: str | None) -> None:
+    def __init__(self, seat: int, context: Context, cheat: str | None, rand: _Randomness) -> None:
         self.seat = seat
-        self.secret, self.share = new_key_share(context)
+        self.rand = rand
+        self.secret = rand.scalar()
+        self.share = make_key_share(context, self.secret, rand.scalar())
         self.known: dict[int, int] = {}  # handle -> crypto index
         self.private_tokens: dict[int, dict[int, Point]] = {}  # handle -> seat -> token
         self.cheat = cheat
@@ -211,6 +250,8 @@ class TableStats:
     """Counts for reports: obligations by kind and group operations by obligation kind."""
 
     obligations: Counter[str] = field(default_factory=Counter)
+    statements: Counter[str] = field(default_factory=Counter)
+    rekeys: int = 0
     ops: dict[str, Counter[str]] = field(default_factory=dict)
 
     def add_ops(self, kind: str, before: Mapping[str, int]) -> None:
@@ -233,6 +274,7 @@ class MentalTable:
         table_id: bytes = b"mental-table",
         game: int = 1,
         cheats: Mapping[int, str] | None = None,
+        insecure_seed: bytes | None = None,
     ) -> None:
         cheats = dict(cheats or {})
         for s, kind in cheats.items():
@@ -245,7 +287,10 @@ class MentalTable:
         self.steps: list[_Step] = []
         self._cursor = [0] * seats
         before = COUNTERS.snapshot()
-        self.seats = [_Seat(s, self._ctx(KEY_STEP, s), cheats.get(s)) for s in range(seats)]
+        self.seats = [
+            _Seat(s, self._ctx(KEY_STEP, s), cheats.get(s), _Randomness(insecure_seed, s))
+            for s in range(seats)
+        ]
         for share in (p.share for p in self.seats):
             for v in range(seats):
                 if v != share.seat:
@@ -366,8 +411,8 @@ class MentalTable:
         made: list[ShuffleStatement] = []
         for p in self.seats:  # every seat in turn re-masks and permutes
             ctx = self._ctx(step, p.seat)
-            out, witness = shuffle_deck(pile, self.joint_key)
-            proof = prove_shuffle_batchable(pile, out, self.joint_key, witness, ctx)
+            out, witness = shuffle_deck(pile, self.joint_key, p.rand.seed())
+            proof = prove_shuffle_batchable(pile, out, self.joint_key, witness, ctx, p.rand.seed())
             if p.take_cheat("shuffle"):  # swap in a different card: a substitution
                 out = (_substitute(out[0], self.deck, self.joint_key), *out[1:])  # type: ignore[arg-type]
             made.append(ShuffleStatement(pile, tuple(out), self.joint_key, proof, ctx))
@@ -397,7 +442,9 @@ class MentalTable:
 
     def _tokens_from(self, p: _Seat, handles: Sequence[int], step: int):
         cts = [self.cts[h] for h in handles]
-        tokens, proof = make_tokens(p.secret, p.public, cts, self._ctx(step, p.seat))
+        tokens, proof = make_tokens(
+            p.secret, p.public, cts, self._ctx(step, p.seat), p.rand.scalar()
+        )
         if p.take_cheat("token"):
             tokens[0] = add(tokens[0], self.joint_key)  # a wrong decryption share
         return cts, tokens, proof
@@ -408,8 +455,53 @@ class MentalTable:
         except CryptoError as exc:
             raise DealerCheat(p.seat, step, "bad reveal token", str(exc)) from exc
 
+    def openers(self, h: int, also_public: Iterable[int] = ()) -> set[int]:
+        """Seats that can open handle ``h``'s current ciphertext from the tokens they have
+        (plus, hypothetically, tokens of ``also_public`` made public)."""
+        public = set(self.public_tokens[h]) | set(also_public)
+        out = set()
+        for p in self.seats:
+            have = public | set(p.private_tokens.get(h, ())) | {p.seat}
+            if len(have) == self.n:
+                out.add(p.seat)
+        return out
+
+    def _rekey(self, step: int, h: int, by: int) -> None:
+        """Seat ``by`` re-masks ``h`` with a proof verified by all: every token so far
+        stops opening it, so a later private reveal reaches exactly its receivers."""
+        old = self.cts[h]
+        ctx = self._ctx(step, by)
+        rand = self.seats[by].rand
+        new, proof = start_transfer(old, self.joint_key, ctx, rand.scalar(), rand.scalar())
+        if self.seats[by].take_cheat("remask"):
+            new = _substitute(new, self.deck, self.joint_key)  # type: ignore[arg-type]
+        for v in range(self.n):
+            if v != by:
+                try:
+                    verify_transfer(old, new, self.joint_key, proof, ctx)
+                except CryptoError as exc:
+                    raise DealerCheat(by, step, "bad remask", str(exc)) from exc
+        self.cts[h] = new
+        self.public_tokens[h] = {}
+        for p in self.seats:
+            p.private_tokens.pop(h, None)
+        self.stats.rekeys += 1
+
     def _reveal(self, step: int, handles: Sequence[int], to: frozenset[int] | None) -> None:
-        """Publish or send tokens so that every seat of ``to`` (all if ``None``) can open."""
+        """Publish or send tokens so that every seat of ``to`` (all if ``None``) can open.
+
+        A private reveal must not let anyone outside ``to`` open the card.  If a
+        receiver's token for the current ciphertext is already public (the card
+        was shown to another seat before, e.g. handed over and then drawn back),
+        publishing the other seats' tokens would open it for everyone, so the
+        card is first re-masked by a receiver (a fresh ciphertext, no tokens).
+        """
+        if to is not None:
+            outside = [s for s in range(self.n) if s not in to]
+            for h in handles:
+                before = self.openers(h)
+                if self.openers(h, outside) - before - to:
+                    self._rekey(step, h, min(to))
         for p in self.seats:
             need = [h for h in handles if p.seat not in self.public_tokens[h]]
             if to is not None and p.seat in to:
@@ -466,7 +558,8 @@ class MentalTable:
             raise BadAnswer(f"transfer between unknown seats: {ob}")
         old = self.cts[h]
         ctx = self._ctx(step, ob.src)
-        new, proof = start_transfer(old, self.joint_key, ctx)
+        src = self.seats[ob.src].rand
+        new, proof = start_transfer(old, self.joint_key, ctx, src.scalar(), src.scalar())
         if self.seats[ob.src].take_cheat("remask"):
             new = _substitute(new, self.deck, self.joint_key)  # type: ignore[arg-type]
         for v in range(self.n):
@@ -485,11 +578,21 @@ class MentalTable:
     # ---- hand proofs ------------------------------------------------------------------------------
 
     def _held(self, prover: int, handles: Sequence[int], step: int) -> list[HeldCard]:
-        """``X = c2 - sum(other seats' tokens)`` for each card, from public tokens only."""
+        """``X = c2 - sum(other seats' tokens)`` for each card, from public tokens only.
+
+        A card the prover knows but whose current ciphertext is keyed to another
+        seat (it was handed on and came back through a pile, with no Transfer)
+        lacks some of those tokens; it is re-keyed to the prover first, which
+        tells nobody anything new (only the prover can open the result).
+        """
         out = []
         for h in handles:
             toks = self.public_tokens[h]
             missing = [j for j in range(self.n) if j != prover and j not in toks]
+            if missing and h in self.seats[prover].known:
+                self._reveal(step, (h,), frozenset((prover,)))
+                toks = self.public_tokens[h]
+                missing = [j for j in range(self.n) if j != prover and j not in toks]
             if missing:
                 raise CannotProve(
                     f"step {step}: seats {missing} have not published tokens for card #{h} "
@@ -509,6 +612,7 @@ class MentalTable:
     def _prove(self, step: int, st: Statement) -> None:
         if not 0 <= st.seat < self.n:
             raise BadAnswer(f"statement by unknown seat: {st}")
+        self.stats.statements[type(st).__name__] += 1
         if isinstance(st, HighestGiven):
             self._prove_highest(step, st)
             return
@@ -565,11 +669,27 @@ class MentalTable:
             # a forged proof: a true claim (every card is some card) passed off as this one
             everything = list(range(self.size))
             return prove_cards_in_set(
-                p.secret, p.public, held, indices, everything, len(held), self.deck, ctx
+                p.secret,
+                p.public,
+                held,
+                indices,
+                everything,
+                len(held),
+                self.deck,
+                ctx,
+                p.rand.seed(),
             )
         try:
             return prove_cards_in_set(
-                p.secret, p.public, held, indices, allowed, at_least, self.deck, ctx
+                p.secret,
+                p.public,
+                held,
+                indices,
+                allowed,
+                at_least,
+                self.deck,
+                ctx,
+                p.rand.seed(),
             )
         except InvalidProof as exc:  # an honest prover cannot prove a false claim
             raise DealerCheat(p.seat, step, "false claim", f"{st}: {exc}") from exc
@@ -582,8 +702,17 @@ class MentalTable:
             raise CannotProve(f"unknown card order {st.order!r} in {st}")
         p, v = self.seats[st.seat], self.seats[st.verifier]
         self._prover_indices(p, st.given, step)
-        if v.seat != p.seat:  # the prover shows the given cards to the verifier
-            self._reveal(step, st.given, frozenset((v.seat, p.seat)))
+        if v.seat != p.seat:  # the prover shows the given cards to the verifier only
+            need = [
+                h
+                for h in st.given
+                if p.seat not in self.public_tokens[h] and p.seat not in v.private_tokens.get(h, {})
+            ]
+            if need:
+                cts, tokens, proof = self._tokens_from(p, need, step)
+                self._check_tokens(p, cts, tokens, proof, step)
+                for h, tok in zip(need, tokens, strict=True):
+                    v.private_tokens.setdefault(h, {})[p.seat] = tok
             given = [self._open(v, h, step) for h in st.given]
         else:
             given = [p.known[h] for h in st.given]
@@ -596,15 +725,16 @@ class MentalTable:
 
     def _joint(self, step: int) -> JointStream:
         contexts = {s: self._ctx(step, s).encode() for s in range(self.n)}
-        values = {s: secrets.token_bytes(VALUE_BYTES) for s in range(self.n)}
+        values = {p.seat: p.rand.bytes(VALUE_BYTES) for p in self.seats}
         commitments, nonces = {}, {}
-        for s in range(self.n):  # commit round
-            commitments[s], nonces[s] = commit(values[s], contexts[s])
+        for p in self.seats:  # commit round
+            s = p.seat
+            commitments[s], nonces[s] = commit(values[s], contexts[s], p.rand.bytes(NONCE_BYTES))
         reveals = {}
         for p in self.seats:  # reveal round
             value = values[p.seat]
             if p.take_cheat("commit"):
-                value = secrets.token_bytes(VALUE_BYTES)  # opens to something else
+                value = bytes(b ^ 1 for b in value)  # opens to something else
             reveals[p.seat] = (value, nonces[p.seat])
         for _v in range(self.n):  # every seat checks every opening
             try:

@@ -47,7 +47,14 @@ class MentalResult:
 
 
 def check_knowledge(game: Game, seat: int, table: MentalTable, cache: dict) -> None:
-    """``game`` (seat ``seat``'s copy) knows only faces ``seat`` may see, and only true ones."""
+    """``game`` (seat ``seat``'s copy) knows only faces ``seat`` may see, and only true ones;
+    and at the crypto level, the seat has learnt (and can open) only cards it may see."""
+    for h in table.seats[seat].known:
+        if not game.visible(seat, h):
+            raise Divergence(f"seat {seat} has unmasked card #{h}, which it may not see")
+    for h in range(table.size):
+        if seat in table.openers(h) and not game.visible(seat, h):
+            raise Divergence(f"seat {seat} holds every token for card #{h}, which it may not see")
     for h, face in game.faces.items():
         if not game.visible(seat, h):
             raise Divergence(f"seat {seat}'s engine knows card #{h} ({face}) it may not see")
@@ -68,11 +75,18 @@ def play_mental(
     max_actions: int = 10_000,
     table_id: bytes = b"mental-play",
     cheats: Mapping[int, str] | None = None,
+    insecure_seed: bytes | None = None,
 ) -> MentalResult:
-    """Play ``game_name`` to its end with one engine and one ``SeatDealer`` per seat."""
+    """Play ``game_name`` to its end with one engine and one ``SeatDealer`` per seat.
+
+    ``insecure_seed`` (tests only) derives every seat's secret randomness from a
+    seed so that a game replays exactly; see ``MentalTable``.
+    """
     spec = registry.get(game_name)
     engines = [spec.factory(seats, options) for _ in range(seats)]
-    table = MentalTable(seats, engines[0].deck, table_id=table_id, cheats=cheats)
+    table = MentalTable(
+        seats, engines[0].deck, table_id=table_id, cheats=cheats, insecure_seed=insecure_seed
+    )
     dealers = [SeatDealer(table, s) for s in range(seats)]
     bots = [spec.bots[bot](s, random.Random(seed * 1000 + s)) for s in range(seats)]
     oracle: dict = {}
