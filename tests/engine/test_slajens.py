@@ -201,6 +201,26 @@ def test_total_threshold_option():
     assert RollDice(0, 1, 37) in g.legal_actions(0)
 
 
+@pytest.mark.parametrize(
+    ("round2", "eligible"), [([2, 2, 3, 6, 6], False), ([2, 2, 4, 6, 6], True)]
+)
+def test_round_threshold_alone_makes_a_target_eligible(round2, eligible):
+    # totals stay far under steal_total_min, so only "20 this round" can qualify
+    g, d = new(dice=R1 + round2, rounds=3, sjond=True, steal_total_min=1000)
+    turn(g, d, 0)
+    turn(g, d, 1)
+    turn(g, d, 0)  # seat 0 scores 19 or 20 in round 2
+    assert g.round_score(0) == (20 if eligible else 19)
+    assert (RollDice(1, 0, 24) in g.legal_actions(1)) == eligible
+    if not eligible:
+        illegal(g, RollDice(1, 0, 1), match="under 20 this round and under 1000")
+    g2, d2 = new(dice=R1 + round2, rounds=3, sjond=True, steal_total_min=1000, steal_round_min=19)
+    turn(g2, d2, 0)
+    turn(g2, d2, 1)
+    turn(g2, d2, 0)
+    assert RollDice(1, 0, 24) in g2.legal_actions(1)
+
+
 def steal_roll(g, d, dice):
     d._dice.extend(dice)
     ev = runner.step(g, d, RollDice(1, 0, 24))

@@ -325,9 +325,15 @@ def test_exchange_secret_highest_cards_then_slave_leads_away_from_king():
     runner.step(g, d, back)
     assert all(g.zones.where(h) == f"hand:{slave}" for h in back.cards)
     assert g.to_move() == (vice,)
-    runner.step(g, d, g.legal_actions(vice)[0])
+    ev = runner.step(g, d, g.legal_actions(vice)[0])
     assert g.to_move() == (queen,)
-    runner.step(g, d, g.legal_actions(queen)[0])
+    ev += runner.step(g, d, g.legal_actions(queen)[0])
+    for e in ev:  # faces only to giver and receiver; the public learns counts
+        if e.kind == "exchange":
+            assert e.audience == {vice, queen}
+        else:
+            assert e.audience is None and "♣" not in e.text and "♠" not in e.text
+            assert "♦" not in e.text and "♥" not in e.text
     assert g.phase == "play" and g.to_move() == (slave,)
     up = (king - slave) % 5
     assert g.direction == (ASCENDING if up > 5 - up else DESCENDING)
