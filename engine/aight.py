@@ -63,6 +63,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from engine.aight_rules import (
+    MAX_ANNOUNCEMENTS,
     MAX_WORDS_LEN,
     SUITS,
     BadRule,
@@ -77,6 +78,7 @@ from engine.aight_rules import (
     RuleSpec,
     SkipNext,
     Wild,
+    brief,
     catalogue,
     describe,
     spec_from_dict,
@@ -93,7 +95,7 @@ from engine.runner import SimResult
 HAND_SIZE = 8
 DECK_COPIES = 2
 SPEND_DEAL = 3
-MAX_WORDS = 8
+MAX_WORDS = MAX_ANNOUNCEMENTS  # the rule book never requires more than this
 DEFAULT_MAX_TURNS = 1000
 
 # ---- actions ------------------------------------------------------------------
@@ -196,7 +198,7 @@ def _check_words(game: Game, action: Action, words: Any) -> None:
         raise game.illegal(action, f"announcements must be a tuple of at most {MAX_WORDS}")
     for w in words:
         if not isinstance(w, str) or not w or len(w) > MAX_WORDS_LEN or not w.isprintable():
-            raise game.illegal(action, f"bad announcement {w!r}")
+            raise game.illegal(action, f"bad announcement {brief(w)}")
 
 
 class AightOfSpaides(Game):
@@ -231,6 +233,7 @@ class AightOfSpaides(Game):
         self.current = 0
         self.direction = 1
         self.skip = 0
+        self.lost = [0] * n  # turns lost by a seat skipped from outside the mover's turn
         self.again = False
         self.stack = 0
         self.named_suit: int | None = None
@@ -335,9 +338,9 @@ class AightOfSpaides(Game):
     def _check_play_fields(self, a: Action, words: Any, suit: Any, rule: Any) -> None:
         _check_words(self, a, words)
         if suit is not None and (type(suit) is not int or suit not in SUITS):
-            raise self.illegal(a, f"bad suit {suit!r}")
+            raise self.illegal(a, f"bad suit {brief(suit)}")
         if rule is not None and not isinstance(rule, RuleSpec):
-            raise self.illegal(a, f"not a rule: {rule!r}")
+            raise self.illegal(a, f"not a rule: {brief(rule)}")
         self._check_rule(a, rule, required=False)
 
     def _play(
@@ -552,14 +555,17 @@ class AightOfSpaides(Game):
                 self.stack = 0
                 yield from self._draw(seat, move.stack, "does not stack, and draws")
             yield from self._apply(self.book.card_effects(card), seat, str(card), move.suit)
-            if move.emptied:
+            # an Unmau needs the hand still empty (drawing a refused stack refills it);
+            # its event rules fire exactly when the Unmau itself happens
+            unmau = move.emptied and not self.hand(seat)
+            if unmau:
                 yield from self._apply(self.book.event_effects("unmau"), seat, "Unmau")
             if self.move_rule is not None:
                 if self.book.creates_rule(card, move.emptied):
                     self._create(self.move_rule, seat)
                 else:
                     self.emit("rule:ignored", f"{card} creates no rule; the rule lapses", seat)
-            if self.phase != "over" and move.emptied and not self.hand(seat):
+            if self.phase != "over" and unmau:
                 yield from self._unmau(seat)
         if move.kind in ("draw", "draw_play") and self.phase != "over":
             yield from self._apply(self.book.event_effects("draw"), seat, "draw")
@@ -574,8 +580,13 @@ class AightOfSpaides(Game):
     ) -> Handler:
         for number, e in effects:
             if isinstance(e, SkipNext):
-                self.skip += 1
-                self.emit("skip", f"{cause}: the next seat is skipped (rule #{number})", actor)
+                if actor == self.current:
+                    self.skip += 1
+                    skipped = self.next_of(actor)
+                else:  # a penalised wrong caller: the seat after *it* loses a turn
+                    skipped = self.next_of(actor)
+                    self.lost[skipped] += 1
+                self.emit("skip", f"{cause}: seat {skipped} is skipped (rule #{number})", actor)
             elif isinstance(e, Reverse):
                 self.direction = -self.direction
                 self.emit("reverse", f"{cause}: direction reverses (rule #{number})", actor)
@@ -633,7 +644,7 @@ class AightOfSpaides(Game):
 
     def _on_Spend(self, a: Spend) -> Handler:
         if not isinstance(a.rule, RuleSpec):
-            raise self.illegal(a, f"not a rule: {a.rule!r}")
+            raise self.illegal(a, f"not a rule: {brief(a.rule)}")
         if (
             not isinstance(a.deal, tuple)
             or len(a.deal) != SPEND_DEAL
@@ -665,6 +676,10 @@ class AightOfSpaides(Game):
         mover = self.move.seat if self.move is not None else self.current
         nxt = mover if self.again else (mover + self.direction * (1 + self.skip)) % self.seats
         self.again, self.skip = False, 0
+        while self.lost[nxt]:  # finite: every pass spends one lost turn
+            self.lost[nxt] -= 1
+            self.emit("skip:lost", f"seat {nxt} loses its turn", nxt)
+            nxt = self.next_of(nxt)
         self.move = None
         yield from self._begin_turn(nxt)
 
@@ -786,6 +801,7 @@ class AightOfSpaides(Game):
             "top": self.card_view(seat, pile[0]) if pile else None,
             "named_suit": self.named_suit,
             "stack": self.stack,
+            "lost": tuple(self.lost),
             "book": self.book,
             "rules": self.book.lines(),
             "pending_rules": tuple(self.pending_rules),
@@ -805,6 +821,7 @@ class AightOfSpaides(Game):
             "current": self.current,
             "direction": self.direction,
             "skip": self.skip,
+            "lost": self.lost,
             "again": self.again,
             "stack": self.stack,
             "named_suit": self.named_suit,
@@ -858,13 +875,14 @@ class AightOfSpaides(Game):
             raise EngineError(f"an action must be a map, got {type(data).__name__}")
         by_name = {cls.__name__: cls for cls in self.ACTIONS}
         kind = data.get("type")
-        if kind not in by_name:
-            raise EngineError(f"unknown action type {kind!r} for {self.NAME}")
+        if not isinstance(kind, str) or kind not in by_name:
+            raise EngineError(f"unknown action type {brief(kind)} for {self.NAME}")
         cls = by_name[kind]
         fields = {f.name: f for f in dataclasses.fields(cls)}
         given = {k: v for k, v in data.items() if k != "type"}
         if set(given) != set(fields):
-            raise EngineError(f"action {kind}: fields {sorted(given)} != {sorted(fields)}")
+            names = sorted(map(brief, given))
+            raise EngineError(f"action {kind}: fields {names} != {sorted(fields)}")
         values: dict[str, Any] = {}
         for name, v in given.items():
             values[name] = _decode_field(kind, name, v)
@@ -872,13 +890,20 @@ class AightOfSpaides(Game):
 
 
 _INT_FIELDS = {"seat", "card", "cite"}
+WIRE_INT_LIMIT = 1 << 32  # seats, handles, suits and rule numbers are all far smaller
+
+
+def _small(v: Any) -> bool:
+    return type(v) is int and 0 <= v < WIRE_INT_LIMIT
+
+
 _BOOL_FIELDS = {"upheld", "yes"}
 
 
 def _decode_field(kind: str, name: str, v: Any) -> Any:
-    bad = EngineError(f"action {kind}: bad {name} {v!r:.60}")
+    bad = EngineError(f"action {kind}: bad {name} {brief(v)}")
     if name in _INT_FIELDS:
-        if type(v) is not int:
+        if not _small(v):
             raise bad
         return v
     if name in _BOOL_FIELDS:
@@ -886,7 +911,7 @@ def _decode_field(kind: str, name: str, v: Any) -> Any:
             raise bad
         return v
     if name == "suit":
-        if v is not None and type(v) is not int:
+        if v is not None and not _small(v):
             raise bad
         return v
     if name == "words":
@@ -894,7 +919,7 @@ def _decode_field(kind: str, name: str, v: Any) -> Any:
             raise bad
         return tuple(v)
     if name == "deal":
-        if not isinstance(v, list | tuple) or not all(type(s) is int for s in v):
+        if not isinstance(v, list | tuple) or not all(_small(s) for s in v):
             raise bad
         return tuple(v)
     if name == "rule":

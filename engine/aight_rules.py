@@ -48,6 +48,7 @@ MAX_WIN_K = 20
 MAX_WORDS_LEN = 40
 MAX_FREE_TEXT_LEN = 200
 MAX_RULES = 200  # a game record stays bounded however long the game runs
+MAX_ANNOUNCEMENTS = 8  # words one action may carry; no move may require more
 
 UNMAU_WORDS = "Unmau"
 AIGHT_WORDS = "Aight of Spaides"
@@ -65,26 +66,48 @@ class BadRule(EngineError, ValueError):
     """A rule that is malformed, out of range, contradictory or unplayable."""
 
 
+BRIEF_LEN = 60  # how much of an untrusted value an error message quotes
+
+
+def brief(value: Any) -> str:
+    """A short, safe rendering of an untrusted value for an error message.
+
+    ``repr`` is unsafe on hostile data: deep nesting overflows the stack, a huge
+    integer raises ``ValueError`` (CPython's digit limit), and a huge string or
+    list makes a huge message. Only scalars are shown, and only briefly.
+    """
+    if value is None or isinstance(value, bool | float):
+        return repr(value)
+    if isinstance(value, int):
+        if value.bit_length() > 4 * BRIEF_LEN:
+            return f"<int of {value.bit_length()} bits>"
+        return repr(value)
+    if isinstance(value, str):
+        cut = value[:BRIEF_LEN]
+        return repr(cut) + ("…" if len(value) > BRIEF_LEN else "")
+    return f"<{type(value).__name__}>"
+
+
 def _rank_name(rank: int) -> str:
     return {11: "J", 12: "Q", 13: "K", 14: "A"}.get(rank, str(rank))
 
 
 def _check_int(name: str, value: Any, lo: int, hi: int) -> None:
     if type(value) is not int:
-        raise BadRule(f"{name} must be an integer, got {value!r}")
+        raise BadRule(f"{name} must be an integer, got {brief(value)}")
     if not lo <= value <= hi:
-        raise BadRule(f"{name} must be in {lo}..{hi}, got {value}")
+        raise BadRule(f"{name} must be in {lo}..{hi}, got {brief(value)}")
 
 
 def _check_text(name: str, value: Any, limit: int) -> None:
     if type(value) is not str:
-        raise BadRule(f"{name} must be a string, got {value!r}")
+        raise BadRule(f"{name} must be a string, got {brief(value)}")
     if not value or value != value.strip():
-        raise BadRule(f"{name} must be non-empty without surrounding spaces, got {value!r}")
+        raise BadRule(f"{name} must be non-empty without surrounding spaces, got {brief(value)}")
     if len(value) > limit:
         raise BadRule(f"{name} is {len(value)} characters; the limit is {limit}")
     if not value.isprintable():
-        raise BadRule(f"{name} contains unprintable characters: {value!r}")
+        raise BadRule(f"{name} contains unprintable characters: {brief(value)}")
 
 
 # ---- triggers -----------------------------------------------------------------
@@ -194,7 +217,7 @@ class OnColour(Trigger):
 
     def check(self) -> None:
         if self.colour not in COLOURS:
-            raise BadRule(f"colour must be one of {', '.join(COLOURS)}, got {self.colour!r}")
+            raise BadRule(f"colour must be one of {', '.join(COLOURS)}, got {brief(self.colour)}")
 
     def matches(self, card: Card) -> bool:
         return (card.suit in RED_SUITS) == (self.colour == "red")
@@ -215,7 +238,7 @@ class OnEvent(Trigger):
 
     def check(self) -> None:
         if self.event not in EVENTS:
-            raise BadRule(f"event must be one of {', '.join(EVENTS)}, got {self.event!r}")
+            raise BadRule(f"event must be one of {', '.join(EVENTS)}, got {brief(self.event)}")
 
     def __str__(self) -> str:
         return {
@@ -278,7 +301,7 @@ class DrawNext(Effect):
     def check(self) -> None:
         _check_int("draw count", self.n, 1, MAX_DRAW_NEXT)
         if type(self.stacking) is not bool:
-            raise BadRule(f"stacking must be true or false, got {self.stacking!r}")
+            raise BadRule(f"stacking must be true or false, got {brief(self.stacking)}")
 
 
 @dataclass(frozen=True, slots=True)
@@ -365,7 +388,7 @@ class WinCondition(Effect):
     def check(self) -> None:
         if self.condition not in WIN_CONDITIONS:
             raise BadRule(
-                f"win condition must be one of {', '.join(WIN_CONDITIONS)}, got {self.condition!r}"
+                f"win condition must be one of {', '.join(WIN_CONDITIONS)}, got {brief(self.condition)}"
             )
         _check_int("win count k", self.k, 1, MAX_WIN_K)
         if self.condition == "empty_no_pending" and self.k != 1:
@@ -401,7 +424,7 @@ class Amend(Effect):
     def check(self) -> None:
         _check_int("rule number", self.number, 1, MAX_RULES)
         if not isinstance(self.spec, RuleSpec):
-            raise BadRule(f"an amendment needs a rule, got {self.spec!r}")
+            raise BadRule(f"an amendment needs a rule, got {brief(self.spec)}")
         self.spec.check()
         if isinstance(self.spec.effect, Repeal | Amend):
             raise BadRule("an amendment cannot itself repeal or amend a rule")
@@ -465,7 +488,9 @@ EFFECT_TRIGGERS: dict[str, tuple[str, ...]] = {
 
 def _check_card_pattern(name: str, t: Any) -> None:
     if not isinstance(t, Trigger) or not t.CARD:
-        raise BadRule(f"{name} must be a card pattern (any, card, rank, suit, colour), got {t!r}")
+        raise BadRule(
+            f"{name} must be a card pattern (any, card, rank, suit, colour), got {brief(t)}"
+        )
     t.check()
 
 
@@ -479,9 +504,9 @@ class RuleSpec:
     def check(self) -> None:
         """Check the spec on its own (no rule book): types, ranges, trigger fit."""
         if not isinstance(self.trigger, Trigger) or type(self.trigger) is Trigger:
-            raise BadRule(f"not a trigger: {self.trigger!r}")
+            raise BadRule(f"not a trigger: {brief(self.trigger)}")
         if not isinstance(self.effect, Effect) or type(self.effect) is Effect:
-            raise BadRule(f"not an effect: {self.effect!r}")
+            raise BadRule(f"not an effect: {brief(self.effect)}")
         self.trigger.check()
         self.effect.check()
         allowed = EFFECT_TRIGGERS[self.effect.KIND]
@@ -565,7 +590,7 @@ def describe_effect(effect: Effect) -> str:
         return f"rule #{e.number} now reads: {describe(e.spec)[:-1]}"
     if isinstance(e, FreeText):
         return f"(free text) {e.text}"
-    raise BadRule(f"unknown effect {e!r}")
+    raise BadRule(f"unknown effect {brief(e)}")
 
 
 def describe(spec: RuleSpec) -> str:
@@ -609,7 +634,7 @@ def _part_from_dict(data: Any, table: Mapping[str, type], what: str, depth: int)
         raise BadRule(f"{what} must be a map, got {type(data).__name__}")
     kind = data.get("kind")
     if not isinstance(kind, str) or kind not in table:
-        raise BadRule(f"unknown {what} kind {kind!r}; known: {', '.join(table)}")
+        raise BadRule(f"unknown {what} kind {brief(kind)}; known: {', '.join(table)}")
     cls = table[kind]
     names = [f.name for f in dataclasses.fields(cls)]
     keys = set(data) - {"kind"}
@@ -621,7 +646,7 @@ def _part_from_dict(data: Any, table: Mapping[str, type], what: str, depth: int)
         if f.default is dataclasses.MISSING and f.default_factory is dataclasses.MISSING
     }
     if not required <= keys <= set(names):
-        raise BadRule(f"{what} {kind}: fields {sorted(keys)}; expected {sorted(names)}")
+        raise BadRule(f"{what} {kind}: fields {sorted(map(brief, keys))}; expected {sorted(names)}")
     values = {}
     for k in keys:
         v = data[k]
@@ -642,7 +667,7 @@ def _part_from_dict(data: Any, table: Mapping[str, type], what: str, depth: int)
 def spec_from_dict(data: Any, depth: int = 0) -> RuleSpec:
     """Decode and check a rule from untrusted plain data; raise ``BadRule``."""
     if not isinstance(data, Mapping) or set(data) != {"trigger", "effect"}:
-        raise BadRule(f"a rule must be a map with exactly trigger and effect, got {data!r:.80}")
+        raise BadRule(f"a rule must be a map with exactly trigger and effect, got {brief(data)}")
     trigger = _part_from_dict(data["trigger"], TRIGGERS, "trigger", depth)
     effect = _part_from_dict(data["effect"], EFFECTS, "effect", depth)
     spec = RuleSpec(trigger, effect)
@@ -778,6 +803,19 @@ class _Compiled:
         self._memo[key] = ok
         return ok
 
+    def most_words(self) -> tuple[int, str]:
+        """The most distinct announcements one move can require, and which move:
+        a play (its card's rules plus Unmau's) or a draw (a drawn card played at
+        once carries the draw's words in the Draw and the rest in PlayDrawn)."""
+        unmau = {e.words for _, e in self.by_event["unmau"] if isinstance(e, Announce)}
+        most = len({e.words for _, e in self.by_event["draw"] if isinstance(e, Announce)})
+        what = "a draw"
+        for f, effs in self.by_face.items():
+            n = len(unmau | {e.words for _, e in effs if isinstance(e, Announce)})
+            if n > most:
+                most, what = n, f"playing the last card {f}"
+        return most, what
+
     def dead_top(self) -> tuple[Card, int | None] | None:
         """A top card (with a named suit, if wild) on which nothing may be played."""
         named: tuple[int | None, ...] = (None,)
@@ -820,7 +858,7 @@ class RuleBook:
 
     def get(self, number: int) -> Rule:
         if not 1 <= number <= len(self.rules):
-            raise BadRule(f"there is no rule #{number} (rules are #1-#{len(self.rules)})")
+            raise BadRule(f"there is no rule #{brief(number)} (rules are #1-#{len(self.rules)})")
         return self.rules[number - 1]
 
     def active(self) -> tuple[Rule, ...]:
@@ -837,7 +875,11 @@ class RuleBook:
     def validate(self, spec: Any, context: Context | None = None) -> None:
         """Raise ``BadRule`` (saying why) unless ``spec`` may be added now."""
         if not isinstance(spec, RuleSpec):
-            raise BadRule(f"not a rule: {spec!r}")
+            raise BadRule(f"not a rule: {brief(spec)}")
+        # The type-strict check runs before the memo: dataclass equality says
+        # DrawNext(True) == DrawNext(1), so only specs whose fields have their
+        # exact types may share a verdict.
+        spec.check()
         key = (spec, context if isinstance(spec.effect, WinCondition) else None)
         try:
             verdict = self._verdicts.get(key, False)
@@ -856,7 +898,7 @@ class RuleBook:
 
     def _validate(self, spec: RuleSpec, context: Context | None) -> None:
         if not isinstance(spec, RuleSpec):
-            raise BadRule(f"not a rule: {spec!r}")
+            raise BadRule(f"not a rule: {brief(spec)}")
         spec.check()
         if len(self.rules) >= MAX_RULES:
             raise BadRule(f"the rule book is full ({MAX_RULES} rules)")
@@ -875,6 +917,15 @@ class RuleBook:
         else:
             self._check_new(spec, context, replacing=None)
             new_rules = self.rules + (Rule(len(self.rules) + 1, spec, 0),)
+        if isinstance(e, Announce) or (
+            isinstance(e, Amend) and isinstance(e.spec.effect, Announce)
+        ):
+            most, what = _Compiled(new_rules).most_words()
+            if most > MAX_ANNOUNCEMENTS:
+                raise BadRule(
+                    f"this rule would make {what} require {most} announcements; "
+                    f"a move carries at most {MAX_ANNOUNCEMENTS}"
+                )
         if not isinstance(e, _MAY_NARROW):
             return
         dead = _Compiled(new_rules).dead_top()
@@ -961,7 +1012,17 @@ class RuleBook:
     def stacks(self, card: Card) -> bool:
         return any(isinstance(e, DrawNext) and e.stacking for _, e in self.card_effects(card))
 
+    @property
+    def full(self) -> bool:
+        """No rule can be added (``MAX_RULES``); a rule-creating card then creates none."""
+        return len(self.rules) >= MAX_RULES
+
     def creates_rule(self, card: Card, emptied: bool) -> bool:
+        """Whether playing ``card`` must create a rule. Once the book is full no
+        rule can be created, so the duty lapses rather than making the card
+        unplayable without an Improper!."""
+        if len(self.rules) >= MAX_RULES:
+            return False
         effs = self.card_effects(card) + (self.event_effects("unmau") if emptied else ())
         return any(isinstance(e, CreateRule) for _, e in effs)
 
