@@ -306,7 +306,7 @@ class RandomAightBot(_AightBot):
         if phase == "vote":
             return Vote(self.seat, rng.random() < 0.5)
         if phase == "interlude":
-            if rng.random() < 0.7:
+            if rng.random() < 0.7 and not view["book"].full:
                 deal = tuple(rng.randrange(view["seats"]) for _ in range(SPEND_DEAL))
                 return Spend(self.seat, self.choose_rule(view), deal)
             return KeepRule(self.seat)
@@ -366,6 +366,8 @@ class HeuristicBot(_AightBot):
         if phase == "vote":
             return Vote(self.seat, self.rng.random() < self.vote_yes)
         if phase == "interlude":
+            if view["book"].full:  # no rule can be created: keep it
+                return KeepRule(self.seat)
             sizes = view["hand_sizes"]
             others = [s for s in range(view["seats"]) if s != self.seat] or [self.seat]
             target = min(others, key=lambda s: (sizes[s], s))
