@@ -27,12 +27,16 @@ from engine.aight import (
 from engine.aight_bots import HeuristicBot, RandomAightBot, random_spec
 from engine.aight_rules import (
     AIGHT_WORDS,
+    MAX_ANNOUNCEMENTS,
+    MAX_RULES,
     UNMAU_WORDS,
     AllowOn,
     Always,
     Amend,
     Announce,
+    AnyCard,
     BadRule,
+    CreateRule,
     DrawNext,
     ForbidOn,
     FreeText,
@@ -757,3 +761,153 @@ def test_any_valid_rules_leave_a_legal_move_or_a_draw(seeds, seats):
             assert any(g.book.can_play(c, top_face, g.named_suit) for c in set(DECK))
         runner.step(g, d, bots[s].act(g.view(s), legal))
     assert spec_from_dict(spec_to_dict(A_RULE)) == A_RULE
+
+
+# ---- audit additions --------------------------------------------------------------------------
+
+
+def draw_and_keep(g, d, seat):
+    runner.step(g, d, Draw(seat))
+    if g.phase == "drawn":
+        runner.step(g, d, EndTurn(seat))
+    window(g, d)
+
+
+def test_skip_on_a_wrong_callers_penalty_skips_the_seat_after_the_caller():
+    """Event effects act relative to the event's actor: a wrong caller's penalty
+    skips the seat after the caller, not the seat after the mover."""
+    rules = [RuleSpec(OnEvent("penalty"), SkipNext())]
+    g, d = new(["JC", "", "", ""], "9C", rules=rules)
+    play(g, d, 0, "JC")
+    ev = window(g, d, {2: 0})  # wrong: seat 2 is penalised, seat 3 loses a turn
+    assert "improper:wrong" in kinds(ev) and g.current == 1
+    draw_and_keep(g, d, 1)
+    assert g.current == 2
+    ev = []
+    runner.step(g, d, Draw(2))
+    runner.step(g, d, EndTurn(2))
+    ev = window(g, d)
+    assert "skip:lost" in kinds(ev) and g.current == 0
+    # the offender's own penalty skips the seat after the offender
+    g, d = new(["KH", "", "", ""], "9C", rules=rules)
+    play(g, d, 0, "KH")
+    window(g, d, {3: 0})
+    assert g.current == 2 and g.lost == [0, 0, 0, 0]
+
+
+def test_refusing_a_stack_with_the_last_card_is_no_unmau_and_fires_no_unmau_rule():
+    rules = [
+        RuleSpec(OnRank(7), DrawNext(2, stacking=True)),
+        RuleSpec(OnEvent("unmau"), Reverse()),
+    ]
+    g, d = new(["7C", "JC", "", ""], "9C", rules=rules)
+    play(g, d, 0, "7C")
+    window(g, d)
+    shrink(g, 1, "JC")
+    play(g, d, 1, "JC", [UNMAU_WORDS])  # does not stack: improper, but nobody calls
+    ev = window(g, d)
+    assert "improper:uncalled" in kinds(ev) and "unmau" not in kinds(ev)
+    assert "reverse" not in kinds(ev) and g.direction == 1
+    assert size(g, 1) == 2 and g.pending_rules[1] == 0 and g.current == 2
+
+
+def test_legal_plays_never_carry_more_words_than_allowed():
+    """Every listed play can really be made: the rule book cannot demand more
+    announcements than an action may carry."""
+    g, d = new(["8S", "", ""], "3S")
+    for i in range(12):
+        spec = RuleSpec(AnyCard(), Announce(f"Word {i}"))
+        try:
+            g.book, _ = g.book.add(spec, None)
+        except BadRule:
+            break
+    shrink(g, 0, "8S")
+    (a,) = [a for a in g.legal_actions(0) if isinstance(a, Play)]
+    runner.step(g, d, Play(0, a.card, a.words, a.suit, A_RULE))
+    assert len(a.words) == MAX_ANNOUNCEMENTS and not g.book.improper(g.move)
+
+
+def test_bots_survive_a_full_rule_book():
+    """With MAX_RULES rules no rule can be created: an any-card CreateRule rule
+    lapses, pending rules are kept, and bots play on without illegal actions."""
+    for kind in (RandomAightBot, HeuristicBot):
+        g = AightOfSpaides(3, {"max_turns": 60})
+        d = LocalDealer(g.deck, 4)
+        runner.start(g, d)
+        g.book, _ = g.book.add(RuleSpec(AnyCard(), CreateRule()), None)
+        i = 0
+        while not g.book.full:
+            g.book, _ = g.book.add(RuleSpec(Always(), FreeText(f"Filler {i}")), None)
+            i += 1
+        g.pending_rules = [1, 1, 1]
+        bots = [kind(s, random.Random(s), end_after=1000) for s in range(3)]
+        while not g.is_over():
+            s = g.to_move()[0]
+            runner.step(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
+        assert len(g.book.rules) == MAX_RULES and "cap" in g.outcome().reason
+
+
+def test_decode_action_hostile_values_raise_engine_error():
+    g, _ = new(["", "", ""], "9C")
+    deep: object = 0
+    for _ in range(100_000):
+        deep = [deep]
+    for data in (
+        {"type": [1]},
+        {"type": {"a": 1}},
+        {"type": "Call", "seat": 0, "cite": 10**5000},
+        {"type": "Call", "seat": deep, "cite": 0},
+        {"type": "Play", "seat": 0, "card": 1, "words": deep, "suit": None, "rule": None},
+        {"type": "Pass", "seat": 0, "x" * 10**6: 1},
+    ):
+        with pytest.raises(EngineError) as info:
+            g.decode_action(data)
+        assert len(str(info.value)) < 400
+
+
+_wire_scalar = st.one_of(st.none(), st.booleans(), st.integers(), st.text(max_size=12), st.floats())
+_wire = st.recursive(
+    _wire_scalar,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4), st.dictionaries(st.text(max_size=6), inner, max_size=4)
+    ),
+    max_leaves=20,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.sampled_from(
+        [
+            "Play",
+            "Draw",
+            "PlayDrawn",
+            "EndTurn",
+            "Call",
+            "Pass",
+            "Vote",
+            "Spend",
+            "KeepRule",
+            "ProposeEnd",
+            "VoteEnd",
+        ]
+    ),
+    st.dictionaries(
+        st.sampled_from(["seat", "card", "words", "suit", "rule", "cite", "upheld", "deal", "yes"]),
+        _wire,
+        max_size=6,
+    ),
+)
+def test_fuzz_decoded_actions_are_refused_or_safe_to_apply(kind, fields):
+    """Untrusted wire actions decode or raise EngineError; a decoded one is then
+    applied or refused with an IllegalAction, leaving the state unchanged."""
+    g, _ = new(["JC", "", ""], "9C")
+    try:
+        a = g.decode_action({"type": kind, **fields})
+    except EngineError:
+        return
+    before = g.state_hash()
+    try:
+        g.apply(a)
+    except IllegalAction:
+        assert g.state_hash() == before

@@ -1,5 +1,6 @@
 """Tests of Aight of Spaides' rule language (engine/aight_rules.py)."""
 
+import contextlib
 import random
 
 import msgpack
@@ -13,7 +14,9 @@ from engine.aight_rules import (
     ALL_FACES,
     BASE_RULES,
     EFFECTS,
+    MAX_ANNOUNCEMENTS,
     MAX_FREE_TEXT_LEN,
+    MAX_RULES,
     TRIGGERS,
     UNMAU_WORDS,
     AllowOn,
@@ -290,3 +293,146 @@ def test_any_sequence_of_valid_rules_keeps_every_top_playable(seeds):
         assert spec_from_dict(spec_to_dict(r.spec)) == r.spec
     for top in ALL_FACES[:13]:
         assert any(book.can_play(c, top, None) for c in ALL_FACES)
+
+
+# ---- audit additions ------------------------------------------------------------------------
+
+
+def test_validate_memo_does_not_take_a_bool_for_an_int():
+    """DrawNext(True) == DrawNext(1) as dataclasses; the memo must not let the
+    bool through on the int's verdict."""
+    book = RuleBook()
+    book.validate(RuleSpec(OnRank(5), DrawNext(1)))
+    with pytest.raises(BadRule, match="draw count must be an integer"):
+        book.validate(RuleSpec(OnRank(5), DrawNext(True)))
+    with pytest.raises(BadRule, match="stacking must be true or false"):
+        book.validate(RuleSpec(OnRank(5), DrawNext(1, 0)))
+    book.validate(RuleSpec(OnRank(9), SkipNext()))
+    with pytest.raises(BadRule, match="rank must be an integer"):
+        book.validate(RuleSpec(OnRank(9.0), SkipNext()))
+
+
+def test_no_move_may_require_more_announcements_than_a_move_carries():
+    book = RuleBook()
+    for i in range(MAX_ANNOUNCEMENTS - 2):  # the emptying 8♠ also needs Aight + Unmau
+        book, _ = book.add(RuleSpec(AnyCard(), Announce(f"Word {i}")), 0)
+    assert len(book.required_words("play", C("8S"), emptied=True)) == MAX_ANNOUNCEMENTS
+    with pytest.raises(BadRule, match="playing the last card 8♠ require 9 announcements"):
+        book.validate(RuleSpec(OnSuit(3), Announce("One too many")))
+    book.validate(RuleSpec(OnSuit(2), Announce("Hearts")))  # 8♠ is not a ♥: fine
+    amend = RuleSpec(Always(), Amend(7, RuleSpec(OnSuit(3), Announce("Other"))))
+    book.validate(amend)  # replacing one announcement keeps the count
+    draw = RuleBook()
+    for i in range(MAX_ANNOUNCEMENTS):
+        draw, _ = draw.add(RuleSpec(OnEvent("draw"), Announce(f"D{i}")), 0)
+    with pytest.raises(BadRule, match="a draw require 9"):
+        draw.validate(RuleSpec(OnEvent("draw"), Announce("D9")))
+
+
+def test_a_full_book_lifts_the_duty_to_create_a_rule():
+    book, _ = RuleBook().add(RuleSpec(AnyCard(), CreateRule()), 0)
+    assert book.creates_rule(C("2C"), False) and not book.full
+    i = 0
+    while len(book.rules) < MAX_RULES:
+        book, _ = book.add(RuleSpec(Always(), FreeText(f"Rule text {i}")), 0)
+        i += 1
+    assert book.full and not book.creates_rule(C("2C"), False)
+    with pytest.raises(BadRule, match="full"):
+        book.validate(RuleSpec(Always(), FreeText("one more")))
+    rec = MoveRecord(0, "play", C("2C"), C("9C"), None, (), None, False, False, 0)
+    assert book.improper(rec) == ()
+
+
+def test_hostile_values_give_bad_rule_not_crashes():
+    deep: object = {"kind": "rank", "rank": 5}
+    for _ in range(100_000):
+        deep = [deep]
+    huge = 10**5000
+    for data in (
+        deep,
+        {"trigger": deep, "effect": {"kind": "skip"}},
+        {"trigger": {"kind": deep}, "effect": {"kind": "skip"}},
+        {"trigger": {"kind": "rank", "rank": huge}, "effect": {"kind": "skip"}},
+        {"trigger": {"kind": "rank", "rank": -huge}, "effect": {"kind": "skip"}},
+        {"trigger": {"kind": "colour", "colour": "x" * 10**6}, "effect": {"kind": "skip"}},
+        {"trigger": {"kind": "rank", "rank": 5, "x" * 10**6: 1}, "effect": {"kind": "skip"}},
+    ):
+        with pytest.raises(BadRule) as info:
+            spec_from_dict(data)
+        assert len(str(info.value)) < 400
+    with pytest.raises(BadRule, match="colour must be one of"):
+        RuleBook().validate(RuleSpec(OnColour(deep), SkipNext()))
+
+
+_scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(),
+    st.integers(min_value=-(10**6000), max_value=10**6000),
+    st.floats(),
+    st.text(max_size=50),
+    st.sampled_from(
+        ["kind", "trigger", "effect", "target", "spec", "rank", "suit", "n", "words"]
+        + list(TRIGGERS)
+        + list(EFFECTS)
+    ),
+    st.binary(max_size=8),
+)
+_keys = st.one_of(
+    st.sampled_from(
+        ["kind", "trigger", "effect", "target", "spec", "rank", "suit", "colour", "event"]
+        + ["n", "stacking", "words", "number", "condition", "k", "text"]
+    ),
+    st.text(max_size=8),
+)
+_junk = st.recursive(
+    _scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=4),
+        st.tuples(inner, inner),
+        st.dictionaries(_keys, inner, max_size=5),
+    ),
+    max_leaves=30,
+)
+
+
+def _near_rule(draw_kind):
+    """Dicts shaped like rules, with random field values (reach deep checks)."""
+    return st.fixed_dictionaries(
+        {
+            "trigger": st.fixed_dictionaries(
+                {"kind": st.sampled_from(list(TRIGGERS))},
+                optional={"rank": _junk, "suit": _junk, "colour": _junk, "event": _junk},
+            ),
+            "effect": st.fixed_dictionaries(
+                {"kind": st.sampled_from(list(EFFECTS))},
+                optional={
+                    "n": _junk,
+                    "stacking": _junk,
+                    "words": _junk,
+                    "target": _junk,
+                    "number": _junk,
+                    "spec": draw_kind,
+                    "condition": _junk,
+                    "k": _junk,
+                    "text": _junk,
+                },
+            ),
+        }
+    )
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.one_of(_junk, _near_rule(_junk), _near_rule(_near_rule(_junk))))
+def test_fuzz_spec_from_dict_decodes_or_raises_bad_rule(data):
+    """Untrusted rule data either decodes to a spec that checks and round-trips,
+    or raises BadRule, never anything else."""
+    try:
+        spec = spec_from_dict(data)
+    except BadRule as exc:
+        assert len(str(exc)) < 600
+        return
+    spec.check()
+    assert spec_from_dict(spec_to_dict(spec)) == spec
+    with contextlib.suppress(BadRule):
+        RuleBook().validate(spec)
