@@ -68,6 +68,8 @@ CLOSE_TIMEOUT_S = 3.0
 """Upper bound on goodbye broadcasts and browser cancellation at shutdown."""
 
 EVENT_CHANNEL_SIZE = 256
+CALL_TIMEOUT_S = 15.0
+"""Upper bound on one call into zeroconf's loop (registering a name probes for ~1-2 s)."""
 
 _GAME_RE = re.compile(r"^[a-z0-9][a-z0-9_-]{0,31}$")
 _HEX_RE = re.compile(r"^[0-9a-f]+$")
@@ -491,7 +493,11 @@ class Lobby:
         done = trio.Event()
         future.add_done_callback(lambda _f: self._post(done.set))
         try:
-            await done.wait()
+            with trio.fail_after(CALL_TIMEOUT_S):
+                await done.wait()
+        except trio.TooSlowError:
+            future.cancel()
+            raise DiscoveryError(f"zeroconf did not answer within {CALL_TIMEOUT_S:g}s") from None
         except BaseException:
             future.cancel()
             raise
