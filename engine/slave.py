@@ -126,7 +126,14 @@ def set_problem(faces: Sequence[Card]) -> str | None:
 
 
 def beats(new: Sequence[Card], old: Sequence[Card]) -> bool:
-    """Does set ``new`` beat set ``old`` (both valid sets)? RULES.md §3 "Sets"."""
+    """Does set ``new`` beat set ``old`` (both valid sets)? RULES.md §3 "Sets".
+
+    Same rank: every suit of ``new`` must be above every suit of ``old``
+    (the pair rule, "both suits higher than both suits", generalised). With
+    one deck only singles and pairs can meet a set of their own rank (two
+    triples or fours of one rank would need six or eight cards), so for
+    triples and fours the rule is never reached in play.
+    """
     if len(new) == FOUR and len(old) == 1:
         return True  # any four beats any single
     if len(new) != len(old):
