@@ -238,6 +238,28 @@ def test_worked_reversal_example():
     assert g.to_move() == (D,) and g.direction == DESCENDING
 
 
+def test_reversal_watches_the_next_player_who_may_still_play():
+    g, d = new(HANDS_4)
+    for quad in ("3C 3D 3H 3S", "4C 4D 4H 4S"):
+        play(g, d, A, quad)
+        for s in (B, C, D):
+            runner.step(g, d, Pass(s))
+    play(g, d, A, "QC")
+    runner.step(g, d, Pass(B))  # nobody went out: no reversal
+    runner.step(g, d, Pass(C))
+    assert g.direction == ASCENDING
+    play(g, d, D, "2C")
+    ev = play(g, d, A, "5C 5D 5H 5S")  # four on a single, A's last cards
+    assert "out" in kinds(ev) and g.to_move() == (D,)  # B and C passed: D is watched
+    ev = runner.step(g, d, Pass(D))
+    assert "reversal" in kinds(ev) and g.direction == DESCENDING
+    # everyone passed; A is out, so the next seat with cards from A in the new
+    # (descending) direction leads: D, not B
+    assert "clear" in kinds(ev) and g.to_move() == (D,)
+    play(g, d, D, "QH")
+    assert g.to_move() == (C,)
+
+
 def test_out_lead_option_previous():
     g, d = reach_last_card(HANDS_4)
     g.options["out_lead"] = "previous"
