@@ -46,6 +46,7 @@ from engine.aight_rules import (
     OnRank,
     OnSuit,
     PlayAgain,
+    Repeal,
     Reverse,
     RuleSpec,
     SetPenalty,
@@ -911,3 +912,124 @@ def test_fuzz_decoded_actions_are_refused_or_safe_to_apply(kind, fields):
         g.apply(a)
     except IllegalAction:
         assert g.state_hash() == before
+
+
+def _peer_answer(ob, answer, seat):
+    """What a real peer at ``seat`` would learn: only faces its seat may see."""
+    from engine.obligations import Reveal
+
+    if isinstance(ob, Reveal) and ob.to is not None and seat not in ob.to:
+        return {}
+    return answer
+
+
+def test_peers_that_only_know_their_own_faces_agree_with_the_omniscient_game():
+    """Leak safety on the real path: one instance per seat, each told only the
+    faces its seat may see, replays the same game. None of them may read an
+    unrevealed face (a KeyError here), and every one reaches the same public
+    state and shows its seat the same view and legal actions as the reference."""
+    for seed in range(4):
+        seats = 3 + seed % 2
+        ref = AightOfSpaides(seats, {"max_turns": 80})
+        d = LocalDealer(ref.deck, 50 + seed)
+        peers = [AightOfSpaides(seats, {"max_turns": 80}) for _ in range(seats)]
+        bots = [
+            RandomAightBot(s, random.Random(seed * 8 + s), improper_rate=0.3) for s in range(seats)
+        ]
+
+        def settle_all(ref=ref, d=d, peers=peers):
+            while ref.pending() is not None:
+                ob = ref.pending()
+                answer = d.fulfil(ob)
+                ref.resolve(answer)
+                for s, p in enumerate(peers):
+                    assert p.pending() == ob
+                    p.resolve(_peer_answer(ob, answer, s))
+
+        ref.start()
+        for p in peers:
+            p.start()
+        settle_all()
+        while not ref.is_over():
+            s = ref.to_move()[0]
+            view = peers[s].view(s)
+            assert view == ref.view(s) and peers[s].legal_actions(s) == ref.legal_actions(s)
+            a = bots[s].act(view, peers[s].legal_actions(s))
+            ref.apply(a)
+            for p in peers:
+                p.apply(a)
+            settle_all()
+            assert {p.state_hash() for p in peers} == {ref.state_hash()}
+
+
+def test_reshuffle_on_the_real_path_keeps_the_top_and_a_card_awaiting_its_verdict():
+    """No state editing: the 8♠ creates "any card on any card", both seats draw
+    and play until the deck is empty; the next draw reshuffles all but the top.
+    Then, with the deck empty again, a wrong call's penalty during a window keeps
+    the played card and the card under it."""
+    anything = RuleSpec(AnyCard(), AllowOn(AnyCard()))
+    g, d = new(["8S", ""], "3S")
+    play(g, d, 0, "8S", [AIGHT_WORDS], rule=anything)
+    window(g, d)
+    shuffles = d.counts["Shuffle"]
+    while g.zones["deck"]:
+        s = g.current
+        runner.step(g, d, Draw(s))
+        runner.step(g, d, PlayDrawn(s, g.legal_actions(s)[0].words))
+        window(g, d)
+    assert d.counts["Shuffle"] == shuffles
+    pile = list(g.zones["pile"])
+    runner.step(g, d, Draw(g.current))
+    assert d.counts["Shuffle"] == shuffles + 1 and list(g.zones["pile"]) == pile[:1]
+    assert set(g.zones["deck"]) | {g.drawn} == set(pile[1:])
+    assert not any(g.visible(s, h) for s in (0, 1) for h in g.zones["deck"])
+    runner.step(g, d, EndTurn(g.current))
+    window(g, d)
+    while g.zones["deck"]:  # empty the new deck again by drawing and keeping
+        draw_and_keep(g, d, g.current)
+    s = g.current
+    card = g.zones[f"hand:{s}"][0]
+    under = g.zones["pile"][0]
+    runner.step(
+        g,
+        d,
+        Play(
+            s,
+            card,
+            tuple(
+                w
+                for a in g.legal_actions(s)
+                if isinstance(a, Play) and a.card == card
+                for w in a.words
+            ),
+        ),
+    )
+    runner.step(g, d, Call(1 - s, 0))  # wrong: the caller draws, reshuffling
+    assert list(g.zones["pile"])[:2] == [card, under] and g.zones[f"hand:{1 - s}"]
+    runner.check_conservation(g, d)
+
+
+def test_repealing_and_amending_base_rules_in_play():
+    """Base rules change through real moves: the 8♠ repeals #2 (its own
+    announcement), after which a silent 8♠ is proper; an amendment of #6 makes
+    the penalty 3."""
+    g, d = new(["8S 8S", "JS", ""], "3S")
+    play(g, d, 0, "8S", [AIGHT_WORDS], rule=RuleSpec(Always(), Repeal(2)))
+    window(g, d)
+    assert g.book.get(2).status == "repealed"
+    play(g, d, 1, "JS")
+    window(g, d)
+    amend = RuleSpec(Always(), Amend(6, RuleSpec(Always(), SetPenalty(3))))
+    runner.step(g, d, Draw(2))
+    runner.step(g, d, EndTurn(2))
+    window(g, d)
+    play(g, d, 0, "8S", (), rule=amend)  # no words: proper now
+    assert g.book.improper(g.move) == ()
+    ev = window(g, d, {1: 0})
+    # the amendment takes effect when the move stands, after the window's verdicts
+    assert "improper:wrong" in kinds(ev) and size(g, 1) == 7 + 1
+    assert g.book.penalty() == 3
+    runner.step(g, d, Draw(1))
+    runner.step(g, d, EndTurn(1))
+    window(g, d, {2: 0})  # wrong again: now it costs 3
+    assert size(g, 2) == 9 + 3
