@@ -713,7 +713,10 @@ class MentalTable:
                 self._check_tokens(p, cts, tokens, proof, step)
                 for h, tok in zip(need, tokens, strict=True):
                     v.private_tokens.setdefault(h, {})[p.seat] = tok
-            given = [self._open(v, h, step) for h in st.given]
+            for h in st.given:
+                if h not in v.known:
+                    v.known[h] = self._open(v, h, step)
+            given = [v.known[h] for h in st.given]
         else:
             given = [p.known[h] for h in st.given]
         key = ORDERS[st.order]
