@@ -66,7 +66,7 @@ def check_knowledge(game: Game, seat: int, table: MentalTable, cache: dict) -> N
 
 
 def play_mental(
-    game_name: str,
+    game_name: str | registry.GameSpec,
     seats: int,
     options: Mapping[str, Any] | None = None,
     *,
@@ -77,12 +77,13 @@ def play_mental(
     cheats: Mapping[int, str] | None = None,
     insecure_seed: bytes | None = None,
 ) -> MentalResult:
-    """Play ``game_name`` to its end with one engine and one ``SeatDealer`` per seat.
+    """Play ``game_name`` (a registered name or a ``GameSpec``) to its end with one
+    engine and one ``SeatDealer`` per seat.
 
     ``insecure_seed`` (tests only) derives every seat's secret randomness from a
     seed so that a game replays exactly; see ``MentalTable``.
     """
-    spec = registry.get(game_name)
+    spec = registry.get(game_name) if isinstance(game_name, str) else game_name
     engines = [spec.factory(seats, options) for _ in range(seats)]
     table = MentalTable(
         seats, engines[0].deck, table_id=table_id, cheats=cheats, insecure_seed=insecure_seed
@@ -115,7 +116,7 @@ def play_mental(
     while not engines[0].is_over() and actions < max_actions:
         movers = engines[0].to_move()
         if not movers:
-            raise Divergence(f"{game_name}: nobody to move in phase {engines[0].phase!r}")
+            raise Divergence(f"{spec.name}: nobody to move in phase {engines[0].phase!r}")
         seat = movers[0]
         mine = engines[seat]
         action = bots[seat].act(mine.view(seat), mine.legal_actions(seat))

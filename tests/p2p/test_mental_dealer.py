@@ -9,11 +9,15 @@ exactly (the assertions on obligation kinds below depend on the deal).
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 import pytest
 
 from crypto.group import COUNTERS
+from engine.bots import RandomBot
 from engine.cards import CLUBS, HEARTS, SPADES, Card, standard_deck
 from engine.errors import FalseClaim
+from engine.game import Action, Game, Outcome
 from engine.obligations import (
     FewerOfSuit,
     HighestGiven,
@@ -25,6 +29,7 @@ from engine.obligations import (
     Shuffle,
     Transfer,
 )
+from engine.registry import GameSpec
 from engine.slaiga_game import AtLeastOfSuit
 from engine.slave import LacksCard
 from p2p.mental_dealer import (
@@ -313,3 +318,88 @@ def test_operation_counts_of_a_public_reveal():
     assert ops["base_mul"] == 3 * (1 + 2)
     assert ops["mul"] == 3 * (2 * 3 + 1) * 3
     assert CLUBS == 0  # suits as the engine numbers them
+
+
+# ---- a game that peeks is caught --------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class _PlayCard(Action):
+    card: int
+
+
+class _HighCard(Game):
+    """Two cards each, dealt privately; play one face up in turn. ``PEEK`` makes the
+    game read the next seat's hidden card when it emits its event (a rule bug that an
+    omniscient local dealer never notices)."""
+
+    NAME = "high-card"
+    MIN_SEATS, MAX_SEATS = 2, 4
+    ACTIONS = (_PlayCard,)
+    PEEK = False
+
+    def make_deck(self):
+        return standard_deck()
+
+    def setup(self):
+        self.zones.add("deck", range(len(self.deck)))
+        self.zones.add("table")
+        for s in range(self.seats):
+            self.zones.add(f"hand:{s}")
+        yield from self.shuffle_zone("deck")
+        for s in range(self.seats):
+            hand = list(self.zones["deck"][:2])
+            for h in hand:
+                self.zones.move(h, f"hand:{s}")
+            yield from self.reveal(hand, to={s}, reason="deal")
+        self.phase = "play"
+        self.current = 0
+
+    def handle(self, action):
+        if action.card not in self.zones[f"hand:{action.seat}"]:
+            raise self.illegal(action, "you do not hold that card")
+        self.zones.move(action.card, "table")
+        faces = yield from self.reveal([action.card])
+        text = f"seat {action.seat} plays {faces[action.card]}"
+        nxt = self.zones[f"hand:{(action.seat + 1) % self.seats}"]
+        if self.PEEK and nxt:
+            text += f" (next seat holds {self.faces[nxt[0]]})"
+        self.emit("play", text, action.seat)
+        self.current = (self.current + 1) % self.seats
+        self.turns += 1
+
+    def to_move(self):
+        return () if self._pending is not None or self.is_over() else (self.current,)
+
+    def legal_actions(self, seat):
+        return [_PlayCard(seat, h) for h in self.zones[f"hand:{seat}"]]
+
+    def view(self, seat):
+        return {"hand": self.cards_view(seat, self.zones[f"hand:{seat}"])}
+
+    def public_state(self):
+        return {"current": getattr(self, "current", None)}
+
+    def is_over(self):
+        return self.phase == "play" and len(self.zones["table"]) == 2 * self.seats
+
+    def outcome(self):
+        return Outcome(tuple(range(self.seats)))
+
+
+class _PeekingHighCard(_HighCard):
+    PEEK = True
+
+
+def _spec(cls):
+    return GameSpec(cls.NAME, lambda n, o=None: cls(n, o), cls, {"random": RandomBot}, 3)
+
+
+def test_game_that_plays_by_the_rules_runs():
+    r = play_mental(_spec(_HighCard), 3, None, bot="random", insecure_seed=b"hc")
+    assert r.engines[0].is_over()
+
+
+def test_game_that_peeks_at_a_hidden_face_crashes_on_a_real_peer():
+    with pytest.raises(KeyError):
+        play_mental(_spec(_PeekingHighCard), 3, None, bot="random", insecure_seed=b"hc")
