@@ -18,12 +18,13 @@ Parameters (``Bot(seat, rng, **params)``): ``bluff`` (0.15), ``check_below``
 (0.35), ``shoot_at`` (3.0), ``win_bluff`` (0.05), ``jack_rate`` (0.2).
 
 Speed (the issue's benchmark plays whole games with four of these bots): a
-hand is scored from four per-suit rank bitmasks, each window count being a
-popcount of a five-bit slice; a suit's (best window, sum of squares) is
-memoised by (rank mask, dead-window mask), and within one ``act`` the values
-of "the hand without card h" are computed once. The scores are the same
-integers as a window-by-window count, so the bot's choices do not depend on
-this representation.
+hand is one int of four 16-bit suit rank masks, and a window's count is the
+popcount of a five-bit slice. A suit's (best window, sum of squared counts) is
+memoised by (rank mask, dead-window mask); ``act`` scores the hand once, and a
+hand that gains or loses one card is rescored from that card's suit alone.
+Actions come from ``engine.slaiga_game``'s interned tables. These are the same
+integers as a window-by-window count (``window_counts``, checked in the tests),
+so the bot's choices do not depend on the representation.
 """
 
 from __future__ import annotations
@@ -37,6 +38,7 @@ from engine.bots import Bot
 from engine.cards import ACE, JOKER_RANK, KING, QUEEN, SUITS, Card
 from engine.game import Action, Event
 from engine.slaiga_game import (
+    BULLET_RANKS,
     DISCARD,
     DRAW,
     MISS_LIMIT,
@@ -99,6 +101,7 @@ OBSERVED_KINDS = frozenset(
 MEMO_LIMIT = 1 << 16  # bounds each memo below; it refills within a few games
 SUIT_SHIFT = 16  # bits per suit in a packed hand (a suit's ranks use bits 1..14)
 SUIT_RANKS = (1 << SUIT_SHIFT) - 1
+HIGH_RANKS = SUIT_RANKS & ~0b11  # ranks 2..14, without the ace-low bit
 # a face's bits in a packed hand: its rank mask shifted to its suit (jokers have none)
 CARD_BITS: dict[Card, int] = {f: RANK_BITS[f.rank] << (SUIT_SHIFT * f.suit) for f in ALL_FACES}
 
@@ -226,6 +229,7 @@ class SlaigaBot(Bot):
         self._keys: list[int] = []
         self._squares: tuple[int, ...] = ()
         self._total_squares = 0
+        self._best = 0
         self._best_outside: tuple[int, ...] = ()
         self._rest: dict[int, float] = {}
         self._known: dict[int, list[int]] = {}
@@ -334,8 +338,14 @@ class SlaigaBot(Bot):
                 max(b0, b1, b3),
                 max(b0, b1, b2),
             )
-            self._base = max(b0, b1, b2, b3) * 10 + self._total_squares * 0.01
+            self._best = max(b0, b1, b2, b3)
+            self._base = self._best * 10 + self._total_squares * 0.01
         return self._base
+
+    def _best_window(self) -> int:
+        """The most cards the hand holds of any live window."""
+        self._value()
+        return self._best
 
     def _changed(self, suit: int, key: int) -> float:
         """The hand's value with suit ``suit``'s score key replaced by ``key``."""
@@ -362,11 +372,28 @@ class SlaigaBot(Bot):
         return v
 
     def _worst(self) -> int:
-        """The card whose loss hurts the hand least (keeps bullets a little)."""
+        """The card whose loss hurts the hand least (keeps bullets a little).
+
+        ``_rest_value`` for every card, inlined: this runs on every discard and penalty.
+        """
+        base = self._value()
+        keys, outside = self._keys, self._best_outside
+        squares, total = self._squares, self._total_squares
+        get, rest = _suit_memo.get, self._rest
         best, best_v = -1, None
         for h, f in self._hand_now.items():
-            v = self._rest_value(h)
-            if f is not None and is_bullet(f):
+            v = rest.get(h)
+            if v is None:
+                if f is None or f.rank == JOKER_RANK:
+                    v = base
+                else:
+                    s = f.suit
+                    k = keys[s] & ~RANK_BITS[f.rank]
+                    b, q = get(k) or _score_key(k)
+                    o = outside[s]
+                    v = (b if b > o else o) * 10 + (total - squares[s] + q) * 0.01
+                rest[h] = v
+            if f is not None and f.rank in BULLET_RANKS:
                 v -= 0.5
             if best_v is None or v > best_v:
                 best, best_v = h, v
@@ -467,16 +494,15 @@ class SlaigaBot(Bot):
         me = self.seat
         hand = self._hand_now
         packed = self._packed
-        if packed_best(packed, 0) >= STRAIGHT_LEN:  # else no five cards of the hand can be
+        # a straight flush needs five ranks of one suit (bits 2..14: the ace once)
+        if any(
+            ((packed >> (s * SUIT_SHIFT)) & HIGH_RANKS).bit_count() >= STRAIGHT_LEN for s in SUITS
+        ):
             for h, f in hand.items():
                 if packed_best(packed & ~_bits(f), 0) >= STRAIGHT_LEN:
                     return card_actions(me, h).claim
         worst = self._worst()
-        if (
-            view["lying"]
-            and packed_best(packed, self._dead_now) >= 4
-            and self.rng.random() < self.win_bluff
-        ):
+        if view["lying"] and self._best_window() >= 4 and self.rng.random() < self.win_bluff:
             return card_actions(me, worst).claim
         f = hand[worst]
         if (
@@ -601,7 +627,7 @@ class SlaigaBot(Bot):
         feasible = any(all(c in known or c in unseen for c in cards) for cards in WINDOW_CARDS)
         if not feasible:
             return Check(me)
-        mine = packed_best(self._packed, self._dead_now)
+        mine = self._best_window()
         if mine <= 3 and self.rng.random() < 0.5:
             return Check(me)
         return Pass(me)

@@ -10,10 +10,11 @@ from collections import Counter
 import pytest
 
 from engine import runner
-from engine.cards import ACE, JOKER, cards
+from engine.cards import ACE, JOKER, cards, standard_deck
 from engine.dealer import LocalDealer
 from engine.errors import BadOption, IllegalAction, NotYourTurn
 from engine.registry import get
+from engine.slaiga_bots import SlaigaBot, hand_value, pack, window_counts
 from engine.slaiga_game import (
     DISCARD,
     DRAW,
@@ -40,6 +41,7 @@ from engine.slaiga_game import (
     Slaiga,
     Swap,
     has_straight_flush,
+    is_bullet,
 )
 
 C, D, H, S = 0, 1, 2, 3
@@ -623,3 +625,43 @@ def test_slaiga_shoot_cards_are_claims_any_card_may_be_played():
     act(g, d, Shoot(0, 1, C))
     assert len(g.legal_actions(0)) == 12  # any of 6 cards, with or without an ace claim
     assert ACE == 14
+
+
+# ---- the bot's fast hand scoring agrees with the plain window count ------------------------
+
+
+def _reference_value(faces, dead):
+    counts = window_counts(faces, dead)
+    return max(counts) * 10 + sum(c * c for c in counts if c > 0) * 0.01
+
+
+def test_bot_hand_scores_match_window_by_window_counts():
+    """hand_value, and the bot's per-card "hand without it" / "hand plus it" scores,
+    equal the plain 40-window count for random hands (jokers and dead windows included)."""
+    import random
+
+    rng = random.Random(5)
+    deck = list(standard_deck(jokers=2))
+    for _ in range(400):
+        hand = rng.sample(deck, rng.randint(1, 7))
+        dead = rng.getrandbits(40) if rng.random() < 0.5 else 0
+        assert hand_value(hand, dead) == _reference_value(hand, dead)
+        bot = SlaigaBot(0, random.Random(0))
+        bot._hand_now = dict(enumerate(hand))
+        bot._packed = pack(hand)
+        bot._dead_now = dead
+        bot._base, bot._rest = None, {}
+        assert bot._value() == _reference_value(hand, dead)
+        for h in range(len(hand)):
+            rest = hand[:h] + hand[h + 1 :]
+            assert bot._rest_value(h) == _reference_value(rest, dead)
+        top = rng.choice([c for c in deck if c not in hand])
+        assert bot._plus_value(top) == _reference_value([*hand, top], dead)
+        bot._rest = {}
+        keep = [
+            v - (0.5 if is_bullet(f) else 0)
+            for v, f in (
+                (_reference_value(hand[:h] + hand[h + 1 :], dead), f) for h, f in enumerate(hand)
+            )
+        ]
+        assert bot._worst() == keep.index(max(keep))
