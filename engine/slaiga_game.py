@@ -1459,12 +1459,16 @@ class Slaiga(Game):
     def _opponents(self, seat: int) -> tuple[int, ...]:
         return tuple(t for t in range(self.seats) if t != seat and self.active[t])
 
+    def _hand_faces(self, seat: int) -> list[tuple[int, Card | None]]:
+        """``(h, face_for(seat, h))`` for each card of ``seat``'s hand, in one pass."""
+        seen, faces, bit = self.seen, self.faces, 1 << seat
+        return [(h, faces.get(h) if seen.get(h, 0) & bit else None) for h in self.hand(seat)]
+
     def _legal_turn(self, step: Step, seat: int) -> list[Action]:
         out = self._legal_draws(seat)
         opps = self._opponents(seat)
         shot_suits: set[int] = set()
-        for h in self.hand(seat):
-            f = self.face_for(seat, h)
+        for h, f in self._hand_faces(seat):
             if f is not None and f.rank == JACK:
                 out.extend(jack_shots(seat, h, opps))
             if f is not None and is_shoot(f):
@@ -1495,8 +1499,7 @@ class Slaiga(Game):
         hand = self.hand(seat)
         wrap = self.options["wrap_straights"]
         pile = self.zones[DRAW]
-        for h in hand:
-            f = self.face_for(seat, h)
+        for h, f in self._hand_faces(seat):
             acts = card_actions(seat, h)
             out.append(acts.discard)
             if f is not None and (f.rank == QUEEN or (f.rank == KING and pile)):
