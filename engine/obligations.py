@@ -35,6 +35,16 @@ a real peer); ``Shuffle`` and ``Prove`` answer ``None`` (a false proof makes
 the dealer raise ``FalseClaim``); ``Roll`` answers a tuple of die faces and
 ``JointRandom`` an ``int`` in ``range(bound)``.
 
+Location and knowledge are separate. A handle's zone is public and moves
+freely; who may *see* its face only grows (``Reveal``, ``Transfer``) until a
+``Shuffle`` clears it. So a card can physically come back to a seat that
+already knows it (a penalty card placed in the draw pile and drawn again by
+its giver) with no new obligation. A cryptographic dealer must therefore
+track, per card, which seats can open its current ciphertext, and re-key a
+card (re-mask it and privately reveal it afresh) before any reveal or proof
+that would otherwise open it to seats outside its audience; the
+mental-poker dealer in ``p2p.mental_dealer`` does this.
+
 Statements are data, so they can go into a signed record and be evaluated by
 any verifier. Each has ``holds(face_of)`` for dealers that know the faces.
 """
@@ -89,8 +99,10 @@ class HighestGiven(Statement):
     """The ``given`` cards rank at least as high as every card in ``rest``.
 
     Slave's exchange: SLAVE gives KING its highest cards. Verified by the
-    receiver, who sees the given faces: each card of ``rest`` is lower than
-    the lowest given card under the named ``order``.
+    receiver alone, who is shown the given faces as part of the proof (the
+    transfers follow it): each card of ``rest`` is lower than the lowest given
+    card under the named ``order``. Other seats must not verify it, since the
+    proof would tell them that lowest face.
     """
 
     given: tuple[int, ...]
