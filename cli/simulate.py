@@ -7,7 +7,6 @@ import hashlib
 import json
 import random
 import statistics
-import sys
 from collections import Counter
 from typing import Any
 
@@ -207,7 +206,3 @@ def _summary(out, spec, seats, kinds, results) -> None:
         t.add_row("ranking", " > ".join(f"seat {s}" for s in r.outcome.ranking) or "-")
         t.add_row("state hash", r.state_hash[:16])
     out.print(t)
-
-
-if __name__ == "__main__":  # pragma: no cover
-    sys.exit(run(argparse.Namespace()))

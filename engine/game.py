@@ -130,7 +130,10 @@ class Zones:
         if handle in self._where:
             raise EngineError(f"handle {handle} is already in zone {self._where[handle]!r}")
         pile = self._piles[zone]
-        pile.append(handle) if index is None else pile.insert(index, handle)
+        if index is None:
+            pile.append(handle)
+        else:
+            pile.insert(index, handle)
         self._where[handle] = zone
 
     def move(self, handle: int, dst: str, index: int | None = None) -> str:
