@@ -315,3 +315,37 @@ def test_op_counts():
         CTX,
     )
     assert COUNTERS.snapshot()["mul"] == (3 + 4) * 2 * n
+
+
+def test_malicious_prover_with_the_card_cannot_make_z_non_identity():
+    """A prover that holds v runs the protocol with the true witness ``(r x, -r)``: the
+    honest ``Z = r (x C1 - Y_v)`` is the identity, so it shifts it by some ``E``; the
+    first verification equation is then off by ``c E`` and the proof fails."""
+    from crypto.inequality import _transcript
+
+    v = HAND[2]
+    hc = HELD[2]
+    y = sub(hc.x, DECK.point(v))
+    assert y == mul(X, hc.c1)  # the card is v: x C1 - Y_v is the identity
+    r, a, b = 777, 888, 999
+    shift = base_mul(31337)
+    z = shift  # r (x C1 - Y_v) + E with the first term the identity
+    t = _transcript(CTX, PUB, [hc], [v], DECK, [z])
+    a1 = add(mul(a, hc.c1), mul(b, y))
+    a2 = add(base_mul(a), mul(b, PUB))
+    t.append_points("commitments", [a1, a2])
+    c = t.challenge("c")
+    forged = InequalityProof((z,), c, ((a + c * r * X) % L,), ((b - c * r) % L,))
+    with pytest.raises(InvalidProof):
+        verify_card_not(PUB, hc, v, DECK, forged, CTX)
+    # the same algebra on a true statement is exactly an honest proof, which verifies
+    w = THREE_CLUBS
+    y = sub(hc.x, DECK.point(w))
+    z = mul(r, sub(mul(X, hc.c1), y))
+    t = _transcript(CTX, PUB, [hc], [w], DECK, [z])
+    a1 = add(mul(a, hc.c1), mul(b, y))
+    a2 = add(base_mul(a), mul(b, PUB))
+    t.append_points("commitments", [a1, a2])
+    c = t.challenge("c")
+    honest = InequalityProof((z,), c, ((a + c * r * X) % L,), ((b - c * r) % L,))
+    verify_card_not(PUB, hc, w, DECK, honest, CTX)
