@@ -38,7 +38,10 @@ binds every proof; step 0 is the key set-up):
   ``dst``.
 * ``Prove(statement)``: the statement's seat builds CDS OR/threshold proofs
   (``crypto.hand_proofs``) over its held cards ``X = c2 - sum(other tokens)``;
-  every other seat verifies.  ``HighestGiven`` is verified by its verifier
+  every other seat verifies.  ``LacksCard`` ("none of my cards is ``face``")
+  instead uses one Camenisch-Shoup inequality proof per card
+  (``crypto.inequality``), constant work per card rather than an OR over the
+  other 51 faces.  ``HighestGiven`` is verified by its verifier
   only: the prover first sends the verifier its tokens for the given cards,
   the verifier opens them and takes the lowest given face ``v`` under the
   named order, and the prover shows every other card of its hand lies in
@@ -81,6 +84,7 @@ from crypto.hand_proofs import (
     prove_cards_in_set,
     verify_cards_in_set,
 )
+from crypto.inequality import prove_none_of, verify_none_of
 from crypto.keys import KeyShare, joint_key, make_key_share, verify_key_share
 from crypto.reveal import make_tokens, reveal_index, unmask, verify_tokens
 from crypto.shuffle import remask_with, shuffle_deck
@@ -616,6 +620,9 @@ class MentalTable:
         if isinstance(st, HighestGiven):
             self._prove_highest(step, st)
             return
+        if isinstance(st, LacksCard):
+            self._prove_lacks(step, st)
+            return
         handles, allowed, at_least = self._claim(st)
         self._check_handles(handles)
         if at_least <= 0:
@@ -633,9 +640,6 @@ class MentalTable:
             return st.handles, self._indices_where(lambda f: f.suit == st.suit), st.count
         if isinstance(st, InSet):
             return (st.handle,), self._indices_where(lambda f: f in st.faces), 1
-        if isinstance(st, LacksCard):
-            n = len(st.handles)
-            return st.handles, self._indices_where(lambda f: f != st.face), n
         raise CannotProve(f"no hand proof for statement type {type(st).__name__}: {st}")
 
     def _prove_in_set(
@@ -693,6 +697,37 @@ class MentalTable:
             )
         except InvalidProof as exc:  # an honest prover cannot prove a false claim
             raise DealerCheat(p.seat, step, "false claim", f"{st}: {exc}") from exc
+
+    def _prove_lacks(self, step: int, st: LacksCard) -> None:
+        """Prove ``LacksCard`` ("none of my cards is ``face``") with one Camenisch-Shoup
+        inequality proof per card and encoding of the face (``crypto.inequality``), under
+        one challenge, verified by every other seat: constant work per card instead of an
+        OR over every other face."""
+        self._check_handles(st.handles)
+        forbidden = self._indices_where(lambda f: f == st.face)
+        if not st.handles or not forbidden:
+            return  # nothing to prove: the claim holds for any faces
+        p = self.seats[st.seat]
+        ctx = self._ctx(step, p.seat)
+        held = self._held(p.seat, st.handles, step)
+        indices = self._prover_indices(p, st.handles, step)
+        # a forged proof: the same true-looking claim, made for another step (a replay)
+        made_for = ctx.with_step(step + 1) if p.take_cheat("hand-proof") else ctx
+        try:
+            proof = prove_none_of(
+                p.secret, p.public, held, indices, forbidden, self.deck, made_for, p.rand.seed()
+            )
+        except InvalidProof as exc:  # an honest prover cannot prove a false claim
+            raise DealerCheat(p.seat, step, "false claim", f"{st}: {exc}") from exc
+        for v in range(self.n):
+            if v == p.seat:
+                continue
+            try:
+                verify_none_of(p.public, held, forbidden, self.deck, proof, ctx)
+            except CryptoError as exc:
+                raise DealerCheat(
+                    p.seat, step, "hand proof does not verify", f"{st}: {exc}"
+                ) from exc
 
     def _prove_highest(self, step: int, st: HighestGiven) -> None:
         self._check_handles((*st.given, *st.rest))

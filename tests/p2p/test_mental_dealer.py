@@ -402,3 +402,34 @@ def test_game_that_plays_by_the_rules_runs():
 def test_game_that_peeks_at_a_hidden_face_crashes_on_a_real_peer():
     with pytest.raises(KeyError):
         play_mental(_spec(_PeekingHighCard), 3, None, bot="random", insecure_seed=b"hc")
+
+
+def test_lacks_card_costs_constant_work_per_card():
+    # "I do not hold v" over HAND cards: one inequality proof per card (crypto.inequality)
+    # made by seat 1 and verified by the two other seats, instead of an OR over the 51
+    # other faces per card.
+    table, dealers, hands = _dealt()
+    hand = hands[1]
+    missing = next(c for c in DECK52 if c not in {table.oracle_face(h) for h in hand})
+    COUNTERS.reset()
+    _all(dealers, Prove(LacksCard(1, hand, missing)))
+    ops = COUNTERS.snapshot()
+    verifiers = 2
+    assert ops["mul"] == HAND * (3 + 4 * verifiers)
+    assert ops["base_mul"] == HAND * (1 + verifiers)
+    # X = c2 - (2 other tokens) per card, then 2 add per card to prove, 4 per verify
+    assert ops["add"] == HAND * (2 + 2 + 4 * verifiers)
+    # the OR over the other 51 faces (crypto.hand_proofs): N = 51 HAND leaves, R = HAND
+    # true ones; prove R + 2 (N - R) mul, verify 3 N mul per verifier
+    leaves = 51 * HAND
+    or_mul = HAND + 2 * (leaves - HAND) + verifiers * 3 * leaves
+    assert ops["mul"] * 30 < or_mul
+
+
+def test_forged_lacks_card_proof_is_caught():
+    table, dealers, hands = _dealt(cheats={2: "hand-proof"})
+    hand = hands[2]
+    missing = next(c for c in DECK52 if c not in {table.oracle_face(h) for h in hand})
+    with pytest.raises(DealerCheat) as exc:
+        dealers[1].fulfil(Prove(LacksCard(2, hand, missing)))  # true claim, replayed proof
+    assert (exc.value.seat, exc.value.what) == (2, "hand proof does not verify")
