@@ -22,6 +22,9 @@ Figures:
   proofs: prove, verify, decode, proof sizes;
 * reveal tokens (single and batched) and the hand proofs when
   :mod:`crypto.hand_proofs` is present;
+* ``lacks_card_13_*``: Slave's "I do not hold 3 of clubs" over a 13-card hand
+  with the inequality proof of :mod:`crypto.inequality`, and the CDS
+  AND-of-ORs verification it replaces (``lacks_card_13_or_verify``);
 * ``deal4``: a whole verified four-seat deal in memory -- key shares with
   proofs, four shuffles with TW proofs each verified by the three other seats,
   6 cards dealt privately to each seat, 28 revealed publicly, every token
@@ -50,6 +53,7 @@ from collections.abc import Callable
 from typing import Any
 
 from crypto import hand_proofs as hp
+from crypto import inequality as ineq
 from crypto import shuffle_proof_cc as cc
 from crypto import shuffle_proof_tw as tw
 from crypto import shuffle_proof_tw_batch as twb
@@ -371,6 +375,59 @@ def bench_hand_proofs(report: Report, repeat: int) -> None:
         verify(proof)
         report.measure(f"{name}_prove", prove, repeat, proof_bytes=len(proof.encode()))
         report.measure(f"{name}_verify", lambda verify=verify, proof=proof: verify(proof), repeat)
+    bench_lacks_card(report, repeat, xs, publics, pk, ctx)
+
+
+LACKS_HAND = tuple(range(2, DECK, 4))
+"""A 13-card hand (Slave deals 13 cards to each of 4 seats) that lacks handle 1."""
+LACKS_FORBIDDEN = 1
+
+
+def bench_lacks_card(
+    report: Report, repeat: int, xs: list[int], publics: list[Point], pk: Point, ctx: Context
+) -> None:
+    """Slave's "I do not hold 3 of clubs" over a 13-card hand: the Camenisch-Shoup
+    inequality proof of :mod:`crypto.inequality` (one leaf per card), and for
+    comparison the verification of the CDS AND-of-ORs over the 51 other faces that it
+    replaces (663 DLEQ leaves)."""
+    deck = deck_points(DECK)
+    me = ctx.seat
+    held = []
+    for idx in LACKS_HAND:
+        ct, _ = mask(deck.points[idx], pk)
+        held.append(hp.held_card(ct, [mul(xs[k], ct.c1) for k in range(SEATS) if k != me]))
+    x, pub = xs[me], publics[me]
+    bad = [LACKS_FORBIDDEN]
+    n = len(LACKS_HAND)
+    proof = ineq.prove_none_of(x, pub, held, LACKS_HAND, bad, deck, ctx)
+    ineq.verify_none_of(pub, held, bad, deck, proof, ctx)
+    report.measure(
+        f"lacks_card_{n}_prove",
+        lambda: ineq.prove_none_of(x, pub, held, LACKS_HAND, bad, deck, ctx),
+        repeat,
+        proof_bytes=len(proof.encode()),
+    )
+    report.measure(
+        f"lacks_card_{n}_verify",
+        lambda: ineq.verify_none_of(pub, held, bad, deck, proof, ctx),
+        repeat,
+    )
+    encoded = proof.encode()
+    report.measure(
+        f"lacks_card_{n}_decode_verify",
+        lambda: ineq.verify_none_of(
+            pub, held, bad, deck, ineq.InequalityProof.decode(encoded, n), ctx
+        ),
+        repeat,
+    )
+    others = [i for i in range(DECK) if i != LACKS_FORBIDDEN]
+    or_proof = hp.prove_all_in_set(x, pub, held, LACKS_HAND, others, deck, ctx)
+    report.measure(
+        f"lacks_card_{n}_or_verify",
+        lambda: hp.verify_all_in_set(pub, held, others, deck, or_proof, ctx),
+        repeat,
+        proof_bytes=len(or_proof.encode()),
+    )
 
 
 class PhaseClock:
@@ -659,6 +716,8 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
         / 1e3,
         "deal4_batched_phases_s": _phase_medians(batched_clock, repeat),
         "deal4_with_wire_decoding_s": (fig["deal4"]["ms"] + fig["deal4_wire_decoding"]["ms"]) / 1e3,
+        "lacks_card_13_verify_ms": fig["lacks_card_13_verify"]["ms"],
+        "lacks_card_13_or_verify_ms": fig["lacks_card_13_or_verify"]["ms"],
         "repeat": repeat,
         "cc_rounds": cc_rounds,
         "figures": fig,
