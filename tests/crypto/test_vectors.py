@@ -23,6 +23,7 @@ from crypto.hand_proofs import (
     verify_at_most_in_set,
 )
 from crypto.identity import verify_signature
+from crypto.inequality import InequalityProof, verify_none_of
 from crypto.keys import KeyShare, joint_key, verify_key_share
 from crypto.reveal import RevealToken, verify_token, verify_tokens
 from crypto.seal import SealKey, open_sealed
@@ -99,6 +100,17 @@ def test_vectors_verify_from_bytes(vec):
             shares[1].public, held, hp["forbidden"], hp["at_most"], deck, proof, ctx.with_step(4)
         )
 
+    iv = vec["inequality_proof"]
+    iheld = [HeldCard(Point.decode(h(a)), Point.decode(h(b))) for a, b in iv["held"]]
+    assert iv["leaves"] == len(iheld) * len(iv["forbidden"])
+    iproof = InequalityProof.decode(h(iv["proof"]), iv["leaves"])
+    verify_none_of(shares[1].public, iheld, iv["forbidden"], deck, iproof, ctx)
+    for other in (ctx.with_step(4), ctx.with_seat(2)):
+        with pytest.raises(InvalidProof):
+            verify_none_of(shares[1].public, iheld, iv["forbidden"], deck, iproof, other)
+    with pytest.raises(InvalidProof):  # another forbidden card
+        verify_none_of(shares[1].public, iheld, [2, 3], deck, iproof, ctx)
+
 
 SMALL_ORDER_8 = bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05")
 NON_CANONICAL = (2**255 - 19 + 2).to_bytes(32, "little")
@@ -139,6 +151,16 @@ def test_rejection_at_every_decoder(vec):
         CompositeProof.decode(raw[:-32] + BIG_SCALAR, stmt)
     with pytest.raises(InvalidEncoding):
         CompositeProof.decode(raw[:-1], stmt)
+    iv = vec["inequality_proof"]
+    iraw = h(iv["proof"])
+    n = iv["leaves"]
+    for bad_point in (SMALL_ORDER_8, NON_CANONICAL, bytes(32)):
+        with pytest.raises(InvalidPoint):
+            InequalityProof.decode(iraw[:32] + bad_point + iraw[64:], n)
+    with pytest.raises(InvalidScalar):
+        InequalityProof.decode(iraw[:-32] + BIG_SCALAR, n)
+    with pytest.raises(InvalidEncoding):
+        InequalityProof.decode(iraw[:-1], n)
 
 
 def vec_public(vec) -> Point:

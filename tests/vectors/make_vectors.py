@@ -23,6 +23,7 @@ from crypto.elgamal import encode_pile, mask, remask_proven
 from crypto.group import base_mul, hash_to_point, mul, random_scalar, scalar_to_bytes
 from crypto.hand_proofs import held_card, prove_at_most_in_set
 from crypto.identity import IdentityKey
+from crypto.inequality import prove_none_of
 from crypto.keys import joint_key, make_key_share
 from crypto.reveal import make_token, make_tokens
 from crypto.seal import SealKey, seal_with
@@ -155,6 +156,18 @@ def build() -> dict:
         "forbidden": sorted(spades),
         "at_most": 1,
         "proof": hp.encode().hex(),
+    }
+
+    # "none of my cards is handle 1 or 2" (Camenisch-Shoup inequality, one leaf per pair)
+    not_these = [1, 2]
+    ip = prove_none_of(
+        secrets[1], shares[1].public, held, hand, not_these, deck, ctx, nonce_seed=b"inequality"
+    )
+    out["inequality_proof"] = {
+        "held": [[h.c1.data.hex(), h.x.data.hex()] for h in held],
+        "forbidden": not_these,
+        "leaves": ip.leaves,
+        "proof": ip.encode().hex(),
     }
     return out
 
