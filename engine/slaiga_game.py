@@ -56,7 +56,7 @@ Interpretations (where RULES.md leaves a detail open; documented, not options)
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, fields
 from functools import cache, lru_cache
 from typing import Any, NamedTuple
 
@@ -307,6 +307,15 @@ ALL_ACTIONS = (
     QueenSwap,
     GiveBack,
 )
+
+# Every field's exact type, per action class. Actions arrive from the network decoded from
+# plain data, so a peer may send ``True`` or ``1.0`` where a handle is due: both compare equal
+# to handle 1 and would slip through ``in`` tests, then corrupt zones (bool/float handles) or
+# crash mid-handler. ``handle`` checks these before anything else.
+_WIRE_TYPES = {"int": int, "bool": bool, "str": str}
+FIELD_TYPES: dict[type[Action], tuple[tuple[str, type], ...]] = {
+    cls: tuple((f.name, _WIRE_TYPES[f.type]) for f in fields(cls)) for cls in ALL_ACTIONS
+}
 
 # ---- interned actions for legal_actions ---------------------------------------------
 #
@@ -617,6 +626,15 @@ class Slaiga(Game):
         self.phase = "over"
 
     def handle(self, action: Action) -> Handler:
+        types = FIELD_TYPES.get(type(action))
+        if types is None:
+            raise self.illegal(action, f"{type(action).__name__} is not an action of {self.NAME}")
+        for name, kind in types:
+            value = getattr(action, name)
+            if type(value) is not kind:
+                raise self.illegal(
+                    action, f"field {name!r} must be {kind.__name__}, not {type(value).__name__}"
+                )
         step = self.agenda[0]
         allowed = PHASE_ACTIONS[step.kind]
         if not isinstance(action, allowed):

@@ -665,3 +665,57 @@ def test_bot_hand_scores_match_window_by_window_counts():
             )
         ]
         assert bot._worst() == keep.index(max(keep))
+
+
+# ---- malformed actions (as a network peer could send them) ---------------------------------
+
+
+def assert_refused(g, *actions):
+    """Each action raises an IllegalAction naming it, its phase and seat; the state stays."""
+    before = g.state_hash()
+    for a in actions:
+        with pytest.raises(IllegalAction) as err:
+            g.apply(a)
+        assert err.value.action == a and err.value.phase == g.phase and err.value.seat == a.seat
+        assert g.state_hash() == before, a
+
+
+def test_malformed_fields_bools_floats_strings_are_refused():
+    """``True`` == 1 and ``1.0`` == 1 would pass ``in`` tests on handles and seats."""
+    g, d, _ = new(Slaiga, HANDS2, "10C 10D 10H 10S KC KD")
+    one = g.zones["hand:0"][1]
+    assert_refused(
+        g,
+        Shoot(0, True, H),
+        Shoot(0, 1, 2.0),
+        Shoot(0, "1", H),
+        Draw(0, ["draw"]),
+        JackShot(0, 1, float(h_of(g, d, 0, "JC"))),
+    )
+    act(g, d, Draw(0, DRAW))
+    assert_refused(g, Discard(0, float(one)), Discard(0, one, 1), ClaimWin(0, str(one)))
+    act(g, d, Discard(0, h_of(g, d, 0, "9D")))
+    assert g.to_move() == (1,)
+    assert_refused(g, Draw(True, DRAW), Draw(1.0, DRAW))  # seat 1 written as True / 1.0
+    act(g, d, Shoot(1, 0, H))
+    assert_refused(g, ShotCard(1, g.zones["hand:1"][0], "yes"), ShotCard(True, 2))
+    act(g, d, ShotCard(1, h_of(g, d, 1, "2S")))
+    assert_refused(g, Answer(0, True), Answer(0, g.zones["hand:0"][0], 0), Concede(False))
+    act(g, d, Concede(0))
+    assert g.phase == "give"
+    assert_refused(g, Give(0, float(g.zones["hand:0"][0])))
+    act(g, d, Give(0, g.zones["hand:0"][0]))
+    card = g.zones["place:1"][0]
+    assert_refused(g, Place(1, card, True), Place(1, card, 0.0), Place(1, True, 0))
+    act(g, d, Place(1, card, 0))
+
+
+def test_malformed_king_count_and_miss_verdict_are_refused():
+    g, d, _ = new(Slaiga, ("KC 2H 3H 4H 5H 9D", HANDS2[1]), "10C 10D 10H 10S")
+    act(g, d, Draw(0, DRAW))
+    act(g, d, Discard(0, h_of(g, d, 0, "KC"), True))
+    assert_refused(g, KingLook(0, True), KingLook(0, 2.0))
+    g, d = miss_setup("2S 3S 4S 7D 8D 9C")
+    act(g, d, Check(0))
+    assert_refused(g, MissVerdict(1, 1), MissVerdict(1, "true"))
+    act(g, d, MissVerdict(1, True))
