@@ -574,13 +574,17 @@ class SlaigaBot(Bot):
             truthful.append((loss, h, f.rank == ACE))
         truthful.sort()
         if mine["check"] in legal:
-            if last.ace:
+            seen = next((c.face for c in view["volley_cards"] if c.handle == last.handle), None)
+            if seen is not None:  # a card everyone saw (e.g. drawn from the face-up pile)
+                if not claim_holds(last, seen, True):
+                    return mine["check"]
+            elif last.ace:
                 p = self._p_holds(view, lambda f: f.suit == last.suit and f.rank == ACE, 6)
             elif last.role == "shot":
                 p = self._p_holds(view, lambda f: f.suit == last.suit and is_shoot(f), 6)
             else:
                 p = self._p_holds(view, lambda f: f.suit == last.suit, 6)
-            if p < self.check_below or (not truthful and p < 0.9):
+            if seen is None and (p < self.check_below or (not truthful and p < 0.9)):
                 return mine["check"]
         if truthful and truthful[0][0] < 10:
             _, h, ace = truthful[0]

@@ -980,8 +980,8 @@ class Slaiga(Game):
         if isinstance(a, Check):
             if not self.LYING or v.kind != "suit":
                 raise self.illegal(a, "only face-down shots and blocks can be checked")
-            if v.checked or self.is_public(last.handle):
-                raise self.illegal(a, "this card cannot be checked (already checked or face up)")
+            if v.checked:
+                raise self.illegal(a, "this card's check was cancelled; it cannot be checked again")
             self.agenda.pop(0)
             self.emit(
                 "check-called", f"seat {seat} calls a {last.role} check", seat, check=last.role
@@ -1560,7 +1560,7 @@ class Slaiga(Game):
         out.append(mine["concede"])
         if first and self.LYING:
             out.append(mine["miss"])
-        if self.LYING and not v.checked and not self.is_public(last.handle):
+        if self.LYING and not v.checked:
             out.append(mine["check"])
         if self.LYING:
             for h in hand:

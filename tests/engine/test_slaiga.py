@@ -719,3 +719,23 @@ def test_malformed_king_count_and_miss_verdict_are_refused():
     act(g, d, Check(0))
     assert_refused(g, MissVerdict(1, 1), MissVerdict(1, "true"))
     act(g, d, MissVerdict(1, True))
+
+
+def test_a_lie_with_a_card_everyone_saw_can_still_be_checked():
+    """A card drawn from the face-up pile is public, yet it is played face down with a claim:
+    the claim is a lie like any other and may be checked (the card needs no new reveal)."""
+    g, d, _ = new(Slaiga, HANDS2, "10C 10D 10H 10S KC KD KH KS")
+    ten = g.zones[DRAW][0]
+    act(g, d, Draw(0, DRAW))  # 10♣, face up to everyone
+    act(g, d, Discard(0, h_of(g, d, 0, "9D")))
+    act(g, d, Draw(1, DRAW))
+    act(g, d, Discard(1, h_of(g, d, 1, "9C")))
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, ten))  # claims a ♠ shoot card with the 10♣ everyone saw
+    assert g.is_public(ten)
+    assert Check(1) in g.legal_actions(1)
+    act(g, d, Check(1))
+    events = act(g, d, AcceptCheck(0))
+    assert "check:shot:liar" in kinds(events)
+    done, _ = drain(g, d)
+    assert done[("give", 0)] == 2
