@@ -14,4 +14,6 @@ Modules, bottom up:
 * ``shuffle*`` -- shuffles with cut-and-choose and Terelius-Wikstrom proofs; the TW proof
   also in commitment form, for batch verification of several shuffles at once.
 * ``hand_proofs`` -- CDS OR / threshold proofs about held cards.
+* ``inequality`` -- "none of my cards is v" in constant work per card
+  (Camenisch-Shoup inequality of discrete logarithms).
 """
