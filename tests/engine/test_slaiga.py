@@ -313,7 +313,7 @@ def test_block_check_and_penalty_cap():
         act(g, d, Answer(0, a_cards[i + 1]))
     assert g.volley.shots == 5
     events = act(g, d, Check(1))  # jokers off: resolved at once
-    assert "check:shot:liar" in kinds(events)
+    assert [e.data["pay"] for e in events if e.kind == "check:shot:liar"] == [5]  # 5+1, capped
     done, _ = drain(g, d)
     assert done[("give", 0)] == 1  # capped at 5, but A holds only 1 card
     g, d, _ = new(Slaiga, hands, "10C 10D 10H 10S KC KD KH KS", options={"jokers": False})
@@ -566,35 +566,6 @@ def test_non_bullet_cannot_answer_a_jack():
 # ---- piles and the end ------------------------------------------------------------------------
 
 
-def test_reshuffle_includes_face_down_cards():
-    g, d, _ = new(Slaiga, seats=8)  # 54 - 48 = 6 cards in the draw pile
-    fd = None
-    for turn in range(7):
-        seat = g.to_move()[0]
-        act(g, d, Draw(seat, DRAW)) if g.zones[DRAW] else None
-        if turn == 0:
-            fd = g.zones[f"hand:{seat}"][0]
-            events = act(g, d, ClaimWin(seat, fd))
-            while g.phase == "win_ask":
-                events += act(g, d, Check(g.to_move()[0]) if False else Pass(g.to_move()[0]))
-            break
-    assert fd is not None
-    # keep drawing until the pile runs out
-    seen_reshuffle = False
-    for _ in range(40):
-        if g.is_over():
-            break
-        seat = g.to_move()[0]
-        events = act(g, d, Draw(seat, DRAW))
-        if "reshuffle" in kinds(events):
-            seen_reshuffle = True
-            assert not g.zones[DISCARD] or g.zones[DISCARD] == []
-            break
-        act(g, d, Discard(seat, g.zones[f"hand:{seat}"][0]))
-    assert seen_reshuffle or fd in g.zones[DRAW]
-    runner.check_conservation(g, d)
-
-
 def test_turn_cap_is_a_draw():
     g, d, _ = new(HonestSlaiga, HANDS2, "10C 10D", options={"max_turns": 3})
     for _ in range(3):
@@ -739,3 +710,249 @@ def test_a_lie_with_a_card_everyone_saw_can_still_be_checked():
     assert "check:shot:liar" in kinds(events)
     done, _ = drain(g, d)
     assert done[("give", 0)] == 2
+
+
+# ---- [house] options: each default and its alternative -------------------------------------
+
+
+def test_block_any_option_blocks_must_be_shoot_cards_when_off():
+    hands = ("QS 2D QD 4D 5D 9C", "2H 3H 4H 5C KC 8D")
+    g, d, _ = new(HonestSlaiga, hands, "10C 10D 10H", options={"block_any": False})
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "QS")))
+    assert [a for a in g.legal_actions(1) if isinstance(a, Answer)] == [
+        Answer(1, h_of(g, d, 1, "KC"))
+    ]
+    assert_refused(g, Answer(1, h_of(g, d, 1, "5C")))
+    # default: any ♣ blocks
+    g, d, _ = new(HonestSlaiga, hands, "10C 10D 10H")
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "QS")))
+    act(g, d, Answer(1, h_of(g, d, 1, "5C")))
+    # slaiga: a checked 5♣ block claim is true by default and a lie without block_any
+    for opts, verdict in (({}, "check:block:true"), ({"block_any": False}, "check:block:liar")):
+        g, d, _ = new(Slaiga, hands, "10C 10D 10H", options=opts)
+        act(g, d, Shoot(0, 1, H))
+        act(g, d, ShotCard(0, h_of(g, d, 0, "QS")))
+        act(g, d, Answer(1, h_of(g, d, 1, "5C")))
+        act(g, d, Check(0))
+        assert verdict in kinds(act(g, d, AcceptCheck(1)))
+
+
+def test_check_ends_volley_option_off_checker_pays_then_answers():
+    hands = ("JH 2H 3H 4H 5H 9D", "2S 3S 4S 7D 8D 9C")
+    g, d, _ = new(Slaiga, hands, "10C 10D 10H KS", options={"check_ends_volley": False})
+    act(g, d, Shoot(0, 1, D))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "JH")))  # a true ♥ shot
+    act(g, d, Check(1))
+    assert "check:shot:true" in kinds(act(g, d, AcceptCheck(0)))
+    done, _ = drain(g, d)
+    assert done[("give", 1)] == 1 and done[("place", 0)] == 1 and not done[("reload", 1)]
+    assert g.volley is not None and g.phase == "answer" and g.to_move() == (1,)
+    assert Check(1) not in g.legal_actions(1)  # the same card cannot be checked again
+    act(g, d, Concede(1))
+    done, _ = drain(g, d)
+    assert done[("give", 1)] == 1 and g.volley is None and g.to_move() == (1,)
+
+
+def test_miss_check_replaces_option_off_adds_the_one_card_penalty():
+    g, d = miss_setup("2S 3S 4S 7D 8D 9C", options={"miss_check_replaces": False})
+    act(g, d, Check(0))
+    act(g, d, MissVerdict(1, True))
+    done, _ = drain(g, d, stop=("reload",))
+    assert done[("give", 0)] == 1 and done[("place", 1)] == 1 and done[("place_hand", 0)] == 4
+    assert not g.zones["hand:0"] and g.phase == "swap"
+
+
+def test_unchecked_volley_cards_stay_face_down_unless_the_option_reveals_them():
+    for opts, public in (({}, False), ({"reveal_volley_cards": True}, True)):
+        g, d = lying_shot(options=opts)
+        shot = g.zones["volley"][0]
+        act(g, d, Concede(1))
+        drain(g, d)
+        assert shot in g.zones[DISCARD] and g.is_public(shot) is public
+        assert g.visible(0, shot)
+
+
+def reload_order(g, d):
+    order = []
+    while g.phase in MECHANICAL:
+        seat = g.to_move()[0]
+        if g.phase == "reload" and seat not in order:
+            order.append(seat)
+        act(g, d, g.legal_actions(seat)[0])
+    return order
+
+
+def test_loser_reloads_first_by_default_and_winner_first_by_option():
+    g, d = lying_shot()
+    act(g, d, Concede(1))
+    assert reload_order(g, d) == [1, 0]
+    g, d = lying_shot(options={"loser_reloads_first": False})
+    act(g, d, Concede(1))
+    assert reload_order(g, d) == [0, 1]
+
+
+def test_wrap_straights_option_in_a_win_claim():
+    hand = ("QD KD AD 2D 3D 9C", "2S 3S 4S 7D 8D 9H")
+    g, d, _ = new(HonestSlaiga, hand, "10C 10H")
+    act(g, d, Draw(0, DRAW))
+    assert_refused(g, ClaimWin(0, h_of(g, d, 0, "9C")))
+    g, d, _ = new(HonestSlaiga, hand, "10C 10H", options={"wrap_straights": True})
+    act(g, d, Draw(0, DRAW))
+    assert "win:proved" in kinds(act(g, d, ClaimWin(0, h_of(g, d, 0, "9C"))))
+
+
+def test_king_max_option_caps_the_reveal():
+    g, d, _ = new(
+        Slaiga, ("KC 2H 3H 4H 5H 9D", HANDS2[1]), "10C 10D 10H 10S", options={"king_max": 2}
+    )
+    act(g, d, Draw(0, DRAW))
+    act(g, d, Discard(0, h_of(g, d, 0, "KC"), True))
+    assert g.legal_actions(0) == [KingLook(0, 1), KingLook(0, 2)]
+    assert_refused(g, KingLook(0, 3), KingLook(0, 0))
+    act(g, d, KingLook(0, 2))
+
+
+def test_declaring_a_card_without_an_ability_is_refused():
+    g, d, _ = new(Slaiga, ("KC 2H 3H 4H 5H 9D", HANDS2[1]), "10C 10D 10H 10S")
+    act(g, d, Draw(0, DRAW))
+    assert_refused(g, Discard(0, h_of(g, d, 0, "9D"), True))
+    assert Discard(0, h_of(g, d, 0, "9D"), True) not in g.legal_actions(0)
+
+
+# ---- the face-up draw pile, reshuffles, queen reach, swap limit, reload, win-check order -----
+
+
+HANDS3 = (*HANDS2, "2D 3D 4D 5D 7C 8C")  # a third seat, so a card two seats know is not public
+
+
+def test_new_top_revealed_after_a_placement_at_position_0():
+    g, d, _ = new(Slaiga, HANDS3, "10C 10D 10H 10S KC KD KH KS", seats=3)
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "9D")))
+    act(g, d, Concede(1))
+    given = h_of(g, d, 1, "9C")
+    act(g, d, Give(1, given))
+    assert not g.is_public(given)
+    events = act(g, d, Place(0, given, 0))
+    assert g.zones[DRAW][0] == given and g.is_public(given) and "top" in kinds(events)
+
+
+def test_new_top_revealed_after_a_swap_at_position_0():
+    hands = ("JS 5C 6C 7C 8C 9D", HANDS2[1], "2D 3D 4D 5D QH QD")
+    g, d, _ = new(Slaiga, hands, "10C 10D 10H 10S KC KD KH", seats=3)
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "JS")))
+    act(g, d, Miss(1))
+    act(g, d, Check(0))
+    act(g, d, MissVerdict(1, True))
+    drain(g, d, stop=("reload",))
+    looked = g.agenda[0].handles
+    mine = h_of(g, d, 1, "9C")
+    assert not g.is_public(mine)
+    events = act(g, d, Swap(1, mine, looked[0]))
+    assert g.zones[DRAW][0] == mine and g.is_public(mine) and "top" in kinds(events)
+
+
+def test_at_most_three_swaps_keeping_positions():
+    g, d = miss_setup("2S 3S 4S 7D 8D 9C")
+    act(g, d, Check(0))
+    act(g, d, MissVerdict(1, True))
+    drain(g, d, stop=("reload",))
+    looked = g.agenda[0].handles
+    for i, code in enumerate(("9C", "8D", "7D")):
+        mine = h_of(g, d, 1, code)
+        pos = g.zones[DRAW].index(looked[i + 1])
+        act(g, d, Swap(1, mine, looked[i + 1]))
+        assert g.zones[DRAW][pos] == mine
+    assert g.phase != "swap" and len(g.zones["hand:1"]) == 6
+
+
+def test_reshuffle_takes_the_whole_discard_pile_face_down_cards_included():
+    g, d, _ = new(Slaiga, seats=8)  # 54 - 48 = 6 cards in the draw pile
+    act(g, d, Draw(0, DRAW))
+    claim = g.zones["hand:0"][0]
+    act(g, d, ClaimWin(0, claim))  # face down on the discard pile
+    while g.phase == "win_ask":
+        act(g, d, Pass(g.to_move()[0]))
+    assert not g.is_public(claim) and claim in g.zones[DISCARD]
+    events = []
+    while "reshuffle" not in kinds(events):
+        seat = g.to_move()[0]
+        assert len(g.zones[DRAW]) >= 1
+        discards = list(g.zones[DISCARD])
+        events = act(g, d, Draw(seat, DRAW))
+        if "reshuffle" not in kinds(events):
+            act(g, d, Discard(seat, g.zones[f"hand:{seat}"][0]))
+    assert not g.zones[DISCARD] and sorted(g.zones[DRAW]) == sorted(discards)
+    assert claim in g.zones[DRAW]
+    top, rest = g.zones[DRAW][0], g.zones[DRAW][1:]
+    assert g.is_public(top) and not any(g.seen.get(h, 0) for h in rest)
+    runner.check_conservation(g, d)
+
+
+def test_queen_reaches_the_six_most_recent_discards_only_queen_included():
+    g, d, _ = new(Slaiga, ("QC 2H 3H 4H 5H 9D", "2S 3S 4S 7D 8D 9C"), "10C 10D 10H 10S JC JD JH")
+    for _ in range(6):
+        seat = g.to_move()[0]
+        act(g, d, Draw(seat, DRAW))
+        act(g, d, Discard(seat, g.zones[f"hand:{seat}"][-1]))
+    act(g, d, Draw(0, DRAW))
+    queen = h_of(g, d, 0, "QC")
+    act(g, d, Discard(0, queen, True))
+    pile = list(g.zones[DISCARD])
+    assert len(pile) == 7 and pile[0] == queen
+    give = h_of(g, d, 0, "2H")
+    assert_refused(g, QueenSwap(0, give, pile[6]))
+    assert {a.take for a in g.legal_actions(0)} == set(pile[:6])
+    act(g, d, QueenSwap(0, give, queen))
+    assert g.zones[DISCARD][0] == give and g.is_public(give) and queen in g.zones["hand:0"]
+
+
+def test_reload_mixes_both_piles():
+    hands = ("QS 2D QD 4D 5D 9C", "2H 3H 4H 5C 7H 8D")
+    g, d, _ = new(HonestSlaiga, hands, "KC KD KH KS 10C 10D")
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "QS")))
+    act(g, d, Answer(1, h_of(g, d, 1, "5C")))
+    act(g, d, Concede(0))
+    act(g, d, Give(0, h_of(g, d, 0, "9C")))
+    act(g, d, Place(1, g.zones["place:1"][0], 0))
+    assert g.phase == "reload" and g.to_move() == (0,)
+    top_discard = g.zones[DISCARD][0]
+    act(g, d, Draw(0, DISCARD))
+    top_draw = g.zones[DRAW][0]
+    act(g, d, Draw(0, DRAW))  # A paid 1 and shot 1: two cards, one from each pile
+    assert {top_discard, top_draw} <= set(g.zones["hand:0"]) and len(g.zones["hand:0"]) == 6
+    assert g.to_move() == (1,) and g.phase == "reload"
+
+
+def test_win_checks_are_asked_in_seat_order_from_the_claimer():
+    g, d, _ = new(Slaiga, seats=4)
+    for seat in (0, 1):
+        act(g, d, Draw(seat, DRAW))
+        act(g, d, Discard(seat, g.zones[f"hand:{seat}"][0]))
+    act(g, d, Draw(2, DRAW))
+    act(g, d, ClaimWin(2, g.zones["hand:2"][0]))
+    asked = []
+    while g.phase == "win_ask":
+        asked.append(g.to_move()[0])
+        act(g, d, Pass(asked[-1]))
+    assert asked == [3, 0, 1] and g.places == [2] and g.to_move() == (3,)
+
+
+def test_shoot_cards_are_exactly_j_q_k_a():
+    g, d, _ = new(HonestSlaiga, ("JC QC KC AC 10C 9D", HANDS2[1]), "10H 10S")
+    act(g, d, Shoot(0, 1, S))
+    expected = [ShotCard(0, h_of(g, d, 0, c), c == "AC") for c in ("JC", "QC", "KC", "AC")]
+    assert sorted(g.legal_actions(0), key=lambda a: a.card) == sorted(
+        expected, key=lambda a: a.card
+    )
+    assert_refused(g, ShotCard(0, h_of(g, d, 0, "10C")))
+    # slaiga: a 10 played as a shot claim is a lie when checked
+    g, d, _ = new(Slaiga, ("JC QC KC AC 10C 9D", HANDS2[1]), "10H 10S")
+    act(g, d, Shoot(0, 1, S))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "10C")))
+    act(g, d, Check(1))
+    assert "check:shot:liar" in kinds(act(g, d, AcceptCheck(0)))
