@@ -7,23 +7,29 @@ of concurrent responders.  The protocol ends after ``steps`` steps.  A wrong
 count or echo value is an :class:`InvalidMove` naming the seat.
 
 This stands in for game play until the game issue lands; it is driven by the
-same :class:`p2p.order.Rule` contract that games will use.
+same :class:`p2p.order.Rule` contract that games will use.  Its parameters
+(steps and round interval) are part of the signed table manifest, as
+:class:`DemoProtocol`, so the record alone says how long it runs and which
+steps are rounds.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated, Any
 
 from p2p.errors import InvalidMove
-from p2p.forming import FormingRule, Manifest, NextRule
 from p2p.order import Owed, StepView
-from p2p.wire import U64_MAX, Body, UInt, body
+from p2p.wire import U32, U64_MAX, Body, Protocol, UInt, body, protocol
+
+if TYPE_CHECKING:  # forming imports this module (to register DemoProtocol), not vice versa
+    from p2p.forming import Manifest, NextRule
 
 COUNT_KIND = "count"
 ECHO_KIND = "echo"
 DEFAULT_DEMO_STEPS = 300
 DEFAULT_ROUND_EVERY = 10
+DEMO_PROTOCOL = "demo"
 
 Counter = Annotated[int, UInt(max=U64_MAX)]
 
@@ -38,6 +44,19 @@ class Count(Body):
 @dataclass(frozen=True, slots=True)
 class Echo(Body):
     value: Counter
+
+
+@protocol(DEMO_PROTOCOL)
+@dataclass(frozen=True, slots=True)
+class DemoProtocol(Protocol):
+    """The manifest's record of the demo parameters: ``steps`` demo steps after the seat
+    order (0: the record ends with it), an echo round every ``round_every``-th (0: none)."""
+
+    steps: U32
+    round_every: U32
+
+    def start(self, manifest: Any, seat_order: tuple[int, ...]) -> DemoRule:
+        return DemoRule(manifest.n_seats, seat_order, self.steps, self.round_every)
 
 
 class DemoRule:
@@ -66,7 +85,8 @@ class DemoRule:
     def factory(
         cls, steps: int = DEFAULT_DEMO_STEPS, round_every: int = DEFAULT_ROUND_EVERY
     ) -> NextRule:
-        """A ``then`` for :class:`FormingRule`: start the demo once the seat order is known."""
+        """A ``then`` for :class:`p2p.forming.FormingRule` with explicit parameters
+        (tests of the rule alone; a table takes them from its manifest instead)."""
 
         def make(manifest: Manifest, seat_order: tuple[int, ...]) -> DemoRule:
             return cls(manifest.n_seats, seat_order, steps, round_every)
@@ -94,15 +114,6 @@ class DemoRule:
             self.count += 1
             self.turn += 1
         self.done += 1
-
-
-def demo_table_rule(steps: int = DEFAULT_DEMO_STEPS, round_every: int = DEFAULT_ROUND_EVERY):
-    """Rule factory for :class:`p2p.record.Record`: forming, then the demo protocol."""
-
-    def make(manifest: Manifest) -> FormingRule:
-        return FormingRule(manifest, then=DemoRule.factory(steps, round_every))
-
-    return make
 
 
 def next_body(rule: DemoRule, kind: str) -> Body:

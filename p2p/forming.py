@@ -2,7 +2,8 @@
 
 When every seat is taken, the peers build the same :class:`Manifest` (game,
 options, each seat's identity key, seal key and address, protocol version,
-the random table id, and the silence timeouts).  Its canonical bytes
+the random table id, the silence timeouts, and the protocol the record
+follows after forming with its parameters).  Its canonical bytes
 (:func:`manifest_bytes`) are signed by every seat; manifest plus all
 signatures is the record's genesis (step 0, :class:`p2p.wire.Genesis`).
 
@@ -30,6 +31,7 @@ from typing import Annotated
 from crypto.commit import JointRandom, check_commitment, commit
 from crypto.errors import CommitmentMismatch, CryptoError
 from crypto.identity import IdentityKey, verify_signature
+from p2p.demo import DemoProtocol  # noqa: F401 - registers the "demo" manifest protocol
 from p2p.errors import ForgedSignature, InvalidGenesis, InvalidMove, LocalProtocolError
 from p2p.order import Owed, Rule, StepView
 from p2p.wire import (
@@ -45,8 +47,10 @@ from p2p.wire import (
     Name,
     Nested,
     Options,
+    Protocol,
     Seq,
     TableId,
+    Tagged,
     body,
     decode_body,
     encode_body,
@@ -68,7 +72,14 @@ REVEAL_KIND = "reveal"
 @message("table_manifest")
 @dataclass(frozen=True, slots=True)
 class Manifest(Message):
-    """Everything the seats agree on before play; seat slot = index in ``seats``."""
+    """Everything the seats agree on before play; seat slot = index in ``seats``.
+
+    ``protocol`` says what the record holds after the seat order and with
+    which parameters (e.g. :class:`p2p.demo.DemoProtocol`).  It is separate
+    from ``options``, which are the game's own options checked against its
+    rules; being signed by every seat, it lets anyone replay the record's
+    turn rules from the file alone (:func:`table_rule`).
+    """
 
     version: U32
     table_id: TableId
@@ -77,6 +88,7 @@ class Manifest(Message):
     seats: Annotated[tuple[Member, ...], Seq(Nested(Member), min_len=1, max_len=MAX_SEATS)]
     stall_after_ms: U32
     max_wait_ms: U32
+    protocol: Annotated[Protocol, Tagged(Protocol)]
 
     def __post_init__(self) -> None:
         Message.__post_init__(self)
@@ -237,6 +249,12 @@ def seat_order_from(table_id: bytes, reveals: Mapping[int, bytes]) -> tuple[int,
 
 
 NextRule = Callable[[Manifest, tuple[int, ...]], Rule]
+
+
+def table_rule(manifest: Manifest) -> FormingRule:
+    """The whole record's rule, from the manifest alone: the seat order, then the
+    manifest's protocol (the ``rule_factory`` for :class:`p2p.record.Record`)."""
+    return FormingRule(manifest, then=manifest.protocol.start)
 
 
 class FormingRule:

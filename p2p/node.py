@@ -45,7 +45,7 @@ import trio
 from crypto.identity import IdentityKey, fingerprint
 from crypto.seal import SealKey
 from p2p import discovery, wire
-from p2p.demo import DEFAULT_ROUND_EVERY, DemoRule, demo_table_rule, next_body
+from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
 from p2p.errors import (
     BrokenChain,
     CheatDetected,
@@ -70,6 +70,7 @@ from p2p.forming import (
     open_genesis,
     seat_order_commit,
     sign_manifest,
+    table_rule,
     verify_manifest_signature,
 )
 from p2p.mesh import (
@@ -184,6 +185,8 @@ class NodeConfig:
     use_discovery: bool = True
     demo_steps: int = 0
     round_every: int = DEFAULT_ROUND_EVERY
+    """The demo protocol's parameters; only the opener's count: they go into the signed
+    manifest, and every seat (and any verifier) runs the record by the manifest."""
     stall_after_ms: int = DEFAULT_STALL_AFTER_MS
     max_wait_ms: int = DEFAULT_MAX_WAIT_MS
     keepalive_interval: float = 1.0
@@ -397,6 +400,7 @@ class Node:
                 tuple(members),
                 self.cfg.stall_after_ms,
                 self.cfg.max_wait_ms,
+                DemoProtocol(self.cfg.demo_steps, self.cfg.round_every),
             )
             await self._collect_signatures(manifest)
             return await self._play(stack, fresh=True)
@@ -655,9 +659,8 @@ class Node:
 
     def _new_record(self) -> None:
         assert self.genesis is not None
-        # steps 1-2 draw the seat order; then ``demo_steps`` demo steps (0: none)
-        rule = demo_table_rule(self.cfg.demo_steps, self.cfg.round_every)
-        self.record = Record(self.genesis, rule)
+        # steps 1-2 draw the seat order; then the protocol the signed manifest names
+        self.record = Record(self.genesis, table_rule)
 
     def _secret_path(self) -> Path:
         assert self.manifest is not None

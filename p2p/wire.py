@@ -54,7 +54,9 @@ from p2p.errors import LocalProtocolError, RemoteProtocolError
 # malicious length prefix from costing us more than 1 MiB of buffer.
 # ---------------------------------------------------------------------------
 
-PROTOCOL_VERSION = 1
+PROTOCOL_VERSION = 2
+"""Version 2: the table manifest names the protocol its record follows after forming
+(``Manifest.protocol``), so an offline verifier needs nothing but the record file."""
 MAX_FRAME_BYTES = 1 << 20
 LENGTH_PREFIX = struct.Struct(">I")
 LENGTH_PREFIX_BYTES = LENGTH_PREFIX.size
@@ -317,6 +319,23 @@ class Body(Struct):
     __slots__ = ()
 
 
+class Protocol(Struct):
+    """The protocol a table's record follows after the seat order, with its parameters.
+
+    It is a field of the signed table manifest (``[tag, fields]``), so every
+    rule parameter that decides who owes what is fixed before play and can be
+    read back from the record alone.  Subclasses (registered with
+    :func:`protocol`) build the rule that takes over once the seat order is
+    drawn.
+    """
+
+    __slots__ = ()
+
+    def start(self, manifest: Any, seat_order: tuple[int, ...]) -> Any:
+        """The :class:`p2p.order.Rule` that drives the record after the seat order."""
+        raise NotImplementedError
+
+
 _REGISTRY: dict[str, type[Struct]] = {}
 S = TypeVar("S", bound=type)
 
@@ -363,6 +382,11 @@ def message(tag: str) -> Callable[[S], S]:
 def body(tag: str) -> Callable[[S], S]:
     """Class decorator: register a record entry :class:`Body` type (kind) under ``tag``."""
     return _register(tag, Body)
+
+
+def protocol(tag: str) -> Callable[[S], S]:
+    """Class decorator: register a manifest :class:`Protocol` type under ``tag``."""
+    return _register(tag, Protocol)
 
 
 def registered(tag: str) -> type[Struct] | None:

@@ -11,7 +11,7 @@ import trio
 
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
-from p2p.demo import demo_table_rule, next_body
+from p2p.demo import DemoProtocol, next_body
 from p2p.forming import (
     Manifest,
     Reveal,
@@ -20,10 +20,11 @@ from p2p.forming import (
     new_table_id,
     seat_order_commit,
     sign_manifest,
+    table_rule,
 )
 from p2p.node import Node, NodeConfig, TableResult
 from p2p.record import Record, entry_signing_input
-from p2p.wire import Body, Entry, Member, Signed, encode_body
+from p2p.wire import PROTOCOL_VERSION, Body, Entry, Member, Signed, encode_body
 
 
 class Table:
@@ -40,7 +41,7 @@ class Table:
         self.n = n
         self.keys = keys or [IdentityKey.generate() for _ in range(n)]
         self.manifest = Manifest(
-            1,
+            PROTOCOL_VERSION,
             table_id or new_table_id(),
             "demo",
             {"rounds": round_every},
@@ -50,12 +51,13 @@ class Table:
             ),
             5000,
             60000,
+            DemoProtocol(steps, round_every),
         )
         raw = manifest_bytes(self.manifest)
         self.genesis = make_genesis(
             raw, {i: sign_manifest(k, raw) for i, k in enumerate(self.keys)}
         )
-        self.rule = demo_table_rule(steps, round_every)
+        self.rule = table_rule
         self.records = [Record(self.genesis, self.rule) for _ in range(n)]
         self.secret_reveals: dict[int, Reveal] = {}
 

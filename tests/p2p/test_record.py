@@ -33,7 +33,15 @@ from p2p.forming import (
     seat_order_commit,
 )
 from p2p.record import Record, Status, step_hash
-from p2p.wire import Entry, Genesis, Signed, decode_body, encode_body, fetched_batches
+from p2p.wire import (
+    PROTOCOL_VERSION,
+    Entry,
+    Genesis,
+    Signed,
+    decode_body,
+    encode_body,
+    fetched_batches,
+)
 from tests.p2p._tables import Table, advance_to_demo
 
 
@@ -363,7 +371,16 @@ def test_genesis_signatures_checked():
     with pytest.raises(InvalidGenesis):
         open_genesis(Genesis(raw[:-1], tuple(sigs)))
     with pytest.raises(LocalProtocolError, match="share one identity"):
-        Manifest(1, t.manifest.table_id, "demo", {}, (t.manifest.seats[0],) * 2, 1, 2)
+        Manifest(
+            PROTOCOL_VERSION,
+            t.manifest.table_id,
+            "demo",
+            {},
+            (t.manifest.seats[0],) * 2,
+            1,
+            2,
+            t.manifest.protocol,
+        )
 
 
 def test_lagging_peer_catches_up_from_fetch_batches():

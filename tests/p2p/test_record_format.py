@@ -22,7 +22,6 @@ from tests.p2p._tables import run_table
 
 TIMEOUT_S = 30
 DEMO_STEPS = 25
-ROUND_EVERY = 10  # the default of the demonstration protocol
 MAGIC = b"SLAIGA-RECORD-1\n"
 MAX_LEN = 1 << 20
 
@@ -90,8 +89,10 @@ def _seat_order(table_id: bytes, values: dict[int, bytes]) -> list[int]:
     return perm
 
 
-def verify_file(path: Path, demo_steps: int, round_every: int) -> tuple[bytes, list[int]]:
-    """Check a record file as RECORD_FORMAT.md says; return (head, seat order)."""
+def verify_file(path: Path) -> tuple[bytes, list[int]]:
+    """Check a record file as RECORD_FORMAT.md says; return (head, seat order).
+
+    Every rule parameter comes from the signed manifest (its ``protocol``)."""
     data = path.read_bytes()
     if data[:16] != MAGIC:
         raise Bad("magic")
@@ -113,9 +114,22 @@ def verify_file(path: Path, demo_steps: int, round_every: int) -> tuple[bytes, l
     manifest = _body(
         raw_manifest,
         "table_manifest",
-        ["version", "table_id", "game", "options", "seats", "stall_after_ms", "max_wait_ms"],
+        [
+            "version",
+            "table_id",
+            "game",
+            "options",
+            "seats",
+            "stall_after_ms",
+            "max_wait_ms",
+            "protocol",
+        ],
     )
-    assert manifest["version"] == 1
+    assert manifest["version"] == 2
+    protocol_kind, params = manifest["protocol"]
+    if protocol_kind != "demo" or list(params) != ["steps", "round_every"]:
+        raise Bad(f"unknown protocol {protocol_kind!r}")
+    demo_steps, round_every = params["steps"], params["round_every"]
     keys = [m["identity"] for m in manifest["seats"]]
     n, table_id = len(keys), manifest["table_id"]
     assert len(genesis["signatures"]) == n
@@ -138,6 +152,8 @@ def verify_file(path: Path, demo_steps: int, round_every: int) -> tuple[bytes, l
     order: list[int] = []
     count = turns = 0
     total = 2 + demo_steps
+    if by_step and max(by_step) > total:
+        raise Bad(f"entries for step {max(by_step)} after the last step {total}")
     for k in range(1, total + 1):
         d = k - 2
         if k <= 2 or (round_every > 0 and d % round_every == 0):
@@ -181,7 +197,7 @@ async def test_independent_verifier_agrees_with_the_peers(tmp_path: Path) -> Non
         async with no_leaks():
             results = await run_table(tmp_path, 3, steps=DEMO_STEPS)
     for r in results:
-        head, order = verify_file(r.record_file, DEMO_STEPS, ROUND_EVERY)
+        head, order = verify_file(r.record_file)
         assert head == r.record.head
         assert tuple(order) == r.seat_order
     # a changed signature byte in a stored entry, with a matching checksum: the signature fails
@@ -195,4 +211,4 @@ async def test_independent_verifier_agrees_with_the_peers(tmp_path: Path) -> Non
     data[frame + 4 : frame + 12] = hashlib.blake2b(payload, digest_size=8).digest()
     path.write_bytes(bytes(data))
     with pytest.raises(Bad, match="signature"):
-        verify_file(path, DEMO_STEPS, ROUND_EVERY)
+        verify_file(path)
