@@ -956,3 +956,38 @@ def test_shoot_cards_are_exactly_j_q_k_a():
     act(g, d, ShotCard(0, h_of(g, d, 0, "10C")))
     act(g, d, Check(1))
     assert "check:shot:liar" in kinds(act(g, d, AcceptCheck(0)))
+
+
+def test_jack_volley_loser_reloads_first():
+    hands = ("JC KH 3H 4H 5H 9D", "AS 3S 4S 7D 8D 9C")
+    g, d, _ = new(HonestSlaiga, hands, "10C 10D 10H 10S KC KD", picks=[0])
+    act(g, d, JackShot(0, 1, h_of(g, d, 0, "JC")))
+    act(g, d, Answer(1, h_of(g, d, 1, "AS")))
+    act(g, d, Concede(0))  # the attacker gives up: seat 1 wins and picks
+    assert g.phase == "give_back" and g.to_move() == (1,)
+    act(g, d, g.legal_actions(1)[0])
+    assert reload_order(g, d) == [0, 1] and g.to_move() == (1,)
+
+
+def test_miss_only_as_the_defenders_first_answer():
+    g, d, _ = new(Slaiga, HANDS2, "10C 10D 10H 10S")
+    act(g, d, Shoot(0, 1, H))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "JC")))
+    act(g, d, Answer(1, h_of(g, d, 1, "2S")))
+    assert_refused(g, Miss(0))
+    act(g, d, Answer(0, h_of(g, d, 0, "9D")))
+    assert Miss(1) not in g.legal_actions(1)
+    assert_refused(g, Miss(1))
+
+
+def test_shots_need_an_opponent_in_play():
+    hands = (WIN, "JS 3S 4S 7D 8D 9C", "2D 3D 4D 5D 7C 8C")
+    g, d, _ = new(HonestSlaiga, hands, "10C 10D 10H", seats=3)
+    act(g, d, Draw(0, DRAW))
+    act(g, d, ClaimWin(0, h_of(g, d, 0, "9D")))
+    assert g.places == [0] and g.to_move() == (1,)
+    jack = h_of(g, d, 1, "JS")
+    assert_refused(g, Shoot(1, 0, H), Shoot(1, 1, H), Shoot(1, 3, H), Shoot(1, -1, H))
+    assert_refused(g, JackShot(1, 0, jack), JackShot(1, 1, jack))
+    assert {a.target for a in g.legal_actions(1) if isinstance(a, Shoot | JackShot)} == {2}
+    act(g, d, Shoot(1, 2, H))
