@@ -1,0 +1,127 @@
+"""``slaiga verify RECORD-FILE [--json]``: check a saved record offline, as anyone can.
+
+No network and no keys but those in the record (see :mod:`p2p.verify` and
+``p2p/RECORD_FORMAT.md``).  Human output goes through ``rich``; ``--json``
+prints exactly one JSON object on stdout.
+
+Exit status: 0 when the record verifies (a torn tail dropped, or a table that
+stopped early, still verify: the report says so); 1 when it fails
+verification (a proven cheat, a forged or damaged file, a gap); 2 when the
+input cannot be read as a record file, or on usage errors.
+
+Runnable on its own as ``python -m cli.verify verify RECORD-FILE``;
+``add_parser`` registers the subcommand on the main ``slaiga`` parser.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+
+from rich.console import Console
+from rich.table import Table
+
+from p2p.verify import UnreadableRecord, VerifyReport, verify_record_file
+
+EXIT_OK = 0
+EXIT_FAILED = 1
+EXIT_UNREADABLE = 2
+
+_out = Console()
+_err = Console(stderr=True)
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    """Register ``verify`` on a subparsers object."""
+    p = sub.add_parser(
+        "verify",
+        help="verify a saved record file offline (signatures, hash chain, turns, equivocation)",
+        description="Check a saved Slaiga record file offline, with no network and no keys "
+        "but those in the record. Exit 0: verified; 1: fails verification; 2: unreadable.",
+    )
+    p.add_argument("record", metavar="RECORD-FILE", help="a record file (tables/<id>.rec)")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run_verify)
+
+
+def _culprit_text(report: VerifyReport) -> str:
+    f = report.failure
+    assert f is not None
+    if f.culprit is None:
+        return "no seat is proven at fault: the file itself is forged or damaged"
+    name = report.seat_name(f.culprit)
+    return f"culprit: seat {f.culprit}" + (f" ({name})" if name else "")
+
+
+def _print_human(report: VerifyReport) -> None:
+    if report.table_id is not None:
+        title = f"Table {report.table_id} — {report.game}"
+        table = Table(title=title)
+        table.add_column("seat", justify="right")
+        table.add_column("slot", justify="right")
+        table.add_column("name")
+        table.add_column("fingerprint")
+        for s in report.seats:
+            pos = str(s.position) if s.position is not None else "-"
+            table.add_row(pos, str(s.slot), s.name, s.fingerprint)
+        _out.print(table)
+        if report.options:
+            opts = ", ".join(f"{k}={v}" for k, v in sorted(report.options.items()))
+            _out.print(f"options: {opts}")
+        if report.protocol is not None:
+            params = ", ".join(f"{k}={v}" for k, v in report.protocol.items() if k != "kind")
+            _out.print(f"protocol: {report.protocol['kind']} ({params})")
+        if not report.seat_order_known:
+            _out.print("[yellow]the seat order was never drawn: seats shown in slot order")
+    if report.torn_bytes:
+        _out.print(f"[yellow]torn last frame dropped ({report.torn_bytes} bytes)")
+    if report.duplicates:
+        _out.print(f"[yellow]{report.duplicates} duplicate entr(y/ies) ignored")
+    f = report.failure
+    if f is not None:
+        where = f" at step {f.step}" if f.step is not None else ""
+        _out.print(f"[bold red]record FAILS verification{where}: {f.message}")
+        _out.print(f"[red]{_culprit_text(report)}")
+        for env in f.evidence:
+            _out.print(f"[red]  evidence: frame {env.frame}, signature {env.signature.hex()[:32]}…")
+        if report.head is not None:
+            _out.print(f"verified before the failure: {report.steps} steps, head {report.head}")
+        return
+    _out.print(f"[bold green]record verified: {report.steps} steps, head {report.head}")
+    if not report.finished:
+        owing = ", ".join(str(s) for s in report.waiting_on) or "-"
+        _out.print(
+            f"[yellow]unfinished: the table stopped while step {report.steps + 1}"
+            f" was owed by seat(s) {owing}"
+        )
+
+
+def run_verify(args: argparse.Namespace) -> int:
+    try:
+        report = verify_record_file(args.record)
+    except UnreadableRecord as exc:
+        if args.json:
+            print(json.dumps({"ok": False, "error": str(exc), "error_kind": "Unreadable"}))
+        _err.print(f"[red]error:[/red] {exc}")
+        return EXIT_UNREADABLE
+    if args.json:
+        print(json.dumps(report.to_json(), sort_keys=True), flush=True)
+    else:
+        _print_human(report)
+    return EXIT_OK if report.ok else EXIT_FAILED
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="slaiga", description="Verify Slaiga record files")
+    add_parser(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
+    return parser
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)
+    return int(args.func(args))
+
+
+if __name__ == "__main__":
+    sys.exit(main())

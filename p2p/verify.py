@@ -1,0 +1,372 @@
+"""Offline verification of a saved record file: ``slaiga verify`` without the command line.
+
+Anyone holding a record file can check it with no network and no key but the
+ones the file itself carries.  :func:`verify_record_file` reads the file
+(:mod:`p2p.store`: checksums, torn tail), opens the genesis (every seat's
+manifest signature) and replays every envelope through a fresh sans-I/O
+:class:`p2p.record.Record` built from that genesis with the turn rules the
+signed manifest names (:func:`p2p.forming.table_rule`).  So the verifier runs
+the very checks a live peer runs: each signature under the claimed seat's
+key, the table id, whose turn it is and which kind is owed, the hash chain,
+the seat-order commitments, the protocol's moves, and equivocation.
+
+Envelopes are replayed in canonical order (by step, then seat, file order
+breaking ties): the file's order within a round of concurrent responders
+depends on arrival at the peer that wrote it (RECORD_FORMAT.md §1), and the
+earliest violation is the one reported.  The first violation ends the check;
+:class:`Failure` says what it is, at which step, which seat the entry names,
+and which seat (if any) it *proves* cheated: an entry signed by the seat it
+names, or by another seat's key (impersonation), convicts its signer; a
+signature that no seat's key verifies, or a gap in the file, convicts no
+seat, only the file.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crypto.identity import fingerprint
+from p2p.errors import (
+    CheatDetected,
+    CorruptRecordFile,
+    Equivocation,
+    ForgedSignature,
+    Impersonation,
+    InvalidGenesis,
+    RemoteProtocolError,
+)
+from p2p.forming import FormingRule, Manifest, table_rule
+from p2p.record import Record, Status
+from p2p.store import MAGIC, load
+from p2p.wire import Entry, Signed, decode_body
+
+GAP = "Gap"
+"""Failure kind: entries for later steps follow a step that never completed."""
+CORRUPT = "CorruptRecordFile"
+MALFORMED_ENTRY = "MalformedEntry"
+
+
+class UnreadableRecord(Exception):
+    """The input cannot be read as a record file at all (missing, unreadable, not one)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Envelope:
+    """One signed envelope of the file and the frame that held it (1 = first after genesis)."""
+
+    frame: int
+    entry: bytes
+    signature: bytes
+
+    def to_json(self) -> dict[str, Any]:
+        return {"frame": self.frame, "entry": self.entry.hex(), "signature": self.signature.hex()}
+
+
+@dataclass(frozen=True, slots=True)
+class Failure:
+    """Why a record does not verify.
+
+    ``kind`` is the error class name (``ForgedSignature``, ``Equivocation``,
+    ``OutOfTurn``, ``BrokenChain``, ``Replay``, ``InvalidMove``,
+    ``Impersonation``, ``WrongTable``, ``InvalidGenesis``, :data:`GAP`,
+    :data:`CORRUPT`, :data:`MALFORMED_ENTRY`).  ``seat`` is the slot the
+    failing entry names; ``culprit`` the slot proven to have cheated, or
+    ``None`` when the evidence convicts no seat (a signature no seat's key
+    verifies, a gap, a damaged file).  ``evidence`` holds the signed
+    envelopes involved: two for equivocation, so anyone can re-check it.
+    """
+
+    kind: str
+    message: str
+    culprit: int | None = None
+    seat: int | None = None
+    step: int | None = None
+    evidence: tuple[Envelope, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class SeatInfo:
+    """A seat as the record shows it: its place in the seat order, its slot, who it is."""
+
+    position: int | None  # 1-based place in the drawn seat order (None: not drawn)
+    slot: int
+    name: str
+    fingerprint: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "position": self.position,
+            "slot": self.slot,
+            "name": self.name,
+            "fingerprint": self.fingerprint,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class VerifyReport:
+    """What :func:`verify_record_file` found.  ``ok`` iff ``failure`` is ``None``.
+
+    ``seats`` is in seat order when the record got as far as drawing it
+    (``seat_order_known``), else in slot order.  ``steps`` counts completed
+    steps and ``head`` is the hash of the last; ``finished`` says whether the
+    protocol owes nothing more; otherwise ``waiting_on`` names the slots that
+    owe the next step.  ``torn_bytes`` is the torn last frame dropped (0:
+    none); ``duplicates`` counts byte-identical repeated envelopes.
+    """
+
+    path: str
+    table_id: str | None = None
+    game: str | None = None
+    options: dict[str, Any] = field(default_factory=dict)
+    protocol: dict[str, Any] | None = None
+    seats: tuple[SeatInfo, ...] = ()
+    seat_order_known: bool = False
+    steps: int = 0
+    head: str | None = None
+    finished: bool = False
+    waiting_on: tuple[int, ...] = ()
+    pending: int = 0
+    entries: int = 0
+    duplicates: int = 0
+    torn_bytes: int = 0
+    failure: Failure | None = None
+
+    @property
+    def ok(self) -> bool:
+        return self.failure is None
+
+    def seat_name(self, slot: int | None) -> str | None:
+        for s in self.seats:
+            if s.slot == slot:
+                return s.name
+        return None
+
+    def to_json(self) -> dict[str, Any]:
+        """One JSON-ready object (what ``slaiga verify --json`` prints)."""
+        f = self.failure
+        culprit = f.culprit if f is not None else None
+        by_slot = {s.slot: s for s in self.seats}
+        return {
+            "ok": self.ok,
+            "file": self.path,
+            "table_id": self.table_id,
+            "game": self.game,
+            "options": self.options,
+            "protocol": self.protocol,
+            "seats": [s.to_json() for s in self.seats],
+            "seat_order_known": self.seat_order_known,
+            "steps": self.steps,
+            "head": self.head,
+            "finished": self.finished,
+            "waiting_on": list(self.waiting_on),
+            "pending": self.pending,
+            "entries": self.entries,
+            "duplicates": self.duplicates,
+            "torn_bytes": self.torn_bytes,
+            "error": f.message if f is not None else None,
+            "error_kind": f.kind if f is not None else None,
+            "culprit": culprit,
+            "culprit_name": by_slot[culprit].name if culprit in by_slot else None,
+            "culprit_fingerprint": by_slot[culprit].fingerprint if culprit in by_slot else None,
+            "seat": f.seat if f is not None else None,
+            "step": f.step if f is not None else None,
+            "evidence": [e.to_json() for e in f.evidence] if f is not None else [],
+        }
+
+
+def _jsonable(value: Any) -> Any:
+    if isinstance(value, bytes):
+        return value.hex()
+    if isinstance(value, (tuple, list)):
+        return [_jsonable(v) for v in value]
+    return value
+
+
+def _protocol_json(manifest: Manifest) -> dict[str, Any]:
+    p = manifest.protocol
+    return {"kind": p.TAG, **{name: _jsonable(getattr(p, name)) for name, _ in p.FIELDS}}
+
+
+def _seats(manifest: Manifest, order: tuple[int, ...] | None) -> tuple[SeatInfo, ...]:
+    slots = order if order else tuple(range(manifest.n_seats))
+    return tuple(
+        SeatInfo(
+            i + 1 if order else None,
+            slot,
+            manifest.seats[slot].name,
+            fingerprint(manifest.seats[slot].identity),
+        )
+        for i, slot in enumerate(slots)
+    )
+
+
+def _describe_manifest(path: str, manifest: Manifest, **kw: Any) -> VerifyReport:
+    return VerifyReport(
+        path=path,
+        table_id=manifest.table_id.hex(),
+        game=manifest.game,
+        options=dict(manifest.options),
+        protocol=_protocol_json(manifest),
+        seats=_seats(manifest, None),
+        **kw,
+    )
+
+
+def _read(path: Path) -> None:
+    """Raise :class:`UnreadableRecord` unless ``path`` is a readable file with our magic."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(len(MAGIC))
+    except OSError as exc:
+        raise UnreadableRecord(f"cannot read {path}: {exc.strerror or exc}") from None
+    if head != MAGIC:
+        raise UnreadableRecord(f"{path} is not a slaiga record file (bad magic)")
+
+
+def _cheat_failure(
+    exc: CheatDetected, env: Envelope, entry: Entry, frames: dict[bytes, int]
+) -> Failure:
+    """Turn a violation found by the record into a :class:`Failure` naming step and seats."""
+    evidence: tuple[Envelope, ...] = (env,)
+    if isinstance(exc, Equivocation):
+        first, first_sig = exc.evidence[0], exc.evidence[1]
+        evidence = (Envelope(frames.get(first, 0), first, first_sig), env)
+    if isinstance(exc, ForgedSignature):
+        culprit = None  # no key of this table signed it: the file is forged, not the seat
+        message = (
+            f"forged signature: the entry for step {entry.step} claims seat {entry.seat},"
+            " but no seat of this table signed it"
+        )
+    elif isinstance(exc, Impersonation):
+        culprit = exc.seat  # the signer: its key verifies an entry claiming another seat
+        message = f"impersonation at step {entry.step}: seat {exc.seat} {exc.reason}"
+    elif isinstance(exc, Equivocation):
+        culprit = exc.seat
+        message = (
+            f"equivocation: seat {exc.seat} signed two different entries for step {entry.step}"
+        )
+    else:
+        culprit = exc.seat
+        message = f"{type(exc).__name__} at step {entry.step}: seat {exc.seat}: {exc.reason}"
+    return Failure(type(exc).__name__, message, culprit, entry.seat, entry.step, evidence)
+
+
+def _locate_evidence(
+    exc: CheatDetected, envelopes: list[tuple[Envelope, Entry]]
+) -> tuple[Envelope, Entry] | None:
+    """The envelope a violation in a released held entry is about (by its evidence bytes)."""
+    if exc.evidence:
+        for env, entry in envelopes:
+            if env.entry == exc.evidence[-2 if isinstance(exc, Equivocation) else 0]:
+                return env, entry
+    return None
+
+
+def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
+    """Verify a record file offline; see the module docstring.
+
+    Returns a report whether or not the record verifies (``report.ok``);
+    raises :class:`UnreadableRecord` only when the input is not a record
+    file that can be read at all.
+    """
+    p = Path(path)
+    name = str(path)
+    _read(p)
+    try:
+        loaded = load(p)
+    except CorruptRecordFile as exc:
+        return VerifyReport(path=name, failure=Failure(CORRUPT, str(exc)))
+    except OSError as exc:
+        raise UnreadableRecord(f"cannot read {p}: {exc.strerror or exc}") from None
+    try:
+        record = Record(loaded.genesis, table_rule)
+    except ForgedSignature as exc:
+        manifest = decode_body(loaded.genesis.manifest, Manifest)
+        assert isinstance(manifest, Manifest)
+        failure = Failure(
+            "ForgedSignature",
+            f"forged genesis: the manifest signature of seat {exc.seat} does not verify",
+            None,
+            exc.seat,
+            0,
+        )
+        return _describe_manifest(name, manifest, torn_bytes=loaded.torn_bytes, failure=failure)
+    except InvalidGenesis as exc:
+        return VerifyReport(
+            path=name,
+            torn_bytes=loaded.torn_bytes,
+            failure=Failure("InvalidGenesis", f"invalid genesis: {exc}", step=0),
+        )
+    manifest = record.manifest
+    base = {"torn_bytes": loaded.torn_bytes, "entries": len(loaded.entries)}
+
+    envelopes: list[tuple[Envelope, Entry]] = []
+    for i, signed in enumerate(loaded.entries, start=1):
+        env = Envelope(i, signed.entry, signed.signature)
+        try:
+            entry = decode_body(signed.entry, Entry)
+        except RemoteProtocolError as exc:
+            failure = Failure(MALFORMED_ENTRY, f"frame {i}: signed entry does not decode: {exc}")
+            return _describe_manifest(name, manifest, failure=failure, **base)
+        assert isinstance(entry, Entry)
+        envelopes.append((env, entry))
+    frames = {env.entry: env.frame for env, _ in reversed(envelopes)}  # first frame wins
+    canonical = sorted(envelopes, key=lambda pair: (pair[1].step, pair[1].seat, pair[0].frame))
+
+    failure: Failure | None = None
+    duplicates = unchained = 0
+    for env, entry in canonical:
+        try:
+            offer = record.offer(Signed(env.entry, env.signature))
+        except CheatDetected as exc:
+            failure = _cheat_failure(exc, env, entry, frames)
+            break
+        except RemoteProtocolError as exc:
+            failure = Failure(
+                MALFORMED_ENTRY, f"frame {env.frame}: {exc}", None, entry.seat, entry.step, (env,)
+            )
+            break
+        if offer.status is Status.DUPLICATE:
+            duplicates += 1
+        elif offer.status is Status.TOO_FAR:
+            unchained += 1
+        if offer.cheats:
+            exc = offer.cheats[0]
+            found = _locate_evidence(exc, envelopes) or (env, entry)
+            failure = _cheat_failure(exc, *found, frames)
+            break
+    if failure is None and (record.held_count() or unchained):
+        later = record.held_count() + unchained
+        owing = sorted(record.waiting_on())
+        failure = Failure(
+            GAP,
+            f"gap: step {record.step} never completed (no entry from seat(s)"
+            f" {', '.join(map(str, owing))}), yet the file holds {later} entr"
+            f"{'y' if later == 1 else 'ies'} for later steps",
+            None,
+            None,
+            record.step,
+        )
+
+    rule = record.rule
+    order = rule.seat_order if isinstance(rule, FormingRule) else None
+    return VerifyReport(
+        path=name,
+        table_id=manifest.table_id.hex(),
+        game=manifest.game,
+        options=dict(manifest.options),
+        protocol=_protocol_json(manifest),
+        seats=_seats(manifest, order),
+        seat_order_known=order is not None,
+        steps=record.step - 1,
+        head=record.head.hex(),
+        finished=record.finished,
+        waiting_on=tuple(sorted(record.waiting_on())),
+        pending=sum(1 for _ in record.signed_from(record.step)),
+        duplicates=duplicates,
+        failure=failure,
+        **base,
+    )
