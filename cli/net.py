@@ -69,7 +69,8 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         "--demo-steps",
         type=int,
         default=0,
-        help="run the demonstration protocol for N steps after forming",
+        help="run the demonstration protocol for N steps after forming (the opener's"
+        " choice is signed into the manifest; joiners and resumers follow the manifest)",
     )
     p.add_argument("--round-every", type=int, default=DEFAULT_ROUND_EVERY, help=argparse.SUPPRESS)
     p.add_argument(

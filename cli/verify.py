@@ -28,7 +28,7 @@ EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_UNREADABLE = 2
 
-_out = Console()
+_out = Console(soft_wrap=True)  # never break a hash or a fingerprint across lines
 _err = Console(stderr=True)
 
 
@@ -56,8 +56,8 @@ def _culprit_text(report: VerifyReport) -> str:
 
 def _print_human(report: VerifyReport) -> None:
     if report.table_id is not None:
-        title = f"Table {report.table_id} — {report.game}"
-        table = Table(title=title)
+        _out.print(f"table {report.table_id}: {report.game}, {len(report.seats)} seats")
+        table = Table()
         table.add_column("seat", justify="right")
         table.add_column("slot", justify="right")
         table.add_column("name")

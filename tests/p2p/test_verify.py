@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import shutil
 import struct
 import subprocess
@@ -408,11 +407,9 @@ def test_unreadable_inputs_raise(tmp_path: Path) -> None:
 
 
 def _cli(*args: str | Path) -> subprocess.CompletedProcess[str]:
-    env = dict(os.environ, COLUMNS="200")
     return subprocess.run(
         [sys.executable, "-m", "cli.verify", "verify", *map(str, args)],
         cwd=REPO,
-        env=env,
         capture_output=True,
         text=True,
         timeout=CLI_TIMEOUT_S,
