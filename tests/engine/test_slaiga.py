@@ -991,3 +991,15 @@ def test_shots_need_an_opponent_in_play():
     assert_refused(g, JackShot(1, 0, jack), JackShot(1, 1, jack))
     assert {a.target for a in g.legal_actions(1) if isinstance(a, Shoot | JackShot)} == {2}
     act(g, d, Shoot(1, 2, H))
+
+
+def test_face_up_plays_cannot_be_checked():
+    """Honest shots and every jack-volley card are face up: there is no claim to check."""
+    g, d, _ = new(HonestSlaiga, ("JC 2H 3H 4H 5H 9D", "2S 3S 4S 7D 8D 9C"), "10C 10D")
+    act(g, d, Shoot(0, 1, S))
+    act(g, d, ShotCard(0, h_of(g, d, 0, "JC")))
+    assert_refused(g, Check(1))
+    g, d, _ = new(Slaiga, ("JC KH 3H 4H 5H 9D", "AS 3S 4S 7D 8D 9C"), "10C 10D")
+    act(g, d, JackShot(0, 1, h_of(g, d, 0, "JC")))
+    assert Check(1) not in g.legal_actions(1)
+    assert_refused(g, Check(1), Miss(1))
