@@ -51,6 +51,12 @@ Interpretations (where RULES.md leaves a detail open; documented, not options)
 * A cancelled shot/block check leaves the checker to answer the same card,
   and it may not be checked again; a cancelled miss check leaves the miss
   with its normal one-card penalty.
+* A face-down shot or block whose face everyone already saw (a card taken
+  from the face-up draw pile or the discard pile) is still a claim and may be
+  checked; the check needs no new reveal.
+* Action fields must have their exact types (an ``int`` handle, seat or
+  position, a ``bool`` flag, a ``str`` pile): a peer's ``True`` or ``1.0``
+  is refused as illegal, never taken for handle 1.
 """
 
 from __future__ import annotations
