@@ -300,6 +300,21 @@ def test_entry_chained_to_an_unknown_hash_is_a_broken_chain(played: Played, tmp_
     assert f is not None and (f.culprit, f.step) == (entry.seat, entry.step)
 
 
+def test_entry_chained_to_an_older_step_is_a_replay(played: Played, tmp_path: Path) -> None:
+    path = copy(played, tmp_path)
+    payloads = read_payloads(path)
+    i = index_of(path, "count", 8)
+    _, entry = envelopes(path)[i - 1]
+    _, early = envelopes(path)[index_of(path, "count", 0) - 1]  # chains to hash(2)
+    payloads[i] = craft(entry, played.keys[entry.seat], prev=early.prev)
+    write_payloads(path, payloads)
+    report = verify_record_file(path)
+    failed(report, "Replay")
+    f = report.failure
+    assert f is not None and (f.culprit, f.step) == (entry.seat, entry.step)
+    assert "chains to step 2" in f.message
+
+
 def test_wrong_count_signed_by_the_actor_is_an_invalid_move(played: Played, tmp_path: Path) -> None:
     path = copy(played, tmp_path)
     payloads = read_payloads(path)
