@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli import bench, net, play, simulate
+from cli import bench, net, play, simulate, verify
 
 VERSION = "0.1.0"
 
@@ -21,6 +21,7 @@ def build_parser() -> argparse.ArgumentParser:
     simulate.add_parser(sub)
     play.add_parser(sub)
     net.add_parsers(sub)
+    verify.add_parser(sub)
     bench.add_parser(sub)
     return parser
 
