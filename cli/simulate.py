@@ -179,21 +179,26 @@ def _summary(out, spec, seats, kinds, results) -> None:
 
     n = len(results)
     draws = sum(1 for r in results if r.outcome.draw)
+    # "first" counts decided games; games stopped by a cap may still have placed
+    # seats (a seat that went out before the cap), counted apart as "led"
     firsts = Counter(
         r.outcome.ranking[0] for r in results if r.outcome.ranking and not r.outcome.draw
     )
+    led = Counter(r.outcome.ranking[0] for r in results if r.outcome.ranking and r.outcome.draw)
     t = Table(title=f"{spec.name}: {n} game(s), {seats} seats", show_header=False)
     t.add_row("average turns", f"{statistics.mean(r.turns for r in results):.1f}")
     t.add_row("average actions", f"{statistics.mean(r.actions for r in results):.1f}")
     t.add_row("draws", str(draws))
     for s in range(seats):
-        t.add_row(f"seat {s} ({kinds[s]}) first", f"{firsts[s]} ({100 * firsts[s] / n:.0f}%)")
-    by_kind = Counter()
-    for s, c in firsts.items():
-        by_kind[kinds[s]] += c
+        extra = f", led {led[s]} draw(s)" if led[s] else ""
+        t.add_row(
+            f"seat {s} ({kinds[s]}) first", f"{firsts[s]} ({100 * firsts[s] / n:.0f}%){extra}"
+        )
     for k in sorted(set(kinds)):
-        share = kinds.count(k)
-        t.add_row(f"{k} bots first", f"{by_kind[k]} ({share} seat(s))")
+        won = sum(c for s, c in firsts.items() if kinds[s] == k)
+        ahead = sum(c for s, c in led.items() if kinds[s] == k)
+        extra = f", led {ahead} draw(s)" if ahead else ""
+        t.add_row(f"{k} bots first", f"{won} ({kinds.count(k)} seat(s)){extra}")
     events = Counter()
     for r in results:
         events.update(r.events)
