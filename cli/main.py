@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli import bench, net, play, simulate, verify
+from cli import bench, net, options, play, simulate, verify
 
 VERSION = "0.1.0"
 
@@ -20,6 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     simulate.add_parser(sub)
     play.add_parser(sub)
+    options.add_parser(sub)
     net.add_parsers(sub)
     verify.add_parser(sub)
     bench.add_parser(sub)
@@ -37,6 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # e.g. `slaiga ... | head`: the reader left, nothing to report
+        sys.stderr.close()
+        return 0
 
 
 if __name__ == "__main__":

@@ -113,3 +113,16 @@ def test_play_against_bots_at_the_terminal():
     assert proc.returncode == 0, proc.stderr
     assert "your move" in proc.stdout and "type a number" in proc.stdout
     assert "game over" in proc.stdout and "ranking:" in proc.stdout
+
+
+def test_options_lists_games_and_defaults():
+    games = json.loads(slaiga("options", "--json").stdout)
+    assert [g["game"] for g in games] == registry.names()
+    slave = json.loads(slaiga("options", "slave", "--json").stdout)
+    assert slave["seats"] == {"min": 4, "max": 6, "default": 5}
+    assert {"name": "games", "default": 5}.items() <= {
+        k: v for o in slave["options"] if o["name"] == "games" for k, v in o.items()
+    }.items()
+    assert "games" in slaiga("options", "slave").stdout
+    bad = slaiga("options", "chess", check=False)
+    assert bad.returncode == 2 and "unknown game 'chess'" in bad.stderr

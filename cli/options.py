@@ -1,0 +1,79 @@
+"""``slaiga options``: the games and their table options, with defaults."""
+
+from __future__ import annotations
+
+import argparse
+import json
+
+from engine import registry
+from engine.errors import EngineError
+
+
+def add_parser(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "options",
+        help="list the games, or one game's table options and defaults",
+        description="Without GAME, list the games. With GAME, list its seat range, bots and "
+        "table options (name, default, allowed values). Defaults follow RULES.md.",
+    )
+    p.add_argument("game", nargs="?", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.set_defaults(func=run)
+
+
+def describe(name: str) -> dict:
+    spec = registry.get(name)
+    cls = spec.game_class
+    return {
+        "game": name,
+        "description": spec.description,
+        "seats": {"min": cls.MIN_SEATS, "max": cls.MAX_SEATS, "default": spec.default_seats},
+        "bots": list(spec.bots),
+        "options": [
+            {"name": o.name, "default": o.default, "allowed": o.allowed(), "help": o.help.strip()}
+            for o in cls.OPTIONS
+        ],
+    }
+
+
+def run(args: argparse.Namespace) -> int:
+    from rich.console import Console
+    from rich.table import Table
+
+    out, err = Console(highlight=False), Console(stderr=True)
+    try:
+        infos = [describe(args.game)] if args.game else [describe(n) for n in registry.names()]
+    except EngineError as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        return 2
+    if args.json:
+        print(json.dumps(infos[0] if args.game else infos))
+        return 0
+    if not args.game:
+        t = Table(title="games", show_header=True)
+        for col in ("game", "seats", "bots", "about"):
+            t.add_column(col)
+        for i in infos:
+            s = i["seats"]
+            t.add_row(
+                i["game"],
+                f"{s['min']}-{s['max']} ({s['default']})",
+                ", ".join(i["bots"]),
+                i["description"],
+            )
+        out.print(t)
+        return 0
+    i = infos[0]
+    s = i["seats"]
+    out.print(f"[bold]{i['game']}[/]: {i['description']}")
+    out.print(f"seats {s['min']}-{s['max']} (default {s['default']}); bots: {', '.join(i['bots'])}")
+    t = Table(show_header=True)
+    for col in ("option", "default", "allowed", "meaning"):
+        t.add_column(col)
+    for o in i["options"]:
+        default = o["default"]
+        shown = ("on" if default else "off") if isinstance(default, bool) else str(default)
+        t.add_row(o["name"], shown, o["allowed"], o["help"])
+    out.print(t)
+    out.print("set with --option NAME=VALUE")
+    return 0
