@@ -60,6 +60,7 @@ from engine.aight_rules import (
 from engine.cards import cards, parse_card, standard_deck
 from engine.dealer import LocalDealer
 from engine.errors import DealerPending, EngineError, IllegalAction, NotYourTurn
+from tests.engine._helpers import assert_resample_keeps_view, kinds
 
 DECK = standard_deck(copies=2)
 FILLER_RANKS = (3, 4, 5, 6)  # scenario tests avoid these ranks in the cards they move
@@ -116,10 +117,6 @@ def window(g, d, calls=None):
         a = Call(s, calls[s]) if s in calls else Pass(s)
         events += runner.step(g, d, a)
     return events
-
-
-def kinds(events):
-    return [e.kind for e in events]
 
 
 def top(g):
@@ -699,10 +696,7 @@ def test_leak_resampling_hidden_cards_changes_no_view():
             s = g.to_move()[0]
             runner.step(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
         for seat in range(seats):
-            v, la = g.view(seat), g.legal_actions(seat)
-            runner.resample_hidden(g, d, seat, rng)
-            assert g.view(seat) == v and g.legal_actions(seat) == la
-            runner.check_conservation(g, d)
+            assert_resample_keeps_view(g, d, seat, rng)
 
 
 def test_determinism_same_seed_same_hash():

@@ -18,6 +18,7 @@ from engine.errors import BadOption, BadSeats, DealerPending, FalseClaim, Illega
 from engine.game import Action, Game, Outcome
 from engine.obligations import FewerOfSuit, HighestGiven, JointRandom, Prove, Roll, Transfer
 from engine.options import OptionSpec
+from tests.engine._helpers import assert_resample_keeps_view
 
 
 @dataclass(frozen=True, slots=True)
@@ -166,10 +167,7 @@ def test_leak_resample_keeps_view():
     g, d = new(seed=5)
     rng = random.Random(0)
     for seat in range(3):
-        v, la = g.view(seat), g.legal_actions(seat)
-        runner.resample_hidden(g, d, seat, rng)
-        assert g.view(seat) == v and g.legal_actions(seat) == la
-        runner.check_conservation(g, d)
+        assert_resample_keeps_view(g, d, seat, rng)
 
 
 def test_local_dealer_other_obligations():

@@ -43,6 +43,7 @@ from engine.slaiga_game import (
     has_straight_flush,
     is_bullet,
 )
+from tests.engine._helpers import kinds
 
 C, D, H, S = 0, 1, 2, 3
 MECHANICAL = ("give", "place", "place_hand", "reload")
@@ -82,10 +83,6 @@ def drain(g, d, stop=()):
         done[(g.phase, seat)] += 1
         events += act(g, d, g.legal_actions(seat)[0])
     return done, events
-
-
-def kinds(events):
-    return [e.kind for e in events]
 
 
 # ---- straight flushes ------------------------------------------------------------------

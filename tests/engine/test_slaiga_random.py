@@ -10,6 +10,7 @@ from engine.bots import RandomBot
 from engine.dealer import LocalDealer
 from engine.slaiga_bots import SlaigaBot
 from engine.slaiga_game import HonestSlaiga, Slaiga
+from tests.engine._helpers import assert_resample_keeps_view
 
 VARIANTS = (Slaiga, HonestSlaiga)
 LEAK_TRIGGERS = {
@@ -69,11 +70,7 @@ def _leak_check(g, d, rng):
     """
     truth, known = list(d.truth), dict(g.faces)
     for seat in range(g.seats):
-        view, legal = g.view(seat), g.legal_actions(seat)
-        runner.resample_hidden(g, d, seat, rng)
-        assert g.view(seat) == view, f"seat {seat}'s view changed when hidden cards moved"
-        assert g.legal_actions(seat) == legal, f"seat {seat}'s legal actions leak hidden cards"
-        runner.check_conservation(g, d)
+        assert_resample_keeps_view(g, d, seat, rng)
         d.truth[:] = truth
         g.faces.clear()
         g.faces.update(known)

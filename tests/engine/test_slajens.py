@@ -7,10 +7,11 @@ import pytest
 from engine import runner
 from engine.bots import RandomBot
 from engine.dealer import LocalDealer
-from engine.errors import BadOption, IllegalAction, NotYourTurn
+from engine.errors import BadOption, NotYourTurn
 from engine.obligations import Roll
 from engine.slajens import GAMES, Keep, Respond, RollDice, Slajens, Stop
 from engine.slajens_bots import SlajensHeuristicBot, tables
+from tests.engine._helpers import assert_resample_keeps_view, illegal, kinds
 
 
 def new(seats=2, dice=(), seed=0, **opts):
@@ -20,10 +21,6 @@ def new(seats=2, dice=(), seed=0, **opts):
     return g, d
 
 
-def kinds(events):
-    return [e.kind for e in events]
-
-
 def turn(g, d, seat, *, stop=True, steal=None):
     """Roll (and maybe declare) then stop: the dice come from the dealer's stack."""
     a = RollDice(seat) if steal is None else RollDice(seat, *steal)
@@ -31,14 +28,6 @@ def turn(g, d, seat, *, stop=True, steal=None):
     if stop:
         ev += runner.step(g, d, Stop(seat))
     return ev
-
-
-def illegal(g, action, exc=IllegalAction, match=None):
-    before = g.state_hash()
-    with pytest.raises(exc, match=match) as e:
-        g.apply(action)
-    assert e.value.seat == action.seat and e.value.phase == g.phase and e.value.action == action
-    assert g.state_hash() == before
 
 
 def my_score(dice, extra=None, slalt_double=False):
@@ -359,9 +348,7 @@ def test_leak_and_determinism():
             s = g.to_move()[0]
             runner.step(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
         for seat in range(3):
-            v, la = g.view(seat), g.legal_actions(seat)
-            runner.resample_hidden(g, d, seat, rng)
-            assert g.view(seat) == v and g.legal_actions(seat) == la
+            assert_resample_keeps_view(g, d, seat, rng)
 
     def run(seed):
         g = Slajens(4, {"sjond": True})

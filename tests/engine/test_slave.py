@@ -9,7 +9,7 @@ from engine import runner
 from engine.bots import RandomBot
 from engine.cards import Card, cards, parse_card, slave_key
 from engine.dealer import LocalDealer
-from engine.errors import FalseClaim, IllegalAction, NotYourTurn
+from engine.errors import FalseClaim, NotYourTurn
 from engine.slave import (
     ASCENDING,
     DESCENDING,
@@ -23,6 +23,7 @@ from engine.slave import (
     titles_for,
 )
 from engine.slave_bots import SlaveHeuristicBot
+from tests.engine._helpers import assert_resample_keeps_view, illegal, kinds
 
 A, B, C, D = 0, 1, 2, 3
 
@@ -59,19 +60,6 @@ def handles(g, seat, text):
 
 def play(g, d, seat, text):
     return runner.step(g, d, Play(seat, handles(g, seat, text)))
-
-
-def kinds(events):
-    return [e.kind for e in events]
-
-
-def illegal(g, action, exc=IllegalAction, match=None):
-    before = g.state_hash()
-    with pytest.raises(exc, match=match) as e:
-        g.apply(action)
-    assert e.value.seat == action.seat and e.value.phase == g.phase and e.value.action == action
-    assert g.state_hash() == before
-    return e.value
 
 
 # ---- card order and sets -------------------------------------------------------
@@ -527,10 +515,7 @@ def test_leak_resample_keeps_view_and_legal_actions():
             s = g.to_move()[0]
             runner.step(g, d, bot.choice(g.legal_actions(s)))
         for seat in range(5):
-            v, la = g.view(seat), g.legal_actions(seat)
-            runner.resample_hidden(g, d, seat, rng)
-            assert g.view(seat) == v and g.legal_actions(seat) == la
-            runner.check_conservation(g, d)
+            assert_resample_keeps_view(g, d, seat, rng)
 
 
 def test_determinism_and_public_hash():
