@@ -1,4 +1,4 @@
-"""Tests of the engine core with a tiny game defined here: 'high card'.
+"""Tests of the engine core with a tiny game, 'high card' (tests/engine/_highcard.py).
 
 Each seat is dealt two cards privately, then in turn plays one face up; the
 highest played card wins. It exercises shuffles, private and public reveals,
@@ -6,88 +6,17 @@ transfers, proofs, dice, joint randomness, views, hashing and errors.
 """
 
 import random
-from dataclasses import dataclass
 
 import pytest
 
 from engine import runner
 from engine.bots import RandomBot
-from engine.cards import ACE, HEARTS, SPADES, Card, cards, parse_card, slave_key, standard_deck
+from engine.cards import ACE, HEARTS, SPADES, Card, cards, parse_card, standard_deck
 from engine.dealer import LocalDealer
 from engine.errors import BadOption, BadSeats, DealerPending, FalseClaim, IllegalAction, NotYourTurn
-from engine.game import Action, Game, Outcome
 from engine.obligations import FewerOfSuit, HighestGiven, JointRandom, Prove, Roll, Transfer
-from engine.options import OptionSpec
 from tests.engine._helpers import assert_resample_keeps_view
-
-
-@dataclass(frozen=True, slots=True)
-class PlayCard(Action):
-    card: int
-
-
-class HighCard(Game):
-    NAME = "high-card"
-    MIN_SEATS, MAX_SEATS = 2, 4
-    OPTIONS = (OptionSpec("hand", int, 2, "cards per hand", minimum=1, maximum=4),)
-    ACTIONS = (PlayCard,)
-
-    def make_deck(self):
-        return standard_deck()
-
-    def setup(self):
-        self.zones.add("deck", range(len(self.deck)))
-        self.zones.add("table")
-        for s in range(self.seats):
-            self.zones.add(f"hand:{s}")
-        yield from self.shuffle_zone("deck")
-        for s in range(self.seats):
-            hand = list(self.zones["deck"][: self.options["hand"]])
-            for h in hand:
-                self.zones.move(h, f"hand:{s}")
-            yield from self.reveal(hand, to={s}, reason="deal")
-        self.phase = "play"
-        self.current = 0
-
-    def handle(self, action):
-        if action.card not in self.zones[f"hand:{action.seat}"]:
-            raise self.illegal(action, "you do not hold that card")
-        self.zones.move(action.card, "table")
-        faces = yield from self.reveal([action.card])
-        self.emit("play", f"seat {action.seat} plays {faces[action.card]}", action.seat)
-        self.current = (self.current + 1) % self.seats
-        self.turns += 1
-
-    def to_move(self):
-        if self._pending is not None or self.is_over() or self.phase != "play":
-            return ()
-        return (self.current,)
-
-    def legal_actions(self, seat):
-        return [PlayCard(seat, h) for h in self.zones[f"hand:{seat}"]]
-
-    def view(self, seat):
-        return {
-            "hand": self.cards_view(seat, self.zones[f"hand:{seat}"]),
-            "table": self.cards_view(seat, self.zones["table"]),
-            "sizes": [len(self.zones[f"hand:{s}"]) for s in range(self.seats)],
-        }
-
-    def public_state(self):
-        return {"current": getattr(self, "current", None)}
-
-    def is_over(self):
-        return (
-            self.phase == "play" and len(self.zones["table"]) == self.seats * self.options["hand"]
-        )
-
-    def outcome(self):
-        # table position i was played by seat i % seats; rank seats by their best card
-        best = {s: -1 for s in range(self.seats)}
-        for i, h in enumerate(self.zones["table"]):
-            s = i % self.seats
-            best[s] = max(best[s], slave_key(self.faces[h]))
-        return Outcome(tuple(sorted(best, key=best.__getitem__, reverse=True)))
+from tests.engine._highcard import HighCard, PlayCard
 
 
 def new(seed=1, seats=3, stacked=None):

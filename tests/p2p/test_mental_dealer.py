@@ -9,15 +9,12 @@ exactly (the assertions on obligation kinds below depend on the deal).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 import pytest
 
 from crypto.group import COUNTERS
 from engine.bots import RandomBot
 from engine.cards import HEARTS, SPADES, Card, standard_deck
 from engine.errors import FalseClaim
-from engine.game import Action, Game, Outcome
 from engine.obligations import (
     FewerOfSuit,
     HighestGiven,
@@ -42,6 +39,7 @@ from p2p.mental_dealer import (
     index_face,
 )
 from p2p.mental_play import play_mental
+from tests.engine._highcard import HighCard
 
 DECK52 = standard_deck()
 HAND = 5
@@ -322,72 +320,14 @@ def test_operation_counts_of_a_public_reveal():
 # ---- a game that peeks is caught --------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
-class _PlayCard(Action):
-    card: int
-
-
-class _HighCard(Game):
-    """Two cards each, dealt privately; play one face up in turn. ``PEEK`` makes the
-    game read the next seat's hidden card when it emits its event (a rule bug that an
+class _PeekingHighCard(HighCard):
+    """Reads the next seat's hidden card when it emits its event (a rule bug that an
     omniscient local dealer never notices)."""
 
-    NAME = "high-card"
-    MIN_SEATS, MAX_SEATS = 2, 4
-    ACTIONS = (_PlayCard,)
-    PEEK = False
-
-    def make_deck(self):
-        return standard_deck()
-
-    def setup(self):
-        self.zones.add("deck", range(len(self.deck)))
-        self.zones.add("table")
-        for s in range(self.seats):
-            self.zones.add(f"hand:{s}")
-        yield from self.shuffle_zone("deck")
-        for s in range(self.seats):
-            hand = list(self.zones["deck"][:2])
-            for h in hand:
-                self.zones.move(h, f"hand:{s}")
-            yield from self.reveal(hand, to={s}, reason="deal")
-        self.phase = "play"
-        self.current = 0
-
-    def handle(self, action):
-        if action.card not in self.zones[f"hand:{action.seat}"]:
-            raise self.illegal(action, "you do not hold that card")
-        self.zones.move(action.card, "table")
-        faces = yield from self.reveal([action.card])
-        text = f"seat {action.seat} plays {faces[action.card]}"
+    def play_text(self, action, face):
         nxt = self.zones[f"hand:{(action.seat + 1) % self.seats}"]
-        if self.PEEK and nxt:
-            text += f" (next seat holds {self.faces[nxt[0]]})"
-        self.emit("play", text, action.seat)
-        self.current = (self.current + 1) % self.seats
-        self.turns += 1
-
-    def to_move(self):
-        return () if self._pending is not None or self.is_over() else (self.current,)
-
-    def legal_actions(self, seat):
-        return [_PlayCard(seat, h) for h in self.zones[f"hand:{seat}"]]
-
-    def view(self, seat):
-        return {"hand": self.cards_view(seat, self.zones[f"hand:{seat}"])}
-
-    def public_state(self):
-        return {"current": getattr(self, "current", None)}
-
-    def is_over(self):
-        return self.phase == "play" and len(self.zones["table"]) == 2 * self.seats
-
-    def outcome(self):
-        return Outcome(tuple(range(self.seats)))
-
-
-class _PeekingHighCard(_HighCard):
-    PEEK = True
+        text = super().play_text(action, face)
+        return text + f" (next seat holds {self.faces[nxt[0]]})" if nxt else text
 
 
 def _spec(cls):
@@ -395,7 +335,7 @@ def _spec(cls):
 
 
 def test_game_that_plays_by_the_rules_runs():
-    r = play_mental(_spec(_HighCard), 3, None, bot="random", insecure_seed=b"hc")
+    r = play_mental(_spec(HighCard), 3, None, bot="random", insecure_seed=b"hc")
     assert r.engines[0].is_over()
 
 
