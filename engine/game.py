@@ -297,6 +297,15 @@ class Game:
         """Build the error for an illegal ``action`` (``raise self.illegal(...)``)."""
         return IllegalAction(action, self.phase, action.seat, reason)
 
+    def check_allowed(self, action: Action, allowed: tuple[type[Action], ...]) -> None:
+        """Raise ``IllegalAction`` naming the action and ``allowed`` (the current phase's
+        entry of a game's phase table) unless ``action`` is one of them."""
+        if not isinstance(action, allowed):
+            names = ", ".join(c.__name__ for c in allowed) or "none"
+            raise self.illegal(
+                action, f"{type(action).__name__} not allowed now (allowed: {names})"
+            )
+
     def emit(
         self,
         kind: str,

@@ -218,12 +218,7 @@ class Slajens(Game):
         self.emit("round", f"round 1 of {self.options['rounds']}", round=1)
 
     def handle(self, action: Action) -> Handler | None:
-        allowed = PHASE_ACTIONS[self.phase]
-        if not isinstance(action, allowed):
-            names = ", ".join(c.__name__ for c in allowed) or "none"
-            raise self.illegal(
-                action, f"{type(action).__name__} not allowed now (allowed: {names})"
-            )
+        self.check_allowed(action, PHASE_ACTIONS[self.phase])
         if isinstance(action, RollDice):
             return self._on_roll(action)
         if isinstance(action, Keep):

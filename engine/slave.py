@@ -301,12 +301,7 @@ class Slave(Game):
     # ---- actions ---------------------------------------------------------------------
 
     def handle(self, action: Action) -> Handler | None:
-        allowed = PHASE_ACTIONS[self.phase]
-        if not isinstance(action, allowed):
-            names = ", ".join(c.__name__ for c in allowed) or "none"
-            raise self.illegal(
-                action, f"{type(action).__name__} not allowed now (allowed: {names})"
-            )
+        self.check_allowed(action, PHASE_ACTIONS[self.phase])
         if isinstance(action, Play):
             return self._on_play(action)
         if isinstance(action, Pass):
