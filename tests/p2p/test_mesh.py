@@ -7,6 +7,7 @@ hand-built frames, not mocks.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import secrets
 
@@ -34,6 +35,25 @@ from p2p.mesh import (
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
 
 TIMEOUT_S = 15
+
+
+@contextlib.asynccontextmanager
+async def listener_and_dialer(a, b, table, **kw):
+    """``a``'s mesh listening on loopback and ``b``'s (which dials it), both on ``table``,
+    inside :func:`no_leaks`; ``kw`` (keepalive settings) goes to both."""
+    async with (
+        no_leaks(),
+        open_mesh(a, table, host=LOOPBACK, **kw) as ma,
+        open_mesh(b, table, **kw) as mb,
+    ):
+        yield ma, mb
+
+
+async def raw_dial(mesh):
+    """Open a bare framed connection to ``mesh``'s listener; returns it and the listener's
+    Hello, for tests that play the dialer's side of the handshake by hand."""
+    framed = FramedStream(await trio.open_tcp_stream(LOOPBACK, mesh.listen_port))
+    return framed, (await framed.receive()).message
 
 
 async def next_of(mesh, cls):
@@ -81,9 +101,7 @@ async def test_version_mismatch_is_refused_by_listener() -> None:
     table = secrets.token_bytes(16)
     with trio.fail_after(TIMEOUT_S):
         async with no_leaks(), open_mesh(a, table, host=LOOPBACK) as ma:
-            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
-            framed = FramedStream(stream)
-            hello = (await framed.receive()).message
+            framed, hello = await raw_dial(ma)
             assert isinstance(hello, wire.Hello)
             nonce = secrets.token_bytes(32)
             await framed.send(wire.Hello(wire.PROTOCOL_VERSION + 1, table, b.public, nonce))
@@ -147,9 +165,7 @@ async def test_impersonation_and_replayed_auth_fail() -> None:
     with trio.fail_after(TIMEOUT_S):
         async with no_leaks(), open_mesh(a, table, host=LOOPBACK) as ma:
             # 1. Record an honest handshake by the victim (raw, to capture its Auth frame).
-            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
-            framed = FramedStream(stream)
-            hello_a = (await framed.receive()).message
+            framed, hello_a = await raw_dial(ma)
             v_nonce = secrets.token_bytes(32)
             await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, victim.public, v_nonce))
             t = wire.auth_transcript(table, victim.public, v_nonce, a.public, hello_a.nonce)
@@ -159,9 +175,7 @@ async def test_impersonation_and_replayed_auth_fail() -> None:
             await framed.aclose()
 
             # 2. Mallory replays the victim's Hello nonce and captured Auth on a new connection.
-            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
-            framed = FramedStream(stream)
-            await framed.receive()  # fresh listener nonce
+            framed, _ = await raw_dial(ma)  # fresh listener nonce
             await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, victim.public, v_nonce))
             await framed.send(captured)
             reply = (await framed.receive()).message
@@ -169,9 +183,7 @@ async def test_impersonation_and_replayed_auth_fail() -> None:
             await framed.aclose()
 
             # 3. Mallory claims the victim's key and signs with her own.
-            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
-            framed = FramedStream(stream)
-            hello_a = (await framed.receive()).message
+            framed, hello_a = await raw_dial(ma)
             m_nonce = secrets.token_bytes(32)
             await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, victim.public, m_nonce))
             t = wire.auth_transcript(table, victim.public, m_nonce, a.public, hello_a.nonce)
@@ -186,11 +198,7 @@ async def test_dialer_checks_expected_identity() -> None:
     a, b = IdentityKey.generate(), IdentityKey.generate()
     table = secrets.token_bytes(16)
     with trio.fail_after(TIMEOUT_S):
-        async with (
-            no_leaks(),
-            open_mesh(a, table, host=LOOPBACK) as ma,
-            open_mesh(b, table) as mb,
-        ):
+        async with listener_and_dialer(a, b, table) as (ma, mb):
             with pytest.raises(HandshakeFailed) as info:
                 await mb.dial(ma.address, expect_identity=IdentityKey.generate().public)
             assert info.value.kind == "identity"
@@ -202,11 +210,7 @@ async def test_junk_after_handshake_closes_with_remote_error() -> None:
     a, b = IdentityKey.generate(), IdentityKey.generate()
     table = secrets.token_bytes(16)
     with trio.fail_after(TIMEOUT_S):
-        async with (
-            no_leaks(),
-            open_mesh(a, table, host=LOOPBACK) as ma,
-            open_mesh(b, table) as mb,
-        ):
+        async with listener_and_dialer(a, b, table) as (ma, mb):
             conn = await mb.dial(ma.address)
             await next_of(ma, PeerUp)
             await conn.framed.send_frame(wire.frame(b"\xc1not msgpack"))
@@ -224,9 +228,7 @@ async def test_keepalive_detects_a_silent_peer() -> None:
             no_leaks(),
             open_mesh(a, table, host=LOOPBACK, keepalive_interval=0.1, keepalive_dead=0.5) as ma,
         ):
-            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
-            framed = FramedStream(stream)
-            hello = (await framed.receive()).message
+            framed, hello = await raw_dial(ma)
             nonce = secrets.token_bytes(32)
             await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, b.public, nonce))
             t = wire.auth_transcript(table, b.public, nonce, a.public, hello.nonce)
@@ -241,11 +243,9 @@ async def test_keepalive_keeps_an_idle_link_up() -> None:
     a, b = IdentityKey.generate(), IdentityKey.generate()
     table = secrets.token_bytes(16)
     with trio.fail_after(TIMEOUT_S):
-        async with (
-            no_leaks(),
-            open_mesh(a, table, host=LOOPBACK, keepalive_interval=0.05, keepalive_dead=0.3) as ma,
-            open_mesh(b, table, keepalive_interval=0.05, keepalive_dead=0.3) as mb,
-        ):
+        async with listener_and_dialer(
+            a, b, table, keepalive_interval=0.05, keepalive_dead=0.3
+        ) as (ma, mb):
             await mb.dial(ma.address)
             await trio.sleep(1.0)  # > 3 x the dead time, idle except pings
             assert ma.connected(b.public) and mb.connected(a.public)
@@ -277,11 +277,7 @@ async def test_newer_connection_replaces_older() -> None:
     a, b = IdentityKey.generate(), IdentityKey.generate()
     table = secrets.token_bytes(16)
     with trio.fail_after(TIMEOUT_S):
-        async with (
-            no_leaks(),
-            open_mesh(a, table, host=LOOPBACK) as ma,
-            open_mesh(b, table) as mb,
-        ):
+        async with listener_and_dialer(a, b, table) as (ma, mb):
             first = await mb.dial(ma.address)
             second = await mb.dial(ma.address)
             with trio.fail_after(2):
