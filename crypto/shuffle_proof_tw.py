@@ -38,8 +38,9 @@ multi-scalar sum directly with combined coefficients (e.g.
 from __future__ import annotations
 
 import functools
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from crypto.elgamal import Ciphertext
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidPoint, InvalidProof
@@ -98,9 +99,106 @@ def _generator_sum(n: int) -> Point:
     return acc
 
 
+def _wire_size(points: int, scalars: int) -> int:
+    return _HEADER_BYTES + points * POINT_BYTES + scalars * SCALAR_BYTES
+
+
+def _counts(n: int) -> tuple[int, int]:
+    """Points and scalars on the wire for ``n`` cards (challenge form)."""
+    return 2 * n, 2 * n + _FIXED_SCALARS
+
+
 def proof_size(n: int) -> int:
     """Encoded size in bytes of a proof for ``n`` cards: ``2N`` points and ``2N + 5`` scalars."""
-    return _HEADER_BYTES + 2 * n * POINT_BYTES + (2 * n + _FIXED_SCALARS) * SCALAR_BYTES
+    return _wire_size(*_counts(n))
+
+
+def check_proof_fields(
+    proof: Any,
+    per_card: Sequence[str],
+    fixed_points: Mapping[str, int],
+    point_fields: Sequence[str],
+    scalars: Sequence[str],
+    scalar_lists: Sequence[str],
+) -> None:
+    """Field checks shared by both Terelius-Wikstrom proof forms.
+
+    In order: card count in ``1..MAX_CARDS`` (from ``permutation_commitments``),
+    one entry per card in each ``per_card`` field, the fixed number of points in
+    each ``fixed_points`` field, :class:`Point` entries in ``point_fields``,
+    reduced scalars in ``scalars`` and in every entry of ``scalar_lists``.
+    """
+    n = len(proof.permutation_commitments)
+    if not 0 < n <= MAX_CARDS:
+        raise DeckMismatch(f"shuffle proof size {n} outside 1..{MAX_CARDS}")
+    for name in per_card:
+        if len(getattr(proof, name)) != n:
+            raise DeckMismatch(f"shuffle proof {name} has {len(getattr(proof, name))} != {n}")
+    for name, count in fixed_points.items():
+        if len(getattr(proof, name)) != count:
+            raise DeckMismatch(f"shuffle proof needs {count} {name} commitments")
+    for name in point_fields:
+        for p in getattr(proof, name):
+            if not isinstance(p, Point):
+                raise InvalidEncoding(f"shuffle proof {name} must hold Points")
+    for name in scalars:
+        check_scalar(getattr(proof, name), what=f"shuffle proof {name}")
+    for name in scalar_lists:
+        for k in getattr(proof, name):
+            check_scalar(k, what=f"shuffle proof {name} entry")
+
+
+def encode_wire(version: int, n: int, points: Iterable[Point], scalars: Iterable[int]) -> bytes:
+    """The layout of both proof forms: version byte, u16 card count, points, scalars."""
+    out = bytearray((version,))
+    out += n.to_bytes(2, "little")
+    for p in points:
+        out += p.data
+    for k in scalars:
+        out += k.to_bytes(SCALAR_BYTES, "little")
+    return bytes(out)
+
+
+def decode_wire(
+    data: bytes,
+    version: int,
+    expected_size: int | None,
+    counts: Callable[[int], tuple[int, int]],
+) -> tuple[int, list[Point], list[int]]:
+    """Parse and fully validate the layout of :func:`encode_wire`.
+
+    ``counts(n)`` gives how many points and scalars a proof for ``n`` cards
+    carries.  Returns ``(n, points, scalars)``.  Raises :class:`InvalidEncoding`
+    (wrong type, version or length), :class:`DeckMismatch` (card count outside
+    ``1..MAX_CARDS`` or other than ``expected_size``), :class:`InvalidPoint`
+    (any point not a valid subgroup element) or :class:`InvalidScalar` (any
+    scalar ``>= L``).
+    """
+    if type(data) is not bytes:
+        raise InvalidEncoding("shuffle proof must be bytes")
+    if len(data) < _HEADER_BYTES:
+        raise InvalidEncoding("shuffle proof too short for its header")
+    if data[0] != version:
+        raise InvalidEncoding(f"shuffle proof version {data[0]} is not {version}")
+    n = int.from_bytes(data[1:3], "little")
+    if not 0 < n <= MAX_CARDS:
+        raise DeckMismatch(f"shuffle proof size {n} outside 1..{MAX_CARDS}")
+    if expected_size is not None and n != expected_size:
+        raise DeckMismatch(f"shuffle proof is for {n} cards, expected {expected_size}")
+    n_points, n_scalars = counts(n)
+    size = _wire_size(n_points, n_scalars)
+    if len(data) != size:
+        raise InvalidEncoding(f"shuffle proof for {n} cards must be {size} bytes, got {len(data)}")
+    pos = _HEADER_BYTES
+    points = []
+    for _ in range(n_points):
+        points.append(Point.decode(data[pos : pos + POINT_BYTES]))
+        pos += POINT_BYTES
+    scalars = []
+    for _ in range(n_scalars):
+        scalars.append(scalar_from_bytes(data[pos : pos + SCALAR_BYTES]))
+        pos += SCALAR_BYTES
+    return n, points, scalars
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,21 +226,14 @@ class TWShuffleProof:
     s_prime: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        n = len(self.permutation_commitments)
-        if not 0 < n <= MAX_CARDS:
-            raise DeckMismatch(f"shuffle proof size {n} outside 1..{MAX_CARDS}")
-        for name in ("chain_commitments", "s_hat", "s_prime"):
-            if len(getattr(self, name)) != n:
-                raise DeckMismatch(f"shuffle proof {name} has {len(getattr(self, name))} != {n}")
-        for name in ("permutation_commitments", "chain_commitments"):
-            for p in getattr(self, name):
-                if not isinstance(p, Point):
-                    raise InvalidEncoding(f"shuffle proof {name} must hold Points")
-        for name in ("challenge", "s1", "s2", "s3", "s4"):
-            check_scalar(getattr(self, name), what=f"shuffle proof {name}")
-        for name in ("s_hat", "s_prime"):
-            for k in getattr(self, name):
-                check_scalar(k, what=f"shuffle proof {name} entry")
+        check_proof_fields(
+            self,
+            per_card=("chain_commitments", "s_hat", "s_prime"),
+            fixed_points={},
+            point_fields=("permutation_commitments", "chain_commitments"),
+            scalars=("challenge", "s1", "s2", "s3", "s4"),
+            scalar_lists=("s_hat", "s_prime"),
+        )
 
     @property
     def size(self) -> int:
@@ -151,48 +242,17 @@ class TWShuffleProof:
 
     def encode(self) -> bytes:
         """Wire form: version, u16 N, c_1..c_N, c^_1..c^_N, c, s1..s4, s^_1..s^_N, s'_1..s'_N."""
-        out = bytearray((_ENCODING_VERSION,))
-        out += self.size.to_bytes(2, "little")
-        for p in self.permutation_commitments + self.chain_commitments:
-            out += p.data
-        scalars = (self.challenge, self.s1, self.s2, self.s3, self.s4, *self.s_hat, *self.s_prime)
-        for k in scalars:
-            out += k.to_bytes(SCALAR_BYTES, "little")
-        return bytes(out)
+        return encode_wire(
+            _ENCODING_VERSION,
+            self.size,
+            self.permutation_commitments + self.chain_commitments,
+            (self.challenge, self.s1, self.s2, self.s3, self.s4, *self.s_hat, *self.s_prime),
+        )
 
     @classmethod
     def decode(cls, data: bytes, expected_size: int | None = None) -> TWShuffleProof:
-        """Parse and fully validate a received proof.
-
-        Raises :class:`InvalidEncoding` (wrong version or length),
-        :class:`DeckMismatch` (card count other than ``expected_size``),
-        :class:`InvalidPoint` (any commitment not a valid subgroup element) or
-        :class:`InvalidScalar` (any scalar ``>= L``).
-        """
-        if type(data) is not bytes:
-            raise InvalidEncoding("shuffle proof must be bytes")
-        if len(data) < _HEADER_BYTES:
-            raise InvalidEncoding("shuffle proof too short for its header")
-        if data[0] != _ENCODING_VERSION:
-            raise InvalidEncoding(f"shuffle proof version {data[0]} is not {_ENCODING_VERSION}")
-        n = int.from_bytes(data[1:3], "little")
-        if not 0 < n <= MAX_CARDS:
-            raise DeckMismatch(f"shuffle proof size {n} outside 1..{MAX_CARDS}")
-        if expected_size is not None and n != expected_size:
-            raise DeckMismatch(f"shuffle proof is for {n} cards, expected {expected_size}")
-        if len(data) != proof_size(n):
-            raise InvalidEncoding(
-                f"shuffle proof for {n} cards must be {proof_size(n)} bytes, got {len(data)}"
-            )
-        pos = _HEADER_BYTES
-        points = []
-        for _ in range(2 * n):
-            points.append(Point.decode(data[pos : pos + POINT_BYTES]))
-            pos += POINT_BYTES
-        scalars = []
-        for _ in range(2 * n + _FIXED_SCALARS):
-            scalars.append(scalar_from_bytes(data[pos : pos + SCALAR_BYTES]))
-            pos += SCALAR_BYTES
+        """Parse and fully validate a received proof (see :func:`decode_wire`)."""
+        n, points, scalars = decode_wire(data, _ENCODING_VERSION, expected_size, _counts)
         f = _FIXED_SCALARS
         return cls(
             permutation_commitments=tuple(points[:n]),

@@ -64,37 +64,39 @@ from dataclasses import dataclass
 from crypto.elgamal import Ciphertext
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidPoint, InvalidProof
 from crypto.group import (
-    POINT_BYTES,
-    SCALAR_BYTES,
     L,
     Point,
     add,
     base_mul,
-    check_scalar,
     mul,
-    scalar_from_bytes,
 )
-from crypto.shuffle import MAX_CARDS, ScalarStream, ShuffleWitness, check_shuffle_statement
+from crypto.shuffle import ScalarStream, ShuffleWitness, check_shuffle_statement
 from crypto.shuffle_proof_tw import (
     _final_challenge,
     _statement_transcript,
+    _wire_size,
+    check_proof_fields,
+    decode_wire,
+    encode_wire,
     generators,
     prove_shuffle_with_commitments,
 )
 from crypto.transcript import Context
 
 _ENCODING_VERSION = 2  # version 1 is the challenge form of crypto.shuffle_proof_tw
-_HEADER_BYTES = 3  # version byte + u16 card count
 _T_POINTS = 5  # t1, t2, t3, t41, t42
 _FIXED_SCALARS = 4  # s1, s2, s3, s4
 _WEIGHT_LABEL = b"tw-batch-weights"
 
 
+def _counts(n: int) -> tuple[int, int]:
+    """Points and scalars on the wire for ``n`` cards (commitment form)."""
+    return 3 * n + _T_POINTS, 2 * n + _FIXED_SCALARS
+
+
 def proof_size(n: int) -> int:
     """Encoded size of a commitment-form proof: ``3N + 5`` points and ``2N + 4`` scalars."""
-    return (
-        _HEADER_BYTES + (3 * n + _T_POINTS) * POINT_BYTES + (2 * n + _FIXED_SCALARS) * SCALAR_BYTES
-    )
+    return _wire_size(*_counts(n))
 
 
 @dataclass(frozen=True, slots=True)
@@ -118,23 +120,14 @@ class TWCommitmentProof:
     s_prime: tuple[int, ...]
 
     def __post_init__(self) -> None:
-        n = len(self.permutation_commitments)
-        if not 0 < n <= MAX_CARDS:
-            raise DeckMismatch(f"shuffle proof size {n} outside 1..{MAX_CARDS}")
-        for name in ("chain_commitments", "t_hat", "s_hat", "s_prime"):
-            if len(getattr(self, name)) != n:
-                raise DeckMismatch(f"shuffle proof {name} has {len(getattr(self, name))} != {n}")
-        if len(self.t) != _T_POINTS:
-            raise DeckMismatch(f"shuffle proof needs {_T_POINTS} t commitments")
-        for name in ("permutation_commitments", "chain_commitments", "t", "t_hat"):
-            for p in getattr(self, name):
-                if not isinstance(p, Point):
-                    raise InvalidEncoding(f"shuffle proof {name} must hold Points")
-        for name in ("s1", "s2", "s3", "s4"):
-            check_scalar(getattr(self, name), what=f"shuffle proof {name}")
-        for name in ("s_hat", "s_prime"):
-            for k in getattr(self, name):
-                check_scalar(k, what=f"shuffle proof {name} entry")
+        check_proof_fields(
+            self,
+            per_card=("chain_commitments", "t_hat", "s_hat", "s_prime"),
+            fixed_points={"t": _T_POINTS},
+            point_fields=("permutation_commitments", "chain_commitments", "t", "t_hat"),
+            scalars=("s1", "s2", "s3", "s4"),
+            scalar_lists=("s_hat", "s_prime"),
+        )
 
     @property
     def size(self) -> int:
@@ -143,41 +136,17 @@ class TWCommitmentProof:
     def encode(self) -> bytes:
         """Wire form: version 2, u16 N, c_1..c_N, c^_1..c^_N, t1..t42, t^_1..t^_N,
         s1..s4, s^_1..s^_N, s'_1..s'_N."""
-        out = bytearray((_ENCODING_VERSION,))
-        out += self.size.to_bytes(2, "little")
-        for p in self.permutation_commitments + self.chain_commitments + self.t + self.t_hat:
-            out += p.data
-        for k in (self.s1, self.s2, self.s3, self.s4, *self.s_hat, *self.s_prime):
-            out += k.to_bytes(SCALAR_BYTES, "little")
-        return bytes(out)
+        return encode_wire(
+            _ENCODING_VERSION,
+            self.size,
+            self.permutation_commitments + self.chain_commitments + self.t + self.t_hat,
+            (self.s1, self.s2, self.s3, self.s4, *self.s_hat, *self.s_prime),
+        )
 
     @classmethod
     def decode(cls, data: bytes, expected_size: int | None = None) -> TWCommitmentProof:
         """Parse and fully validate a received proof (every point and scalar)."""
-        if type(data) is not bytes:
-            raise InvalidEncoding("shuffle proof must be bytes")
-        if len(data) < _HEADER_BYTES:
-            raise InvalidEncoding("shuffle proof too short for its header")
-        if data[0] != _ENCODING_VERSION:
-            raise InvalidEncoding(f"shuffle proof version {data[0]} is not {_ENCODING_VERSION}")
-        n = int.from_bytes(data[1:3], "little")
-        if not 0 < n <= MAX_CARDS:
-            raise DeckMismatch(f"shuffle proof size {n} outside 1..{MAX_CARDS}")
-        if expected_size is not None and n != expected_size:
-            raise DeckMismatch(f"shuffle proof is for {n} cards, expected {expected_size}")
-        if len(data) != proof_size(n):
-            raise InvalidEncoding(
-                f"shuffle proof for {n} cards must be {proof_size(n)} bytes, got {len(data)}"
-            )
-        pos = _HEADER_BYTES
-        points = []
-        for _ in range(3 * n + _T_POINTS):
-            points.append(Point.decode(data[pos : pos + POINT_BYTES]))
-            pos += POINT_BYTES
-        scalars = []
-        for _ in range(2 * n + _FIXED_SCALARS):
-            scalars.append(scalar_from_bytes(data[pos : pos + SCALAR_BYTES]))
-            pos += SCALAR_BYTES
+        n, points, scalars = decode_wire(data, _ENCODING_VERSION, expected_size, _counts)
         f = _FIXED_SCALARS
         return cls(
             permutation_commitments=tuple(points[:n]),
