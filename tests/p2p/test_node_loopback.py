@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
-import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 import trio
 
 from p2p.store import load
-from tests.p2p._nethelpers import LOOPBACK, no_leaks
+from tests.p2p._nethelpers import no_leaks
+from tests.p2p._procs import CliPeers, run_cli
 from tests.p2p._tables import run_table
 
 TIMEOUT_S = 60
@@ -51,91 +49,43 @@ async def test_table_found_through_zeroconf(tmp_path: Path) -> None:
     assert_same_records(results)
 
 
-def _cli(*args: str) -> list[str]:
-    return [sys.executable, "-m", "cli.net", *args]
-
-
 def test_table_as_separate_processes(tmp_path: Path) -> None:
     """Three `python -m cli.net` processes: open, lobby, join by id, join the only table."""
-    env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK)
     common = ["--demo-steps", "200", "--json", "--linger", "10"]
-    procs = []
-    try:
-        opener = subprocess.Popen(
-            _cli(
-                "open",
-                "slaiga",
-                "--seats",
-                "3",
-                "--name",
-                "Ann",
-                "--option",
-                "jokers=off",
-                "--state-dir",
-                str(tmp_path / "a"),
-                *common,
-            ),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
+    with CliPeers() as peers:
+        peers.start(
+            "open",
+            "slaiga",
+            "--seats",
+            "3",
+            "--name",
+            "Ann",
+            "--option",
+            "jokers=off",
+            "--state-dir",
+            str(tmp_path / "a"),
+            *common,
         )
-        procs.append(opener)
-        lobby = subprocess.run(
-            _cli("lobby", "--timeout", "3", "--json"),
-            capture_output=True,
-            env=env,
-            text=True,
-            timeout=30,
-        )
+        lobby = run_cli("lobby", "--timeout", "3", "--json")
         assert lobby.returncode == 0, lobby.stderr
         tables = [t for t in json.loads(lobby.stdout) if t["name"] == "Ann"]
         assert len(tables) == 1
         table = tables[0]
         assert (table["game"], table["seats_taken"], table["seats_total"]) == ("slaiga", 1, 3)
-        first = subprocess.Popen(
-            _cli(
-                "join",
-                table["table_id"],
-                "--name",
-                "Bob",
-                "--state-dir",
-                str(tmp_path / "b"),
-                *common,
-            ),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
+        peers.start(
+            "join", table["table_id"], "--name", "Bob", "--state-dir", str(tmp_path / "b"), *common
         )
-        procs.append(first)
-        second = subprocess.Popen(
-            _cli(
-                "join",
-                "--peer",
-                f"{table['addresses'][0]}:{table['port']}",
-                "--name",
-                "Cy",
-                "--state-dir",
-                str(tmp_path / "c"),
-                *common,
-            ),
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            env=env,
-            text=True,
+        peers.start(
+            "join",
+            "--peer",
+            f"{table['addresses'][0]}:{table['port']}",
+            "--name",
+            "Cy",
+            "--state-dir",
+            str(tmp_path / "c"),
+            *common,
         )
-        procs.append(second)
-        outs = []
-        for p in procs:
-            out, err = p.communicate(timeout=60)
-            assert p.returncode == 0, err
-            outs.append(json.loads(out))
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-                p.wait()
+        outs = peers.results(peers.procs, timeout=60)
     assert len({o["table_id"] for o in outs}) == 1
     assert len({o["record_head"] for o in outs}) == 1
     assert all(o["record_steps"] == 202 for o in outs)
@@ -149,22 +99,11 @@ def test_table_as_separate_processes(tmp_path: Path) -> None:
 
 
 def test_join_errors_are_clear(tmp_path: Path) -> None:
-    env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK)
-    gone = subprocess.run(
-        _cli("join", "00" * 16, "--timeout", "1", "--json", "--state-dir", str(tmp_path / "x")),
-        capture_output=True,
-        env=env,
-        text=True,
-        timeout=30,
+    gone = run_cli(
+        "join", "00" * 16, "--timeout", "1", "--json", "--state-dir", str(tmp_path / "x")
     )
     assert gone.returncode == 1
     assert "is gone" in json.loads(gone.stdout)["error"]
-    refused = subprocess.run(
-        _cli("join", "--peer", "127.0.0.1:9", "--json", "--state-dir", str(tmp_path / "x")),
-        capture_output=True,
-        env=env,
-        text=True,
-        timeout=30,
-    )
+    refused = run_cli("join", "--peer", "127.0.0.1:9", "--json", "--state-dir", str(tmp_path / "x"))
     assert refused.returncode == 1
     assert "cannot reach" in json.loads(refused.stdout)["error"]
