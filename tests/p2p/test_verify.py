@@ -127,10 +127,29 @@ def copy(played: Played, tmp_path: Path) -> Path:
     return dest
 
 
-def index_of(path: Path, kind: str, nth: int = 0) -> int:
-    """Frame index (1 = first envelope) of the ``nth`` entry of ``kind``."""
-    hits = [i for i, (_, e) in enumerate(envelopes(path), start=1) if e.kind == kind]
+def find(path: Path, kind: str, nth: int = 0) -> tuple[int, Signed, Entry]:
+    """The ``nth`` entry of ``kind``: its frame index (1 = first envelope), envelope and entry."""
+    hits = [(i, *env) for i, env in enumerate(envelopes(path), start=1) if env[1].kind == kind]
     return hits[nth]
+
+
+def remove_entry(path: Path, kind: str, nth: int) -> tuple[Entry, VerifyReport]:
+    """Delete the ``nth`` entry of ``kind`` from the record at ``path``; returns the removed
+    entry and the verdict on what is left."""
+    payloads = read_payloads(path)
+    i, _, entry = find(path, kind, nth)
+    del payloads[i]
+    write_payloads(path, payloads)
+    return entry, verify_record_file(path)
+
+
+def replace_frame(path: Path, i: int, payload: bytes) -> VerifyReport:
+    """Put ``payload`` in frame ``i`` of the record at ``path`` (checksum made to match) and
+    verify the result."""
+    payloads = read_payloads(path)
+    payloads[i] = payload
+    write_payloads(path, payloads)
+    return verify_record_file(path)
 
 
 def failed(report: VerifyReport, kind: str) -> None:
@@ -170,14 +189,11 @@ def test_every_honest_copy_verifies_with_the_peers_head(played: Played) -> None:
 
 def test_flipped_signature_byte_is_a_forged_signature(played: Played, tmp_path: Path) -> None:
     path = copy(played, tmp_path)
-    payloads = read_payloads(path)
-    i = index_of(path, "count", 5)
-    signed, entry = envelopes(path)[i - 1]
+    i, signed, entry = find(path, "count", 5)
     sig = bytearray(signed.signature)
     sig[17] ^= 0x40
-    payloads[i] = encode_body(Signed(signed.entry, bytes(sig)))
-    write_payloads(path, payloads)  # checksums made to match: only the signature is wrong
-    report = verify_record_file(path)
+    # checksums made to match: only the signature is wrong
+    report = replace_frame(path, i, encode_body(Signed(signed.entry, bytes(sig))))
     failed(report, "ForgedSignature")
     f = report.failure
     assert f is not None
@@ -200,13 +216,7 @@ def test_flipped_byte_without_a_matching_checksum_is_a_corrupt_file(
 
 
 def test_entry_removed_from_the_middle_is_a_gap(played: Played, tmp_path: Path) -> None:
-    path = copy(played, tmp_path)
-    payloads = read_payloads(path)
-    i = index_of(path, "count", 7)
-    _, entry = envelopes(path)[i - 1]
-    del payloads[i]
-    write_payloads(path, payloads)
-    report = verify_record_file(path)
+    entry, report = remove_entry(copy(played, tmp_path), "count", 7)
     failed(report, GAP)
     assert report.failure is not None and report.failure.step == entry.step
     assert report.failure.culprit is None
@@ -217,13 +227,7 @@ def test_entry_removed_from_the_middle_is_a_gap(played: Played, tmp_path: Path) 
 def test_echo_removed_from_a_round_is_a_gap_naming_the_silent_seat(
     played: Played, tmp_path: Path
 ) -> None:
-    path = copy(played, tmp_path)
-    payloads = read_payloads(path)
-    i = index_of(path, "echo", 1)
-    _, entry = envelopes(path)[i - 1]
-    del payloads[i]
-    write_payloads(path, payloads)
-    report = verify_record_file(path)
+    entry, report = remove_entry(copy(played, tmp_path), "echo", 1)
     failed(report, GAP)
     assert report.failure is not None and report.failure.step == entry.step
     assert report.waiting_on == (entry.seat,)
@@ -275,13 +279,10 @@ def test_entry_signed_with_another_seats_key_is_impersonation(
     played: Played, tmp_path: Path
 ) -> None:
     path = copy(played, tmp_path)
-    payloads = read_payloads(path)
-    i = index_of(path, "count", 3)
-    _, entry = envelopes(path)[i - 1]
+    i, _, entry = find(path, "count", 3)
     signer = (entry.seat + 1) % SEATS
-    payloads[i] = craft(entry, played.keys[signer])  # same entry, the wrong seat's key
-    write_payloads(path, payloads)
-    report = verify_record_file(path)
+    forged = craft(entry, played.keys[signer])  # same entry, the wrong seat's key
+    report = replace_frame(path, i, forged)
     failed(report, "Impersonation")
     f = report.failure
     assert f is not None and (f.culprit, f.seat, f.step) == (signer, entry.seat, entry.step)
@@ -289,12 +290,10 @@ def test_entry_signed_with_another_seats_key_is_impersonation(
 
 def test_entry_chained_to_an_unknown_hash_is_a_broken_chain(played: Played, tmp_path: Path) -> None:
     path = copy(played, tmp_path)
-    payloads = read_payloads(path)
-    i = index_of(path, "count", 4)
-    _, entry = envelopes(path)[i - 1]
-    payloads[i] = craft(entry, played.keys[entry.seat], prev=hashlib.sha256(b"elsewhere").digest())
-    write_payloads(path, payloads)
-    report = verify_record_file(path)
+    i, _, entry = find(path, "count", 4)
+    report = replace_frame(
+        path, i, craft(entry, played.keys[entry.seat], prev=hashlib.sha256(b"elsewhere").digest())
+    )
     failed(report, "BrokenChain")
     f = report.failure
     assert f is not None and (f.culprit, f.step) == (entry.seat, entry.step)
@@ -302,13 +301,9 @@ def test_entry_chained_to_an_unknown_hash_is_a_broken_chain(played: Played, tmp_
 
 def test_entry_chained_to_an_older_step_is_a_replay(played: Played, tmp_path: Path) -> None:
     path = copy(played, tmp_path)
-    payloads = read_payloads(path)
-    i = index_of(path, "count", 8)
-    _, entry = envelopes(path)[i - 1]
-    _, early = envelopes(path)[index_of(path, "count", 0) - 1]  # chains to hash(2)
-    payloads[i] = craft(entry, played.keys[entry.seat], prev=early.prev)
-    write_payloads(path, payloads)
-    report = verify_record_file(path)
+    i, _, entry = find(path, "count", 8)
+    _, _, early = find(path, "count", 0)  # chains to hash(2)
+    report = replace_frame(path, i, craft(entry, played.keys[entry.seat], prev=early.prev))
     failed(report, "Replay")
     f = report.failure
     assert f is not None and (f.culprit, f.step) == (entry.seat, entry.step)
@@ -317,13 +312,11 @@ def test_entry_chained_to_an_older_step_is_a_replay(played: Played, tmp_path: Pa
 
 def test_wrong_count_signed_by_the_actor_is_an_invalid_move(played: Played, tmp_path: Path) -> None:
     path = copy(played, tmp_path)
-    payloads = read_payloads(path)
-    i = index_of(path, "count", 2)
-    _, entry = envelopes(path)[i - 1]
+    i, _, entry = find(path, "count", 2)
     assert isinstance(entry.body, Count)
-    payloads[i] = craft(entry, played.keys[entry.seat], body=Count(entry.body.value + 1))
-    write_payloads(path, payloads)
-    report = verify_record_file(path)
+    report = replace_frame(
+        path, i, craft(entry, played.keys[entry.seat], body=Count(entry.body.value + 1))
+    )
     failed(report, "InvalidMove")
     f = report.failure
     assert f is not None and (f.culprit, f.step) == (entry.seat, entry.step)
@@ -331,8 +324,7 @@ def test_wrong_count_signed_by_the_actor_is_an_invalid_move(played: Played, tmp_
 
 def _splice_conflict(played: Played, path: Path, kind: str, nth: int, body: Body, before: bool):
     payloads = read_payloads(path)
-    i = index_of(path, kind, nth)
-    honest, entry = envelopes(path)[i - 1]
+    i, honest, entry = find(path, kind, nth)
     conflict = craft(entry, played.keys[entry.seat], body=body)
     payloads.insert(i if before else i + 1, conflict)
     write_payloads(path, payloads)
