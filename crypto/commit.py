@@ -23,7 +23,7 @@ import secrets
 from collections.abc import Mapping, Sequence
 from typing import TypeVar
 
-from crypto.errors import CommitmentMismatch, InvalidEncoding
+from crypto.errors import CommitmentMismatch, InvalidEncoding, check_bytes
 
 NONCE_BYTES = 32
 COMMITMENT_BYTES = 32
@@ -41,25 +41,17 @@ def _lp(b: bytes) -> bytes:
     return len(b).to_bytes(_LEN_BYTES, "little") + b
 
 
-def _check_bytes(what: str, b: bytes) -> bytes:
-    if isinstance(b, bytearray | memoryview):
-        b = bytes(b)
-    if type(b) is not bytes:
-        raise InvalidEncoding(f"{what} must be bytes, got {type(b).__name__}")
-    return b
-
-
 def _digest(value: bytes, context: bytes, nonce: bytes) -> bytes:
     return hashlib.sha256(_COMMIT_DST + _lp(context) + nonce + _lp(value)).digest()
 
 
 def commit(value: bytes, context: bytes, nonce: bytes | None = None) -> tuple[bytes, bytes]:
     """Commit to ``value``; return ``(commitment, nonce)``. Keep the nonce secret until reveal."""
-    value = _check_bytes("value", value)
-    context = _check_bytes("context", context)
+    value = check_bytes("value", value)
+    context = check_bytes("context", context)
     if nonce is None:
         nonce = secrets.token_bytes(NONCE_BYTES)
-    nonce = _check_bytes("nonce", nonce)
+    nonce = check_bytes("nonce", nonce)
     if len(nonce) != NONCE_BYTES:
         raise InvalidEncoding(f"nonce must be {NONCE_BYTES} bytes")
     return _digest(value, context, nonce), nonce
@@ -73,7 +65,7 @@ def check_commitment(
     for what, b in (("commitment", commitment), ("value", value), ("nonce", nonce)):
         if not isinstance(b, bytes | bytearray | memoryview):
             raise CommitmentMismatch(f"{what}{who} is not bytes", seat)
-    context = _check_bytes("context", context)
+    context = check_bytes("context", context)
     if len(commitment) != COMMITMENT_BYTES:
         raise CommitmentMismatch(f"commitment{who} has wrong length", seat)
     if len(nonce) != NONCE_BYTES:
@@ -132,7 +124,7 @@ class JointRandom:
     __slots__ = ("seed", "_counter", "_buf")
 
     def __init__(self, seed: bytes) -> None:
-        seed = _check_bytes("seed", seed)
+        seed = check_bytes("seed", seed)
         if len(seed) != SEED_BYTES:
             raise InvalidEncoding(f"seed must be {SEED_BYTES} bytes")
         self.seed = seed
@@ -142,7 +134,7 @@ class JointRandom:
     @classmethod
     def from_reveals(cls, context: bytes, reveals: Mapping[int, bytes]) -> JointRandom:
         """Combine already-checked revealed values (seat -> value), sorted by seat."""
-        context = _check_bytes("context", context)
+        context = check_bytes("context", context)
         if not reveals:
             raise InvalidEncoding("joint randomness needs at least one reveal")
         h = hashlib.sha512(_SEED_DST + _lp(context) + len(reveals).to_bytes(_LEN_BYTES, "little"))
@@ -150,7 +142,7 @@ class JointRandom:
             if type(seat) is not int or seat < 0:
                 raise InvalidEncoding("seats must be non-negative ints")
             h.update(
-                seat.to_bytes(_LEN_BYTES, "little") + _lp(_check_bytes("reveal", reveals[seat]))
+                seat.to_bytes(_LEN_BYTES, "little") + _lp(check_bytes("reveal", reveals[seat]))
             )
         return cls(h.digest())
 

@@ -4,7 +4,8 @@ One class per kind of failure, so callers can tell a malformed input (the
 sender broke the encoding rules) from a well-formed proof that does not verify
 (the sender tried to cheat or made a mistake).  Verify functions never return
 ``False``: they return ``None`` or raise one of these, with a message naming
-what failed.
+what failed.  :func:`check_bytes` is the one type-and-length check every
+received byte string passes (points, scalars, keys, payloads).
 """
 
 from __future__ import annotations
@@ -48,3 +49,21 @@ class CommitmentMismatch(InvalidProof):
 
 class DeckMismatch(InvalidEncoding):
     """Lists whose sizes must agree (decks, piles, proofs) do not."""
+
+
+def check_bytes(
+    what: str, b: bytes, n: int | None = None, error: type[InvalidEncoding] = InvalidEncoding
+) -> bytes:
+    """Return ``b`` as ``bytes`` (a bytearray or memoryview is copied) or raise ``error``.
+
+    ``error`` (an :class:`InvalidEncoding` subclass, so callers can say a bad
+    point or scalar) names ``what`` and the wrong type or, when ``n`` is given,
+    the wrong length.
+    """
+    if isinstance(b, bytearray | memoryview):
+        b = bytes(b)
+    if type(b) is not bytes:
+        raise error(f"{what} must be bytes, got {type(b).__name__}")
+    if n is not None and len(b) != n:
+        raise error(f"{what} must be {n} bytes, got {len(b)}")
+    return b

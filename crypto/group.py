@@ -43,7 +43,7 @@ from dataclasses import dataclass
 import nacl.bindings as _sodium
 import nacl.exceptions as _nacl_exc
 
-from crypto.errors import InvalidEncoding, InvalidPoint, InvalidScalar
+from crypto.errors import InvalidEncoding, InvalidPoint, InvalidScalar, check_bytes
 
 L = 2**252 + 27742317777372353535851937790883648493
 """Order of the prime-order subgroup of edwards25519."""
@@ -126,12 +126,7 @@ class Point:
         identity, on the curve, not of small order, no torsion component
         (i.e. in the subgroup of order L).
         """
-        if isinstance(b, bytearray | memoryview):
-            b = bytes(b)
-        if type(b) is not bytes:
-            raise InvalidPoint(f"point must be bytes, got {type(b).__name__}")
-        if len(b) != POINT_BYTES:
-            raise InvalidPoint(f"point must be {POINT_BYTES} bytes, got {len(b)}")
+        b = check_bytes("point", b, POINT_BYTES, InvalidPoint)
         COUNTERS.decode += 1
         if _sodium.crypto_core_ed25519_is_valid_point(b):
             return cls(b)
@@ -177,12 +172,7 @@ G = Point(_sodium.crypto_scalarmult_ed25519_base_noclamp((1).to_bytes(SCALAR_BYT
 
 def scalar_from_bytes(b: bytes, *, nonzero: bool = False) -> int:
     """Decode a 32-byte little-endian scalar; it must be < L (and != 0 if ``nonzero``)."""
-    if isinstance(b, bytearray | memoryview):
-        b = bytes(b)
-    if type(b) is not bytes:
-        raise InvalidScalar(f"scalar must be bytes, got {type(b).__name__}")
-    if len(b) != SCALAR_BYTES:
-        raise InvalidScalar(f"scalar must be {SCALAR_BYTES} bytes, got {len(b)}")
+    b = check_bytes("scalar", b, SCALAR_BYTES, InvalidScalar)
     k = int.from_bytes(b, "little")
     if k >= L:
         raise InvalidScalar("scalar is not reduced (>= L)")

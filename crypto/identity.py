@@ -13,7 +13,7 @@ from cryptography.exceptions import InvalidSignature as _PycaInvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from crypto.errors import InvalidEncoding, InvalidSignature
+from crypto.errors import InvalidEncoding, InvalidSignature, check_bytes
 
 PUBLIC_KEY_BYTES = 32
 PRIVATE_KEY_BYTES = 32
@@ -22,19 +22,9 @@ FINGERPRINT_HEX_CHARS = 16
 _FINGERPRINT_DST = b"slaiga/v1/fingerprint"
 
 
-def _check_bytes(what: str, b: bytes, n: int) -> bytes:
-    if isinstance(b, bytearray | memoryview):
-        b = bytes(b)
-    if type(b) is not bytes:
-        raise InvalidEncoding(f"{what} must be bytes, got {type(b).__name__}")
-    if len(b) != n:
-        raise InvalidEncoding(f"{what} must be {n} bytes, got {len(b)}")
-    return b
-
-
 def fingerprint(public: bytes) -> str:
     """Short hex of SHA-256 over the public key (domain-separated)."""
-    public = _check_bytes("public key", public, PUBLIC_KEY_BYTES)
+    public = check_bytes("public key", public, PUBLIC_KEY_BYTES)
     return hashlib.sha256(_FINGERPRINT_DST + public).hexdigest()[:FINGERPRINT_HEX_CHARS]
 
 
@@ -56,7 +46,7 @@ class IdentityKey:
     @classmethod
     def from_private_bytes(cls, b: bytes) -> IdentityKey:
         """From the 32-byte RFC 8032 seed (explicit randomness for vectors and key files)."""
-        b = _check_bytes("private key", b, PRIVATE_KEY_BYTES)
+        b = check_bytes("private key", b, PRIVATE_KEY_BYTES)
         return cls(Ed25519PrivateKey.from_private_bytes(b))
 
     def private_bytes(self) -> bytes:
@@ -86,8 +76,8 @@ def verify_signature(public: bytes, msg: bytes, sig: bytes) -> None:
     Raises :class:`InvalidEncoding` for malformed key/signature lengths and
     :class:`InvalidSignature` otherwise.
     """
-    public = _check_bytes("public key", public, PUBLIC_KEY_BYTES)
-    sig = _check_bytes("signature", sig, SIGNATURE_BYTES)
+    public = check_bytes("public key", public, PUBLIC_KEY_BYTES)
+    sig = check_bytes("signature", sig, SIGNATURE_BYTES)
     if type(msg) is not bytes:
         raise InvalidEncoding("signed message must be bytes")
     try:

@@ -20,7 +20,7 @@ from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from crypto.errors import InvalidEncoding, InvalidProof
+from crypto.errors import InvalidEncoding, InvalidProof, check_bytes
 
 SEAL_VERSION = 1
 KEY_BYTES = 32
@@ -33,16 +33,6 @@ _AD_DST = b"slaiga/v1/seal/ad"
 
 def _raw_public(key: X25519PrivateKey) -> bytes:
     return key.public_key().public_bytes(serialization.Encoding.Raw, serialization.PublicFormat.Raw)
-
-
-def _check(what: str, b: bytes, n: int | None = None) -> bytes:
-    if isinstance(b, bytearray | memoryview):
-        b = bytes(b)
-    if type(b) is not bytes:
-        raise InvalidEncoding(f"{what} must be bytes, got {type(b).__name__}")
-    if n is not None and len(b) != n:
-        raise InvalidEncoding(f"{what} must be {n} bytes, got {len(b)}")
-    return b
 
 
 class SealKey:
@@ -60,7 +50,7 @@ class SealKey:
 
     @classmethod
     def from_private_bytes(cls, b: bytes) -> SealKey:
-        return cls(X25519PrivateKey.from_private_bytes(_check("seal key", b, KEY_BYTES)))
+        return cls(X25519PrivateKey.from_private_bytes(check_bytes("seal key", b, KEY_BYTES)))
 
     def private_bytes(self) -> bytes:
         return self._key.private_bytes(
@@ -91,10 +81,12 @@ def seal_with(
     receiver_public: bytes, plaintext: bytes, context: bytes, ephemeral_private: bytes
 ) -> bytes:
     """:func:`seal` with explicit ephemeral key bytes (for pinned test vectors)."""
-    receiver_public = _check("receiver public key", receiver_public, KEY_BYTES)
-    plaintext = _check("plaintext", plaintext)
-    context = _check("context", context)
-    eph = X25519PrivateKey.from_private_bytes(_check("ephemeral key", ephemeral_private, KEY_BYTES))
+    receiver_public = check_bytes("receiver public key", receiver_public, KEY_BYTES)
+    plaintext = check_bytes("plaintext", plaintext)
+    context = check_bytes("context", context)
+    eph = X25519PrivateKey.from_private_bytes(
+        check_bytes("ephemeral key", ephemeral_private, KEY_BYTES)
+    )
     eph_pub = _raw_public(eph)
     aead, ad = _aead_key_and_ad(eph, receiver_public, eph_pub, receiver_public, context)
     return bytes([SEAL_VERSION]) + eph_pub + aead.encrypt(NONCE, plaintext, ad)
@@ -112,8 +104,8 @@ def open_sealed(key: SealKey, sealed: bytes, context: bytes) -> bytes:
     Authentication fails for a wrong receiver, a wrong ``context`` or any
     modified byte.  Malformed input raises :class:`InvalidEncoding`.
     """
-    sealed = _check("sealed payload", sealed)
-    context = _check("context", context)
+    sealed = check_bytes("sealed payload", sealed)
+    context = check_bytes("context", context)
     if len(sealed) < HEADER_BYTES + TAG_BYTES:
         raise InvalidEncoding("sealed payload too short")
     if sealed[0] != SEAL_VERSION:
