@@ -43,7 +43,7 @@ from engine.slaiga_game import (
     has_straight_flush,
     is_bullet,
 )
-from tests.engine._helpers import kinds
+from tests.engine._helpers import illegal, kinds
 
 C, D, H, S = 0, 1, 2, 3
 MECHANICAL = ("give", "place", "place_hand", "reload")
@@ -156,9 +156,8 @@ def test_acting_out_of_turn_raises_and_keeps_state():
     before = g.state_hash()
     with pytest.raises(NotYourTurn):
         g.apply(Draw(1, DRAW))
-    with pytest.raises(IllegalAction, match="not allowed now"):
-        g.apply(Discard(0, h_of(g, d, 0, "9D")))
     assert g.state_hash() == before
+    illegal(g, Discard(0, h_of(g, d, 0, "9D")), match="not allowed now")
 
 
 # ---- honest volleys ----------------------------------------------------------------------
@@ -166,25 +165,16 @@ def test_acting_out_of_turn_raises_and_keeps_state():
 
 def test_honest_illegal_shots_raise_and_keep_state():
     g, d, _ = new(HonestSlaiga, ("JC 2H 3H 4H 5H 9D", "2S 3S 4S 7D 8D 9C"), "10C")
-    before = g.state_hash()
     # wrong suit: a ♣ shot card names target ♠, not ♥
-    with pytest.raises(IllegalAction, match="no shoot card"):
-        g.apply(Shoot(0, 1, H))
-    assert g.state_hash() == before
+    illegal(g, Shoot(0, 1, H), match="no shoot card")
     act(g, d, Shoot(0, 1, S))
-    mid = g.state_hash()
-    with pytest.raises(IllegalAction, match="required suit"):
-        g.apply(ShotCard(0, h_of(g, d, 0, "9D")))
-    assert g.state_hash() == mid
+    illegal(g, ShotCard(0, h_of(g, d, 0, "9D")), match="required suit")
 
 
 def test_honest_non_shoot_card_of_the_right_suit_is_refused():
     g, d, _ = new(HonestSlaiga, ("JC 2C 3H 4H 5H 9D", "2S 3S 4S 7D 8D 9C"), "10C")
     act(g, d, Shoot(0, 1, S))
-    before = g.state_hash()
-    with pytest.raises(IllegalAction, match="not a shoot card"):
-        g.apply(ShotCard(0, h_of(g, d, 0, "2C")))
-    assert g.state_hash() == before
+    illegal(g, ShotCard(0, h_of(g, d, 0, "2C")), match="not a shoot card")
 
 
 def test_honest_miss_true_penalty_and_turn_after_attacker():
@@ -194,10 +184,7 @@ def test_honest_miss_true_penalty_and_turn_after_attacker():
     act(g, d, ShotCard(0, h_of(g, d, 0, "JC")))
     assert g.is_public(g.zones["volley"][0])
     assert g.legal_actions(1) == [Miss(1)]  # only two ♠: miss is compulsory
-    before = g.state_hash()
-    with pytest.raises(IllegalAction, match="call miss"):
-        g.apply(Concede(1))
-    assert g.state_hash() == before
+    illegal(g, Concede(1), match="call miss")
     act(g, d, Miss(1))
     assert d.counts["Prove"] == 1
     assert g.phase == "give" and g.to_move() == (0,)
@@ -217,10 +204,7 @@ def test_honest_false_miss_is_illegal():
     g, d, _ = new(HonestSlaiga, hands, "KC KD")
     act(g, d, Shoot(0, 1, S))
     act(g, d, ShotCard(0, h_of(g, d, 0, "JC")))
-    before = g.state_hash()
-    with pytest.raises(IllegalAction, match="false miss"):
-        g.apply(Miss(1))
-    assert g.state_hash() == before
+    illegal(g, Miss(1), match="false miss")
     assert Miss(1) not in g.legal_actions(1)
 
 
@@ -249,10 +233,7 @@ def test_honest_ace_must_be_answered_by_ace():
     g, d, _ = new(HonestSlaiga, ("AS 2D QD 4D 5D 9C", "2H 3H 4H 5C AC 8D"), "KC KD KH")
     act(g, d, Shoot(0, 1, H))
     act(g, d, ShotCard(0, h_of(g, d, 0, "AS"), True))
-    before = g.state_hash()
-    with pytest.raises(IllegalAction, match="ace"):
-        g.apply(Answer(1, h_of(g, d, 1, "5C"), False))
-    assert g.state_hash() == before
+    illegal(g, Answer(1, h_of(g, d, 1, "5C"), False), match="ace")
     assert [a for a in g.legal_actions(1) if isinstance(a, Answer)] == [
         Answer(1, h_of(g, d, 1, "AC"), True)
     ]
@@ -346,10 +327,7 @@ def test_slaiga_ace_claim_must_be_answered_by_ace_claim():
     g, d, _ = new(Slaiga, HANDS2, "10C 10D 10H")
     act(g, d, Shoot(0, 1, H))
     act(g, d, ShotCard(0, h_of(g, d, 0, "9D"), True))
-    before = g.state_hash()
-    with pytest.raises(IllegalAction, match="ace"):
-        g.apply(Answer(1, h_of(g, d, 1, "2S"), False))
-    assert g.state_hash() == before
+    illegal(g, Answer(1, h_of(g, d, 1, "2S"), False), match="ace")
     act(g, d, Answer(1, h_of(g, d, 1, "2S"), True))
     act(g, d, Check(0))
     events = act(g, d, AcceptCheck(1))
@@ -376,10 +354,7 @@ def test_miss_check_true_attacker_places_4_defender_swaps():
     g, d = miss_setup("2S 3S 4S 7D 8D 9C")
     act(g, d, Check(0))
     assert g.legal_actions(1) == [MissVerdict(1, True)]
-    before = g.state_hash()
-    with pytest.raises(IllegalAction, match="truth"):
-        g.apply(MissVerdict(1, False))
-    assert g.state_hash() == before
+    illegal(g, MissVerdict(1, False), match="truth")
     events = act(g, d, MissVerdict(1, True))
     shown = [e for e in events if e.kind == "hand-shown"]
     assert shown and shown[0].audience == frozenset({0, 1})
@@ -482,10 +457,7 @@ def test_two_seat_true_win_ends_the_game():
 def test_honest_win_claim_proved_or_refused():
     g, d, _ = new(HonestSlaiga, (WIN, "2S 3S 4S 7D 8D 9C", "2D 3D 4D 5D 7C 8C"), "10C 10D", 3)
     act(g, d, Draw(0, DRAW))
-    before = g.state_hash()
-    with pytest.raises(IllegalAction, match="no straight flush"):
-        g.apply(ClaimWin(0, h_of(g, d, 0, "2H")))
-    assert g.state_hash() == before
+    illegal(g, ClaimWin(0, h_of(g, d, 0, "2H")), match="no straight flush")
     assert [a for a in g.legal_actions(0) if isinstance(a, ClaimWin)] == [
         ClaimWin(0, h_of(g, d, 0, "9D")),
         ClaimWin(0, h_of(g, d, 0, "10C")),
@@ -508,10 +480,7 @@ def test_king_reveals_next_k_to_all():
     events = act(g, d, KingLook(0, 3))
     assert all(g.is_public(h) for h in g.zones[DRAW][:3])
     assert not g.is_public(g.zones[DRAW][3]) and "king" in kinds(events)
-    before = g.state_hash()
-    with pytest.raises(IllegalAction):
-        g.apply(Discard(1, h_of(g, d, 1, "2S"), True))
-    assert g.state_hash() == before
+    illegal(g, Discard(1, h_of(g, d, 1, "2S"), True))
 
 
 def test_queen_swaps_with_recent_discard():
@@ -554,10 +523,7 @@ def test_jack_volley_blind_pick_and_give_back():
 def test_non_bullet_cannot_answer_a_jack():
     g, d, _ = new(Slaiga, ("JC KH 3H 4H 5H 9D", "AS 3S 4S 7D 8D 9C"), "10C 10D")
     act(g, d, JackShot(0, 1, h_of(g, d, 0, "JC")))
-    before = g.state_hash()
-    with pytest.raises(IllegalAction, match="not a bullet"):
-        g.apply(Answer(1, h_of(g, d, 1, "3S")))
-    assert g.state_hash() == before
+    illegal(g, Answer(1, h_of(g, d, 1, "3S")), match="not a bullet")
 
 
 # ---- piles and the end ------------------------------------------------------------------------
