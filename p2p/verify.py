@@ -203,14 +203,18 @@ def _seats(manifest: Manifest, order: tuple[int, ...] | None) -> tuple[SeatInfo,
     )
 
 
-def _describe_manifest(path: str, manifest: Manifest, **kw: Any) -> VerifyReport:
+def _describe_manifest(
+    path: str, manifest: Manifest, order: tuple[int, ...] | None = None, **kw: Any
+) -> VerifyReport:
+    """A report on the table ``manifest`` describes (seats listed in ``order`` when the
+    seat order is known); ``kw`` are the record's own fields."""
     return VerifyReport(
         path=path,
         table_id=manifest.table_id.hex(),
         game=manifest.game,
         options=dict(manifest.options),
         protocol=_protocol_json(manifest),
-        seats=_seats(manifest, None),
+        seats=_seats(manifest, order),
         **kw,
     )
 
@@ -353,13 +357,10 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
 
     rule = record.rule
     order = rule.seat_order if isinstance(rule, FormingRule) else None
-    return VerifyReport(
-        path=name,
-        table_id=manifest.table_id.hex(),
-        game=manifest.game,
-        options=dict(manifest.options),
-        protocol=_protocol_json(manifest),
-        seats=_seats(manifest, order),
+    return _describe_manifest(
+        name,
+        manifest,
+        order,
         seat_order_known=order is not None,
         steps=record.step - 1,
         head=record.head.hex(),
