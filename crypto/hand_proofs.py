@@ -206,12 +206,20 @@ def _interpolate(c0: int, xs: Sequence[int], ys: Sequence[int]) -> list[int]:
 # ----------------------------------------------------------------- generic prover
 
 
-class _Nonces:
-    """Random scalars: from ``secrets``, or derived from a seed for pinned vectors."""
+class Nonces:
+    """Non-zero random scalars: from ``secrets``, or derived from a seed (pinned vectors only).
 
-    __slots__ = ("_seed", "_i")
+    With a seed, nonce ``i`` (counting from 1) is SHA-512 of ``dst``, the seed and
+    ``i`` (u64, little-endian) reduced mod L; a zero is skipped.  ``dst`` keeps the
+    streams of different proof types apart.
+    """
 
-    def __init__(self, seed: bytes | None) -> None:
+    __slots__ = ("_dst", "_seed", "_i")
+
+    def __init__(self, dst: bytes, seed: bytes | None) -> None:
+        if seed is not None and type(seed) is not bytes:
+            raise InvalidEncoding("nonce seed must be bytes")
+        self._dst = dst
         self._seed = seed
         self._i = 0
 
@@ -220,15 +228,8 @@ class _Nonces:
             return random_scalar()
         while True:
             self._i += 1
-            k = (
-                int.from_bytes(
-                    hashlib.sha512(
-                        _NONCE_DST + self._seed + self._i.to_bytes(8, "little")
-                    ).digest(),
-                    "little",
-                )
-                % L
-            )
+            digest = hashlib.sha512(self._dst + self._seed + self._i.to_bytes(8, "little"))
+            k = int.from_bytes(digest.digest(), "little") % L
             if k:
                 return k
 
@@ -256,7 +257,7 @@ def prove_composite(
     """
     if left_secret is not None:
         check_scalar(left_secret, nonzero=True, what="left secret")
-    rand = _Nonces(nonce_seed)
+    rand = Nonces(_NONCE_DST, nonce_seed)
     nodes: list[Node] = []
     leaf_of: list[int] = []  # node -> leaf preorder index, or -1 for threshold nodes
     kids: list[list[int]] = []

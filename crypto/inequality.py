@@ -84,7 +84,6 @@ times fewer multiplications and 51 times fewer base multiplications.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -100,11 +99,10 @@ from crypto.group import (
     base_mul,
     check_scalar,
     mul,
-    random_scalar,
     scalar_from_bytes,
     sub,
 )
-from crypto.hand_proofs import HeldCard
+from crypto.hand_proofs import HeldCard, Nonces
 from crypto.transcript import Context, Transcript
 
 PROTOCOL = "slaiga/v1/card-inequality"
@@ -177,28 +175,6 @@ class InequalityProof:
             sb.append(scalar_from_bytes(b[pos + SCALAR_BYTES : pos + 2 * SCALAR_BYTES]))
             pos += 2 * SCALAR_BYTES
         return cls(zs, c, tuple(sa), tuple(sb))
-
-
-class _Nonces:
-    """Non-zero random scalars: from ``secrets``, or derived from a seed (pinned vectors)."""
-
-    __slots__ = ("_seed", "_i")
-
-    def __init__(self, seed: bytes | None) -> None:
-        if seed is not None and type(seed) is not bytes:
-            raise InvalidEncoding("nonce seed must be bytes")
-        self._seed = seed
-        self._i = 0
-
-    def __call__(self) -> int:
-        if self._seed is None:
-            return random_scalar()
-        while True:
-            self._i += 1
-            digest = hashlib.sha512(_NONCE_DST + self._seed + self._i.to_bytes(8, "little"))
-            k = int.from_bytes(digest.digest(), "little") % L
-            if k:
-                return k
 
 
 # ----------------------------------------------------------------- statement
@@ -297,7 +273,7 @@ def prove_none_of(
         deck.point(idx)  # type and range check
         if idx in bad_set:
             raise InvalidProof(f"cannot prove a false statement: held card {pos} is forbidden")
-    rand = _Nonces(nonce_seed)
+    rand = Nonces(_NONCE_DST, nonce_seed)
     zs: list[Point] = []
     rs: list[int] = []
     ds: list[Point] = []
