@@ -309,11 +309,22 @@ class Node:
             address,
         )
 
-    def _mesh_kwargs(self) -> dict[str, Any]:
-        return {
-            "keepalive_interval": self.cfg.keepalive_interval,
-            "keepalive_dead": self.cfg.keepalive_dead,
-        }
+    async def _open_mesh(
+        self, stack: contextlib.AsyncExitStack, table_id: bytes | None, host: str | None, port: int
+    ) -> Mesh:
+        """Open this node's mesh for ``table_id`` on ``host:port`` with the configured
+        keepalive, closed with ``stack``; it becomes ``self.mesh``."""
+        self.mesh = await stack.enter_async_context(
+            open_mesh(
+                self.identity,
+                table_id,
+                host=host,
+                port=port,
+                keepalive_interval=self.cfg.keepalive_interval,
+                keepalive_dead=self.cfg.keepalive_dead,
+            )
+        )
+        return self.mesh
 
     def _slot_of(self, peer: bytes) -> int | None:
         return self.manifest.seat_of(peer) if self.manifest is not None else None
@@ -345,16 +356,7 @@ class Node:
             raise NodeError(f"seats must be 1..{discovery.MAX_SEATS}, not {seats}")
         table_id = new_table_id()
         async with contextlib.AsyncExitStack() as stack:
-            mesh = await stack.enter_async_context(
-                open_mesh(
-                    self.identity,
-                    table_id,
-                    host=self.cfg.host,
-                    port=self.cfg.port,
-                    **self._mesh_kwargs(),
-                )
-            )
-            self.mesh = mesh
+            mesh = await self._open_mesh(stack, table_id, self.cfg.host, self.cfg.port)
             members = [self.member(mesh.address)]
             self.emit("listening", address=mesh.address, table_id=table_id.hex())
 
@@ -505,16 +507,7 @@ class Node:
                 expect_fp = ad.fingerprints[0] if ad.fingerprints else None
                 expect_tid = bytes.fromhex(ad.table_id)
             assert address is not None
-            mesh = await stack.enter_async_context(
-                open_mesh(
-                    self.identity,
-                    expect_tid,
-                    host=self.cfg.host,
-                    port=self.cfg.port,
-                    **self._mesh_kwargs(),
-                )
-            )
-            self.mesh = mesh
+            mesh = await self._open_mesh(stack, expect_tid, self.cfg.host, self.cfg.port)
             self.emit("connecting", address=address)
             try:
                 opener = await mesh.dial(address, expect_fingerprint=expect_fp)
@@ -639,16 +632,7 @@ class Node:
         host, port = parse_address(self.manifest.seats[self.my_seat].address)
         async with contextlib.AsyncExitStack() as stack:
             self.cfg.port = port
-            mesh = await stack.enter_async_context(
-                open_mesh(
-                    self.identity,
-                    self.manifest.table_id,
-                    host=host,
-                    port=port,
-                    **self._mesh_kwargs(),
-                )
-            )
-            self.mesh = mesh
+            await self._open_mesh(stack, self.manifest.table_id, host, port)
             self._new_record()
             for signed in loaded.entries:
                 self._offer(signed, via=None, persist=False)
