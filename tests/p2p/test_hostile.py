@@ -59,6 +59,18 @@ HALF_FRAME = (100).to_bytes(4, "big") + b"\x92"
 NOT_A_HANDSHAKE = wire.encode_frame(wire.Ping(7))
 
 
+async def _junk_attacks(port: int, junk_len: int) -> None:
+    """One connection each: ``junk_len`` random bytes, a frame prefix far over the size
+    limit, a well-formed frame that is not a Hello, and half a frame followed by EOF."""
+    for payload, eof in [
+        (secrets.token_bytes(junk_len), False),
+        (HUGE_PREFIX, False),
+        (NOT_A_HANDSHAKE, False),
+        (HALF_FRAME, True),
+    ]:
+        await _attack(port, payload, eof=eof)
+
+
 async def test_junk_clients_get_specific_failures_and_honest_peer_still_connects() -> None:
     a, b = IdentityKey.generate(), IdentityKey.generate()
     table = secrets.token_bytes(16)
@@ -66,13 +78,7 @@ async def test_junk_clients_get_specific_failures_and_honest_peer_still_connects
         async with no_leaks(), open_mesh(a, table, host=LOOPBACK) as ma:
             port = ma.listen_port
             assert port is not None
-            for payload, eof in [
-                (secrets.token_bytes(4096), False),
-                (HUGE_PREFIX, False),
-                (NOT_A_HANDSHAKE, False),
-                (HALF_FRAME, True),
-            ]:
-                await _attack(port, payload, eof=eof)
+            await _junk_attacks(port, junk_len=4096)
             failures = "\n".join(ma.handshake_failures)
             assert failures.count("bad frame") == 2, failures  # junk, then the huge prefix
             assert "exceeds" in failures or "length" in failures
@@ -149,13 +155,7 @@ async def test_table_forms_and_finishes_under_attack(tmp_path: Path) -> None:
             opener = Node(config(tmp_path, 0, demo_steps=DEMO_STEPS, demo_pace_ms=2))
 
             async def hit(port: int) -> None:
-                for payload, eof in [
-                    (secrets.token_bytes(2048), False),
-                    (HUGE_PREFIX, False),
-                    (NOT_A_HANDSHAKE, False),
-                    (HALF_FRAME, True),
-                ]:
-                    await _attack(port, payload, eof=eof)
+                await _junk_attacks(port, junk_len=2048)
                 stalled.append(await trio.open_tcp_stream(LOOPBACK, port))
 
             async with trio.open_nursery() as nursery:
