@@ -51,6 +51,7 @@ from crypto.dleq import lincomb_sub, times
 from crypto.elgamal import Ciphertext
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidPoint, InvalidProof
 from crypto.group import SCALAR_BYTES, G, L, Point, check_scalar, random_scalar, sub
+from crypto.reveal import unmask
 from crypto.transcript import Context, Transcript
 
 PROTOCOL = "slaiga/v1/hand-proof"
@@ -392,12 +393,11 @@ class HeldCard:
 
 
 def held_card(ct: Ciphertext, other_tokens: Sequence[Point]) -> HeldCard:
-    """Compute ``X = c2 - sum(other tokens)`` (one add per token)."""
-    x = ct.c2
+    """Compute ``X = c2 - sum(other tokens)`` (one add per token): an unmask without the
+    holder's own token."""
     try:
-        for tok in other_tokens:
-            x = sub(x, tok)
-    except InvalidPoint as exc:
+        x = unmask(ct, other_tokens)
+    except InvalidProof as exc:
         raise InvalidProof("held card point is the identity") from exc
     return HeldCard(ct.c1, x)
 
