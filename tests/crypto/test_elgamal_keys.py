@@ -25,14 +25,10 @@ from crypto.errors import DeckMismatch, InvalidEncoding, InvalidPoint, InvalidPr
 from crypto.group import COUNTERS, G, L, Point, base_mul, hash_to_point, mul
 from crypto.keys import KeyShare, joint_key, make_key_share, new_key_share, verify_key_share
 from crypto.transcript import Context, Transcript
+from tests.crypto._helpers import other_contexts
 
 CTX = Context(b"table", 1, 2, 0)
-OTHER_CONTEXTS = [
-    Context(b"tablf", 1, 2, 0),
-    Context(b"table", 2, 2, 0),
-    Context(b"table", 1, 3, 0),
-    Context(b"table", 1, 2, 1),
-]
+OTHER_CONTEXTS = other_contexts(CTX)
 scalars = st.integers(min_value=1, max_value=L - 1)
 
 

@@ -7,7 +7,6 @@ import dataclasses
 import pytest
 
 from crypto.deck import deck_points
-from crypto.elgamal import mask
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidProof
 from crypto.group import COUNTERS, G, L, base_mul, hash_to_point, mul
 from crypto.hand_proofs import (
@@ -17,7 +16,6 @@ from crypto.hand_proofs import (
     Threshold,
     _interpolate,
     _poly_eval,
-    held_card,
     prove_all_in_set,
     prove_at_most_in_set,
     prove_card_in_set,
@@ -31,6 +29,7 @@ from crypto.hand_proofs import (
 )
 from crypto.keys import joint_key
 from crypto.transcript import Context, Transcript
+from tests.crypto._helpers import held_hand, other_contexts
 
 DECK = deck_points(52)
 SECRETS = [101, 202, 303]
@@ -38,23 +37,12 @@ PUBLICS = [base_mul(x) for x in SECRETS]
 PK = joint_key(PUBLICS)
 SEAT = 1
 CTX = Context(b"table", 4, 9, SEAT)
-OTHER_CONTEXTS = [
-    Context(b"tablf", 4, 9, SEAT),
-    Context(b"table", 5, 9, SEAT),
-    Context(b"table", 4, 10, SEAT),
-    Context(b"table", 4, 9, 2),
-]
+OTHER_CONTEXTS = other_contexts(CTX)
 SUIT = {s: set(range(13 * s, 13 * s + 13)) for s in range(4)}  # handle = 13*suit + rank
 
 
 def _hand(indices):
-    """Held cards for SEAT: other seats' tokens are public, SEAT's is not."""
-    held = []
-    for n, idx in enumerate(indices):
-        ct, _ = mask(DECK.point(idx), PK, r=1000 + n)
-        others = [mul(x, ct.c1) for s, x in enumerate(SECRETS) if s != SEAT]
-        held.append(held_card(ct, others))
-    return held
+    return held_hand(indices, DECK, PK, SECRETS, SEAT, first_r=1000)
 
 
 def test_polynomial_interpolation():

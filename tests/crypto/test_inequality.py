@@ -7,7 +7,7 @@ import dataclasses
 import pytest
 
 from crypto.deck import deck_points
-from crypto.elgamal import Ciphertext, mask
+from crypto.elgamal import Ciphertext
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidPoint, InvalidProof, InvalidScalar
 from crypto.group import COUNTERS, G, L, Point, add, base_mul, mul, sub
 from crypto.hand_proofs import HeldCard, held_card
@@ -22,6 +22,7 @@ from crypto.inequality import (
 )
 from crypto.keys import joint_key
 from crypto.transcript import Context
+from tests.crypto._helpers import held_hand, other_contexts
 
 DECK = deck_points(52)
 DECK104 = deck_points(104)
@@ -31,24 +32,13 @@ PK = joint_key(PUBLICS)
 SEAT = 1
 X, PUB = SECRETS[SEAT], PUBLICS[SEAT]
 CTX = Context(b"table", 4, 9, SEAT)
-OTHER_CONTEXTS = [
-    Context(b"tablf", 4, 9, SEAT),  # table
-    Context(b"table", 5, 9, SEAT),  # game
-    Context(b"table", 4, 10, SEAT),  # step
-    Context(b"table", 4, 9, 2),  # seat
-]
+OTHER_CONTEXTS = other_contexts(CTX)
 HAND = (0, 14, 27, 40, 51)
 THREE_CLUBS = 1  # any handle not in HAND
 
 
 def _hand(indices, deck=DECK):
-    """Held cards for SEAT: other seats' tokens are public, SEAT's is not."""
-    held = []
-    for n, idx in enumerate(indices):
-        ct, _ = mask(deck.point(idx), PK, r=5000 + n)
-        others = [mul(x, ct.c1) for s, x in enumerate(SECRETS) if s != SEAT]
-        held.append(held_card(ct, others))
-    return held
+    return held_hand(indices, deck, PK, SECRETS, SEAT, first_r=5000)
 
 
 HELD = _hand(HAND)

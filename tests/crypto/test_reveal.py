@@ -25,14 +25,10 @@ from crypto.reveal import (
     verify_tokens,
 )
 from crypto.transcript import Context
+from tests.crypto._helpers import other_contexts
 
 CTX = Context(b"table", 1, 5, 0)
-OTHER_CONTEXTS = [
-    Context(b"tablf", 1, 5, 0),
-    Context(b"table", 2, 5, 0),
-    Context(b"table", 1, 6, 0),
-    Context(b"table", 1, 5, 1),
-]
+OTHER_CONTEXTS = other_contexts(CTX)
 SECRETS = [1111, 2222, 3333, 4444]
 PUBLICS = [base_mul(x) for x in SECRETS]
 PK = joint_key(PUBLICS)
