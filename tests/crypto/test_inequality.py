@@ -315,27 +315,26 @@ def test_malicious_prover_with_the_card_cannot_make_z_non_identity():
 
     v = HAND[2]
     hc = HELD[2]
+    r, a, b = 777, 888, 999
+
+    def run_sigma(face, z):
+        """The prover's Sigma protocol with witness ``(r x, -r)`` and nonces ``a, b``."""
+        y = sub(hc.x, DECK.point(face))
+        t = _transcript(CTX, PUB, [hc], [face], DECK, [z])
+        a1 = add(mul(a, hc.c1), mul(b, y))
+        a2 = add(base_mul(a), mul(b, PUB))
+        t.append_points("commitments", [a1, a2])
+        c = t.challenge("c")
+        return InequalityProof((z,), c, ((a + c * r * X) % L,), ((b - c * r) % L,))
+
     y = sub(hc.x, DECK.point(v))
     assert y == mul(X, hc.c1)  # the card is v: x C1 - Y_v is the identity
-    r, a, b = 777, 888, 999
     shift = base_mul(31337)
-    z = shift  # r (x C1 - Y_v) + E with the first term the identity
-    t = _transcript(CTX, PUB, [hc], [v], DECK, [z])
-    a1 = add(mul(a, hc.c1), mul(b, y))
-    a2 = add(base_mul(a), mul(b, PUB))
-    t.append_points("commitments", [a1, a2])
-    c = t.challenge("c")
-    forged = InequalityProof((z,), c, ((a + c * r * X) % L,), ((b - c * r) % L,))
+    forged = run_sigma(v, shift)  # Z = r (x C1 - Y_v) + E with the first term the identity
     with pytest.raises(InvalidProof):
         verify_card_not(PUB, hc, v, DECK, forged, CTX)
     # the same algebra on a true statement is exactly an honest proof, which verifies
     w = THREE_CLUBS
     y = sub(hc.x, DECK.point(w))
-    z = mul(r, sub(mul(X, hc.c1), y))
-    t = _transcript(CTX, PUB, [hc], [w], DECK, [z])
-    a1 = add(mul(a, hc.c1), mul(b, y))
-    a2 = add(base_mul(a), mul(b, PUB))
-    t.append_points("commitments", [a1, a2])
-    c = t.challenge("c")
-    honest = InequalityProof((z,), c, ((a + c * r * X) % L,), ((b - c * r) % L,))
+    honest = run_sigma(w, mul(r, sub(mul(X, hc.c1), y)))
     verify_card_not(PUB, hc, w, DECK, honest, CTX)
