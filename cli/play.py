@@ -15,6 +15,7 @@ from typing import Any
 
 from cli.simulate import derive_seed, style_cards
 from engine import registry, runner
+from engine.cards import SUIT_SYMBOLS
 from engine.dealer import LocalDealer
 from engine.errors import EngineError
 from engine.game import Action, CardView, Game
@@ -48,6 +49,8 @@ def describe(game: Game, seat: int, action: Action) -> str:
         value = getattr(action, f.name)
         if any(f.name == n or f.name.endswith("_" + n) for n in HANDLE_FIELDS):
             value = _faces(game, seat, value)
+        elif (f.name == "suit" or f.name.endswith("_suit")) and value in range(len(SUIT_SYMBOLS)):
+            value = SUIT_SYMBOLS[value]
         parts.append(f"{f.name}={value}")
     name = type(action).__name__
     return f"{name}({', '.join(parts)})" if parts else name
