@@ -63,7 +63,6 @@ from p2p.forming import (
     REVEAL_KIND,
     FormingRule,
     Manifest,
-    Reveal,
     make_genesis,
     manifest_bytes,
     new_table_id,
@@ -91,7 +90,6 @@ IDENTITY_FILE = "identity.key"
 SEAL_FILE = "seal.key"
 TABLES_DIR = "tables"
 RECORD_SUFFIX = ".rec"
-SECRET_SUFFIX = ".reveal"
 JOIN_TIMEOUT_S = 30.0
 FORM_TIMEOUT_S = 60.0
 MESH_TIMEOUT_S = 20.0
@@ -292,7 +290,6 @@ class Node:
         self._suspects: list[tuple[BrokenChain, int | None]] = []
         self._fork_fetches: set[tuple[int, int]] = set()
         self._equivocations: set[tuple[int, int]] = set()
-        self._reveal: Reveal | None = None
         self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
 
@@ -646,10 +643,6 @@ class Node:
         # steps 1-2 draw the seat order; then the protocol the signed manifest names
         self.record = Record(self.genesis, table_rule)
 
-    def _secret_path(self) -> Path:
-        assert self.manifest is not None
-        return record_path(self.cfg.state_dir, self.manifest.table_id).with_suffix(SECRET_SUFFIX)
-
     async def _play(self, stack: contextlib.AsyncExitStack, fresh: bool) -> TableResult:
         assert self.mesh is not None and self.manifest is not None and self.genesis is not None
         mesh, manifest = self.mesh, self.manifest
@@ -683,18 +676,15 @@ class Node:
         assert rec is not None and self.manifest is not None
         rule = rec.rule
         assert isinstance(rule, FormingRule)
-        if kind == COMMIT_KIND:
-            commit_body, reveal = seat_order_commit(self.manifest.table_id, self.my_seat)
-            # persist the opening before the commitment leaves this machine
-            _write_secret(self._secret_path(), wire.encode_body(reveal))
-            self._reveal = reveal
-            return commit_body
-        if kind == REVEAL_KIND:
-            if self._reveal is None:
-                decoded = wire.decode_body(self._secret_path().read_bytes(), wire.Body)
-                assert isinstance(decoded, Reveal)
-                self._reveal = decoded
-            return self._reveal
+        if kind in (COMMIT_KIND, REVEAL_KIND):
+            # Derived from our identity key (deterministic Ed25519 signature over the
+            # table id): a restart re-derives the very same commitment and opening, so a
+            # crash between commit and reveal can never make us commit twice, and no
+            # secret needs to be stored.
+            commit_body, reveal = seat_order_commit(
+                self.manifest.table_id, self.my_seat, key=self.identity
+            )
+            return commit_body if kind == COMMIT_KIND else reveal
         assert isinstance(rule.next_rule, DemoRule)
         return next_body(rule.next_rule, kind)
 
