@@ -71,3 +71,57 @@ def test_kill_truncate_and_resume(tmp_path: Path) -> None:
     assert all(o["record_steps"] == STEPS + 2 and o["finished"] for o in outs)
     # the two that stayed up noticed the silence of the killed seat
     assert any("stalls" in o for o in outs[:2])
+
+
+def test_crash_between_commit_and_reveal_reveals_the_same_commitment(tmp_path: Path) -> None:
+    """A seat killed after its seat-order commitment but before its opening comes back,
+    re-derives the same opening from its identity key, and the table forms with no cheat."""
+    from p2p.verify import verify_record_file
+
+    port = _free_port()
+    common = ["--demo-steps", "20", "--json", "--linger", "20", "--stall-after-ms", "300"]
+    with CliPeers() as peers:
+        opener = peers.start(
+            "open",
+            "slaiga",
+            "--seats",
+            "3",
+            "--no-announce",
+            "--port",
+            str(port),
+            "--state-dir",
+            str(tmp_path / "a"),
+            *common,
+        )
+        time.sleep(0.5)
+        victim = peers.start(
+            "join",
+            "--peer",
+            f"{LOOPBACK}:{port}",
+            "--state-dir",
+            str(tmp_path / "b"),
+            "--demo-pace-ms",
+            "1500",
+            *common,
+        )
+        other = peers.start(
+            "join", "--peer", f"{LOOPBACK}:{port}", "--state-dir", str(tmp_path / "c"), *common
+        )
+        tables = tmp_path / "b" / "tables"
+        deadline = time.monotonic() + DEADLINE_S
+        record: Path | None = None
+        while record is None and time.monotonic() < deadline:
+            for path in tables.glob("*.rec") if tables.exists() else ():
+                if verify_record_file(path).steps >= 1:  # every commitment is in, ours too
+                    record = path
+            time.sleep(0.01)
+        assert record is not None, "the commit round never completed"
+        victim.kill()
+        victim.wait()
+        before = verify_record_file(record)
+        assert before.ok and not before.seat_order_known  # killed before its opening
+        restarted = peers.start("resume", record.stem, "--state-dir", str(tmp_path / "b"), *common)
+        outs = peers.results([opener, other, restarted], timeout=DEADLINE_S)
+    assert len({o["record_head"] for o in outs}) == 1
+    assert all(o["finished"] and "cheats" not in o for o in outs)
+    assert verify_record_file(record).ok
