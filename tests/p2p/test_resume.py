@@ -25,23 +25,29 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
+def _open_table(peers: CliPeers, tmp_path: Path, port: int, common: list[str]):
+    """Seat 'a' opens a 3-seat table on ``port`` (no zeroconf) and is given time to listen."""
+    opener = peers.start(
+        "open",
+        "slaiga",
+        "--seats",
+        "3",
+        "--no-announce",
+        "--port",
+        str(port),
+        "--state-dir",
+        str(tmp_path / "a"),
+        *common,
+    )
+    time.sleep(0.5)
+    return opener
+
+
 def test_kill_truncate_and_resume(tmp_path: Path) -> None:
     port = _free_port()
     common = ["--demo-steps", str(STEPS), "--json", "--linger", "20", "--stall-after-ms", "300"]
     with CliPeers() as peers:
-        opener = peers.start(
-            "open",
-            "slaiga",
-            "--seats",
-            "3",
-            "--no-announce",
-            "--port",
-            str(port),
-            "--state-dir",
-            str(tmp_path / "a"),
-            *common,
-        )
-        time.sleep(0.5)
+        opener = _open_table(peers, tmp_path, port, common)
         joiners = [
             peers.start(
                 "join", "--peer", f"{LOOPBACK}:{port}", "--state-dir", str(tmp_path / x), *common
@@ -81,19 +87,7 @@ def test_crash_between_commit_and_reveal_reveals_the_same_commitment(tmp_path: P
     port = _free_port()
     common = ["--demo-steps", "20", "--json", "--linger", "20", "--stall-after-ms", "300"]
     with CliPeers() as peers:
-        opener = peers.start(
-            "open",
-            "slaiga",
-            "--seats",
-            "3",
-            "--no-announce",
-            "--port",
-            str(port),
-            "--state-dir",
-            str(tmp_path / "a"),
-            *common,
-        )
-        time.sleep(0.5)
+        opener = _open_table(peers, tmp_path, port, common)
         victim = peers.start(
             "join",
             "--peer",
