@@ -47,6 +47,15 @@ mental-poker dealer in ``p2p.mental_dealer`` does this.
 
 Statements are data, so they can go into a signed record and be evaluated by
 any verifier. Each has ``holds(face_of)`` for dealers that know the faces.
+
+Proof shapes. A dealer proves statements of exactly three *shapes*, defined
+here: ``AtLeastInSet`` (at least t of these cards have a face in a set: a CDS
+threshold proof), ``NoneOfFace`` (none of these cards is this face: one
+inequality proof per card) and ``HighestGiven`` (checked by one receiver).
+Every statement reduces to one of them through ``Statement.shape()``, so a
+game may define its own statements (Slave's ``LacksCard``, Slaiga's
+``AtLeastOfSuit``) and no dealer needs to know them: a sixth game with a new
+statement needs no change in ``p2p``.
 """
 
 from __future__ import annotations
@@ -54,9 +63,17 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from engine.cards import ORDERS, SUIT_NAMES, Card
+from engine.cards import JOKER, ORDERS, RANKS, SUIT_NAMES, SUITS, Card
 
 FaceOf = Callable[[int], Card]
+
+ALL_FACES: frozenset[Card] = frozenset([Card(r, s) for s in SUITS for r in RANKS] + [JOKER])
+"""Every face a card can have (the 52 standard faces and the joker)."""
+
+
+def faces_where(pred: Callable[[Card], bool]) -> frozenset[Card]:
+    """The faces of ``ALL_FACES`` for which ``pred`` holds."""
+    return frozenset(f for f in ALL_FACES if pred(f))
 
 
 # ---- statements about hidden cards --------------------------------------------
@@ -70,6 +87,48 @@ class Statement:
 
     def holds(self, face_of: FaceOf) -> bool:  # pragma: no cover - abstract
         raise NotImplementedError
+
+    def shape(self) -> Statement:
+        """This statement as one of the three proof shapes (see the module docstring)."""
+        raise NotImplementedError(f"{type(self).__name__} has no proof shape")
+
+
+@dataclass(frozen=True, slots=True)
+class AtLeastInSet(Statement):
+    """Proof shape: at least ``at_least`` of ``handles`` have a face in ``faces``."""
+
+    handles: tuple[int, ...]
+    faces: frozenset[Card]
+    at_least: int
+
+    def holds(self, face_of: FaceOf) -> bool:
+        return sum(1 for h in self.handles if face_of(h) in self.faces) >= self.at_least
+
+    def shape(self) -> Statement:
+        return self
+
+    def __str__(self) -> str:
+        return (
+            f"seat {self.seat} holds at least {self.at_least} of {len(self.handles)} cards "
+            f"in a set of {len(self.faces)} faces"
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class NoneOfFace(Statement):
+    """Proof shape: none of ``handles`` is ``face``."""
+
+    handles: tuple[int, ...]
+    face: Card
+
+    def holds(self, face_of: FaceOf) -> bool:
+        return all(face_of(h) != self.face for h in self.handles)
+
+    def shape(self) -> Statement:
+        return self
+
+    def __str__(self) -> str:
+        return f"seat {self.seat} does not hold {self.face} among {len(self.handles)} cards"
 
 
 @dataclass(frozen=True, slots=True)
@@ -86,6 +145,11 @@ class FewerOfSuit(Statement):
 
     def holds(self, face_of: FaceOf) -> bool:
         return sum(1 for h in self.handles if face_of(h).suit == self.suit) < self.limit
+
+    def shape(self) -> Statement:
+        # at most limit-1 of the suit: at least n-limit+1 cards are of another suit
+        others = faces_where(lambda f: f.suit != self.suit)
+        return AtLeastInSet(self.seat, self.handles, others, len(self.handles) - self.limit + 1)
 
     def __str__(self) -> str:
         return (
@@ -117,6 +181,9 @@ class HighestGiven(Statement):
         low = min(key(face_of(h)) for h in self.given)
         return all(key(face_of(h)) < low for h in self.rest)
 
+    def shape(self) -> Statement:
+        return self
+
     def __str__(self) -> str:
         return f"seat {self.seat} gave its {len(self.given)} highest card(s) by {self.order} order"
 
@@ -130,6 +197,9 @@ class InSet(Statement):
 
     def holds(self, face_of: FaceOf) -> bool:
         return face_of(self.handle) in self.faces
+
+    def shape(self) -> Statement:
+        return AtLeastInSet(self.seat, (self.handle,), self.faces, 1)
 
     def __str__(self) -> str:
         return f"seat {self.seat}'s card #{self.handle} is one of {len(self.faces)} faces"

@@ -69,7 +69,17 @@ from typing import Any, NamedTuple
 from engine.cards import ACE, JACK, JOKER_RANK, KING, QUEEN, SUIT_SYMBOLS, Card, standard_deck
 from engine.errors import FalseClaim
 from engine.game import Action, CardView, Game, Handler, Outcome
-from engine.obligations import FewerOfSuit, JointRandom, Prove, Reveal, Shuffle, Statement, Transfer
+from engine.obligations import (
+    AtLeastInSet,
+    FewerOfSuit,
+    JointRandom,
+    Prove,
+    Reveal,
+    Shuffle,
+    Statement,
+    Transfer,
+    faces_where,
+)
 from engine.options import OptionSpec
 
 HAND_SIZE = 6
@@ -154,6 +164,11 @@ class AtLeastOfSuit(Statement):
 
     def holds(self, face_of) -> bool:
         return sum(1 for h in self.handles if face_of(h).suit == self.suit) >= self.count
+
+    def shape(self) -> Statement:
+        return AtLeastInSet(
+            self.seat, self.handles, faces_where(lambda f: f.suit == self.suit), self.count
+        )
 
     def __str__(self) -> str:
         return (

@@ -49,7 +49,16 @@ from typing import Any
 from engine.bots import RandomBot
 from engine.cards import CLUBS, SLAVE_RANKS, Card, slave_key, standard_deck
 from engine.game import Action, CardView, Game, Handler, Outcome
-from engine.obligations import FaceOf, HighestGiven, Prove, Reveal, Shuffle, Statement, Transfer
+from engine.obligations import (
+    FaceOf,
+    HighestGiven,
+    NoneOfFace,
+    Prove,
+    Reveal,
+    Shuffle,
+    Statement,
+    Transfer,
+)
 from engine.options import OptionSpec
 from engine.registry import GameSpec
 
@@ -108,6 +117,9 @@ class LacksCard(Statement):
 
     def holds(self, face_of: FaceOf) -> bool:
         return all(face_of(h) != self.face for h in self.handles)
+
+    def shape(self) -> Statement:
+        return NoneOfFace(self.seat, self.handles, self.face)
 
     def __str__(self) -> str:
         return f"seat {self.seat} does not hold {self.face} among {len(self.handles)} cards"

@@ -38,7 +38,7 @@ binds every proof; step 0 is the key set-up):
   ``dst``.
 * ``Prove(statement)``: the statement's seat builds CDS OR/threshold proofs
   (``crypto.hand_proofs``) over its held cards ``X = c2 - sum(other tokens)``;
-  every other seat verifies.  ``LacksCard`` ("none of my cards is ``face``")
+  every other seat verifies.  ``NoneOfFace`` ("none of my cards is ``face``")
   instead uses one Camenisch-Shoup inequality proof per card
   (``crypto.inequality``), constant work per card rather than an OR over the
   other 51 faces.  ``HighestGiven`` is verified by its verifier
@@ -98,10 +98,10 @@ from crypto.transfer import start_transfer, verify_transfer
 from engine.cards import JOKER, ORDERS, RANKS, SUITS, Card
 from engine.errors import BadAnswer, EngineError, FalseClaim
 from engine.obligations import (
-    FewerOfSuit,
+    AtLeastInSet,
     HighestGiven,
-    InSet,
     JointRandom,
+    NoneOfFace,
     Obligation,
     Prove,
     Reveal,
@@ -110,8 +110,6 @@ from engine.obligations import (
     Statement,
     Transfer,
 )
-from engine.slaiga_game import AtLeastOfSuit
-from engine.slave import LacksCard
 
 KEY_STEP = 0
 """Step number of the key set-up; obligation ``i`` (counted from 0) is step ``i + 1``."""
@@ -617,10 +615,11 @@ class MentalTable:
         if not 0 <= st.seat < self.n:
             raise BadAnswer(f"statement by unknown seat: {st}")
         self.stats.statements[type(st).__name__] += 1
+        st = st.shape()
         if isinstance(st, HighestGiven):
             self._prove_highest(step, st)
             return
-        if isinstance(st, LacksCard):
+        if isinstance(st, NoneOfFace):
             self._prove_lacks(step, st)
             return
         handles, allowed, at_least = self._claim(st)
@@ -632,14 +631,8 @@ class MentalTable:
 
     def _claim(self, st: Statement) -> tuple[tuple[int, ...], list[int], int]:
         """Map a statement onto "at least ``t`` of these cards lie in ``allowed``"."""
-        if isinstance(st, FewerOfSuit):  # at most limit-1 of the suit
-            n = len(st.handles)
-            allowed = self._indices_where(lambda f: f.suit != st.suit)
-            return st.handles, allowed, n - (st.limit - 1)
-        if isinstance(st, AtLeastOfSuit):
-            return st.handles, self._indices_where(lambda f: f.suit == st.suit), st.count
-        if isinstance(st, InSet):
-            return (st.handle,), self._indices_where(lambda f: f in st.faces), 1
+        if isinstance(st, AtLeastInSet):
+            return st.handles, self._indices_where(lambda f: f in st.faces), st.at_least
         raise CannotProve(f"no hand proof for statement type {type(st).__name__}: {st}")
 
     def _prove_in_set(
@@ -698,8 +691,8 @@ class MentalTable:
         except InvalidProof as exc:  # an honest prover cannot prove a false claim
             raise DealerCheat(p.seat, step, "false claim", f"{st}: {exc}") from exc
 
-    def _prove_lacks(self, step: int, st: LacksCard) -> None:
-        """Prove ``LacksCard`` ("none of my cards is ``face``") with one Camenisch-Shoup
+    def _prove_lacks(self, step: int, st: NoneOfFace) -> None:
+        """Prove ``NoneOfFace`` ("none of my cards is ``face``") with one Camenisch-Shoup
         inequality proof per card and encoding of the face (``crypto.inequality``), under
         one challenge, verified by every other seat: constant work per card instead of an
         OR over every other face."""
