@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,8 +105,11 @@ def run(
     bot: str = "heuristic",
     seed: int = 0,
     max_entries: int = 200_000,
+    make_player: Callable[[int, int], BotPlayer | None] | None = None,
 ) -> LocalTable:
-    """Play until every record is finished (or a cheat ends it); raise on a stuck table."""
+    """Play until every record is finished (or a cheat ends it); raise on a stuck table.
+
+    ``make_player(slot, engine_seat)`` may supply a seat's player (``None``: a ``bot``)."""
     spec = registry.get(table.records[0].manifest.game)
     n = len(table.drivers)
     for _ in range(max_entries):
@@ -120,6 +123,8 @@ def run(
                 assert view is not None
                 engine, seat = view
                 player = table.players.get(d.slot)
+                if player is None and make_player is not None:
+                    player = make_player(d.slot, seat)
                 if player is None:
                     player = BotPlayer.make(spec.bots[bot], seat, random.Random(seed * 1000 + seat))
                     table.players[d.slot] = player
