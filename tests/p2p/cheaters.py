@@ -89,6 +89,7 @@ class Cheater:
             raise ValueError(f"unknown cheat {kind!r}; kinds: {', '.join(KINDS)}")
         self.kind = kind
         self.done = False
+        self.alternatives: list[Any] = []
 
     def _once(self, kind: str) -> bool:
         if self.kind == kind and not self.done:
@@ -150,6 +151,10 @@ class Cheater:
     def forge_action(self, rule: Any, engine: Any, seat: int, honest: Any) -> Any:
         """The action to send instead of the bot's ``honest`` one (or ``honest``)."""
         if self.done:
+            return honest
+        if self.kind == "equivocation":
+            # remember another decision, to sign for the same step as well (send_own)
+            self.alternatives = [a for a in engine.legal_actions(seat) if a != honest]
             return honest
         name = rule.engine.NAME
         public = rule.engine
@@ -214,10 +219,14 @@ class Cheater:
             stale = Entry(entry.table_id, entry.seat, entry.step, rec.hashes[-3], entry.body)
             mesh.broadcast(_sign(node, entry=stale))
             return
-        if self.kind == "equivocation" and not self.done and kind == "tokens":
-            self.done = True
+        if self.kind == "equivocation" and not self.done and kind == "action":
             game = node.driver.game
-            other = game.produce()  # fresh proof randomness: same meaning, other bytes
+            others = self.alternatives
+            if not others:
+                mesh.broadcast(own)
+                return
+            self.done = True
+            other = game.action_body(others[0])  # a second, different decision
             entry = accepted.entry
             twin = Entry(entry.table_id, entry.seat, entry.step, entry.prev, other)
             peers = sorted(mesh.connections)
