@@ -712,11 +712,10 @@ class GameRule:
                 statements.append(statement)
             for h, ct in zip(hs, statement.outputs, strict=True):
                 self.cts[h] = ct
+                self.ptok[h] = {}  # no token opens the new ciphertexts
+                if self.mine is not None:
+                    self.mine.known.pop(h, None)
         self._verify_shuffles(statements)
-        for h in hs:
-            self.ptok[h] = {}
-            if self.mine is not None:
-                self.mine.known.pop(h, None)
 
     def _verify_shuffles(self, statements: list[ShuffleStatement]) -> None:
         if not statements:

@@ -106,10 +106,12 @@ def run(
     seed: int = 0,
     max_entries: int = 200_000,
     make_player: Callable[[int, int], BotPlayer | None] | None = None,
+    on_entry: Callable[[LocalTable], None] | None = None,
 ) -> LocalTable:
     """Play until every record is finished (or a cheat ends it); raise on a stuck table.
 
-    ``make_player(slot, engine_seat)`` may supply a seat's player (``None``: a ``bot``)."""
+    ``make_player(slot, engine_seat)`` may supply a seat's player (``None``: a ``bot``);
+    ``on_entry(table)`` is called after each entry reached every seat (tests)."""
     spec = registry.get(table.records[0].manifest.game)
     n = len(table.drivers)
     for _ in range(max_entries):
@@ -150,6 +152,8 @@ def run(
                 if view is not None and events and other.slot in table.players:
                     table.players[other.slot].observe(view[0], view[1], events)
             moved = True
+            if on_entry is not None:
+                on_entry(table)
         if table.cheats:
             return table
         if not moved:
