@@ -15,7 +15,7 @@ annotation                                             accepted value
 ``Annotated[str, Choice(("a", "b"))]``                 one of the listed strings
 ``Annotated[tuple[X, ...], Size(lo, hi)]``             lo..hi items, each an ``X``
 ``X | None``                                           ``None`` or an ``X``
-``Annotated[C, Nested(encode, decode, check)]``        a value of class ``C`` with its own
+``Annotated[C, Nested(C, encode, decode, check, w)]``  a value of class ``C`` with its own
                                                        wire form (Aight's rule specs)
 =====================================================  =================================
 
@@ -122,12 +122,13 @@ class Choice:
 class Nested:
     """A value with its own wire form: ``encode`` makes plain data, ``decode`` reads it
     back (raising an ``EngineError`` on bad data), ``check`` vets an instance (raising an
-    ``EngineError``) and ``cls`` is its class."""
+    ``EngineError``); ``cls`` is its class and ``what`` its name in messages."""
 
     cls: type
     encode: Callable[[Any], Any]
     decode: Callable[[Any], Any]
     check: Callable[[Any], None]
+    what: str
 
 
 Seat = Annotated[int, Range(0, SEATS)]
@@ -160,10 +161,17 @@ class _Field:
 
 class _Int(_Field):
     def __init__(self, bound: Range) -> None:
-        self.lo, self.stop = bound.lo, bound.stop
+        self.lo = bound.lo
+        stop = bound.stop
+        # on the path of every action applied, so the table size is read inline
+        self.fixed = stop if isinstance(stop, int) else None
+        self.seats = isinstance(stop, TableSize) and stop.what == "seats"
+        self.extra = stop.extra if isinstance(stop, TableSize) else 0
 
     def check(self, v: Any, game: Any) -> None:
-        stop = self.stop if isinstance(self.stop, int) else self.stop.of(game)
+        stop = self.fixed
+        if stop is None:
+            stop = (game.seats if self.seats else len(game.deck)) + self.extra
         if type(v) is not int or not self.lo <= v < stop:
             raise _Bad(f"must be an integer in {self.lo}..{stop - 1}, not {brief(v)}")
 
@@ -205,14 +213,23 @@ class _Tuple(_Field):
         if type(v) is not tuple:
             raise _Bad(f"must be a tuple, not {brief(v)}")
         self._size(v)
-        for x in v:
-            self.item.check(x, game)
+        for i, x in enumerate(v):
+            try:
+                self.item.check(x, game)
+            except _Bad as exc:
+                raise _Bad(f"item {i} {exc}") from None
 
     def decode(self, v: Any, game: Any) -> Any:
         if type(v) not in (list, tuple):
             raise _Bad(f"must be a list, not {brief(v)}")
         self._size(v)
-        return tuple(self.item.decode(x, game) for x in v)
+        out = []
+        for i, x in enumerate(v):
+            try:
+                out.append(self.item.decode(x, game))
+            except _Bad as exc:
+                raise _Bad(f"item {i} {exc}") from None
+        return tuple(out)
 
     def encode(self, v: Any) -> Any:
         return [self.item.encode(x) for x in v]
@@ -239,17 +256,17 @@ class _Nested(_Field):
 
     def check(self, v: Any, game: Any) -> None:
         if not isinstance(v, self.nested.cls):
-            raise _Bad(f"must be a {self.nested.cls.__name__}, not {brief(v)}")
+            raise _Bad(f"must be a {self.nested.what}, not {brief(v)}")
         try:
             self.nested.check(v)
         except EngineError as exc:
-            raise _Bad(f"bad {self.nested.cls.__name__}: {exc}") from None
+            raise _Bad(f"is a bad {self.nested.what}: {exc}") from None
 
     def decode(self, v: Any, game: Any) -> Any:
         try:
             out = self.nested.decode(v)
         except EngineError as exc:
-            raise _Bad(f"bad {self.nested.cls.__name__}: {exc}") from None
+            raise _Bad(f"is a bad {self.nested.what}: {exc}") from None
         self.check(out, game)
         return out
 

@@ -348,7 +348,7 @@ class Game:
         if handler is None:
             names = ", ".join(c.__name__ for c in phase.actions) or "none"
             raise self.illegal(
-                action, f"{type(action).__name__} not allowed now (allowed: {names})"
+                action, f"{type(action).__name__} is not allowed now (allowed: {names})"
             )
         return self._run(self._then_settle(handler(self, action)))
 

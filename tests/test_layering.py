@@ -54,10 +54,12 @@ def test_pure_packages_do_no_io(package):
 ENGINE_CORE = {
     "engine",
     "engine.cards",
+    "engine.codec",
     "engine.errors",
     "engine.game",
     "engine.obligations",
     "engine.options",
+    "engine.players",
     "engine.registry",
     "engine.runner",
     "engine.dealer",

@@ -49,7 +49,7 @@ def test_stacked_deal_and_private_views():
 def test_public_reveal_and_turn_order():
     g, d = new()
     h = g.zones["hand:0"][0]
-    runner.step(g, d, PlayCard(0, h))
+    runner.apply(g, d, PlayCard(0, h))
     assert all(g.face_for(s, h) == d.truth[h] for s in range(3))
     assert g.to_move() == (1,)
 

@@ -15,6 +15,8 @@ from crypto.group import COUNTERS
 from engine.bots import RandomBot
 from engine.cards import HEARTS, SPADES, Card, standard_deck
 from engine.errors import FalseClaim
+from engine.games.slaiga.hands import AtLeastOfSuit
+from engine.games.slave.rules import LacksCard
 from engine.obligations import (
     FewerOfSuit,
     HighestGiven,
@@ -27,8 +29,6 @@ from engine.obligations import (
     Transfer,
 )
 from engine.registry import GameSpec
-from engine.slaiga_game import AtLeastOfSuit
-from engine.slave import LacksCard
 from p2p.mental_dealer import (
     CannotProve,
     DealerCheat,

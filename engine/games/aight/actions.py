@@ -26,7 +26,9 @@ Words = Annotated[tuple[Annotated[str, Text(MAX_WORDS_LEN)], ...], Size(0, MAX_A
 
 Suit = Annotated[int, Range(SUITS[0], SUITS[-1] + 1)]
 
-Rule = Annotated[RuleSpec, Nested(RuleSpec, spec_to_dict, spec_from_dict, RuleSpec.check)]
+Rule = Annotated[
+    RuleSpec, Nested(RuleSpec, spec_to_dict, spec_from_dict, RuleSpec.check, what="rule")
+]
 """A rule a player creates: checked on its own here, against the rule book by the game."""
 
 
