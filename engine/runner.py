@@ -168,9 +168,7 @@ def play(
 ) -> SimResult:
     """``play_async`` for players that answer at once (bots), without an event loop."""
     return run_sync(
-        play_async(
-            game, dealer, players, max_actions=max_actions, on_event=on_event, check=check
-        )
+        play_async(game, dealer, players, max_actions=max_actions, on_event=on_event, check=check)
     )
 
 
