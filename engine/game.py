@@ -1,6 +1,6 @@
 """The game state-machine base that every game in ``engine`` builds on.
 
-A game is a pure, deterministic state machine (h11's ``_state.py`` and
+A game is a pure, deterministic state machine (h11's protocol state machine and
 OpenSpiel's games are the models):
 
 * ``start()`` runs the setup; ``apply(action)`` runs one action. Both return

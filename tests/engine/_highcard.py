@@ -1,6 +1,6 @@
-"""'High card', the template game of docs/adding-a-game.md, for testing the engine core and
-the dealers without any real game's rules: tests/engine/test_core.py runs it on the local
-dealer, tests/p2p/test_mental_dealer.py on the mental-poker one."""
+"""Old import path of the 'high card' test game, now the template game
+``engine.games.highcard`` (docs/adding-a-game.md). A thin re-export, to be removed once
+nothing imports this path."""
 
 from engine.games.highcard.actions import PlayCard
 from engine.games.highcard.rules import HighCard

@@ -1,4 +1,4 @@
-"""Scenario tests for Slaiga and Honest Slaiga (RULES.md §1), on stacked decks.
+"""Scenario tests for Slaiga and Honest Slaiga (docs/rules/slaiga.md), on stacked decks.
 
 ``LocalDealer(stacked=...)`` fixes the first shuffle: seat 0 is dealt the
 first six stacked cards, seat 1 the next six, and so on; the rest of the

@@ -1,4 +1,4 @@
-"""Slåjens (RULES.md §4): scenario tests with fixed dice, random play, errors."""
+"""Slåjens (docs/rules/slajens.md): scenario tests with fixed dice, random play, errors."""
 
 import random
 

@@ -1,4 +1,4 @@
-"""Slave (RULES.md §3): a scenario test per rule, random play, leaks, errors."""
+"""Slave (docs/rules/slave.md): a scenario test per rule, random play, leaks, errors."""
 
 import math
 import random
@@ -109,7 +109,7 @@ def test_after_four_on_single_only_a_higher_four():
 @pytest.mark.parametrize(
     ("old", "new_pair", "ok"),
     [
-        ("9C 9D", "9H 9S", True),  # RULES.md: 9♥9♠ beats 9♣9♦
+        ("9C 9D", "9H 9S", True),  # the rules: 9♥9♠ beats 9♣9♦
         ("9C 9H", "9D 9S", False),  # ... but 9♦9♠ does not beat 9♣9♥
         ("9D 9H", "9C 9S", False),  # 9♣ is below both old suits
         ("9C 9S", "9D 9H", False),  # 9♠ is above both new suits
