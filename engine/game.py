@@ -317,7 +317,7 @@ class Game:
         if self.started:
             raise EngineError("game already started")
         self.started = True
-        return self._run(self._then_settle(self.setup()))
+        return self._run(self._then_automatic(self.setup()))
 
     def pending(self) -> Obligation | None:
         return self._pending
@@ -350,7 +350,7 @@ class Game:
             raise self.illegal(
                 action, f"{type(action).__name__} is not allowed now (allowed: {names})"
             )
-        return self._run(self._then_settle(handler(self, action)))
+        return self._run(self._then_automatic(handler(self, action)))
 
     def legal_actions(self, seat: int) -> list[Action]:
         """The actions ``seat`` may take now (empty unless it is in ``to_move()``)."""
@@ -383,7 +383,7 @@ class Game:
         aud = frozenset(audience) if audience is not None else None
         self._events.append(Event(kind, text, seat, aud, data))
 
-    def _then_settle(self, handler: Handler | None) -> Handler:
+    def _then_automatic(self, handler: Handler | None) -> Handler:
         """Run ``handler``, then every automatic phase the game reaches, until it is in a
         phase that waits for a seat (or is over)."""
         if inspect.isgenerator(handler):
@@ -394,9 +394,9 @@ class Game:
             if auto is None:
                 self.phase = name
                 return
-            step = auto(self)
-            if inspect.isgenerator(step):
-                yield from step
+            work = auto(self)
+            if inspect.isgenerator(work):
+                yield from work
 
     def _run(self, handler: Handler) -> list[Event]:
         self._gen = handler
