@@ -170,7 +170,7 @@ def hostile(draw, name: str):
 
 
 @pytest.mark.parametrize("name", GAMES)
-@settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(data=st.data())
 def test_hostile_data_decodes_or_raises_malformed_action_only(name, data):
     g, _ = fresh(name)
