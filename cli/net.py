@@ -101,6 +101,12 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         help="let a bot play your seat (default: you play it at this terminal)",
     )
     p.add_argument(
+        "--bot-think-ms",
+        type=int,
+        default=0,
+        help="with --bot: pause this long before each decision, like a person",
+    )
+    p.add_argument(
         "--decide-stall-ms",
         type=int,
         default=DEFAULT_DECIDE_STALL_MS,
@@ -241,7 +247,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         on_event=on_event,
         decide_stall_ms=args.decide_stall_ms,
         decide_max_ms=args.decide_max_ms,
-        make_player=player_factory(args.bot),
+        make_player=player_factory(args.bot, think_ms=max(0, args.bot_think_ms)),
     )
 
 
