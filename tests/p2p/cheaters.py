@@ -121,7 +121,9 @@ class Cheater:
         return None
 
     def proof(self, rule: Any, hs) -> ProofBody | None:
-        if self.kind == "false-miss" and self.done:
+        # a miss claim whose proof cannot hold: forged (whether or not the miss was forced)
+        if self.kind == "false-miss":
+            self.done = True
             return ProofBody(bytes(32))
         return None
 

@@ -29,7 +29,10 @@ IN_PROCESS = [
     "illegal-play",
 ]
 OPTIONS = {"slave": {"games": 3}, "slajens": {"rounds": 3}}
-TRIES = 4
+TRIES = 6
+RANDOM_HONEST = ("false-complaint", "false-miss")
+"""Random (honest) opponents: they lose deals and shoot plain suit shots, which is what
+gives a gift complaint or a miss claim its chance."""
 
 
 def run_with_cheater(kind: str) -> tuple[local_table.LocalTable, int, Cheater]:
@@ -45,7 +48,7 @@ def run_with_cheater(kind: str) -> tuple[local_table.LocalTable, int, Cheater]:
         def make_player(slot, seat, driver=driver, cheater=cheater):
             if slot == cheat_slot:
                 return make_bot(spec, seat, cheater, lambda: driver.game)
-            if kind == "false-complaint":  # honest, but in no hurry to win
+            if kind in RANDOM_HONEST:  # honest players who give the cheater its chance
                 return BotPlayer.make(spec.bots["random"], seat, random.Random(seat))
             return None
 
