@@ -14,13 +14,15 @@ Wire format: ``version (1) || ephemeral public key (32) || ciphertext || tag (16
 
 from __future__ import annotations
 
+import functools
+
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from crypto.errors import InvalidEncoding, InvalidProof, check_bytes
+from crypto.errors import InvalidEncoding, InvalidPoint, InvalidProof, check_bytes
 
 SEAL_VERSION = 1
 KEY_BYTES = 32
@@ -29,6 +31,33 @@ TAG_BYTES = 16
 HEADER_BYTES = 1 + KEY_BYTES
 _HKDF_INFO = b"slaiga/v1/seal/key"
 _AD_DST = b"slaiga/v1/seal/ad"
+
+
+_PROBE_KEY = X25519PrivateKey.from_private_bytes(bytes(range(1, KEY_BYTES + 1)))
+"""A fixed private key to test received keys with: any clamped scalar is a multiple of 8,
+so its product with a point of small order (on the curve or its twist) is zero."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _seal_key_small(public: bytes) -> bool:
+    try:
+        _PROBE_KEY.exchange(X25519PublicKey.from_public_bytes(public))
+    except ValueError:
+        return True
+    return False
+
+
+def check_seal_key(public: bytes) -> bytes:
+    """Return ``public`` unless it is not 32 bytes or has small order (raise :class:`InvalidPoint`).
+
+    Sealing to a small-order key gives an all-zero shared secret, so a seat that
+    publishes one could make every sender fail; received seal keys are checked
+    before they are trusted.
+    """
+    public = check_bytes("seal key", public, KEY_BYTES, InvalidPoint)
+    if _seal_key_small(public):
+        raise InvalidPoint("seal key refused: X25519 key of small order")
+    return public
 
 
 def _raw_public(key: X25519PrivateKey) -> bytes:

@@ -45,6 +45,9 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 import msgpack
 
+from crypto.errors import CryptoError
+from crypto.identity import check_identity_key
+from crypto.seal import check_seal_key
 from p2p.errors import LocalProtocolError, RemoteProtocolError
 
 # ---------------------------------------------------------------------------
@@ -161,6 +164,26 @@ class Bytes(Spec):
         elif not self.min_len <= len(value) <= self.max_len:
             raise SchemaError(f"{path}: length {len(value)} outside {self.min_len}..{self.max_len}")
         return value
+
+
+@dataclass(frozen=True, slots=True)
+class StrictKey(Spec):
+    """A public key that must pass ``validate`` (from :mod:`crypto`) to be received at all.
+
+    Identity and seal keys of small order let a peer forge signatures or break
+    sealing (crypto/identity.py), so they are refused where the key is read,
+    in every message that carries one (handshake, join, lobby, manifest).
+    """
+
+    validate: Callable[[bytes], bytes]
+
+    def check(self, value: Any, path: str) -> bytes:
+        if type(value) is not bytes:
+            raise SchemaError(f"{path}: expected bytes, got {_typename(value)}")
+        try:
+            return self.validate(value)
+        except CryptoError as exc:
+            raise SchemaError(f"{path}: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -571,7 +594,9 @@ class FrameDecoder:
 # ---------------------------------------------------------------------------
 
 TableId = Annotated[bytes, Bytes(size=TABLE_ID_BYTES)]
-Key = Annotated[bytes, Bytes(size=KEY_BYTES)]
+Key = Annotated[bytes, StrictKey(check_identity_key)]
+"""An Ed25519 identity key: canonical, in the prime-order subgroup (never small order)."""
+SealPublicKey = Annotated[bytes, StrictKey(check_seal_key)]
 Nonce = Annotated[bytes, Bytes(size=NONCE_BYTES)]
 Hash = Annotated[bytes, Bytes(size=HASH_BYTES)]
 Signature = Annotated[bytes, Bytes(size=SIGNATURE_BYTES)]
@@ -648,7 +673,7 @@ class Member(Struct):
 
     name: Name
     identity: Key
-    seal_key: Key
+    seal_key: SealPublicKey
     address: Address
 
 

@@ -31,12 +31,14 @@ from p2p.forming import (
     new_table_id,
     open_genesis,
     seat_order_commit,
+    sign_manifest,
 )
 from p2p.record import Record, Status, step_hash
 from p2p.wire import (
     PROTOCOL_VERSION,
     Entry,
     Genesis,
+    Member,
     Signed,
     decode_body,
     encode_body,
@@ -207,6 +209,41 @@ def test_impersonation_names_the_real_signer():
     with pytest.raises(Impersonation) as ei:
         t.records[(actor + 1) % 3 if (actor + 1) % 3 != other else (actor + 2) % 3].offer(fake)
     assert ei.value.seat == other
+
+
+IDENTITY_KEY = bytes([1]) + bytes(31)
+UNIVERSAL_FORGERY = bytes([1]) + bytes(31) + bytes(32)
+"""Under the small-order key 01 00..00, ``R = 01 00..00, S = 0`` verifies for any message."""
+
+
+def test_a_forged_entry_is_not_blamed_on_a_weak_key_seat():
+    """Were a small-order key ever seated, the signature that verifies for every message
+    must not make ``_authenticate`` name that seat as the signer of a forgery."""
+    t, actor, other = demo_table()
+    weak_seat = next(s for s in range(3) if s not in (actor, other))
+    rec = t.records[other]
+    keys = list(rec.keys)
+    keys[weak_seat] = IDENTITY_KEY
+    rec.keys = tuple(keys)
+    forged = Signed(t.craft(actor, 3, Count(1)).entry, UNIVERSAL_FORGERY)
+    with pytest.raises(ForgedSignature) as ei:
+        rec.offer(forged)
+    assert not isinstance(ei.value, Impersonation) and ei.value.seat == actor
+
+
+def test_a_genesis_with_a_small_order_seat_key_is_refused():
+    """The weak seat signs the manifest with the universal forgery; the manifest bytes are
+    patched after encoding, since a Member with such a key cannot even be built."""
+    t = Table(3)
+    raw = t.genesis.manifest
+    victim = t.manifest.seats[2].identity
+    assert raw.count(victim) == 1
+    patched = raw.replace(victim, IDENTITY_KEY)
+    sigs = [sign_manifest(k, patched) for k in t.keys[:2]] + [UNIVERSAL_FORGERY]
+    with pytest.raises(InvalidGenesis, match="identity key refused"):
+        open_genesis(Genesis(patched, tuple(sigs)))
+    with pytest.raises(LocalProtocolError, match="identity key refused"):
+        Member("weak", IDENTITY_KEY, t.manifest.seats[0].seal_key, "127.0.0.1:1")
 
 
 def test_wrong_table_replay():

@@ -16,6 +16,9 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from crypto.group import FIELD_P
+from crypto.identity import IdentityKey
+from crypto.seal import SealKey
 from p2p.errors import LocalProtocolError, RemoteProtocolError
 from p2p.wire import (
     MAX_FRAME_BYTES,
@@ -42,15 +45,18 @@ from p2p.wire import (
     fetched_batches,
     frame,
 )
+from tests.crypto._helpers import SMALL_ORDER
 
 TID = bytes(range(16))
-KEY = bytes(range(32))
+KEY = IdentityKey.from_private_bytes(bytes(range(32))).public
 NONCE = bytes(range(32, 64))
 SIG = bytes(64)
 
 
 def member(i: int = 0) -> Member:
-    return Member(f"player{i}", bytes([i]) * 32, bytes([i + 100]) * 32, f"127.0.0.{i + 1}:4000")
+    identity = IdentityKey.from_private_bytes(bytes([i]) * 32).public
+    seal_key = SealKey.from_private_bytes(bytes([i + 100]) * 32).public
+    return Member(f"player{i}", identity, seal_key, f"127.0.0.{i + 1}:4000")
 
 
 def sample_messages() -> list:
@@ -410,3 +416,37 @@ def test_truncated_frames_never_decode():
         got = run_decoder(data[:cut], 1)
         full = FrameDecoder().feed(data)
         assert [d.message for d in got] == [d.message for d in full[: len(got)]]
+
+
+def test_small_order_and_non_canonical_keys_are_refused_on_receipt():
+    """Every received identity key (Hello, a Join's or manifest's Member) and seal key is
+    checked by the schema, so no code behind the decoder ever sees a weak key."""
+    weak_identities = [*SMALL_ORDER, (FIELD_P + 1).to_bytes(32, "little")]
+    for key in weak_identities:
+        with pytest.raises(RemoteProtocolError, match="identity key refused"):
+            decode_body(raw_body("hello", hello_fields(identity=key)))
+        good = member(1)
+        join = {
+            "member": {
+                "name": good.name,
+                "identity": key,
+                "seal_key": good.seal_key,
+                "address": good.address,
+            }
+        }
+        with pytest.raises(RemoteProtocolError, match="identity key refused"):
+            decode_body(raw_body("join", join))
+    small_x25519 = [bytes(32), (1).to_bytes(32, "little"), (FIELD_P - 1).to_bytes(32, "little")]
+    for key in small_x25519:
+        good = member(2)
+        join = {
+            "member": {
+                "name": good.name,
+                "identity": good.identity,
+                "seal_key": key,
+                "address": good.address,
+            }
+        }
+        with pytest.raises(RemoteProtocolError, match="seal key refused"):
+            decode_body(raw_body("join", join))
+    assert decode_body(encode_body(Join(member(3)))) == Join(member(3))
