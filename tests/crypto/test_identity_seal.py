@@ -8,7 +8,7 @@ import pytest
 from crypto.errors import InvalidEncoding, InvalidPoint, InvalidProof, InvalidSignature
 from crypto.group import FIELD_P, SMALL_ORDER_ENCODINGS, G, add, base_mul
 from crypto.identity import IdentityKey, check_identity_key, fingerprint, verify_signature
-from crypto.seal import SealKey, open_sealed, seal, seal_with
+from crypto.seal import SealKey, _seal_from_parts, open_sealed, seal
 from tests.crypto._helpers import SMALL_ORDER
 
 IDENTITY_KEY = bytes([1]) + bytes(31)
@@ -73,8 +73,8 @@ def test_seal_roundtrip_and_binding():
 
 def test_seal_explicit_randomness_and_bad_inputs():
     r = SealKey.from_private_bytes(bytes([7]) * 32)
-    a = seal_with(r.public, b"x", b"c", bytes([9]) * 32)
-    assert a == seal_with(r.public, b"x", b"c", bytes([9]) * 32)
+    a = _seal_from_parts(r.public, b"x", b"c", bytes([9]) * 32)
+    assert a == _seal_from_parts(r.public, b"x", b"c", bytes([9]) * 32)
     assert open_sealed(r, a, b"c") == b"x"
     assert SealKey.from_private_bytes(r.private_bytes()).public == r.public
     with pytest.raises(InvalidEncoding, match="too short"):
@@ -122,3 +122,19 @@ def test_signatures_with_a_small_order_or_non_canonical_r_are_refused():
     for r in [*SMALL_ORDER, (FIELD_P + 3).to_bytes(32, "little")]:
         with pytest.raises(InvalidSignature, match="R refused"):
             verify_signature(k.public, b"m", r + sig[32:])
+
+
+def test_repeated_randomness_never_makes_a_two_time_pad():
+    """The ephemeral key is hashed from the randomness and the message: the same random
+    bytes for two plaintexts give two keys, so XOR of ciphertexts reveals nothing."""
+    r = SealKey.generate()
+    same = bytes([9]) * 32
+    p1, p2 = b"token of seat 1!", b"token of seat 2?"
+    a = _seal_from_parts(r.public, p1, b"c", same)
+    b = _seal_from_parts(r.public, p2, b"c", same)
+    assert a[1:33] != b[1:33]  # different ephemeral keys
+    body_a, body_b = a[33 : 33 + len(p1)], b[33 : 33 + len(p2)]
+    assert bytes(x ^ y for x, y in zip(body_a, body_b, strict=True)) != bytes(
+        x ^ y for x, y in zip(p1, p2, strict=True)
+    )
+    assert open_sealed(r, a, b"c") == p1 and open_sealed(r, b, b"c") == p2
