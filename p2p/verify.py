@@ -40,7 +40,7 @@ from p2p.errors import (
 )
 from p2p.forming import FormingRule, Manifest, table_rule
 from p2p.record import Record, Status
-from p2p.store import MAGIC, load
+from p2p.store import MAGIC, MAGIC_V1, load
 from p2p.wire import Entry, Signed, decode_body
 
 GAP = "Gap"
@@ -226,7 +226,7 @@ def _read(path: Path) -> None:
             head = f.read(len(MAGIC))
     except OSError as exc:
         raise UnreadableRecord(f"cannot read {path}: {exc.strerror or exc}") from None
-    if head != MAGIC:
+    if head not in (MAGIC, MAGIC_V1):
         raise UnreadableRecord(f"{path} is not a slaiga record file (bad magic)")
 
 
