@@ -32,6 +32,8 @@ import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import msgpack
+
 from crypto.errors import CryptoError
 from crypto.identity import IdentityKey, verify_signature
 from p2p.errors import (
@@ -41,7 +43,9 @@ from p2p.errors import (
     ForgedSignature,
     Impersonation,
     LocalProtocolError,
+    MalformedEntry,
     OutOfTurn,
+    ProtocolError,
     RemoteProtocolError,
     Replay,
     WrongTable,
@@ -58,6 +62,22 @@ MAX_HELD_ENTRIES = 65536  # bound on memory spent on held future entries
 
 def entry_signing_input(entry_bytes: bytes) -> bytes:
     return ENTRY_SIGN_DOMAIN + entry_bytes
+
+
+def _envelope_header(raw: bytes) -> tuple[int | None, bytes | None]:
+    """The ``seat`` and ``table_id`` an entry's bytes claim, read leniently (the body may
+    not decode at all); ``None`` for whatever cannot be read."""
+    try:
+        value = msgpack.unpackb(raw, raw=False, strict_map_key=False, max_bin_len=len(raw))
+    except Exception:  # any msgpack failure: nothing can be read
+        return None, None
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[1], dict)):
+        return None, None
+    seat, table_id = value[1].get("seat"), value[1].get("table_id")
+    return (
+        seat if type(seat) is int else None,
+        table_id if type(table_id) is bytes else None,
+    )
 
 
 def entry_hash(entry_bytes: bytes) -> bytes:
@@ -219,10 +239,15 @@ class Record:
     def offer(self, signed: Signed) -> Offer:
         """Take a signed envelope from anyone (live or relayed); see :class:`Offer`.
 
-        Raises :class:`RemoteProtocolError` for undecodable entries and a
-        :class:`CheatDetected` subclass naming the seat for rule violations.
+        Raises a :class:`CheatDetected` subclass naming the seat for rule
+        violations, :class:`MalformedEntry` naming the signer for validly
+        signed bytes that do not decode, and :class:`RemoteProtocolError` for
+        undecodable bytes that no seat signed (the relaying peer's junk).
         """
-        entry = decode_body(signed.entry, Entry)
+        try:
+            entry = decode_body(signed.entry, Entry)
+        except RemoteProtocolError as exc:
+            raise self._blame_undecodable(signed, exc) from None
         assert isinstance(entry, Entry)
         if self._verified.get(signed.signature) == signed.entry:
             # the very same bytes passed every check in _authenticate before
@@ -232,6 +257,26 @@ class Record:
         if offer.status in (Status.ACCEPTED, Status.HELD):
             self._verified[signed.signature] = signed.entry  # bounded like the record itself
         return offer
+
+    def _blame_undecodable(self, signed: Signed, problem: RemoteProtocolError) -> ProtocolError:
+        """The error for entry bytes that do not decode: :class:`MalformedEntry` naming the
+        seat whose key verifies the signature (the seat the envelope header claims is tried
+        first, then every other), else ``problem`` itself."""
+        claimed, table_id = _envelope_header(signed.entry)
+        msg = entry_signing_input(signed.entry)
+        order = sorted(range(len(self.keys)), key=lambda s: s != claimed)
+        for seat in order:
+            try:
+                verify_signature(self.keys[seat], msg, signed.signature)
+            except CryptoError:
+                continue
+            evidence = (signed.entry, signed.signature)
+            if table_id is not None and table_id != self.table_id:
+                return WrongTable(seat, f"signed an entry for table {table_id.hex()}", evidence)
+            exc = MalformedEntry(seat, f"signed an entry that does not decode: {problem}", evidence)
+            self.evidence.append(exc)
+            return exc
+        return problem
 
     def _authenticate(self, entry: Entry, signed: Signed) -> None:
         seat = entry.seat

@@ -16,7 +16,8 @@ depends on arrival at the peer that wrote it (RECORD_FORMAT.md §1), and the
 earliest violation is the one reported.  The first violation ends the check;
 :class:`Failure` says what it is, at which step, which seat the entry names,
 and which seat (if any) it *proves* cheated: an entry signed by the seat it
-names, or by another seat's key (impersonation), convicts its signer; a
+names, or by another seat's key (impersonation), convicts its signer, and so
+do validly signed entry bytes that do not decode (a malformed entry); a
 signature that no seat's key verifies, or a gap in the file, convicts no
 seat, only the file.
 """
@@ -36,7 +37,10 @@ from p2p.errors import (
     ForgedSignature,
     Impersonation,
     InvalidGenesis,
+    MalformedEntry,
+    ProtocolError,
     RemoteProtocolError,
+    WrongTable,
 )
 from p2p.forming import FormingRule, Manifest, table_rule
 from p2p.record import Record, Status
@@ -258,6 +262,22 @@ def _cheat_failure(
     return Failure(type(exc).__name__, message, culprit, entry.seat, entry.step, evidence)
 
 
+def _undecodable_failure(record: Record, env: Envelope, problem: RemoteProtocolError) -> Failure:
+    """A frame whose entry bytes do not decode: the seat whose key verifies its signature
+    signed a malformed body and is convicted (the envelope is the evidence); bytes that no
+    seat signed convict only the file."""
+    try:
+        record.offer(Signed(env.entry, env.signature))
+    except (MalformedEntry, WrongTable) as exc:
+        what = "an entry that does not decode" if isinstance(exc, MalformedEntry) else exc.reason
+        message = f"frame {env.frame}: seat {exc.seat} signed {what}: {problem}"
+        return Failure(type(exc).__name__, message, exc.seat, exc.seat, None, (env,))
+    except ProtocolError:
+        pass
+    message = f"frame {env.frame}: entry does not decode and no seat signed it: {problem}"
+    return Failure(MALFORMED_ENTRY, message, None, None, None, (env,))
+
+
 def _locate_evidence(
     exc: CheatDetected, envelopes: list[tuple[Envelope, Entry]]
 ) -> tuple[Envelope, Entry] | None:
@@ -313,7 +333,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         try:
             entry = decode_body(signed.entry, Entry)
         except RemoteProtocolError as exc:
-            failure = Failure(MALFORMED_ENTRY, f"frame {i}: signed entry does not decode: {exc}")
+            failure = _undecodable_failure(record, env, exc)
             return _describe_manifest(name, manifest, failure=failure, **base)
         assert isinstance(entry, Entry)
         envelopes.append((env, entry))

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+import msgpack
 import pytest
 
 from crypto.identity import IdentityKey
@@ -20,6 +21,7 @@ from p2p.errors import (
     InvalidGenesis,
     InvalidMove,
     LocalProtocolError,
+    MalformedEntry,
     OutOfTurn,
     RemoteProtocolError,
     Replay,
@@ -33,7 +35,7 @@ from p2p.forming import (
     seat_order_commit,
     sign_manifest,
 )
-from p2p.record import Record, Status, step_hash
+from p2p.record import Record, Status, entry_signing_input, step_hash
 from p2p.wire import (
     PROTOCOL_VERSION,
     Entry,
@@ -372,6 +374,53 @@ def test_garbage_entry_bytes_raise_remote_error():
     t, actor, other = demo_table()
     with pytest.raises(RemoteProtocolError):
         t.records[0].offer(Signed(b"\x92\xa5entry\x80", bytes(64)))
+
+
+def _signed_raw(t: Table, signer: int, raw: bytes) -> Signed:
+    return Signed(raw, t.keys[signer].sign(entry_signing_input(raw)))
+
+
+def test_a_validly_signed_entry_that_does_not_decode_convicts_its_signer():
+    """The signature proves who sent the body: the signer is named, with the envelope as
+    evidence, whether the body, the header or the whole msgpack is broken."""
+    t, actor, other = demo_table()
+    rec = t.records[other]
+    good = decode_body(t.craft(actor, 3, Count(1)).entry)
+    fields = {
+        "table_id": good.table_id,
+        "seat": actor,
+        "step": 3,
+        "prev": good.prev,
+        "body": ["count", {"value": "not a number"}],
+    }
+    bad_body = msgpack.packb(["entry", fields], use_bin_type=True)
+    unknown_kind = msgpack.packb(
+        ["entry", {**fields, "body": ["no-such-kind", {}]}], use_bin_type=True
+    )
+    claims_other = msgpack.packb(["entry", {**fields, "seat": other}], use_bin_type=True)
+    for raw, signer in (
+        (bad_body, actor),
+        (unknown_kind, actor),
+        (b"\xc1 not msgpack at all", actor),
+        (claims_other, actor),  # claims `other`, but `actor`'s key signed it
+    ):
+        before = snapshot(rec)
+        signed = _signed_raw(t, signer, raw)
+        with pytest.raises(MalformedEntry) as ei:
+            rec.offer(signed)
+        assert ei.value.seat == signer
+        assert ei.value.evidence == (signed.entry, signed.signature)
+        assert ei.value in rec.evidence
+        assert snapshot(rec) == before
+    # the same bytes signed by nobody at this table: the relay's junk, no seat named
+    with pytest.raises(RemoteProtocolError) as ei2:
+        rec.offer(Signed(bad_body, IdentityKey.generate().sign(entry_signing_input(bad_body))))
+    assert not isinstance(ei2.value, MalformedEntry)
+    # a readable header naming another table: a cross-table replay, as for decodable entries
+    elsewhere = msgpack.packb(["entry", {**fields, "table_id": bytes(16)}], use_bin_type=True)
+    with pytest.raises(WrongTable) as ei3:
+        rec.offer(_signed_raw(t, actor, elsewhere))
+    assert ei3.value.seat == actor
 
 
 def test_far_future_entries_are_not_held():

@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgpack
 import pytest
 import trio
 
@@ -216,6 +217,38 @@ def test_a_flipped_length_header_is_a_corrupt_file_not_a_short_record(
     report = verify_record_file(path)
     failed(report, CORRUPT)
     assert report.failure is not None and "header at offset" in report.failure.message
+
+
+def test_a_signed_entry_that_does_not_decode_convicts_its_signer(
+    played: Played, tmp_path: Path
+) -> None:
+    path = copy(played, tmp_path)
+    i, signed, entry = find(path, "count", 3)
+    raw = msgpack.packb(
+        [
+            "entry",
+            {
+                "table_id": entry.table_id,
+                "seat": entry.seat,
+                "step": entry.step,
+                "prev": entry.prev,
+                "body": ["count", {"value": -1}],
+            },
+        ],
+        use_bin_type=True,
+    )
+    sig = played.keys[entry.seat].sign(entry_signing_input(raw))
+    report = replace_frame(path, i, encode_body(Signed(raw, sig)))
+    failed(report, "MalformedEntry")
+    f = report.failure
+    assert f is not None and f.culprit == entry.seat and f.seat == entry.seat
+    assert f.evidence[0].entry == raw and f.evidence[0].signature == sig
+    assert report.to_json()["culprit_name"] is not None
+    # the same bytes under a signature no seat's key verifies: the file, not a seat
+    outsider = IdentityKey.generate().sign(entry_signing_input(raw))
+    report = replace_frame(path, i, encode_body(Signed(raw, outsider)))
+    failed(report, "MalformedEntry")
+    assert report.failure is not None and report.failure.culprit is None
 
 
 def test_flipped_byte_without_a_matching_checksum_is_a_corrupt_file(
