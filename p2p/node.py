@@ -66,6 +66,7 @@ from p2p.forming import (
     DEFAULT_STALL_AFTER_MS,
     FormingRule,
     Manifest,
+    genesis_hash,
     make_genesis,
     manifest_bytes,
     new_table_id,
@@ -399,6 +400,8 @@ class Node:
                 keepalive_dead=self.cfg.keepalive_dead,
             )
         )
+        if self.genesis is not None:  # resuming: peers on another fork are refused
+            self.mesh.genesis = genesis_hash(self.genesis)
         return self.mesh
 
     def _slot_of(self, peer: bytes) -> int | None:
@@ -567,6 +570,8 @@ class Node:
     def _set_genesis(self, genesis: wire.Genesis) -> None:
         self.genesis = genesis
         self.manifest = open_genesis(genesis)
+        if self.mesh is not None:
+            self.mesh.genesis = genesis_hash(genesis)
         seat = self.manifest.seat_of(self.identity.public)
         if seat is None:
             raise NodeError("our identity is not seated in the genesis manifest")

@@ -18,6 +18,7 @@ import pytest
 import trio
 
 from crypto.identity import IdentityKey
+from crypto.session import Ephemeral
 from p2p import wire
 from p2p.mesh import FramedStream, PeerUp, Rejected, open_mesh
 from p2p.node import Node, NodeError
@@ -154,10 +155,12 @@ def _raw_hello(table_id: bytes, identity: bytes) -> bytes:
     """A Hello frame built from raw msgpack, as an attacker would (our own constructor
     refuses a small-order key)."""
     fields = {
-        "version": wire.PROTOCOL_VERSION,
+        "version": wire.HANDSHAKE_VERSION,
         "table_id": table_id,
         "identity": identity,
         "nonce": secrets.token_bytes(wire.NONCE_BYTES),
+        "ephemeral": Ephemeral().public,
+        "genesis": b"",
     }
     return wire.frame(msgpack.packb(["hello", fields], use_bin_type=True))
 
