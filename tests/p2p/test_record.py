@@ -35,12 +35,21 @@ from p2p.forming import (
     seat_order_commit,
     sign_manifest,
 )
-from p2p.record import Record, Status, entry_signing_input, step_hash
+from p2p.record import (
+    MAX_HELD_BYTES_PER_SEAT,
+    MAX_HELD_ENTRY_BYTES,
+    MAX_HELD_PER_SEAT,
+    Record,
+    Status,
+    entry_signing_input,
+    step_hash,
+)
 from p2p.wire import (
     PROTOCOL_VERSION,
     Entry,
     Genesis,
     Member,
+    Sealed,
     Signed,
     decode_body,
     encode_body,
@@ -421,6 +430,29 @@ def test_a_validly_signed_entry_that_does_not_decode_convicts_its_signer():
     with pytest.raises(WrongTable) as ei3:
         rec.offer(_signed_raw(t, actor, elsewhere))
     assert ei3.value.seat == actor
+
+
+def test_a_seat_flooding_future_entries_holds_bounded_bytes():
+    """One seat signs hundreds of future entries with big bodies and bogus parents (they can
+    only be checked at their step).  Each seat's held entries are capped in count and
+    bytes, oversized ones are not held at all, and the honest entries still get in."""
+    t, actor, other = demo_table()
+    rec = t.records[other]
+    bogus = b"\x07" * 32
+    blob = b"x" * (100 << 10)
+    statuses = []
+    for k in range(300):
+        flood = t.craft(actor, 10 + k, Sealed(other, blob), prev=bogus)
+        statuses.append(rec.offer(flood).status)
+    assert rec.held_bytes() <= MAX_HELD_BYTES_PER_SEAT
+    assert rec.held_count() <= MAX_HELD_PER_SEAT
+    assert statuses.count(Status.HELD) == rec.held_count() > 0
+    assert Status.TOO_FAR in statuses
+    huge = t.craft(actor, 5, Sealed(other, b"y" * (MAX_HELD_ENTRY_BYTES + 1)), prev=bogus)
+    assert rec.offer(huge).status is Status.TOO_FAR
+    # another seat's honest future entries still have their own budget
+    third = next(s for s in range(3) if s not in (actor, other))
+    assert rec.offer(t.craft(third, 9, Count(1), prev=bogus)).status is Status.HELD
 
 
 def test_far_future_entries_are_not_held():
