@@ -103,6 +103,9 @@ MAX_HANDSHAKES_PER_ADDRESS = wire.MAX_SEATS
 one host that floods stalled sockets leaves the other half of the slots to everyone else.
 As many as a table has seats, since every seat of a table on one machine (tests, a
 demo) dials from the same address at once."""
+HANDSHAKE_MAX_FRAME = 4096
+"""Largest frame accepted before a handshake completes (a hello is a few hundred bytes), so a
+stalled stranger holds at most this much of our memory."""
 REFUSE_TIMEOUT_S = 1.0
 """How long a ``Reject`` frame may take to go out before the connection is dropped anyway."""
 NO_GENESIS = b""
@@ -167,7 +170,7 @@ class FramedStream:
 
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
-        self.decoder = wire.FrameDecoder()
+        self.decoder = wire.FrameDecoder(HANDSHAKE_MAX_FRAME)
         self._send_mac: FrameMac | None = None
         self.send_lock = trio.Lock()
         self.last_received = trio.current_time()
@@ -179,6 +182,7 @@ class FramedStream:
         """Switch both directions to authenticated frames (at a frame boundary)."""
         self._send_mac = FrameMac(send_key)
         self.decoder.authenticate(FrameMac(receive_key))
+        self.decoder.max_frame = wire.MAX_FRAME_BYTES
 
     async def receive(self) -> wire.Decoded:
         """Next message; raises ConnectionClosed on EOF, transport error or bad bytes."""
@@ -729,6 +733,7 @@ class Mesh:
         self.max_handshakes_per_address = max_handshakes_per_address
         self.pending_handshakes = 0
         self._pending_by_address: dict[str, int] = {}
+        self._handshaking: set[FramedStream] = set()
         self.identity = identity
         self.table_id = table_id
         self.genesis = NO_GENESIS
@@ -753,7 +758,8 @@ class Mesh:
 
     def bytes_held(self) -> int:
         """Bytes held by the mesh's own queues and buffers (inbox, outboxes, decoders)."""
-        return self.inbox.bytes + sum(c.bytes_held for c in self.connections.values())
+        held = self.inbox.bytes + sum(c.bytes_held for c in self.connections.values())
+        return held + sum(f.decoder.buffered for f in self._handshaking)
 
     def _failed(self, what: str) -> None:
         self.handshake_failure_count += 1
@@ -805,6 +811,7 @@ class Mesh:
             return
         self.pending_handshakes += 1
         self._pending_by_address[address] = self._pending_by_address.get(address, 0) + 1
+        self._handshaking.add(framed)
         try:
             if self.table_id is None:
                 raise await _refuse(framed, "gone", "this peer has not joined a table yet")
@@ -821,6 +828,7 @@ class Mesh:
             await framed.aclose()
             return
         finally:
+            self._handshaking.discard(framed)
             self.pending_handshakes -= 1
             left = self._pending_by_address[address] - 1
             if left:

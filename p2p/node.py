@@ -34,6 +34,7 @@ import contextlib
 import copy
 import hashlib
 import json
+import math
 import os
 import random
 import secrets
@@ -61,6 +62,7 @@ from p2p.errors import (
     RemoteProtocolError,
     TableAbandoned,
 )
+from p2p.fetch import FetchServer, open_fetch_server
 from p2p.forming import (
     DEFAULT_MAX_WAIT_MS,
     DEFAULT_STALL_AFTER_MS,
@@ -84,6 +86,7 @@ from p2p.game_rule import (
     decide_limits,
     describe,
 )
+from p2p.lobby import EarlyBuffer, LobbyGate, Verdict
 from p2p.mesh import (
     ConnectionClosed,
     HandshakeFailed,
@@ -95,6 +98,7 @@ from p2p.mesh import (
 )
 from p2p.record import Offer, Record, Status
 from p2p.seat import SeatDriver, game_of, rule_factory
+from p2p.signing import SignedManifests, offer_problems, timeout_problem
 from p2p.silence import Recovered, SilenceMonitor, Stalled
 from p2p.store import RecordFile
 from p2p.wire import Hash, Step, TableId
@@ -110,16 +114,9 @@ FORM_TIMEOUT_S = 60.0
 MESH_TIMEOUT_S = 20.0
 LINGER_S = 10.0
 """How long a finished peer waits for the others to say they finished too."""
-EARLY_BUFFER = 4096
 DEFAULT_LOBBY_SCAN_S = 3.0
 OPEN_TIMEOUT_S = 1800.0
 """How long an opened table waits for its seats to fill before it closes itself."""
-FETCH_REPLY_TIMEOUT_S = 5.0
-"""How long the answer to one ``Fetch`` may wait for room in the asker's outbox.
-
-A peer that keeps asking for the whole record and never reads the answers
-would otherwise block our event loop on backpressure forever; past this it
-is disconnected (it may reconnect and ask again, at the cost of a handshake)."""
 
 
 class NodeError(Exception):
@@ -350,7 +347,10 @@ class Node:
         self.record: Record | None = None
         self.store: RecordFile | None = None
         self.my_seat = -1
-        self.early: list[Inbound] = []
+        self.early = EarlyBuffer()
+        self.gate = LobbyGate()
+        self.fetches: FetchServer | None = None
+        self._lobby_ad: discovery.TableAd | None = None
         self.cheats: list[CheatReport] = []
         self.stalls: list[Stalled] = []
         self.recoveries: list[Recovered] = []
@@ -402,7 +402,30 @@ class Node:
         )
         if self.genesis is not None:  # resuming: peers on another fork are refused
             self.mesh.genesis = genesis_hash(self.genesis)
+        await self._start_fetch_server(stack, self.mesh)
         return self.mesh
+
+    async def _start_fetch_server(self, stack: contextlib.AsyncExitStack, mesh: Mesh) -> None:
+        """Fetch replies go out from tasks of their own (p2p/fetch.py), closed before the mesh."""
+
+        def entries_from(step: int) -> list[wire.Signed]:
+            return self.record.signed_from(step) if self.record is not None else []
+
+        def dropped(peer: bytes, reason: str) -> None:
+            self.emit("peer_dropped", slot=self._slot_of(peer), reason=reason)
+
+        self.fetches = await stack.enter_async_context(
+            open_fetch_server(mesh, entries_from, dropped)
+        )
+
+    def bytes_held(self) -> int:
+        """Bytes held by this node's own queues and buffers: the mesh's (inbox, outboxes,
+        decoders), early messages, and the record's held future entries."""
+        held = self.mesh.bytes_held() if self.mesh is not None else 0
+        held += self.early.bytes
+        if self.record is not None:
+            held += self.record.held_bytes()
+        return held
 
     def _slot_of(self, peer: bytes) -> int | None:
         return self.manifest.seat_of(peer) if self.manifest is not None else None
@@ -438,6 +461,9 @@ class Node:
         """Open a table, wait for ``seats - 1`` joiners, form it, run the record."""
         if not 1 <= seats <= discovery.MAX_SEATS:
             raise NodeError(f"seats must be 1..{discovery.MAX_SEATS}, not {seats}")
+        absurd = timeout_problem(self.cfg.stall_after_ms, self.cfg.max_wait_ms)
+        if absurd:
+            raise NodeError(f"the joiners would refuse these limits: {absurd}")
         table_id = new_table_id()
         async with contextlib.AsyncExitStack() as stack:
             mesh = await self._open_mesh(stack, table_id, self.cfg.host, self.cfg.port)
@@ -449,7 +475,9 @@ class Node:
                     return None
                 if len(members) >= seats or self.genesis is not None:
                     return ("full", f"all {seats} seats at table {table_id.hex()} are taken")
-                return None
+                return self.gate.admit(peer, trio.current_time())
+
+            self.gate.joined(self.identity.public)
 
             mesh.admit = admit
             lobby = None
@@ -461,15 +489,14 @@ class Node:
                 self.emit("announced", service=self._announcement.service_name)
             with trio.move_on_after(self.cfg.open_timeout_s):
                 while len(members) < seats:
-                    event = await mesh.inbox.receive()
-                    if isinstance(event, Inbound) and isinstance(event.message, wire.Join):
-                        await self._admit_join(event, members, seats, game, options)
-                        if self._announcement is not None and len(members) < seats:
-                            await self._announcement.update(
-                                self._ad(table_id, game, options, members, seats, mesh.listen_port)
-                            )
-                    elif isinstance(event, Inbound):
-                        self._buffer(event)
+                    event = await self._lobby_event(mesh)
+                    if event is None:
+                        continue
+                    await self._admit_join(event, members, seats, game, options)
+                    if self._announcement is not None and len(members) < seats:
+                        await self._announcement.update(
+                            self._ad(table_id, game, options, members, seats, mesh.listen_port)
+                        )
             if len(members) < seats:
                 raise NodeError(
                     f"only {len(members)} of {seats} seats were taken within"
@@ -537,6 +564,7 @@ class Node:
                 self.mesh.send_nowait(event.peer, wire.Reject("full", "the table is full"))
                 return
             members.append(member)
+            self.gate.joined(member.identity)
             self.emit("joined", name=member.name, fingerprint=fingerprint(member.identity))
         welcome = wire.Welcome(game, options, seats, tuple(members))
         for m in members[1:]:
@@ -578,8 +606,33 @@ class Node:
         self.my_seat = seat
 
     def _buffer(self, event: Inbound) -> None:
-        if len(self.early) < EARLY_BUFFER:
-            self.early.append(event)
+        self.early.add(event)
+
+    async def _lobby_event(self, mesh: Mesh) -> Inbound | None:
+        """The next ``Join`` in the lobby, or ``None`` after handling anything else by the
+        lobby's rules (p2p/lobby.py): strangers send only ``Join``, within a deadline."""
+        deadline = self.gate.next_deadline()
+        event = None
+        with trio.move_on_at(deadline if deadline is not None else math.inf):
+            event = await mesh.inbox.receive()
+        now = trio.current_time()
+        for peer in self.gate.overdue(now):
+            self.gate.gone(peer)
+            mesh.disconnect(peer, "did not join in time")
+        if isinstance(event, PeerUp):
+            self.gate.connected(event.peer, now)
+        elif isinstance(event, PeerDown):
+            self.gate.gone(event.peer)
+        elif isinstance(event, Inbound):
+            verdict = self.gate.judge(event)
+            if verdict is Verdict.JOIN:
+                return event
+            if verdict is Verdict.KEEP:
+                self._buffer(event)
+            elif verdict is Verdict.CUT:
+                self.gate.gone(event.peer)
+                mesh.disconnect(event.peer, "sent too much before joining")
+        return None
 
     # -- joining --------------------------------------------------------
 
@@ -592,6 +645,7 @@ class Node:
                 if not ad.addresses:
                     raise NodeError(f"table {ad.table_id} announced no address")
                 address = f"{ad.addresses[0]}:{ad.port}"
+                self._lobby_ad = ad
                 expect_fp = ad.fingerprints[0] if ad.fingerprints else None
                 expect_tid = bytes.fromhex(ad.table_id)
             assert address is not None
@@ -665,6 +719,8 @@ class Node:
                 elif isinstance(msg, wire.ManifestOffer):
                     manifest = self._check_offer(msg.manifest, welcome, opener)
                     offered = msg.manifest
+                    # one manifest per table id, ever: remembered (fsynced) before we sign
+                    SignedManifests(self.cfg.state_dir).remember(manifest.table_id, offered)
                     sig = sign_manifest(self.identity, msg.manifest)
                     seat = manifest.seat_of(self.identity.public)
                     assert seat is not None
@@ -684,23 +740,21 @@ class Node:
         except RemoteProtocolError as exc:
             raise NodeError(f"the opener offered an invalid manifest: {exc}") from exc
         assert isinstance(manifest, Manifest)
-        problems = []
-        if manifest.table_id != self.mesh.table_id:
-            problems.append("table id")
-        if manifest.version != wire.PROTOCOL_VERSION:
-            problems.append("protocol version")
-        if welcome is not None:
-            if (manifest.game, dict(manifest.options)) != (welcome.game, dict(welcome.options)):
-                problems.append("game or options")
-            if manifest.n_seats != welcome.seats_total:
-                problems.append("seat count")
-        if manifest.seats[0].identity != opener:
-            problems.append("opener identity")
-        me = manifest.seat_of(self.identity.public)
-        if me is None or manifest.seats[me].seal_key != self.seal_key.public:
-            problems.append("our own seat")
+        problems = offer_problems(
+            manifest,
+            table_id=self.mesh.table_id,
+            opener=opener,
+            me=self.identity.public,
+            my_seal_key=self.seal_key.public,
+            welcome=welcome,
+            announced=self._lobby_ad,
+            options_digest=options_digest,
+        )
+        twice = SignedManifests(self.cfg.state_dir).problem(manifest.table_id, raw)
+        if twice:
+            problems.append(twice)
         if problems:
-            raise NodeError(f"refusing to sign the manifest: wrong {', '.join(problems)}")
+            raise NodeError(f"refusing to sign the manifest: wrong {'; '.join(problems)}")
         return manifest
 
     # -- resuming -------------------------------------------------------
@@ -1054,23 +1108,25 @@ class Node:
             self._offer(msg, via)
         elif isinstance(msg, wire.Fetched):
             if msg.table_id == manifest.table_id:
-                for signed in msg.entries:
-                    self._offer(signed, via)
+                self._take_fetched(msg, event.peer, via)
         elif isinstance(msg, wire.Fetch):
-            if msg.table_id == manifest.table_id:
-                entries = rec.signed_from(msg.from_step)
-                if entries:
-                    with trio.move_on_after(FETCH_REPLY_TIMEOUT_S) as scope:
-                        for batch in wire.fetched_batches(manifest.table_id, entries):
-                            with contextlib.suppress(ConnectionClosed):
-                                await mesh.send(event.peer, batch)
-                    if scope.cancelled_caught:
-                        mesh.disconnect(event.peer, "does not read the records it fetches")
-                        self.emit("peer_dropped", slot=via, reason="fetch replies not read")
+            if msg.table_id == manifest.table_id and self.fetches is not None:
+                self.fetches.request(event.peer, msg)  # answered off this loop (p2p/fetch.py)
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
             self.emit("peer_finished", slot=via, step=msg.step)
         # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
+
+    def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
+        """Offer a fetched piece; if the peer holds more and this piece moved us on, ask it
+        for the next piece (replies come in bounded pieces, p2p/fetch.py)."""
+        rec, mesh = self.record, self.mesh
+        assert rec is not None and mesh is not None
+        before = rec.step, len(rec.signed_from(rec.step))
+        for signed in msg.entries:
+            self._offer(signed, via)
+        if msg.more and (rec.step, len(rec.signed_from(rec.step))) != before:
+            mesh.send_nowait(peer, wire.Fetch(msg.table_id, rec.step))
 
     async def _run_record(self) -> None:
         async with trio.open_nursery() as nursery:

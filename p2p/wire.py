@@ -545,9 +545,11 @@ class FrameDecoder:
     switch to authenticated frames exactly at a frame boundary (the handshake).
     """
 
-    __slots__ = ("_buf", "_pos", "_broken", "_mac", "_deferred")
+    __slots__ = ("_buf", "_pos", "_broken", "_mac", "_deferred", "max_frame")
 
-    def __init__(self) -> None:
+    def __init__(self, max_frame: int = MAX_FRAME_BYTES) -> None:
+        self.max_frame = max_frame
+        """Largest body accepted (a handshake allows far less than a record entry)."""
         self._buf = bytearray()
         self._pos = 0
         self._broken: str | None = None
@@ -611,9 +613,9 @@ class FrameDecoder:
             return None
         (length,) = LENGTH_PREFIX.unpack_from(buf, self._pos)
         extra = TAG_BYTES if self._mac is not None else 0
-        if not extra < length <= MAX_FRAME_BYTES + extra:
+        if not extra < length <= self.max_frame + extra:
             raise self._break(
-                f"frame length {length} outside {extra + 1}..{MAX_FRAME_BYTES + extra}"
+                f"frame length {length} outside {extra + 1}..{self.max_frame + extra}"
             )
         end = self._pos + LENGTH_PREFIX_BYTES + length
         if len(buf) < end:

@@ -348,3 +348,24 @@ async def test_injected_altered_or_replayed_frames_drop_the_link_not_the_peer() 
             await next_of(ma, PeerUp)
             assert conn.peer == a.public
             nursery.cancel_scope.cancel()
+
+
+async def test_peers_on_two_forks_of_a_table_refuse_each_other() -> None:
+    """Two genesis hashes for one table id are two signed manifests: the hello carries the
+    genesis hash, so such peers refuse each other with a clear ``fork``; once formed, a
+    listener also refuses a peer that holds no genesis."""
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with listener_and_dialer(a, b, table) as (ma, mb):
+            ma.genesis, mb.genesis = b"\x01" * 32, b"\x02" * 32
+            with pytest.raises(HandshakeFailed) as info:
+                await mb.dial(ma.address)
+            assert info.value.kind == "fork" and "two different manifests" in info.value.detail
+            mb.genesis = b""
+            with pytest.raises(Rejected) as late:
+                await mb.dial(ma.address)
+            assert late.value.kind == "fork" and "already formed" in late.value.detail
+            mb.genesis = ma.genesis
+            await mb.dial(ma.address)
+            assert ma.connected(b.public) or await next_of(ma, PeerUp)
