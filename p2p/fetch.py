@@ -25,7 +25,7 @@ from dataclasses import dataclass
 import trio
 
 from p2p import wire
-from p2p.mesh import ConnectionClosed, Mesh, unwrap_single_error
+from p2p.mesh import ConnectionClosed, Mesh, open_task_nursery
 
 REPLY_BYTES = 512 << 10
 """Signed-entry bytes in one reply (one ``Fetched`` frame)."""
@@ -143,9 +143,5 @@ async def open_fetch_server(
 ) -> AsyncIterator[FetchServer]:
     """A :class:`FetchServer` whose tasks end when the block does (errors come out as
     themselves, not wrapped in an exception group)."""
-    with unwrap_single_error():
-        async with trio.open_nursery() as nursery:
-            try:
-                yield FetchServer(nursery, mesh, entries_from, on_drop)
-            finally:
-                nursery.cancel_scope.cancel()
+    async with open_task_nursery() as nursery:
+        yield FetchServer(nursery, mesh, entries_from, on_drop)

@@ -692,8 +692,13 @@ class Connection:
     async def _keepalive(self) -> None:
         interval = self.mesh.keepalive_interval
         while True:
+            before = trio.current_time()
             await trio.sleep(interval / 2)
             now = trio.current_time()
+            if now - before > interval / 2 + self.mesh.keepalive_dead / 2:
+                # we were away (stopped, suspended, starved): what the peer sent meanwhile
+                # is still unread, so it gets a fresh window instead of the blame
+                self.framed.last_received = now
             if now - self.framed.last_received > self.mesh.keepalive_dead:
                 raise ConnectionClosed(
                     f"no traffic for {self.mesh.keepalive_dead:.1f}s (keepalive)", self.peer
@@ -1029,6 +1034,18 @@ def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
         else:
             out.append(exc)
     return out
+
+
+@contextlib.asynccontextmanager
+async def open_task_nursery() -> AsyncIterator[trio.Nursery]:
+    """A nursery for background tasks: cancelled when the block ends (however it ends), an
+    error coming out as itself rather than wrapped in an exception group."""
+    with unwrap_single_error():
+        async with trio.open_nursery() as nursery:
+            try:
+                yield nursery
+            finally:
+                nursery.cancel_scope.cancel()
 
 
 @contextlib.contextmanager

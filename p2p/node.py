@@ -62,7 +62,7 @@ from p2p.errors import (
     RemoteProtocolError,
     TableAbandoned,
 )
-from p2p.fetch import FetchServer, open_fetch_server
+from p2p.fetch import FetchServer
 from p2p.forming import (
     DEFAULT_MAX_WAIT_MS,
     DEFAULT_STALL_AFTER_MS,
@@ -95,6 +95,7 @@ from p2p.mesh import (
     PeerDown,
     PeerUp,
     open_mesh,
+    open_task_nursery,
 )
 from p2p.record import Offer, Record, Status
 from p2p.seat import SeatDriver, game_of, rule_factory
@@ -112,6 +113,12 @@ TABLE_SECRET_BYTES = 32
 JOIN_TIMEOUT_S = 30.0
 FORM_TIMEOUT_S = 60.0
 MESH_TIMEOUT_S = 20.0
+HEARTBEAT_S = 0.25
+AWAY_AFTER_S = 1.0
+"""A heartbeat this much later than due means we were away (stopped, suspended, starved);
+that time counts against no seat."""
+ISOLATED_ROUNDS = 3
+"""Re-fetch rounds waited out while we hold no link at all before a silent seat is named."""
 LINGER_S = 10.0
 """How long a finished peer waits for the others to say they finished too."""
 DEFAULT_LOBBY_SCAN_S = 3.0
@@ -351,6 +358,9 @@ class Node:
         self.gate = LobbyGate()
         self.fetches: FetchServer | None = None
         self._lobby_ad: discovery.TableAd | None = None
+        self._last_beat: float | None = None
+        self._away = 0.0
+        self._blame_round: tuple[int, float, int] | None = None  # (step, when, rounds)
         self.cheats: list[CheatReport] = []
         self.stalls: list[Stalled] = []
         self.recoveries: list[Recovered] = []
@@ -402,11 +412,14 @@ class Node:
         )
         if self.genesis is not None:  # resuming: peers on another fork are refused
             self.mesh.genesis = genesis_hash(self.genesis)
-        await self._start_fetch_server(stack, self.mesh)
+        await self._start_background(stack, self.mesh)
         return self.mesh
 
-    async def _start_fetch_server(self, stack: contextlib.AsyncExitStack, mesh: Mesh) -> None:
-        """Fetch replies go out from tasks of their own (p2p/fetch.py), closed before the mesh."""
+    async def _start_background(self, stack: contextlib.AsyncExitStack, mesh: Mesh) -> None:
+        """Tasks that run beside the main loop until the mesh closes: fetch replies
+        (p2p/fetch.py) and the heartbeat that notices when we were away."""
+        nursery = await stack.enter_async_context(open_task_nursery())
+        nursery.start_soon(self._heartbeat)
 
         def entries_from(step: int) -> list[wire.Signed]:
             return self.record.signed_from(step) if self.record is not None else []
@@ -414,9 +427,86 @@ class Node:
         def dropped(peer: bytes, reason: str) -> None:
             self.emit("peer_dropped", slot=self._slot_of(peer), reason=reason)
 
-        self.fetches = await stack.enter_async_context(
-            open_fetch_server(mesh, entries_from, dropped)
-        )
+        self.fetches = FetchServer(nursery, mesh, entries_from, dropped)
+
+    # -- no false blame (issue 11): away time, a re-fetch before naming anyone --
+
+    async def _heartbeat(self) -> None:
+        """Notice the time this peer itself was away (stopped, suspended, starved)."""
+        while True:
+            await trio.sleep(HEARTBEAT_S)
+            self._account_away(trio.current_time())
+
+    def _account_away(self, now: float) -> None:
+        gap = now - (self._last_beat if self._last_beat is not None else now)
+        if gap > HEARTBEAT_S + AWAY_AFTER_S:
+            self._away += gap - HEARTBEAT_S
+            self.emit("away", seconds=round(gap, 3))
+        self._last_beat = now
+
+    def _silence(self, monitor: SilenceMonitor, now: float) -> list[Stalled | Recovered]:
+        """``monitor.update`` guarded against false blame.
+
+        * Time we were away counts against no seat (the silence clocks move on
+          by it), and on coming back we re-fetch from everyone.
+        * Nobody is named abandoned before a re-fetch from every connected
+          seat has had ``stall_after`` to be answered; and while we hold no
+          link at all it may be us who are cut off, so that is waited out
+          for a few such rounds before anyone is named.
+        """
+        rec = self.record
+        assert rec is not None
+        self._account_away(now)
+        if self._away:
+            monitor.pause(self._away)
+            self._away = 0.0
+            self._refetch_everyone()
+        try:
+            return monitor.update(now, rec.step, rec.waiting_on())
+        except TableAbandoned as exc:
+            if not self._ready_to_blame(now, monitor):
+                return []
+            self.emit("abandoned", seat=exc.seat, waited=exc.waited)
+            raise
+
+    def _ready_to_blame(self, now: float, monitor: SilenceMonitor) -> bool:
+        rec, mesh = self.record, self.mesh
+        assert rec is not None and mesh is not None
+        last = self._blame_round if self._blame_round and self._blame_round[0] == rec.step else None
+        answered = last is not None and now - last[1] >= monitor.stall_after
+        if answered and (mesh.connections or last[2] >= ISOLATED_ROUNDS):
+            return True
+        rounds = last[2] + 1 if last is not None else 1
+        self._blame_round = (rec.step, now, rounds)
+        self._refetch_everyone()
+        monitor.pause(monitor.stall_after)
+        self.emit("refetching", step=rec.step, connected=len(mesh.connections))
+        return False
+
+    def _refetch_everyone(self) -> None:
+        rec, mesh, manifest = self.record, self.mesh, self.manifest
+        if rec is None or mesh is None or manifest is None:
+            return
+        for peer in list(mesh.connections):
+            mesh.send_nowait(peer, wire.Fetch(manifest.table_id, rec.step))
+
+    def _relay(self, offer: Offer, via: int | None) -> None:
+        """Pass entries we accepted on to the other seats (not back to where they came from,
+        nor to their author), so a table with one link down goes on at full pace: the two
+        ends of the broken link get each other's entries through everyone else.  A copy
+        that arrives twice is a duplicate, checked by its bytes alone (p2p/record.py)."""
+        mesh, manifest = self.mesh, self.manifest
+        if mesh is None or manifest is None:
+            return
+        for acc in offer.accepted:
+            if acc.seat == self.my_seat:
+                continue
+            skip = {manifest.seats[acc.seat].identity}
+            if via is not None:
+                skip.add(manifest.seats[via].identity)
+            targets = [peer for peer in mesh.connections if peer not in skip]
+            if targets:
+                mesh.broadcast_raw(wire.encode_body(acc.signed), targets)
 
     def bytes_held(self) -> int:
         """Bytes held by this node's own queues and buffers: the mesh's (inbox, outboxes,
@@ -970,6 +1060,7 @@ class Node:
         # before our own next entry leaves (see ``_act``), i.e. before we act on it.
         for cheat in offer.cheats:
             self._on_cheat(cheat, via)
+        self._relay(offer, via)
         self._deliver()
 
     def _offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> None:
@@ -1163,11 +1254,7 @@ class Node:
             game = game_of(rec)
             limits = decide if game is not None and game.waits_for_decision() else machine_limits
             monitor.stall_after, monitor.max_wait = limits
-            try:
-                events = monitor.update(now, rec.step, rec.waiting_on())
-            except TableAbandoned as exc:
-                self.emit("abandoned", seat=exc.seat, waited=exc.waited)
-                raise
+            events = self._silence(monitor, now)
             for ev in events:
                 if isinstance(ev, Stalled):
                     self.stalls.append(ev)
