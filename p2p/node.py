@@ -551,7 +551,12 @@ class Node:
         """Open a table, wait for ``seats - 1`` joiners, form it, run the record."""
         if not 1 <= seats <= discovery.MAX_SEATS:
             raise NodeError(f"seats must be 1..{discovery.MAX_SEATS}, not {seats}")
-        absurd = timeout_problem(self.cfg.stall_after_ms, self.cfg.max_wait_ms)
+        protocol = (
+            DemoProtocol(self.cfg.demo_steps, self.cfg.round_every)
+            if self.cfg.demo_steps > 0
+            else GameProtocol(self.cfg.decide_stall_ms, self.cfg.decide_max_ms)
+        )
+        absurd = timeout_problem(self.cfg.stall_after_ms, self.cfg.max_wait_ms, protocol)
         if absurd:
             raise NodeError(f"the joiners would refuse these limits: {absurd}")
         table_id = new_table_id()
@@ -603,9 +608,7 @@ class Node:
                 tuple(members),
                 self.cfg.stall_after_ms,
                 self.cfg.max_wait_ms,
-                DemoProtocol(self.cfg.demo_steps, self.cfg.round_every)
-                if self.cfg.demo_steps > 0
-                else GameProtocol(self.cfg.decide_stall_ms, self.cfg.decide_max_ms),
+                protocol,
             )
             await self._collect_signatures(manifest)
             return await self._play(stack, fresh=True)

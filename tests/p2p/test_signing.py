@@ -127,3 +127,10 @@ def test_the_ledger_allows_the_same_bytes_again_and_persists(tmp_path: Path) -> 
     again = SignedManifests(tmp_path)
     assert again.problem(table, b"manifest two") is not None
     assert again.problem(new_table_id(), b"manifest two") is None
+
+
+async def test_an_opener_refuses_limits_its_joiners_would_refuse(tmp_path: Path) -> None:
+    with trio.fail_after(TIMEOUT_S):
+        node = Node(config(tmp_path, 0, stall_after_ms=1))
+        with pytest.raises(NodeError, match="stall_after_ms 1 outside"):
+            await node.open(GAME, 2, OPTIONS)
