@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Union
+from typing import Any, Union
 
 from engine.game import Action
 
@@ -42,6 +42,7 @@ class Choice:
     options: list[Option]
     default: int = 0
     tag: str = ""  # what kind of question ("rule": the rule builder's first step)
+    source: Any = None  # what built it (the rule builder, for its ``finish``)
 
     def point_at(self, hint: Action | None) -> Choice:
         """Start on the option that leads to ``hint`` (a suggested move), if any."""

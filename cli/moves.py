@@ -327,7 +327,7 @@ class SlaveMoves(Moves):
         if v["phase"] == "exchange":
             return f"Exchange: give {self.names(self.receiver(game, seat))} cards"
         if v["phase"] == "opening":
-            return "Your move: open with 3♣"
+            return "First deal: the holder of 3♣ opens"
         if not v["top"]:
             return "Your move: lead any set"
         return "Your move: beat the pile, or pass"
@@ -335,6 +335,8 @@ class SlaveMoves(Moves):
     def menu(self, game: Game, seat: int, hint: Action | None = None) -> Node | Plan:
         legal = game.legal_actions(seat)
         v = game.view(seat)
+        if v["phase"] == "exchange" and len(legal) == 1:  # your highest cards: no choice
+            return (legal[0],)
         if v["phase"] == "exchange":
             hand = sorted(hand_of(game, seat).items(), key=lambda kv: slave_key(kv[1]))
             n = len(legal[0].cards)  # type: ignore[attr-defined]

@@ -17,6 +17,7 @@ from engine.game import Event
 
 SEATS_PAIR = re.compile(r"\bseats (\d+) and (\d+)\b")
 SEAT_ONE = re.compile(r"\bseat (\d+)\b")
+CHECK_VERDICT = re.compile(r"the (shot|block) was (\S+):")
 LIST_OF_NUMBERS = re.compile(r"\[(-?\d+(?:, -?\d+)*)\]")
 JOKER_GLYPH = "🃏"  # double width in some terminals and not in others: shown as Jk
 BOT_NAMES = ("Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lou")
@@ -77,6 +78,13 @@ class Names:
         text = SEATS_PAIR.sub(lambda m: f"{self(int(m[1]))} and {self(int(m[2]))}", text)
         return SEAT_ONE.sub(lambda m: self(int(m[1])), text)
 
+    def tell(self, text: str) -> str:
+        """``replace``, and a list with one number per seat ("points [3, 1, 0]") by name."""
+        out = self.replace(text).replace(JOKER_GLYPH, "Jk")
+        return LIST_OF_NUMBERS.sub(
+            lambda m: m[0] if len(m[1].split(",")) != len(self) else _per(m, self), out
+        )
+
     def per_seat(self, values: Sequence[object]) -> str:
         """``Ann 3, Bob 1, ...`` for one value per seat."""
         return ", ".join(f"{self(s)} {v}" for s, v in enumerate(values))
@@ -99,6 +107,7 @@ def narrate(event: Event, names: Names) -> str:
     data = event.data
     if kind == "shot" and "target" in data:
         claim, shown = _claim(text)
+        claim = claim.split(", ", 1)[-1]  # "♣ target, ♦ shot" -> "♦ shot"
         target = names(data["target"])
         suit = SUIT_SYMBOLS[data["suit"]] if data.get("suit") in range(4) else "?"
         how = shown or ", face down"
@@ -113,6 +122,12 @@ def narrate(event: Event, names: Names) -> str:
         )
         if what:
             return f"{who} checks {what}"
+    verdict = (
+        CHECK_VERDICT.match(text) if kind.startswith(("check:shot:", "check:block:")) else None
+    )
+    if verdict and "pay" in data:
+        what = "a true claim" if kind.endswith(":true") else "a lie"
+        return f"It was {verdict[2]}: {what} — {who} pays {data['pay']}"
     if kind == "match" and "points" in data:
         return f"Match over. Points: {names.per_seat(data['points'])}"
     if kind == "end" and "totals" in data:
@@ -121,11 +136,7 @@ def narrate(event: Event, names: Names) -> str:
         return f"{who}: Unmau!"
     if kind.startswith(("volley-length:", "jack-volley-length:")):
         text = "the " + text
-    out = names.replace(text).replace(JOKER_GLYPH, "Jk")
-    out = LIST_OF_NUMBERS.sub(
-        lambda m: m[0] if len(m[1].split(",")) != len(names) else _per(m, names), out
-    )
-    return _capital(out)
+    return _capital(names.tell(text))
 
 
 def _per(match: re.Match[str], names: Names) -> str:

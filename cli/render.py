@@ -603,7 +603,7 @@ def end_lines(
     draw = summary.get("draw", outcome.draw if outcome is not None else False)
     reason = summary.get("reason") or (outcome.reason if outcome is not None else "")
     if draw:
-        out.append(Text(f"A draw: {names.replace(reason)}" if reason else "A draw.", style="bold"))
+        out.append(Text(f"A draw: {names.tell(reason)}" if reason else "A draw.", style="bold"))
     elif ranking:
         winner = names(ranking[0]) + (" (you)" if ranking[0] == names.me else "")
         out.append(Text(f"Winner: {winner}", style="bold green"))
@@ -622,7 +622,7 @@ def end_lines(
                 row.append(f"{scores[s]:>6}")
             out.append(row)
     if reason and not draw:
-        out.append(Text(names.replace(reason), style="dim"))
+        out.append(Text(names.tell(reason), style="dim"))
     culprit = summary.get("culprit")
     if culprit is not None:
         out.append(

@@ -448,7 +448,7 @@ class RuleBuilder:
             ),
             Option("write the rule in your own words…", self.free_text),
         ]
-        return Choice("New rule, step 1: when does it apply?", opts, tag="rule")
+        return Choice("New rule, step 1: when does it apply?", opts, tag="rule", source=self)
 
     def free_text(self) -> Ask:
         return Ask(
