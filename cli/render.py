@@ -522,16 +522,24 @@ def render_screen(
         )
         bottom = [_crop(Text(wait, style="italic"), width)]
     rows_left = height - 1 - len(seats) - len(table) - len(hand) - len(bottom)
-    events = (
-        [_crop(Text("· " + e), width) for e in t.events][-max(rows_left, 0) :]
-        if rows_left > 0
-        else []
-    )
+    events = event_lines(t.events, width, rows_left)
     blank = [Text("") for _ in range(max(0, rows_left - len(events)))]
     lines = [head, *seats, *table, *blank, *events, *hand, *bottom]
     if len(lines) > height:  # a tiny terminal: keep the prompt, drop from the top
         lines = lines[len(lines) - height :]
     return lines
+
+
+def event_lines(events: Sequence[str], width: int, rows: int) -> list[Text]:
+    """The latest events that fit in ``rows``, newest last, long ones wrapped once."""
+    out: list[Text] = []
+    for e in reversed(events):
+        if len(out) >= rows:
+            break
+        parts = wrap("· " + e, width)[:2]
+        lines = [Text(parts[0])] + [Text("  " + p.strip()) for p in parts[1:]]
+        out[:0] = [_crop(x, width) for x in lines]
+    return out[-rows:] if rows > 0 else []
 
 
 def _waiting_for(t: TableView) -> str:
