@@ -8,7 +8,7 @@ dealer) and the networked table node alike. Construct it with::
     HumanPlayer(
         names,                 # display names in engine-seat order (made unique)
         seat,                  # this person's engine seat
-        game_name,             # "slave", "slaiga", ... (engine.registry)
+        game,                  # the game's name: "slave", "slaiga", ... (engine.registry)
         answer_timeout=20.0,   # seconds an answer window waits before passing (0: forever)
         ask_reload=False,      # Slaiga: ask for each reload draw (default: from the draw pile)
         hints=True,            # preselect a suggested move (a bot that sees only your view)
@@ -77,7 +77,7 @@ class HumanPlayer:
         self,
         names: Sequence[str],
         seat: int,
-        game_name: str,
+        game: str,
         *,
         answer_timeout: float = DEFAULT_ANSWER_TIMEOUT_S,
         ask_reload: bool = False,
@@ -87,6 +87,7 @@ class HumanPlayer:
     ) -> None:
         if answer_timeout < 0:
             raise ValueError("answer_timeout must be 0 (no limit) or more seconds")
+        game_name = game
         self.names = Names(names, seat)
         self.seat = seat
         self.game_name = game_name

@@ -153,7 +153,10 @@ def pick_legal(legal: Sequence[Action], test: Callable[[Action], bool], why: str
 
 def dry_run(game: Game, action: Action) -> str | None:
     """Why the game would refuse ``action`` now (tried on a copy), or ``None``."""
-    trial = copy.deepcopy(game)
+    try:
+        trial = copy.deepcopy(game)
+    except Exception:  # an engine that cannot be copied: the table checks the move itself
+        return None
     try:
         trial.apply(action)
     except EngineError as exc:

@@ -26,6 +26,7 @@ from rich.table import Table
 
 from cli import args as checked
 from cli import state
+from cli.netplay import BOT_KINDS, player_factory
 from engine import registry
 from engine.errors import EngineError
 from engine.options import parse_option_args, resolve_options
@@ -33,6 +34,7 @@ from p2p import discovery, netguard
 from p2p.demo import DEFAULT_ROUND_EVERY
 from p2p.errors import ProtocolError, TableAbandoned
 from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
+from p2p.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
 from p2p.node import OPEN_TIMEOUT_S, Node, NodeConfig, NodeError, TableResult
 
 ENV_HOME = state.ENV_HOME
@@ -41,7 +43,8 @@ EXIT_FAILED = checked.EXIT_FAILED
 EXIT_USAGE = checked.EXIT_USAGE
 EXIT_ABANDONED = 3
 EXIT_CHEATER = 4
-"""The table ended early because a seat was proven to equivocate."""
+"""The table ended early because a seat was proven to cheat (our record file holds the
+signed evidence)."""
 QUIET_EVENTS = frozenset({"peer_up", "peer_down", "welcome"})
 
 _err = Console(stderr=True)
@@ -99,6 +102,30 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         type=checked.count,
         default=DEFAULT_MAX_WAIT_MS,
         help=f"milliseconds of silence before the table is given up (default {DEFAULT_MAX_WAIT_MS})",
+    )
+    p.add_argument(
+        "--bot",
+        choices=BOT_KINDS,
+        default=None,
+        help="let a bot play your seat (default: you play it at this terminal)",
+    )
+    p.add_argument(
+        "--bot-think-ms",
+        type=checked.count,
+        default=0,
+        help="with --bot: pause this long before each decision, like a person",
+    )
+    p.add_argument(
+        "--decide-stall-ms",
+        type=checked.count,
+        default=DEFAULT_DECIDE_STALL_MS,
+        help="how long a player may think before the table says it is waiting for them",
+    )
+    p.add_argument(
+        "--decide-max-ms",
+        type=checked.count,
+        default=DEFAULT_DECIDE_MAX_MS,
+        help="how long a player may think before the table is abandoned",
     )
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive-dead", type=float, default=5.0, help=argparse.SUPPRESS)
@@ -287,6 +314,9 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         lobby_scan_s=getattr(args, "timeout", 3.0),
         open_timeout_s=getattr(args, "open_timeout", OPEN_TIMEOUT_S),
         on_event=on_event,
+        decide_stall_ms=args.decide_stall_ms,
+        decide_max_ms=args.decide_max_ms,
+        make_player=player_factory(args.bot, think_ms=max(0, args.bot_think_ms)),
     )
 
 
@@ -312,6 +342,9 @@ def _describe(kind: str, data: dict[str, Any]) -> str:
         "fork": "seat {seat}'s entry chains to a step we do not know; fetching records to see why",
         "aborted": "table ended: seat {seat} is proven to have cheated ({reason})",
         "linger_timeout": "{missing} seat(s) did not confirm the end in time",
+        "convicted": "CHEAT PROVEN: seat {culprit} ({kind}): {reason}",
+        "dispute": "table ended by a dispute nobody can settle: {reason}",
+        "ended": "the game is over early",
     }
     template = texts.get(kind)
     if template is None:
@@ -322,7 +355,43 @@ def _describe(kind: str, data: dict[str, Any]) -> str:
         return f"{kind} {data}"
 
 
+def _print_game_result(result: TableResult, as_json: bool) -> None:
+    summary = result.game_summary()
+    if as_json:
+        print(json.dumps(summary, sort_keys=True), flush=True)
+        return
+    names = summary["seats"]
+    title = f"{summary['game']} at table {summary['table_id']}"
+    table = Table(title=title)
+    table.add_column("place", justify="right")
+    table.add_column("player")
+    scores = summary["scores"]
+    if scores:
+        table.add_column("score", justify="right")
+    for place, seat in enumerate(summary["ranking"], 1):
+        me = " (you)" if seat == summary["seat"] else ""
+        row = [str(place), names[seat] + me]
+        if scores:
+            row.append(str(scores[seat]))
+        table.add_row(*row)
+    _out.print(table)
+    if summary["culprit"] is not None:
+        cheat = summary.get("cheat", {})
+        _out.print(
+            f"[red]cheat proven: {names[summary['culprit']]} — {cheat.get('reason', '')}[/red]"
+        )
+    elif summary.get("dispute"):
+        _out.print(f"[yellow]ended by a dispute: {summary['dispute']}[/yellow]")
+    else:
+        _out.print(f"{summary['entries']} entries and {summary['proofs']} proofs checked, no cheat")
+    _out.print(f"record: {summary['record']}")
+    _out.print(f"check it yourself: slaiga verify {summary['record']}")
+
+
 def _print_result(result: TableResult, as_json: bool) -> None:
+    if isinstance(result.manifest.protocol, GameProtocol):
+        _print_game_result(result, as_json)
+        return
     summary = result.summary()
     if as_json:
         print(json.dumps(summary, sort_keys=True), flush=True)
@@ -358,7 +427,7 @@ def _run_node(args: argparse.Namespace, action) -> int:  # type: ignore[no-untyp
     except trio.TooSlowError:
         return _fail("timed out while forming the table", args.json)
     _print_result(result, args.json)
-    if result.aborted is not None:
+    if result.aborted is not None or result.convicted is not None:
         return EXIT_CHEATER
     return EXIT_OK if not result.divergent else EXIT_FAILED
 

@@ -18,6 +18,7 @@ input line awkward.
 
 from __future__ import annotations
 
+import atexit
 import codecs
 import io
 import os
@@ -78,6 +79,7 @@ class Terminal:
 
         self._saved = termios.tcgetattr(self.fd)
         tty.setcbreak(self.fd)
+        atexit.register(self.stop)  # whatever ends the program, the terminal comes back
         self.out.write("\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J")
         self.out.flush()
         self.started = True

@@ -49,9 +49,13 @@ def _culprit_text(report: VerifyReport) -> str:
     f = report.failure
     assert f is not None
     if f.culprit is None:
+        if f.kind == "Unfinished":
+            return "no seat is proven at fault: the record simply stops"
+        if f.kind == "Dispute":
+            return "no seat is proven at fault: the dispute cannot be settled from the record"
         return "no seat is proven at fault: the file itself is forged or damaged"
     name = report.seat_name(f.culprit)
-    return f"culprit: seat {f.culprit}" + (f" ({name})" if name else "")
+    return f"culprit: seat {report.engine_seat(f.culprit)}" + (f" ({name})" if name else "")
 
 
 def _print_human(report: VerifyReport) -> None:
@@ -89,6 +93,10 @@ def _print_human(report: VerifyReport) -> None:
             _out.print(f"verified before the failure: {report.steps} steps, head {report.head}")
         return
     _out.print(f"[bold green]record verified: {report.steps} steps, head {report.head}")
+    if report.ranking is not None:
+        by_pos = {s.position: s for s in report.seats}
+        names = [by_pos[p + 1].name if p + 1 in by_pos else str(p) for p in report.ranking]
+        _out.print("ranking: " + ", ".join(f"{i}. {n}" for i, n in enumerate(names, 1)))
     if not report.finished:
         owing = ", ".join(str(s) for s in report.waiting_on) or "-"
         _out.print(

@@ -505,6 +505,21 @@ def verify_cards_in_set(
         ) from exc
 
 
+def decode_cards_in_set_proof(
+    b: bytes,
+    public: Point,
+    held: Sequence[HeldCard],
+    allowed: Collection[int],
+    at_least: int,
+    deck: Deck,
+) -> CompositeProof:
+    """Decode a received proof for the statement :func:`verify_cards_in_set` checks
+    (its length follows from the statement's shape; every scalar must be < L)."""
+    _check_counts(held, at_least)
+    statement = _statement(public, held, _allowed_sorted(allowed, deck), at_least, deck)
+    return CompositeProof.decode(b, statement)
+
+
 def prove_card_in_set(secret, public, held, index, allowed, deck, context, nonce_seed=None):
     """CDS OR-proof: "my card is one of ``allowed``"."""
     return prove_cards_in_set(

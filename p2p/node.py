@@ -31,9 +31,12 @@ This is the shell that drives P1's sans-I/O parts with real I/O:
 from __future__ import annotations
 
 import contextlib
+import copy
 import hashlib
 import json
 import os
+import random
+import secrets
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +47,8 @@ import trio
 
 from crypto.identity import IdentityKey, fingerprint
 from crypto.seal import SealKey
+from engine.errors import EngineError
+from engine.players import BotPlayer, Player
 from p2p import discovery, wire
 from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
 from p2p.errors import (
@@ -57,20 +62,26 @@ from p2p.errors import (
     TableAbandoned,
 )
 from p2p.forming import (
-    COMMIT_KIND,
     DEFAULT_MAX_WAIT_MS,
     DEFAULT_STALL_AFTER_MS,
-    REVEAL_KIND,
     FormingRule,
     Manifest,
     make_genesis,
     manifest_bytes,
     new_table_id,
     open_genesis,
-    seat_order_commit,
     sign_manifest,
     table_rule,
     verify_manifest_signature,
+)
+from p2p.game_rule import (
+    DEFAULT_DECIDE_MAX_MS,
+    DEFAULT_DECIDE_STALL_MS,
+    Dispute,
+    GameProtocol,
+    SeatKeys,
+    decide_limits,
+    describe,
 )
 from p2p.mesh import (
     ConnectionClosed,
@@ -82,6 +93,7 @@ from p2p.mesh import (
     open_mesh,
 )
 from p2p.record import Offer, Record, Status
+from p2p.seat import SeatDriver, game_of, rule_factory
 from p2p.silence import Recovered, SilenceMonitor, Stalled
 from p2p.store import RecordFile
 from p2p.wire import Hash, Step, TableId
@@ -90,6 +102,8 @@ IDENTITY_FILE = "identity.key"
 SEAL_FILE = "seal.key"
 TABLES_DIR = "tables"
 RECORD_SUFFIX = ".rec"
+SECRET_SUFFIX = ".secret"
+TABLE_SECRET_BYTES = 32
 JOIN_TIMEOUT_S = 30.0
 FORM_TIMEOUT_S = 60.0
 MESH_TIMEOUT_S = 20.0
@@ -201,6 +215,16 @@ class NodeConfig:
     so that tests can act on a table while its protocol is still running); 0: no wait."""
     behaviour: Any = None
     """Test hook for misbehaving peers (see tests/p2p/test_cheats_net.py); None is honest."""
+    decide_stall_ms: int = DEFAULT_DECIDE_STALL_MS
+    decide_max_ms: int = DEFAULT_DECIDE_MAX_MS
+    """Stall limits for steps that wait for a person's decision (the opener's go into the
+    manifest); machine steps use ``stall_after_ms``/``max_wait_ms``."""
+    make_player: Callable[[list[str], int, str], Player] | None = None
+    """Who plays our seat once the game starts: called with the seat names in engine-seat
+    order, our engine seat and the game name.  ``None``: a heuristic bot."""
+    cheat: Any = None
+    """Test hook for a cheating seat (tests/p2p/cheaters.py): replaces some of our game
+    contributions; ``None`` is honest."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -227,6 +251,51 @@ class TableResult:
     divergent: list[int] = field(default_factory=list)
     aborted: int | None = None
     """The seat whose proven equivocation ended the table early (``None``: it did not)."""
+    convicted: CheatReport | None = None
+    """The proven cheat that ended the game (its signed entry is in our record file)."""
+    disputed: str | None = None
+    """A dispute nobody can settle ended the game (no seat proven)."""
+    game: dict[str, Any] | None = None
+    """The game's agreed result once played (``GameRule.result``), engine seats."""
+    entries: int = 0
+    proofs: int = 0
+
+    @property
+    def names(self) -> list[str]:
+        """Seat names in engine-seat order (seat order), or manifest order before it."""
+        order = self.seat_order or tuple(range(self.manifest.n_seats))
+        return [self.manifest.seats[s].name for s in order]
+
+    def engine_seat(self, slot: int | None) -> int | None:
+        if slot is None or not self.seat_order:
+            return slot
+        return self.seat_order.index(slot)
+
+    def game_summary(self) -> dict[str, Any]:
+        """The final object of ``slaiga open/join/resume/play --json``."""
+        culprit = self.convicted.culprit if self.convicted is not None else self.aborted
+        out: dict[str, Any] = {
+            "table_id": self.manifest.table_id.hex(),
+            "game": self.manifest.game,
+            "options": dict(self.manifest.options),
+            "seat": self.engine_seat(self.my_seat),
+            "seats": self.names,
+            "ranking": list(self.game["ranking"]) if self.game else [],
+            "scores": list(self.game.get("scores", [])) if self.game else [],
+            "draw": bool(self.game.get("draw")) if self.game else False,
+            "state_hash": self.game["state_hash"] if self.game else None,
+            "record_head": self.record.head.hex() if self.record is not None else None,
+            "record": str(self.record_file) if self.record_file is not None else None,
+            "culprit": self.engine_seat(culprit),
+            "finished": bool(self.game) and self.convicted is None and self.disputed is None,
+            "entries": self.entries,
+            "proofs": self.proofs,
+        }
+        if self.convicted is not None:
+            out["cheat"] = {"kind": self.convicted.kind, "reason": self.convicted.reason}
+        if self.disputed is not None:
+            out["dispute"] = self.disputed
+        return out
 
     def summary(self) -> dict[str, Any]:
         """The agreed manifest in seat order (what ``slaiga open/join --json`` prints)."""
@@ -292,6 +361,15 @@ class Node:
         self._equivocations: set[tuple[int, int]] = set()
         self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
+        self.convicted: CheatReport | None = None
+        self.disputed: str | None = None
+        self.table_secret: bytes | None = None
+        self.driver: SeatDriver | None = None
+        self.player: Player | None = None
+        self._deciding: int | None = None
+        self._nursery: trio.Nursery | None = None
+        self._evidence: set[bytes] = set()
+        self._said: str | None = None
 
     # -- helpers --------------------------------------------------------
 
@@ -331,7 +409,13 @@ class Node:
         order: tuple[int, ...] = ()
         if self.record is not None and isinstance(self.record.rule, FormingRule):
             order = self.record.rule.seat_order or ()
+        game = game_of(self.record) if self.record is not None else None
         return TableResult(
+            convicted=self.convicted,
+            disputed=self.disputed,
+            game=game.result() if game is not None and game.done else None,
+            entries=game.entries_checked if game is not None else 0,
+            proofs=game.proofs_checked if game is not None else 0,
             manifest=self.manifest,
             my_seat=self.my_seat,
             seat_order=order,
@@ -399,7 +483,9 @@ class Node:
                 tuple(members),
                 self.cfg.stall_after_ms,
                 self.cfg.max_wait_ms,
-                DemoProtocol(self.cfg.demo_steps, self.cfg.round_every),
+                DemoProtocol(self.cfg.demo_steps, self.cfg.round_every)
+                if self.cfg.demo_steps > 0
+                else GameProtocol(self.cfg.decide_stall_ms, self.cfg.decide_max_ms),
             )
             await self._collect_signatures(manifest)
             return await self._play(stack, fresh=True)
@@ -630,6 +716,9 @@ class Node:
         async with contextlib.AsyncExitStack() as stack:
             self.cfg.port = port
             await self._open_mesh(stack, self.manifest.table_id, host, port)
+            self.table_secret = _load_secret(
+                secret_path(self.cfg.state_dir, self.manifest.table_id)
+            )
             self._new_record()
             for signed in loaded.entries:
                 self._offer(signed, via=None, persist=False)
@@ -639,9 +728,18 @@ class Node:
     # -- the record -----------------------------------------------------
 
     def _new_record(self) -> None:
-        assert self.genesis is not None
+        assert self.genesis is not None and self.manifest is not None
         # steps 1-2 draw the seat order; then the protocol the signed manifest names
-        self.record = Record(self.genesis, table_rule)
+        if isinstance(self.manifest.protocol, GameProtocol):
+            if self.table_secret is None:
+                raise NodeError("no table secret: cannot play this seat's game")
+            keys = SeatKeys(
+                self.my_seat, self.identity, self.seal_key, self.table_secret, self.cfg.cheat
+            )
+            self.record = Record(self.genesis, rule_factory(keys))
+        else:
+            self.record = Record(self.genesis, table_rule)
+        self.driver = SeatDriver(self.record, self.identity, self.my_seat)
 
     async def _play(self, stack: contextlib.AsyncExitStack, fresh: bool) -> TableResult:
         assert self.mesh is not None and self.manifest is not None and self.genesis is not None
@@ -651,6 +749,8 @@ class Node:
         if fresh:
             path = record_path(self.cfg.state_dir, manifest.table_id)
             path.parent.mkdir(parents=True, exist_ok=True)
+            # the per-table secret (our key share, our dice) is durable before any entry
+            self.table_secret = _create_secret(secret_path(self.cfg.state_dir, manifest.table_id))
             self.store = RecordFile.create(path, self.genesis)
             self._new_record()
         assert self.store is not None
@@ -671,32 +771,32 @@ class Node:
         await self._run_record()
         return self._result()
 
-    def _produce(self, kind: str) -> wire.Body:
-        rec = self.record
-        assert rec is not None and self.manifest is not None
+    def _produce(self, kind: str) -> wire.Body | None:
+        """Our body for a step we owe; ``None`` when it is a decision (the player's)."""
+        rec, driver = self.record, self.driver
+        assert rec is not None and driver is not None
         rule = rec.rule
-        assert isinstance(rule, FormingRule)
-        if kind in (COMMIT_KIND, REVEAL_KIND):
-            # Derived from our identity key (deterministic Ed25519 signature over the
-            # table id): a restart re-derives the very same commitment and opening, so a
-            # crash between commit and reveal can never make us commit twice, and no
-            # secret needs to be stored.
-            commit_body, reveal = seat_order_commit(
-                self.manifest.table_id, self.my_seat, key=self.identity
-            )
-            return commit_body if kind == COMMIT_KIND else reveal
-        assert isinstance(rule.next_rule, DemoRule)
-        return next_body(rule.next_rule, kind)
+        if isinstance(rule, FormingRule) and isinstance(rule.next_rule, DemoRule):
+            return next_body(rule.next_rule, kind)
+        # the seat-order commitment is derived from our identity key (a deterministic
+        # Ed25519 signature over the table id), so a restart re-derives the very same
+        # commitment and opening; game secrets come from the table secret (SeatKeys)
+        return driver.machine_body()
+
+    def _ended(self) -> bool:
+        return self.convicted is not None or self.disputed is not None
 
     def _act(self) -> None:
         """Sign, persist (fsync) and send every entry we owe, as long as we owe one.
 
-        With ``demo_pace_ms`` set, at most one entry goes out per pace interval.
+        Decisions go to our player: a bot answers at once, a person in a task of its
+        own while this loop keeps the table alive.  With ``demo_pace_ms`` set, at
+        most one demo entry goes out per pace interval.
         """
-        rec, mesh, store = self.record, self.mesh, self.store
-        assert rec is not None and mesh is not None and store is not None
+        rec, driver = self.record, self.driver
+        assert rec is not None and driver is not None
         pace = self.cfg.demo_pace_ms / 1000
-        while True:
+        while not self._ended():
             kinds = rec.owes(self.my_seat)
             if not kinds:
                 return
@@ -705,22 +805,98 @@ class Node:
                 if now < self._pace_until:
                     return
                 self._pace_until = now + pace
-            kind = sorted(kinds)[0]
-            body = self._produce(kind)
-            offer = rec.sign(self.identity, self.my_seat, body)
-            own = offer.accepted[0].signed
-            store.append(own, sync=True)
-            if self.cfg.trace is not None:
-                self.cfg.trace("sent", own_step := offer.accepted[0].step, self.my_seat)
-                self.cfg.trace("accepted", own_step, self.my_seat)
-            behaviour = self.cfg.behaviour
-            if behaviour is not None and hasattr(behaviour, "send_own"):
-                behaviour.send_own(self, kind, offer.accepted[0])
+            body = self._produce(sorted(kinds)[0])
+            if body is None:
+                player = self._player()
+                if not isinstance(player, BotPlayer):
+                    self._start_decision()
+                    return
+                engine, seat = driver.seat_view()  # type: ignore[misc]
+                body = driver.decision_body(player.choose(engine, seat))
+            self._send_own(body)
+
+    def _send_own(self, body: wire.Body) -> None:
+        rec, mesh, store = self.record, self.mesh, self.store
+        assert rec is not None and mesh is not None and store is not None
+        kind = body.TAG
+        offer = rec.sign(self.identity, self.my_seat, body)
+        own = offer.accepted[0].signed
+        store.append(own, sync=True)
+        if self.cfg.trace is not None:
+            self.cfg.trace("sent", own_step := offer.accepted[0].step, self.my_seat)
+            self.cfg.trace("accepted", own_step, self.my_seat)
+        behaviour = self.cfg.behaviour
+        if behaviour is not None and hasattr(behaviour, "send_own"):
+            behaviour.send_own(self, kind, offer.accepted[0])
+        else:
+            mesh.broadcast(own)
+        if behaviour is not None and hasattr(behaviour, "after_send"):
+            behaviour.after_send(self, kind, offer.accepted[0])
+        self._after_offer(offer, via=None, skip_first=True)
+
+    # -- our player -------------------------------------------------------
+
+    def _player(self) -> Player:
+        if self.player is None:
+            game = game_of(self.record) if self.record is not None else None
+            assert game is not None and game.mine is not None and self.manifest is not None
+            names = [self.manifest.seats[slot].name for slot in game.order]
+            if self.cfg.make_player is not None:
+                self.player = self.cfg.make_player(names, game.mine.seat, self.manifest.game)
             else:
-                mesh.broadcast(own)
-            if behaviour is not None and hasattr(behaviour, "after_send"):
-                behaviour.after_send(self, kind, offer.accepted[0])
-            self._after_offer(offer, via=None, skip_first=True)
+                spec = game.spec
+                rng = random.Random(secrets.randbits(64))
+                self.player = BotPlayer.make(spec.bots["heuristic"], game.mine.seat, rng)
+        return self.player
+
+    def _start_decision(self) -> None:
+        rec = self.record
+        assert rec is not None
+        if self._deciding == rec.step or self._nursery is None:
+            return
+        self._deciding = rec.step
+        self._nursery.start_soon(self._decide, rec.step)
+
+    async def _decide(self, step: int) -> None:
+        """Ask our (human) player; send the decision if it is still owed."""
+        driver, rec = self.driver, self.record
+        assert driver is not None and rec is not None
+        player = self._player()
+        while True:
+            view = driver.seat_view()
+            assert view is not None
+            engine, seat = view
+            action = await player.decide(engine, seat)
+            if rec.step != step or not driver.owes_decision() or self._ended():
+                self._deciding = None
+                return
+            problem = _try_action(engine, action)
+            if problem is None:
+                break
+            player.progress(f"that move is not allowed: {problem}")
+        self._deciding = None
+        self._send_own(driver.decision_body(action))
+        self._act()
+
+    def _deliver(self) -> None:
+        """Hand our player what its seat saw happen, and say what the table waits for."""
+        driver = self.driver
+        if driver is None or driver.game is None or driver.game.mine is None:
+            return
+        player = self._player()
+        events = driver.take_events()
+        engine, seat = driver.seat_view()  # type: ignore[misc]
+        if events:
+            player.observe(engine, seat, events)
+        game = driver.game
+        assert self.manifest is not None
+        names = {slot: m.name for slot, m in enumerate(self.manifest.seats)}
+        text = describe(game, names)
+        if game.need is not None and game.my_seat in game.need.seats:
+            text = None if game.waits_for_decision() else text
+        if text is not None and text != self._said:
+            self._said = text
+            player.progress(text)
 
     def _after_offer(self, offer: Offer, via: int | None, skip_first: bool = False) -> None:
         store = self.store
@@ -735,6 +911,7 @@ class Node:
         # before our own next entry leaves (see ``_act``), i.e. before we act on it.
         for cheat in offer.cheats:
             self._on_cheat(cheat, via)
+        self._deliver()
 
     def _offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> None:
         rec = self.record
@@ -746,6 +923,7 @@ class Node:
             self._report_cheat(exc, via, blame_via=True)
             return
         except CheatDetected as exc:
+            self._keep_evidence(signed, exc)
             self._on_cheat(exc, via)
             return
         except RemoteProtocolError as exc:
@@ -799,6 +977,35 @@ class Node:
             # the fork this equivocation causes explains the chain breaks seen so far
             self._suspects.clear()
         self._report_cheat(exc, via)
+        self._convict(exc, via)
+
+    def _keep_evidence(self, signed: wire.Signed, exc: CheatDetected) -> None:
+        """Write a refused, validly signed entry to our record file: the signed evidence
+        that ``slaiga verify`` re-checks (its own signer is the one it convicts)."""
+        if isinstance(exc, ForgedSignature | BrokenChain) or self.store is None:
+            return
+        if not self._is_game() or signed.signature in self._evidence:
+            return
+        self._evidence.add(signed.signature)
+        self.store.append(signed, sync=True)
+
+    def _is_game(self) -> bool:
+        return self.manifest is not None and isinstance(self.manifest.protocol, GameProtocol)
+
+    def _convict(self, exc: CheatDetected, via: int | None) -> None:
+        """On a game table a proven cheat ends the game: name the seat, spread the evidence."""
+        if not self._is_game() or self._ended():
+            return
+        if isinstance(exc, Dispute):
+            self.disputed = exc.reason
+            self.emit("dispute", seat=exc.seat, reason=exc.reason)
+            return
+        self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
+        self.emit("convicted", culprit=exc.seat, kind=type(exc).__name__, reason=exc.reason)
+        if self.mesh is not None and self.record is not None:
+            # relay what convicts it, so a seat it fed a different story convicts it too
+            for signed in self.record.signed_from(max(1, self.record.step - 1)):
+                self.mesh.broadcast(signed)
 
     def _fetch_whole_record(self, slot: int) -> None:
         rec, mesh, manifest = self.record, self.mesh, self.manifest
@@ -861,17 +1068,40 @@ class Node:
         # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
 
     async def _run_record(self) -> None:
+        async with trio.open_nursery() as nursery:
+            self._nursery = nursery
+            try:
+                await self._record_loop()
+            finally:
+                self._nursery = None
+                nursery.cancel_scope.cancel()
+
+    async def _record_loop(self) -> None:
         mesh, rec, manifest = self.mesh, self.record, self.manifest
         assert mesh is not None and rec is not None and manifest is not None
         monitor = SilenceMonitor.from_manifest(manifest)
+        machine_limits = (monitor.stall_after, monitor.max_wait)
+        decide = decide_limits(manifest) or machine_limits
+        ended_at: float | None = None
         if self.cfg.demo_pace_ms > 0:  # think time before our first entry too
             self._pace_until = trio.current_time() + self.cfg.demo_pace_ms / 1000
         others = manifest.n_seats - 1
         announced_finish = False
         linger_until: float | None = None
+        self._deliver()
         while True:
             self._act()
             now = trio.current_time()
+            if self._ended():
+                # linger a moment so the evidence we relayed reaches every seat
+                if ended_at is None:
+                    ended_at = now
+                    self.emit("ended", culprit=self.convicted.culprit if self.convicted else None)
+                if now >= ended_at + min(self.cfg.linger_s, 2.0):
+                    return
+            game = game_of(rec)
+            limits = decide if game is not None and game.waits_for_decision() else machine_limits
+            monitor.stall_after, monitor.max_wait = limits
             try:
                 events = monitor.update(now, rec.step, rec.waiting_on())
             except TableAbandoned as exc:
@@ -915,6 +1145,8 @@ class Node:
                     self._blame_suspects()
                     return
             deadline = monitor.next_deadline() if not rec.finished else linger_until
+            if ended_at is not None:
+                deadline = ended_at + min(self.cfg.linger_s, 2.0)
             if rec.owes(self.my_seat) and self._pace_until > now:
                 deadline = min(deadline or self._pace_until, self._pace_until)
             with trio.move_on_at(deadline if deadline is not None else now + 3600):
@@ -931,6 +1163,40 @@ class Node:
 
 def _cut(text: str, limit: int) -> str:
     return text[:limit]
+
+
+def _try_action(engine: Any, action: Any) -> str | None:
+    """Why ``action`` would be refused by (a copy of) our engine, or ``None``."""
+    trial = copy.deepcopy(engine)
+    try:
+        trial.apply(action)
+    except EngineError as exc:
+        return getattr(exc, "reason", str(exc))
+    return None
+
+
+def secret_path(state_dir: Path, table_id: bytes) -> Path:
+    return state_dir / TABLES_DIR / f"{table_id.hex()}{SECRET_SUFFIX}"
+
+
+def _create_secret(path: Path) -> bytes:
+    """A fresh per-table secret, durable (fsynced) before any entry of ours leaves."""
+    if path.exists():
+        return _load_secret(path)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    data = secrets.token_bytes(TABLE_SECRET_BYTES)
+    _write_secret(path, data)
+    return data
+
+
+def _load_secret(path: Path) -> bytes:
+    try:
+        data = path.read_bytes()
+    except OSError as exc:
+        raise NodeError(f"cannot read the table secret {path}: {exc}") from exc
+    if len(data) != TABLE_SECRET_BYTES:
+        raise NodeError(f"table secret {path} is damaged ({len(data)} bytes)")
+    return data
 
 
 def _reject_text(kind: str, detail: str) -> str:

@@ -133,6 +133,10 @@ class Record:
         self._held_count = 0
         self._owed: Owed | None = self.rule.owed()
         self.evidence: list[CheatDetected] = []
+        self.verdict: CheatDetected | None = None
+        """A violation the rule found when a step completed (e.g. a move the rules refuse
+        once its cards are revealed); the record ends there."""
+        self._late: list[CheatDetected] = []
         # signature -> entry bytes of every envelope already verified and kept (accepted or
         # held): a byte-identical copy (relayed, fetched, resent) skips the Ed25519 check
         self._verified: dict[bytes, bytes] = {}
@@ -285,6 +289,10 @@ class Record:
         cheats: list[CheatDetected] = []
         while self._owed is not None and self._owed.seats == self._pending.keys():
             completed.append(self._complete())
+            if self.verdict is not None:
+                cheats.extend(self._late)
+                self._late.clear()
+                break
             for held in self._release():
                 try:
                     got = self._take(held)
@@ -370,6 +378,14 @@ class Record:
         self.hashes.append(h)
         self._hash_index[h] = number
         self._pending = {}
-        self.rule.advance(view)
+        try:
+            self.rule.advance(view)
+        except CheatDetected as exc:
+            # the completed step itself is the evidence: it stays in the record
+            self.verdict = exc
+            self.evidence.append(exc)
+            self._late.append(exc)
+            self._owed = None
+            return view
         self._owed = self.rule.owed()
         return view

@@ -39,10 +39,14 @@ from p2p.errors import (
     RemoteProtocolError,
 )
 from p2p.forming import FormingRule, Manifest, table_rule
+from p2p.game_rule import Dispute, GameProtocol
 from p2p.record import Record, Status
+from p2p.seat import game_of
 from p2p.store import MAGIC, load
 from p2p.wire import Entry, Signed, decode_body
 
+UNFINISHED = "Unfinished"
+"""Failure kind: a game record that stops before every seat signed the end."""
 GAP = "Gap"
 """Failure kind: entries for later steps follow a step that never completed."""
 CORRUPT = "CorruptRecordFile"
@@ -133,6 +137,17 @@ class VerifyReport:
     duplicates: int = 0
     torn_bytes: int = 0
     failure: Failure | None = None
+    is_game: bool = False
+    seat_order: tuple[int, ...] | None = None
+    ranking: tuple[int, ...] | None = None
+    """A game's agreed ranking in engine seats (seat-order positions from 0)."""
+    game_result: dict[str, Any] | None = None
+
+    def engine_seat(self, slot: int | None) -> int | None:
+        """A slot as an engine seat (its place in the seat order, from 0)."""
+        if slot is None or not self.seat_order or slot not in self.seat_order:
+            return slot
+        return self.seat_order.index(slot)
 
     @property
     def ok(self) -> bool:
@@ -168,7 +183,11 @@ class VerifyReport:
             "torn_bytes": self.torn_bytes,
             "error": f.message if f is not None else None,
             "error_kind": f.kind if f is not None else None,
-            "culprit": culprit,
+            "culprit": self.engine_seat(culprit) if self.is_game else culprit,
+            "culprit_slot": culprit,
+            "ranking": list(self.ranking) if self.ranking is not None else None,
+            "scores": list(self.game_result["scores"]) if self.game_result else None,
+            "state_hash": self.game_result["state_hash"] if self.game_result else None,
             "culprit_name": by_slot[culprit].name if culprit in by_slot else None,
             "culprit_fingerprint": by_slot[culprit].fingerprint if culprit in by_slot else None,
             "seat": f.seat if f is not None else None,
@@ -238,7 +257,10 @@ def _cheat_failure(
     if isinstance(exc, Equivocation):
         first, first_sig = exc.evidence[0], exc.evidence[1]
         evidence = (Envelope(frames.get(first, 0), first, first_sig), env)
-    if isinstance(exc, ForgedSignature):
+    if isinstance(exc, Dispute):
+        culprit = None  # a complaint nobody can settle convicts no one
+        message = f"dispute at step {entry.step}: {exc.reason}"
+    elif isinstance(exc, ForgedSignature):
         culprit = None  # no key of this table signed it: the file is forged, not the seat
         message = (
             f"forged signature: the entry for step {entry.step} claims seat {entry.seat},"
@@ -357,6 +379,19 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
 
     rule = record.rule
     order = rule.seat_order if isinstance(rule, FormingRule) else None
+    game = game_of(record)
+    is_game = isinstance(manifest.protocol, GameProtocol)
+    if failure is None and is_game and not record.finished:
+        owing = sorted(record.waiting_on())
+        failure = Failure(
+            UNFINISHED,
+            f"unfinished: the game stops at step {record.step}, still owed by seat(s)"
+            f" {', '.join(map(str, owing))}; nobody signed its end",
+            None,
+            None,
+            record.step,
+        )
+    result = game.result() if game is not None and game.done else None
     return _describe_manifest(
         name,
         manifest,
@@ -369,5 +404,9 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         pending=sum(1 for _ in record.signed_from(record.step)),
         duplicates=duplicates,
         failure=failure,
+        is_game=is_game,
+        seat_order=order,
+        ranking=tuple(result["ranking"]) if result is not None else None,
+        game_result=result,
         **base,
     )

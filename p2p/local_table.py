@@ -1,0 +1,162 @@
+"""A whole game table in one process: every seat's real protocol code, routed in memory.
+
+Each seat has its own identity key, its own :class:`p2p.record.Record` with its
+own secrets (:class:`p2p.seat.SeatDriver`), and its own bot.  The router
+signs each seat's entries and offers the exact signed bytes to every other
+seat's record, so every body is encoded and decoded and every proof checked
+just as over the network; only the sockets are missing.  It is the
+in-process dealer built from the very same per-seat code that peers run, so
+tests of the protocol and the benchmark's in-process baseline
+(``slaiga bench table``) exercise what a LAN table does.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from crypto.identity import IdentityKey
+from crypto.seal import SealKey
+from engine import registry
+from engine.players import BotPlayer
+from p2p.errors import CheatDetected, LocalProtocolError
+from p2p.forming import (
+    DEFAULT_MAX_WAIT_MS,
+    DEFAULT_STALL_AFTER_MS,
+    Manifest,
+    make_genesis,
+    manifest_bytes,
+    new_table_id,
+    sign_manifest,
+)
+from p2p.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol, SeatKeys
+from p2p.record import Record
+from p2p.seat import SeatDriver, rule_factory
+from p2p.wire import PROTOCOL_VERSION, Genesis, Member, Signed
+
+
+@dataclass
+class LocalTable:
+    """The seats of one in-process table and what happened."""
+
+    genesis: Genesis
+    drivers: list[SeatDriver]
+    players: dict[int, BotPlayer] = field(default_factory=dict)
+    log: list[Signed] = field(default_factory=list)
+    cheats: list[CheatDetected] = field(default_factory=list)
+
+    @property
+    def records(self) -> list[Record]:
+        return [d.record for d in self.drivers]
+
+
+def game_genesis(
+    game: str,
+    seats: int,
+    options: Mapping[str, Any] | None = None,
+    identities: list[IdentityKey] | None = None,
+    seals: list[SealKey] | None = None,
+) -> tuple[Genesis, list[IdentityKey], list[SealKey]]:
+    """A signed genesis for a game table of ``seats`` fresh identities (tests, bench)."""
+    spec = registry.get(game)
+    opts = dict(spec.factory(seats, dict(options or {})).options)
+    ids = identities or [IdentityKey.generate() for _ in range(seats)]
+    sls = seals or [SealKey.generate() for _ in range(seats)]
+    members = tuple(
+        Member(f"seat{i}", ids[i].public, sls[i].public, f"127.0.0.1:{40000 + i}")
+        for i in range(seats)
+    )
+    manifest = Manifest(
+        PROTOCOL_VERSION,
+        new_table_id(),
+        game,
+        opts,
+        members,
+        DEFAULT_STALL_AFTER_MS,
+        DEFAULT_MAX_WAIT_MS,
+        GameProtocol(DEFAULT_DECIDE_STALL_MS, DEFAULT_DECIDE_MAX_MS),
+    )
+    raw = manifest_bytes(manifest)
+    genesis = make_genesis(raw, {i: sign_manifest(ids[i], raw) for i in range(seats)})
+    return genesis, ids, sls
+
+
+def new_table(
+    game: str,
+    seats: int,
+    options: Mapping[str, Any] | None = None,
+    cheats: Mapping[int, Any] | None = None,
+) -> LocalTable:
+    genesis, ids, seals = game_genesis(game, seats, options)
+    drivers = []
+    for slot in range(seats):
+        keys = SeatKeys(
+            slot, ids[slot], seals[slot], secrets.token_bytes(32), (cheats or {}).get(slot)
+        )
+        drivers.append(SeatDriver(Record(genesis, rule_factory(keys)), ids[slot], slot))
+    return LocalTable(genesis, drivers)
+
+
+def run(
+    table: LocalTable,
+    bot: str = "heuristic",
+    seed: int = 0,
+    max_entries: int = 200_000,
+    make_player: Callable[[int, int], BotPlayer | None] | None = None,
+    on_entry: Callable[[LocalTable], None] | None = None,
+) -> LocalTable:
+    """Play until every record is finished (or a cheat ends it); raise on a stuck table.
+
+    ``make_player(slot, engine_seat)`` may supply a seat's player (``None``: a ``bot``);
+    ``on_entry(table)`` is called after each entry reached every seat (tests)."""
+    spec = registry.get(table.records[0].manifest.game)
+    n = len(table.drivers)
+    for _ in range(max_entries):
+        if all(r.finished for r in table.records):
+            return table
+        moved = False
+        for d in table.drivers:
+            body = d.machine_body()
+            if body is None and d.owes_decision():
+                view = d.seat_view()
+                assert view is not None
+                engine, seat = view
+                player = table.players.get(d.slot)
+                if player is None and make_player is not None:
+                    player = make_player(d.slot, seat)
+                if player is None:
+                    player = BotPlayer.make(spec.bots[bot], seat, random.Random(seed * 1000 + seat))
+                    table.players[d.slot] = player
+                body = d.decision_body(player.choose(engine, seat))
+            if body is None:
+                continue
+            offer = d.sign(body)
+            signed = offer.accepted[0].signed
+            table.log.append(signed)
+            table.cheats.extend(offer.cheats)
+            for other in table.drivers:
+                if other is d:
+                    continue
+                try:
+                    got = other.record.offer(signed)
+                except CheatDetected as exc:
+                    table.cheats.append(exc)
+                    continue
+                table.cheats.extend(got.cheats)
+            for other in table.drivers:
+                view = other.seat_view()
+                events = other.take_events()
+                if view is not None and events and other.slot in table.players:
+                    table.players[other.slot].observe(view[0], view[1], events)
+            moved = True
+            if on_entry is not None:
+                on_entry(table)
+        if table.cheats:
+            return table
+        if not moved:
+            owed = table.records[0].owed
+            raise LocalProtocolError(f"table stuck at step {table.records[0].step}: {owed}")
+    raise LocalProtocolError(f"no end after {max_entries} entries ({n} seats)")

@@ -1,0 +1,171 @@
+"""Whole game tables of real peer processes on loopback, for the networked-play tests.
+
+:class:`GameTable` starts one ``cli.net open`` peer and ``seats - 1`` ``cli.net
+join`` peers (each with its own state folder, identity, key share and
+``PYTHONHASHSEED``), all with ``--bot`` so that no terminal is needed; a seat
+may instead run the test-only cheating peer (:mod:`tests.p2p.cheat_peer`).
+Every child is killed and reaped when the ``with`` block ends.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from tests.p2p._nethelpers import LOOPBACK
+
+ADDRESS_TIMEOUT_S = 30.0
+
+
+@dataclass
+class PeerOutcome:
+    seat_slot: int
+    returncode: int
+    result: dict[str, Any] | None
+    stderr: str
+
+
+class _Peer:
+    def __init__(self, args: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
+        )
+        self.err_lines: list[str] = []
+        self.out = ""
+        self._t_err = threading.Thread(target=self._read_err, daemon=True)
+        self._t_err.start()
+
+    def _read_err(self) -> None:
+        assert self.proc.stderr is not None
+        for line in self.proc.stderr:
+            self.err_lines.append(line)
+
+    def address(self, timeout: float) -> str:
+        deadline = time.monotonic() + timeout
+        while time.monotonic() < deadline:
+            for line in list(self.err_lines):
+                if '"event": "listening"' in line:
+                    return json.loads(line)["address"]
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        raise AssertionError("the opener never listened:\n" + "".join(self.err_lines))
+
+    def finish(self, timeout: float) -> PeerOutcome:
+        try:
+            out, _ = self.proc.communicate(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            out, _ = self.proc.communicate()
+        self._t_err.join(timeout=5)
+        result = None
+        for line in (out or "").splitlines():
+            line = line.strip()
+            if line.startswith("{"):
+                result = json.loads(line)
+        return PeerOutcome(-1, self.proc.returncode, result, "".join(self.err_lines))
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+
+class GameTable:
+    """One table of peer processes; use as a context manager."""
+
+    def __init__(
+        self,
+        tmp: Path,
+        game: str,
+        seats: int,
+        options: dict[str, Any] | None = None,
+        cheats: dict[int, str] | None = None,
+        bots: dict[int, str] | None = None,
+        extra: list[str] | None = None,
+    ) -> None:
+        self.tmp = tmp
+        self.game = game
+        self.seats = seats
+        self.options = options or {}
+        self.cheats = cheats or {}
+        self.bots = bots or {}
+        self.extra = extra or []
+        self.peers: list[_Peer] = []
+
+    def state_dir(self, i: int) -> Path:
+        return self.tmp / f"peer{i}"
+
+    def _cmd(self, i: int, args: list[str]) -> list[str]:
+        if i in self.cheats:
+            return [sys.executable, "-m", "tests.p2p.cheat_peer", self.cheats[i], *args]
+        return [sys.executable, "-m", "cli.net", *args]
+
+    def _env(self, i: int) -> dict[str, str]:
+        return dict(
+            os.environ,
+            SLAIGA_INTERFACE=LOOPBACK,
+            SLAIGA_LOOPBACK_ONLY="1",
+            PYTHONHASHSEED=str(101 + i),
+        )
+
+    def _common(self, i: int) -> list[str]:
+        return [
+            "--json",
+            "--events",
+            "--bot",
+            self.bots.get(i, "heuristic"),
+            "--name",
+            f"p{i}",
+            "--state-dir",
+            str(self.state_dir(i)),
+            *self.extra,
+        ]
+
+    def start(self) -> GameTable:
+        opts = [f"--option={k}={v}" for k, v in self.options.items()]
+        args = ["open", self.game, "--seats", str(self.seats), "--no-announce", *opts]
+        self.peers.append(_Peer(self._cmd(0, args + self._common(0)), self._env(0)))
+        address = self.peers[0].address(ADDRESS_TIMEOUT_S)
+        for i in range(1, self.seats):
+            args = ["join", "--peer", address, *self._common(i)]
+            self.peers.append(_Peer(self._cmd(i, args), self._env(i)))
+        return self
+
+    def start_peer(self, i: int, args: list[str]) -> None:
+        """(Re)start peer ``i`` with a whole command line after ``cli.net``."""
+        self.peers[i] = _Peer(self._cmd(i, args + self._common(i)), self._env(i))
+
+    def finish(self, timeout: float = 300.0) -> list[PeerOutcome]:
+        deadline = time.monotonic() + timeout
+        outs = []
+        for i, p in enumerate(self.peers):
+            out = p.finish(max(1.0, deadline - time.monotonic()))
+            out.seat_slot = i
+            outs.append(out)
+        return outs
+
+    def __enter__(self) -> GameTable:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        for p in self.peers:
+            p.kill()
+
+
+def verify_json(path: str) -> tuple[int, dict[str, Any]]:
+    """Run ``slaiga verify --json`` on a record file as a real subprocess."""
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli", "verify", "--json", path],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    return proc.returncode, json.loads(proc.stdout)
