@@ -54,7 +54,16 @@ from rich.text import Text
 from cli.menus import Choice, Option, is_plan
 from cli.moves import moves_for, validate_plan
 from cli.narrate import Names, narrate
-from cli.render import PromptView, TableView, end_lines, plain, render_page, render_screen
+from cli.render import (
+    PromptView,
+    TableView,
+    end_lines,
+    plain,
+    record_lines,
+    render_page,
+    render_screen,
+    result_lines,
+)
 from cli.screen import Prompter, Terminal
 from engine import registry
 from engine.game import Action, Event, Game
@@ -138,7 +147,10 @@ class HumanPlayer:
         del self.events[:-EVENTS_KEPT]
         self._learn_view(game)
         self.progress_text = ""
-        self.redraw()
+        if game.is_over():
+            self._show_result(None)
+        else:
+            self.redraw()
 
     def progress(self, text: str) -> None:
         self.progress_text = self.names.replace(text)
@@ -163,15 +175,23 @@ class HumanPlayer:
         return await self._ask(game, seat, legal)
 
     def finish(self, summary: Mapping[str, Any]) -> None:
-        """Leave the table screen and print the end of the game where it stays readable."""
+        """Leave the table screen and print the end of the game where it stays readable:
+        the result (if the last step did not show it already), then the record."""
+        self._show_result(summary)
+        for line in record_lines(summary, self.names):
+            _console().print(line)
+        self._trace_finish(summary)
+
+    def _show_result(self, summary: Mapping[str, Any] | None) -> None:
+        if self.finished:
+            return
         self.finished = True
         self.prompter = None
         self.close()
-        self._trace_finish(summary)
-        outcome = None
-        if self.game is not None and self.game.is_over():
-            outcome = self.game.outcome()
-        for line in end_lines(summary, self.names, outcome, self.events[-5:]):
+        game = self.game
+        outcome = game.outcome() if game is not None and game.is_over() else None
+        known = dict(summary or {}, game=self.game_name)
+        for line in result_lines(known, self.names, outcome, self.events[-5:]):
             _console().print(line)
 
     async def offer_again(self) -> bool:

@@ -603,6 +603,13 @@ def end_lines(
     summary: Any, names: Names, outcome: Any = None, last_events: Sequence[str] = ()
 ) -> list[Text]:
     """The end screen: ranking and scores, the record, how it was checked, how to verify it."""
+    return result_lines(summary, names, outcome, last_events) + record_lines(summary, names)
+
+
+def result_lines(
+    summary: Any, names: Names, outcome: Any = None, last_events: Sequence[str] = ()
+) -> list[Text]:
+    """How the game ended: the winner (or a draw) and the ranking with scores."""
     game = summary.get("game", "")
     out = [Text(f"Game over: {TITLES.get(game, game)}", style="bold reverse")]
     out += [Text("· " + e, style="dim") for e in last_events]
@@ -617,7 +624,7 @@ def end_lines(
         out.append(Text(f"Winner: {winner}", style="bold green"))
     if ranking:
         head = Text(f"{'place':>5}  {'player':<{SEAT_NAME_WIDTH + 6}}", style="bold underline")
-        if scores is not None:
+        if scores:
             head.append(f"{'score':>6}")
         out.append(head)
         for place, s in enumerate(ranking, 1):
@@ -626,11 +633,17 @@ def end_lines(
                 f"{ordinal(place):>5}  {name:<{SEAT_NAME_WIDTH + 6}}",
                 style="bold" if s == names.me else "",
             )
-            if scores is not None and 0 <= s < len(scores):
+            if scores and 0 <= s < len(scores):
                 row.append(f"{scores[s]:>6}")
             out.append(row)
     if reason and not draw:
         out.append(Text(names.tell(reason), style="dim"))
+    return out
+
+
+def record_lines(summary: Any, names: Names) -> list[Text]:
+    """The record file, what was checked in it, and the command that checks it again."""
+    out = []
     culprit = summary.get("culprit")
     if culprit is not None:
         out.append(
