@@ -233,13 +233,19 @@ class HumanPlayer:
         self.term.start()
         self.term.draw(self.screen())
 
-    async def _page(self, title: str, body: Sequence[str]) -> None:
+    async def _page(self, title: str, body: Sequence[str], deadline: float | None = None) -> None:
+        """A full-screen page; it closes by itself when an answer window's time is up."""
         page = 0
         while True:
             width, height = self.term.size()
             lines, pages = render_page(title, body, page, width, height)
             self.term.draw(lines)
-            key = await self._key(None)
+            left = None if deadline is None else deadline - trio.current_time()
+            if left is not None and left <= 0:
+                return
+            key = await self._key(left)
+            if key is None:
+                continue
             if key in (" ", "pgdn", "down", "right") and page < pages - 1:
                 page += 1
             elif key in ("b", "pgup", "up", "left") and page > 0:
@@ -315,11 +321,13 @@ class HumanPlayer:
                     self._trace("answer", game, seat, legal, plan[0])
                     return plan[0]
                 if result[0] == "help":
-                    await self._page("Help: your moves now", self.moves.help(game, seat))
+                    await self._page("Help: your moves now", self.moves.help(game, seat), deadline)
                 elif result[0] == "rules":
                     from cli.rules import table_rules
 
-                    await self._page("Rules", table_rules(self.game_name, game.view(seat)))
+                    await self._page(
+                        "Rules", table_rules(self.game_name, game.view(seat)), deadline
+                    )
                 elif result[0] == "quit" and await self._confirm_quit():
                     raise PlayerQuit("you left the table")
                 self.redraw()

@@ -353,7 +353,7 @@ class SlaveMoves(Moves):
                 )  # type: ignore[attr-defined]
 
             return Pick(
-                f"Give {self.names(self.receiver(game, seat))} {n} card{'s' if n != 1 else ''} of your choice (Space ticks)",
+                f"Give {self.names(self.receiver(game, seat))} {n} card{'s' if n != 1 else ''} of your choice",
                 [str(f) for _, f in hand],
                 give,
                 count=n,
@@ -904,7 +904,7 @@ class SlaigaMoves(Moves):
                 )  # type: ignore[attr-defined]
 
             return Pick(
-                q + " (Space ticks)",
+                q,
                 [str(f) for _, f in hand],
                 give,
                 count=n,
@@ -1825,8 +1825,7 @@ class SlajensMoves(Moves):
                 return (Keep(seat, tuple(sorted(chosen))),)
 
             return Pick(
-                self.question(game, seat)
-                + " Space ticks; Enter rolls the rest; all five ticked = stop",
+                self.question(game, seat) + " (tick all five to stop)",
                 [f"{dice_text([d])}" for d in dice],
                 done,
                 preset=preset,

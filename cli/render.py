@@ -465,7 +465,7 @@ def hand_lines(t: TableView, width: int, max_rows: int = 2) -> list[Text]:
 def prompt_lines(p: PromptView, width: int, menu_rows: int) -> list[Text]:
     title = Text(p.title, style="bold reverse")
     if p.countdown is not None:
-        clock = f"  ⏱ {p.countdown}s"
+        clock = f"  {p.countdown}s left"
         title = _crop(title, width - len(clock))
         title.append(clock, style="bold yellow")
     out = [_crop(title, width)]

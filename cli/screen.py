@@ -198,10 +198,8 @@ class Prompter:
 
     def view(self, countdown: int | None = None) -> PromptView:
         node = self.node
-        title = self.title if not self.stack else node.title
+        title = node.title or self.title
         extra: tuple[str, ...] = ()
-        if not self.stack and node.title != self.title and not isinstance(node, Choice):
-            extra = (node.title,)
         hint = "type a move, or ↑↓ and Enter · Esc back · ? help"
         if isinstance(node, Choice):
             return PromptView(
