@@ -277,8 +277,8 @@ class HumanPlayer:
         title = self.moves.question(game, seat)
         root = self.moves.menu(game, seat, hint)
         if is_plan(root):  # one way only, yet asked (the question must not give anything away)
-            root = Choice(title, [Option(self.moves.describe(game, seat, root[0]), root)])  # type: ignore[index]
-        self.prompter = Prompter(root, title, lambda text: self.moves.parse(game, seat, text))  # type: ignore[arg-type]
+            root = Choice(title, [Option(self.moves.describe(game, seat, root[0]), root)])
+        self.prompter = Prompter(root, title, lambda text: self.moves.parse(game, seat, text))
         default = self.moves.window_default(game, seat) if self.answer_timeout > 0 else None
         deadline = trio.current_time() + self.answer_timeout if default is not None else None
         self.asked += 1
@@ -288,9 +288,9 @@ class HumanPlayer:
             while True:
                 left = None if deadline is None else deadline - trio.current_time()
                 if left is not None and left <= 0:
-                    self.note("time is up: you " + self.moves.describe(game, seat, default))  # type: ignore[arg-type]
+                    self.note("time is up: you " + self.moves.describe(game, seat, default))
                     self._trace("answer", game, seat, legal, default)
-                    return default  # type: ignore[return-value]
+                    return default
                 countdown = None if left is None else int(left + 0.999)
                 if countdown != self.countdown:
                     self.countdown = countdown
@@ -341,7 +341,7 @@ class HumanPlayer:
         t = self.table_view()
         width, height = self.term.size()
         ask = PromptView("Leave the game? Type y to leave, anything else to stay", hint="")
-        self.term.draw(render_screen(t, ask, width, height))  # type: ignore[arg-type]
+        self.term.draw(render_screen(t, ask, width, height))
         key = await self._key(None)
         self.prompter = prompter
         return key in ("y", "Y")

@@ -110,7 +110,7 @@ def choose(title: str, options: Sequence[Option], hint: Action | None = None) ->
     """A ``Choice``, or the plan itself when there is only one way to go."""
     opts = list(options)
     if len(opts) == 1 and is_plan(opts[0].then):
-        return opts[0].then  # type: ignore[return-value]
+        return opts[0].then
     return Choice(title, opts).point_at(hint)
 
 
@@ -123,3 +123,34 @@ def branch(
     label: str, node: Node | Plan | Callable[[], Node | Plan], covers: Sequence[Action]
 ) -> Option:
     return Option(label, node, frozenset(covers))
+
+
+def one_of(
+    title: str,
+    actions: Sequence[Action],
+    label: Callable[[Action], str],
+    hint: Action | None = None,
+) -> Node | Plan:
+    """Choose one of ``actions`` (each labelled by ``label``)."""
+    return choose(title, [leaf(label(a), a) for a in actions], hint)
+
+
+def grouped(
+    title: str,
+    actions: Sequence[Action],
+    key: Callable[[Action], Any],
+    label: Callable[[Any], str],
+    inner: Callable[[Any, list[Action]], Node | Plan],
+    hint: Action | None = None,
+    order: Callable[[Any], Any] | None = None,
+) -> Node | Plan:
+    """First choose a group (the card, the target...), then ``inner(group, its actions)``."""
+    groups: dict[Any, list[Action]] = {}
+    for a in actions:
+        groups.setdefault(key(a), []).append(a)
+    keys = sorted(groups, key=order) if order is not None else list(groups)
+    return choose(
+        title,
+        [branch(label(k), (lambda k=k: inner(k, groups[k])), groups[k]) for k in keys],
+        hint,
+    )

@@ -24,7 +24,21 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
 
-from cli.menus import Ask, Choice, MoveError, Node, Number, Option, Pick, Plan, branch, choose, leaf
+from cli.menus import (
+    Ask,
+    Choice,
+    MoveError,
+    Node,
+    Number,
+    Option,
+    Pick,
+    Plan,
+    branch,
+    choose,
+    grouped,
+    leaf,
+    one_of,
+)
 from cli.narrate import Names
 from cli.render import aight_move_text, dice_text
 from cli.rulebuilder import (
@@ -121,7 +135,7 @@ def normal(game: Game, seat: int, a: Action) -> tuple:
     """An action with its handles replaced by the faces the seat sees, and kept dice by value."""
     out: list[Any] = [type(a).__name__]
     view = game.view(seat)
-    for name in a.__dataclass_fields__:  # type: ignore[attr-defined]
+    for name in a.__dataclass_fields__:
         v = getattr(a, name)
         if name in ("card", "give", "pile_card", "joker") and isinstance(v, int):
             v = face(game, seat, v) or ("#", v)
@@ -253,7 +267,7 @@ class SlaveMoves(Moves):
             return "pass"
         words = " ".join(
             card_word(f) for f in sorted(self._faces(game, seat, a.cards), key=slave_key)
-        )  # type: ignore[attr-defined]
+        )
         return f"give {words}" if kind == "Give" else words
 
     def receiver(self, game: Game, seat: int) -> int | None:
@@ -269,7 +283,7 @@ class SlaveMoves(Moves):
             return "pass (you may not play on this pile again)"
         if kind == "NotOpener":
             return "say you do not hold 3♣ (proved without showing your hand)"
-        text = faces_sorted(self._faces(game, seat, a.cards), slave_key)  # type: ignore[attr-defined]
+        text = faces_sorted(self._faces(game, seat, a.cards), slave_key)
         if kind == "Give":
             return f"give {self.names(self.receiver(game, seat))} {text}"
         return f"play {text}"
@@ -313,7 +327,7 @@ class SlaveMoves(Moves):
         faces = self._faces(game, seat, sorted(handles))
         if v["phase"] == "exchange":
             legal = game.legal_actions(seat)
-            n = len(legal[0].cards) if legal else 0  # type: ignore[attr-defined]
+            n = len(legal[0].cards) if legal else 0
             return f"give exactly {n} card(s)" + (" — your highest" if len(legal) == 1 else "")
         problem = set_problem(faces)
         if problem:
@@ -342,7 +356,7 @@ class SlaveMoves(Moves):
             return (legal[0],)
         if v["phase"] == "exchange":
             hand = sorted(hand_of(game, seat).items(), key=lambda kv: slave_key(kv[1]))
-            n = len(legal[0].cards)  # type: ignore[attr-defined]
+            n = len(legal[0].cards)
             hinted = getattr(hint, "cards", ())
             preset = fill(tuple(i for i, (h, _) in enumerate(hand) if h in hinted), n, len(hand))
 
@@ -350,7 +364,7 @@ class SlaveMoves(Moves):
                 hs = {hand[i][0] for i in chosen}
                 return (
                     pick_legal(legal, lambda a: set(a.cards) == hs, "give exactly those cards"),
-                )  # type: ignore[attr-defined]
+                )
 
             return Pick(
                 f"Give {self.names(self.receiver(game, seat))} {n} card{'s' if n != 1 else ''} of your choice",
@@ -362,7 +376,7 @@ class SlaveMoves(Moves):
         plays = [a for a in legal if type(a).__name__ == "Play"]
         by_rank: dict[int, list[Action]] = {}
         for a in plays:
-            rank = self._faces(game, seat, a.cards)[0].rank  # type: ignore[attr-defined]
+            rank = self._faces(game, seat, a.cards)[0].rank
             by_rank.setdefault(rank, []).append(a)
         opts: list[Option] = []
         for acts in by_rank.values():
@@ -372,7 +386,7 @@ class SlaveMoves(Moves):
             sub = [leaf(self.describe(game, seat, a), a) for a in acts]
             cards = sorted(
                 {f for a in acts for f in self._faces(game, seat, a.cards)}, key=slave_key
-            )  # type: ignore[attr-defined]
+            )
             opts.append(
                 branch(
                     f"play {card_word(cards[0])[:-1]}s ({' '.join(map(str, cards))})…",
@@ -437,17 +451,17 @@ class SlaigaMoves(Moves):
         step = self.step(game, seat)
         tok = self.names.token
         if kind == "Draw":
-            return "draw" if a.source == "draw" else "draw discard"  # type: ignore[attr-defined]
+            return "draw" if a.source == "draw" else "draw discard"
         if kind == "Shoot":
-            return f"shoot {tok(a.target)} {suit_word(a.suit)}"  # type: ignore[attr-defined]
+            return f"shoot {tok(a.target)} {suit_word(a.suit)}"
         if kind == "JackShot":
-            return f"jack {tok(a.target)} {code(game, seat, a.card)}"  # type: ignore[attr-defined]
+            return f"jack {tok(a.target)} {code(game, seat, a.card)}"
         if kind in ("ShotCard", "Answer"):
-            return code(game, seat, a.card) + (" ace" if a.ace else "")  # type: ignore[attr-defined]
+            return code(game, seat, a.card) + (" ace" if a.ace else "")
         if kind == "Discard":
-            return code(game, seat, a.card) + (" use" if a.declare else "")  # type: ignore[attr-defined]
+            return code(game, seat, a.card) + (" use" if a.declare else "")
         if kind == "ClaimWin":
-            return f"slaiga {code(game, seat, a.card)}"  # type: ignore[attr-defined]
+            return f"slaiga {code(game, seat, a.card)}"
         if kind in ("Concede", "Miss", "Check", "Pass"):
             return kind.lower()
         if kind == "CancelCheck":
@@ -457,15 +471,15 @@ class SlaigaMoves(Moves):
         if kind == "MissVerdict":
             return "show"
         if kind in ("Give", "GiveBack"):
-            return code(game, seat, a.card)  # type: ignore[attr-defined]
+            return code(game, seat, a.card)
         if kind == "Place":
-            return f"place {code(game, seat, a.card)} {a.position}"  # type: ignore[attr-defined]
+            return f"place {code(game, seat, a.card)} {a.position}"
         if kind == "Swap":
-            return f"swap {code(game, seat, a.card)} for {code(game, seat, a.pile_card)}"  # type: ignore[attr-defined]
+            return f"swap {code(game, seat, a.card)} for {code(game, seat, a.pile_card)}"
         if kind == "KingLook":
-            return f"look {a.count}"  # type: ignore[attr-defined]
+            return f"look {a.count}"
         if kind == "QueenSwap":
-            return f"swap {code(game, seat, a.give)} for {self._discard_ref(game, seat, a.take)}"  # type: ignore[attr-defined]
+            return f"swap {code(game, seat, a.give)} for {self._discard_ref(game, seat, a.take)}"
         raise MoveError(f"no shorthand for {kind} in {step.kind if step else '?'}")
 
     def _discard_ref(self, game: Game, seat: int, handle: int) -> str:
@@ -477,33 +491,33 @@ class SlaigaMoves(Moves):
         v = game.view(seat)
         n = self.names
         if kind == "Draw":
-            pile = v[a.source]  # type: ignore[attr-defined]
+            pile = v[a.source]
             top = str(pile[0]) if pile else "?"
             return (
                 f"draw from the draw pile (top {top})"
                 if a.source == "draw"
                 else f"take the discard pile's top {top}"
-            )  # type: ignore[attr-defined]
+            )
         if kind == "Shoot":
-            return f"shoot {n(a.target)}: {sym(a.suit)} target, a {sym((a.suit + 1) % 4)} shot"  # type: ignore[attr-defined]
+            return f"shoot {n(a.target)}: {sym(a.suit)} target, a {sym((a.suit + 1) % 4)} shot"
         if kind == "JackShot":
-            return f"jack-shoot {n(a.target)} with {face_str(game, seat, a.card)}"  # type: ignore[attr-defined]
+            return f"jack-shoot {n(a.target)} with {face_str(game, seat, a.card)}"
         if kind == "ShotCard":
             step = v["step"]
-            return f"shoot with {face_str(game, seat, a.card)}, claimed {'an ace' if a.ace else 'a shoot card'} of {sym((step.n + 1) % 4)}"  # type: ignore[attr-defined]
+            return f"shoot with {face_str(game, seat, a.card)}, claimed {'an ace' if a.ace else 'a shoot card'} of {sym((step.n + 1) % 4)}"
         if kind == "Answer":
             return self._answer_words(game, seat, a)
         if kind == "Discard":
-            f = face(game, seat, a.card)  # type: ignore[attr-defined]
+            f = face(game, seat, a.card)
             power = (
                 " and use the king (reveal draw-pile cards)"
                 if f and f.rank == 13
                 else " and use the queen (swap with the discards)"
             )
-            return f"discard {f}" + (power if a.declare else "")  # type: ignore[attr-defined]
+            return f"discard {f}" + (power if a.declare else "")
         if kind == "ClaimWin":
             return (
-                f"say slaiga: put {face_str(game, seat, a.card)} face down (claim a straight flush)"  # type: ignore[attr-defined]
+                f"say slaiga: put {face_str(game, seat, a.card)} face down (claim a straight flush)"
             )
         if kind == "Concede":
             vol = v["volley"]
@@ -533,17 +547,17 @@ class SlaigaMoves(Moves):
         if kind == "MissVerdict":
             return "show your hand to the checker (the verdict is proved)"
         if kind == "Give":
-            return f"give {n(v['step'].other)} {face_str(game, seat, a.card)}"  # type: ignore[attr-defined]
+            return f"give {n(v['step'].other)} {face_str(game, seat, a.card)}"
         if kind == "GiveBack":
-            return f"give {n(v['step'].other)} {face_str(game, seat, a.card)} back"  # type: ignore[attr-defined]
+            return f"give {n(v['step'].other)} {face_str(game, seat, a.card)} back"
         if kind == "Place":
-            return f"place {face_str(game, seat, a.card)} at position {a.position} ({position_words(a.position, len(v['draw']))})"  # type: ignore[attr-defined]
+            return f"place {face_str(game, seat, a.card)} at position {a.position} ({position_words(a.position, len(v['draw']))})"
         if kind == "Swap":
-            return f"swap {face_str(game, seat, a.card)} for {face_str(game, seat, a.pile_card)}"  # type: ignore[attr-defined]
+            return f"swap {face_str(game, seat, a.card)} for {face_str(game, seat, a.pile_card)}"
         if kind == "KingLook":
-            return f"reveal the next {a.count} draw-pile card{'s' if a.count != 1 else ''}"  # type: ignore[attr-defined]
+            return f"reveal the next {a.count} draw-pile card{'s' if a.count != 1 else ''}"
         if kind == "QueenSwap":
-            return f"give {face_str(game, seat, a.give)}, take {self._discard_words(game, seat, a.take)}"  # type: ignore[attr-defined]
+            return f"give {face_str(game, seat, a.give)}, take {self._discard_words(game, seat, a.take)}"
         return kind
 
     def _discard_words(self, game: Game, seat: int, handle: int) -> str:
@@ -556,13 +570,13 @@ class SlaigaMoves(Moves):
     def _answer_words(self, game: Game, seat: int, a: Action) -> str:
         v = game.view(seat)
         vol = v["volley"]
-        f = face_str(game, seat, a.card)  # type: ignore[attr-defined]
+        f = face_str(game, seat, a.card)
         if vol is None or vol[0] == "jack":
             return f"answer with {f}"
         last = vol[4][-1]
         role = "block" if seat == vol[2] else "shoot back"
-        claim = f"{'an ace' if a.ace else ('a card' if role == 'block' else 'a shoot card')} of {sym((last.suit + 1) % 4)}"  # type: ignore[attr-defined]
-        return f"{role} with {f}" + (f", claimed {claim}" if game.LYING else "")  # type: ignore[attr-defined]
+        claim = f"{'an ace' if a.ace else ('a card' if role == 'block' else 'a shoot card')} of {sym((last.suit + 1) % 4)}"
+        return f"{role} with {f}" + (f", claimed {claim}" if game.LYING else "")
 
     # -- typing
     def parse(self, game: Game, seat: int, text: str) -> Plan:
@@ -659,9 +673,9 @@ class SlaigaMoves(Moves):
             name = type(a).__name__
             if getattr(a, "card", None) != h:
                 continue
-            if name in ("ShotCard", "Answer") and a.ace == ace:  # type: ignore[attr-defined]
+            if name in ("ShotCard", "Answer") and a.ace == ace:
                 return (a,)
-            if name == "Discard" and a.declare == use:  # type: ignore[attr-defined]
+            if name == "Discard" and a.declare == use:
                 return (a,)
             if name in ("Give", "GiveBack"):
                 return (a,)
@@ -707,7 +721,7 @@ class SlaigaMoves(Moves):
                     suit = parse_suit(tok)
                 elif tok != "ace":
                     raise MoveError(f"claim a card (As), a suit (spades) or ace, not {tok!r}")
-        if not game.LYING and (real.suit != suit or real.rank < 11 or ace != (real.rank == ACE)):  # type: ignore[attr-defined]
+        if not game.LYING and (real.suit != suit or real.rank < 11 or ace != (real.rank == ACE)):
             raise MoveError(
                 f"honest slaiga: shoot with a J, Q, K or A and claim what it is ({real})"
             )
@@ -758,7 +772,7 @@ class SlaigaMoves(Moves):
 
     def _parse_place(self, game: Game, seat: int, toks: list[str], legal: Sequence[Action]) -> Plan:
         v = game.view(seat)
-        pool = {a.card: face(game, seat, a.card) for a in legal if type(a).__name__ == "Place"}  # type: ignore[attr-defined]
+        pool = {a.card: face(game, seat, a.card) for a in legal if type(a).__name__ == "Place"}
         pool = {h: f for h, f in pool.items() if f is not None}
         size = len(v["draw"])
         plan: list[Action] = []
@@ -841,7 +855,7 @@ class SlaigaMoves(Moves):
         step = self.step(game, seat)
         if step is not None and step.kind == "reload" and not ask_reload:
             for a in legal:
-                if type(a).__name__ == "Draw" and a.source == "draw":  # type: ignore[attr-defined]
+                if type(a).__name__ == "Draw" and a.source == "draw":
                     return a
         return super().automatic(game, seat, legal, ask_reload)
 
@@ -883,7 +897,7 @@ class SlaigaMoves(Moves):
                         Choice(
                             "Put which card face down?",
                             [leaf(face_str(game, seat, a.card), a) for a in claims],
-                        ).point_at(hint),  # type: ignore[attr-defined]
+                        ).point_at(hint),
                         claims,
                     )
                 )
@@ -893,7 +907,7 @@ class SlaigaMoves(Moves):
         if kind == "give":
             hand = sorted(hand_of(game, seat).items(), key=lambda kv: _suit_order(kv[1]))
             n = min(step.n, len(hand))
-            hinted = {hint.card} if hint is not None and type(hint).__name__ == "Give" else set()  # type: ignore[attr-defined]
+            hinted = {hint.card} if hint is not None and type(hint).__name__ == "Give" else set()
 
             def give(chosen: tuple[int, ...]) -> Plan:
                 return tuple(
@@ -901,7 +915,7 @@ class SlaigaMoves(Moves):
                         legal, lambda a, h=hand[i][0]: a.card == h, "give cards from your hand"
                     )
                     for i in chosen
-                )  # type: ignore[attr-defined]
+                )
 
             return Pick(
                 q,
@@ -912,79 +926,59 @@ class SlaigaMoves(Moves):
             )
         if kind in ("place", "place_hand"):
             return self._place_menu(game, seat, legal, hint, q)
+        by_face = lambda h: _suit_order(face(game, seat, h))  # noqa: E731
         if kind == "swap":
-            swaps = by("Swap")
-            cards = sorted({a.card for a in swaps}, key=lambda h: _suit_order(face(game, seat, h)))  # type: ignore[attr-defined]
-
-            def pile_for(h: int) -> Node | Plan:
-                return Choice(
+            swap = grouped(
+                "Swap which of your cards?",
+                by("Swap"),
+                lambda a: a.card,
+                lambda h: f"swap {face_str(game, seat, h)} for a draw-pile card…",
+                lambda h, acts: one_of(
                     "Take which draw-pile card?",
-                    [leaf(face_str(game, seat, a.pile_card), a) for a in swaps if a.card == h],
-                ).point_at(hint)  # type: ignore[attr-defined]
-
+                    acts,
+                    lambda a: face_str(game, seat, a.pile_card),
+                    hint,
+                ),
+                hint,
+                by_face,
+            )
             opts = [leaf("stop swapping", *by("Pass"))]
-            opts += [
-                branch(
-                    f"swap {face_str(game, seat, h)} for a draw-pile card…",
-                    (lambda h=h: pile_for(h)),
-                    [a for a in swaps if a.card == h],
-                )
-                for h in cards
-            ]  # type: ignore[attr-defined]
+            opts += swap.options if isinstance(swap, Choice) else [Option("swap…", swap)]
             return choose(q, opts, hint)
         if kind == "queen":
-            swaps = by("QueenSwap")
-            gives = sorted({a.give for a in swaps}, key=lambda h: _suit_order(face(game, seat, h)))  # type: ignore[attr-defined]
-
-            def take_for(h: int) -> Node | Plan:
-                return Choice(
-                    "Take which discard?",
-                    [
-                        leaf(self._discard_words(game, seat, a.take), a)
-                        for a in swaps
-                        if a.give == h
-                    ],
-                ).point_at(hint)  # type: ignore[attr-defined]
-
-            return choose(
+            return grouped(
                 q,
-                [
-                    branch(
-                        f"give {face_str(game, seat, h)}…",
-                        (lambda h=h: take_for(h)),
-                        [a for a in swaps if a.give == h],
-                    )
-                    for h in gives
-                ],
+                by("QueenSwap"),
+                lambda a: a.give,
+                lambda h: f"give {face_str(game, seat, h)}…",
+                lambda h, acts: one_of(
+                    "Take which discard?",
+                    acts,
+                    lambda a: self._discard_words(game, seat, a.take),
+                    hint,
+                ),
                 hint,
-            )  # type: ignore[attr-defined]
-        if kind in ("give_back",):
-            hand_acts = sorted(legal, key=lambda a: _suit_order(face(game, seat, a.card)))  # type: ignore[attr-defined]
-            return choose(q, [leaf(face_str(game, seat, a.card), a) for a in hand_acts], hint)  # type: ignore[attr-defined]
-        return choose(q, [leaf(d(a), a) for a in legal], hint)
+                by_face,
+            )
+        if kind == "give_back":
+            acts = sorted(legal, key=lambda a: by_face(a.card))
+            return one_of(q, acts, lambda a: face_str(game, seat, a.card), hint)
+        return one_of(q, legal, d, hint)
 
     def _by_target(
         self, game: Game, seat: int, jacks: list[Action], hint: Action | None
     ) -> Node | Plan:
-        targets = sorted({a.target for a in jacks})  # type: ignore[attr-defined]
-
-        def cards_for(t: int) -> Node | Plan:
-            return choose(
-                "With which jack?",
-                [leaf(face_str(game, seat, a.card), a) for a in jacks if a.target == t],
-                hint,
-            )  # type: ignore[attr-defined]
-
-        return choose(
+        return grouped(
             "Jack-shoot whom?",
-            [
-                branch(
-                    self.names(t), (lambda t=t: cards_for(t)), [a for a in jacks if a.target == t]
-                )
-                for t in targets
-            ],
+            jacks,
+            lambda a: a.target,
+            self.names,
+            lambda t, acts: one_of(
+                "With which jack?", acts, lambda a: face_str(game, seat, a.card), hint
+            ),
             hint,
-        )  # type: ignore[attr-defined]
+            order=int,
+        )
 
     def _shoot_menu(
         self, game: Game, seat: int, legal: Sequence[Action], hint: Action | None
@@ -992,7 +986,6 @@ class SlaigaMoves(Moves):
         from engine.slaiga_game import ShotCard, is_shoot
 
         shoots = [a for a in legal if type(a).__name__ == "Shoot"]
-        targets = sorted({a.target for a in shoots})  # type: ignore[attr-defined]
         hand = sorted(hand_of(game, seat).items(), key=lambda kv: _suit_order(kv[1]))
 
         def claims_for(t: int, h: int, real: Card) -> Node | Plan:
@@ -1001,11 +994,11 @@ class SlaigaMoves(Moves):
                 for ace in (False, True):
                     shoot = next(
                         (a for a in shoots if a.target == t and a.suit == (suit - 1) % 4), None
-                    )  # type: ignore[attr-defined]
+                    )
                     if shoot is None:
                         continue
                     true = real.suit == suit and is_shoot(real) and ace == (real.rank == ACE)
-                    if not game.LYING and not true:  # type: ignore[attr-defined]
+                    if not game.LYING and not true:
                         continue
                     label = (
                         f"claim {'an ace' if ace else 'a shoot card'} of {sym(suit)}: {sym((suit - 1) % 4)} target"
@@ -1025,26 +1018,25 @@ class SlaigaMoves(Moves):
         def card_for(t: int) -> Node | Plan:
             opts = []
             for h, f in hand:
-                if not game.LYING and not is_shoot(f):  # type: ignore[attr-defined]
+                if not game.LYING and not is_shoot(f):
                     continue
                 if not game.LYING and not any(
                     a.target == t and a.suit == (f.suit - 1) % 4 for a in shoots
-                ):  # type: ignore[attr-defined]
+                ):
                     continue
                 note = "" if is_shoot(f) else " (not a shoot card: a bluff)"
                 opts.append(Option(f"with {f}{note}", (lambda h=h, f=f: claims_for(t, h, f))))
             return choose(f"Shoot {self.names(t)} with which card?", opts)
 
-        return choose(
+        return grouped(
             "Shoot whom?",
-            [
-                branch(
-                    self.names(t), (lambda t=t: card_for(t)), [a for a in shoots if a.target == t]
-                )
-                for t in targets
-            ],
+            shoots,
+            lambda a: a.target,
+            self.names,
+            lambda t, _: card_for(t),
             hint,
-        )  # type: ignore[attr-defined]
+            int,
+        )
 
     def _card_with_claim(
         self, game: Game, seat: int, legal: Sequence[Action], hint: Action | None, q: str
@@ -1056,7 +1048,7 @@ class SlaigaMoves(Moves):
         cards = [a for a in legal if type(a).__name__ in ("ShotCard", "Answer")]
         by_card: dict[int, list[Action]] = {}
         for a in cards:
-            by_card.setdefault(a.card, []).append(a)  # type: ignore[attr-defined]
+            by_card.setdefault(a.card, []).append(a)
         order = sorted(by_card, key=lambda h: _suit_order(face(game, seat, h)))
         card_opts = []
         for h in order:
@@ -1088,13 +1080,13 @@ class SlaigaMoves(Moves):
         self, game: Game, seat: int, legal: Sequence[Action], hint: Action | None, q: str
     ) -> Node | Plan:
         size = len(game.view(seat)["draw"])
-        cards = sorted({a.card for a in legal}, key=lambda h: _suit_order(face(game, seat, h)))  # type: ignore[attr-defined]
+        cards = sorted({a.card for a in legal}, key=lambda h: _suit_order(face(game, seat, h)))
         from engine.slaiga_game import Place
 
         def position(h: int) -> Number:
             default = (
                 hint.position if hint is not None and getattr(hint, "card", None) == h else size
-            )  # type: ignore[attr-defined]
+            )
             return Number(
                 f"Place {face_str(game, seat, h)} at which position? 0 is the top, {size} the bottom",
                 0,
@@ -1106,23 +1098,20 @@ class SlaigaMoves(Moves):
 
         if len(cards) == 1:
             return position(cards[0])
-        return choose(
+        return grouped(
             q,
-            [
-                branch(
-                    f"place {face_str(game, seat, h)}…",
-                    (lambda h=h: position(h)),
-                    [a for a in legal if a.card == h],
-                )
-                for h in cards
-            ],
+            legal,
+            lambda a: a.card,
+            lambda h: f"place {face_str(game, seat, h)}…",
+            lambda h, _acts: position(h),
             hint,
-        )  # type: ignore[attr-defined]
+            lambda h: _suit_order(face(game, seat, h)),
+        )
 
     def phase_help(self, game: Game, seat: int) -> str:
         step = self.step(game, seat)
         kind = step.kind if step else ""
-        lying = game.LYING  # type: ignore[attr-defined]
+        lying = game.LYING
         base = {
             "turn": "Your turn: draw a card (from the draw pile or the discard pile's top) and then "
             "discard one, or start a volley: shoot an opponent you think collects a suit T with a "
@@ -1228,50 +1217,40 @@ class AightMoves(Moves):
         if type(a).__name__ == "PlayDrawn":
             d = game.view(seat)["drawn"]
             return d.face if d is not None else None
-        return face(game, seat, a.card)  # type: ignore[attr-defined]
+        return face(game, seat, a.card)
 
     def _extras(self, game: Game, seat: int, a: Action, kind: str) -> str:
         """The suit, words and rule of a play, as typed (only what differs from the plain play)."""
         f = self._card(game, seat, a)
         out = ""
-        if a.suit is not None:  # type: ignore[attr-defined]
-            out += f" {suit_word(a.suit)}"  # type: ignore[attr-defined]
-        if a.words != self._required(game, seat, kind, f):  # type: ignore[attr-defined]
-            out += " silent" if not a.words else " say " + " ".join(quoted(w) for w in a.words)  # type: ignore[attr-defined]
-        if a.rule is not None:  # type: ignore[attr-defined]
-            out += " rule " + format_rule(a.rule)  # type: ignore[attr-defined]
+        if a.suit is not None:
+            out += f" {suit_word(a.suit)}"
+        if a.words != self._required(game, seat, kind, f):
+            out += " silent" if not a.words else " say " + " ".join(quoted(w) for w in a.words)
+        if a.rule is not None:
+            out += " rule " + format_rule(a.rule)
         return out
 
     def say(self, game: Game, seat: int, a: Action) -> str:
         kind = type(a).__name__
         if kind == "Play":
-            return code(game, seat, a.card) + self._extras(game, seat, a, "play")  # type: ignore[attr-defined]
+            return code(game, seat, a.card) + self._extras(game, seat, a, "play")
         if kind == "PlayDrawn":
             return "play" + self._extras(game, seat, a, "draw_play")
         if kind == "Draw":
             req = self._required(game, seat, "draw", None)
-            if a.words == req:  # type: ignore[attr-defined]
+            if a.words == req:
                 return "draw"
             return (
                 "draw silent" if not a.words else "draw say " + " ".join(quoted(w) for w in a.words)
-            )  # type: ignore[attr-defined]
-        if kind == "EndTurn":
-            return "keep"
+            )
+        if kind in AIGHT_WORDS:
+            return AIGHT_WORDS[kind][_yes(a)][0]
         if kind == "Call":
-            return "improper" + (f" {a.cite}" if a.cite else "")  # type: ignore[attr-defined]
-        if kind == "Pass":
-            return "pass"
-        if kind == "Vote":
-            return "yes" if a.upheld else "no"  # type: ignore[attr-defined]
-        if kind == "VoteEnd":
-            return "yes" if a.yes else "no"  # type: ignore[attr-defined]
-        if kind == "KeepRule":
-            return "keep rule"
-        if kind == "ProposeEnd":
-            return "propose end"
+            return "improper" + (f" {a.cite}" if a.cite else "")
         if kind == "Spend":
-            deal = " ".join(self.names.token(s) for s in a.deal)  # type: ignore[attr-defined]
-            return f"spend {deal} rule {format_rule(a.rule)}"  # type: ignore[attr-defined]
+            deal = " ".join(self.names.token(s) for s in a.deal)
+            return f"spend {deal} rule {format_rule(a.rule)}"
         raise MoveError(f"no shorthand for {kind}")
 
     def describe(self, game: Game, seat: int, a: Action) -> str:
@@ -1282,36 +1261,26 @@ class AightMoves(Moves):
             top = v["top"].face if v["top"] is not None else None
             verb = "play the drawn" if kind == "PlayDrawn" else "play"
             text = f"{verb} {f}"
-            if a.suit is not None:  # type: ignore[attr-defined]
-                text += f", naming {sym(a.suit)}"  # type: ignore[attr-defined]
-            if a.words:  # type: ignore[attr-defined]
-                text += ", saying “" + "”, “".join(a.words) + "”"  # type: ignore[attr-defined]
-            if a.rule is not None:  # type: ignore[attr-defined]
-                text += f", creating: {rule_text(a.rule)}"  # type: ignore[attr-defined]
+            if a.suit is not None:
+                text += f", naming {sym(a.suit)}"
+            if a.words:
+                text += ", saying “" + "”, “".join(a.words) + "”"
+            if a.rule is not None:
+                text += f", creating: {rule_text(a.rule)}"
             if f is not None and top is not None and not self._proper(v, f):
                 text += " (improper: it may be called)"
             return text
         if kind == "Draw":
-            return "draw a card" + (", saying “" + "”, “".join(a.words) + "”" if a.words else "")  # type: ignore[attr-defined]
-        if kind == "EndTurn":
-            return "keep the drawn card (your turn ends)"
+            return "draw a card" + (", saying “" + "”, “".join(a.words) + "”" if a.words else "")
+        if kind in AIGHT_WORDS:
+            return AIGHT_WORDS[kind][_yes(a)][1]
         if kind == "Call":
-            if a.cite:  # type: ignore[attr-defined]
-                return f"Improper!, citing rule {v['book'].get(a.cite).describe()}"  # type: ignore[attr-defined]
+            if a.cite:
+                return f"Improper!, citing rule {v['book'].get(a.cite).describe()}"
             return "Improper! (a rule was broken)"
-        if kind == "Pass":
-            return "let the move stand"
-        if kind == "Vote":
-            return "uphold the call" if a.upheld else "reject the call"  # type: ignore[attr-defined]
-        if kind == "VoteEnd":
-            return "end the game now (everyone must agree)" if a.yes else "play on"  # type: ignore[attr-defined]
-        if kind == "KeepRule":
-            return "keep your pending rule for later"
-        if kind == "ProposeEnd":
-            return "propose to end the game (everyone votes)"
         if kind == "Spend":
-            deal = ", ".join(f"{self.names(s)} {n}" for s, n in sorted(Counter(a.deal).items()))  # type: ignore[attr-defined]
-            return f"spend your pending rule: {rule_text(a.rule)} (deal: {deal})"  # type: ignore[attr-defined]
+            deal = ", ".join(f"{self.names(s)} {n}" for s, n in sorted(Counter(a.deal).items()))
+            return f"spend your pending rule: {rule_text(a.rule)} (deal: {deal})"
         return kind
 
     def _proper(self, v: dict[str, Any], f: Card) -> bool:
@@ -1403,7 +1372,7 @@ class AightMoves(Moves):
             suit, words, rule = self._play_extras(game, seat, rest, kind, f)
             action = (
                 PlayDrawn(seat, words, suit, rule) if drawn else Play(seat, h, words, suit, rule)
-            )  # type: ignore[arg-type]
+            )
             return (action,)
         raise MoveError("that is not a move now (? lists your moves)")
 
@@ -1434,7 +1403,7 @@ class AightMoves(Moves):
             said = [unquote(t) for t in toks[1:]]
             if not said or None in said:
                 raise MoveError('say "WORDS" "MORE WORDS" (each in quotes)')
-            return tuple(said)  # type: ignore[arg-type]
+            return tuple(said)
         raise MoveError(f'unexpected {toks[0]!r} (silent, or say "WORDS")')
 
     def _play_extras(
@@ -1536,7 +1505,7 @@ class AightMoves(Moves):
                             )
                             for a in acts
                         ],
-                    ).point_at(hint)  # type: ignore[attr-defined]
+                    ).point_at(hint)
 
                 if len(acts) == 1 and not needs_rule:
                     opts.append(leaf(label + self._said(acts[0]), acts[0]))
@@ -1619,7 +1588,7 @@ class AightMoves(Moves):
                 "Announce what? (words separated by commas; nothing for silence)",
                 done,
                 ", ".join(a.words),
-            )  # type: ignore[attr-defined]
+            )
 
         return Choice(
             "Play which card?",
@@ -1650,6 +1619,21 @@ class AightMoves(Moves):
         }.get(v["phase"], "")
 
 
+# Aight of Spaides' moves without cards: (typed, in words), for a "no" and a "yes" vote.
+AIGHT_WORDS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
+    "EndTurn": (("keep", "keep the drawn card (your turn ends)"),) * 2,
+    "Pass": (("pass", "let the move stand"),) * 2,
+    "KeepRule": (("keep rule", "keep your pending rule for later"),) * 2,
+    "ProposeEnd": (("propose end", "propose to end the game (everyone votes)"),) * 2,
+    "Vote": (("no", "reject the call"), ("yes", "uphold the call")),
+    "VoteEnd": (("no", "play on"), ("yes", "end the game now (everyone must agree)")),
+}
+
+
+def _yes(a: Action) -> int:
+    return int(bool(getattr(a, "upheld", getattr(a, "yes", False))))
+
+
 def _with(a: Action, **changes: Any) -> Action:
     import dataclasses
 
@@ -1670,28 +1654,28 @@ class SlajensMoves(Moves):
         kind = type(a).__name__
         v = game.view(seat)
         if kind == "RollDice":
-            if a.target < 0:  # type: ignore[attr-defined]
+            if a.target < 0:
                 return "roll"
-            return f"steal {self.names.token(a.target)} {a.amount}"  # type: ignore[attr-defined]
+            return f"steal {self.names.token(a.target)} {a.amount}"
         if kind == "Keep":
-            if not a.keep:  # type: ignore[attr-defined]
+            if not a.keep:
                 return "keep none"
-            return "keep " + " ".join(str(v["dice"][i]) for i in a.keep)  # type: ignore[attr-defined]
+            return "keep " + " ".join(str(v["dice"][i]) for i in a.keep)
         if kind == "Stop":
             return "stop"
         if kind == "Respond":
-            return "defend" if a.defend else "accept"  # type: ignore[attr-defined]
+            return "defend" if a.defend else "accept"
         raise MoveError(f"no shorthand for {kind}")
 
     def describe(self, game: Game, seat: int, a: Action) -> str:
         kind = type(a).__name__
         v = game.view(seat)
         if kind == "RollDice":
-            if a.target < 0:  # type: ignore[attr-defined]
+            if a.target < 0:
                 return "roll the five dice"
-            return f"declare a steal of {a.amount} from {self.names(a.target)}, then roll"  # type: ignore[attr-defined]
+            return f"declare a steal of {a.amount} from {self.names(a.target)}, then roll"
         if kind == "Keep":
-            kept = [v["dice"][i] for i in a.keep]  # type: ignore[attr-defined]
+            kept = [v["dice"][i] for i in a.keep]
             return (
                 f"keep {' '.join(map(str, kept))} and reroll {5 - len(kept)}"
                 if kept
@@ -1709,7 +1693,7 @@ class SlajensMoves(Moves):
                 )
                 if st
                 else kind
-            )  # type: ignore[attr-defined]
+            )
         return kind
 
     def parse(self, game: Game, seat: int, text: str) -> Plan:
@@ -1755,7 +1739,7 @@ class SlajensMoves(Moves):
             if target is None:
                 raise MoveError(f"who is {toks[1]!r}?")
             amount = int(toks[2])
-            problem = game.steal_problem(seat, target, amount)  # type: ignore[attr-defined]
+            problem = game.steal_problem(seat, target, amount)
             if problem:
                 raise MoveError(self.names.replace(problem))
             return (
@@ -1834,39 +1818,31 @@ class SlajensMoves(Moves):
             rolls = [a for a in legal if isinstance(a, RollDice) and a.target < 0]
             steals = [a for a in legal if isinstance(a, RollDice) and a.target >= 0]
             opts = [leaf(self.describe(game, seat, a), a) for a in rolls]
-            targets = sorted({a.target for a in steals})
 
-            def amount_for(t: int) -> Number:
-                amounts = [a.amount for a in steals if a.target == t]
+            def amount_for(t: int, acts: list[Action]) -> Number:
+                most = max(a.amount for a in acts)
                 return Number(
-                    f"Steal how much from {self.names(t)}? (1 to {max(amounts)})",
+                    f"Steal how much from {self.names(t)}? (1 to {most})",
                     1,
-                    max(amounts),
+                    most,
                     lambda n: (RollDice(seat, t, n),),
-                    max(amounts),
+                    most,
                 )
 
             if steals:
-                opts.append(
-                    branch(
-                        "declare a steal, then roll…",
-                        Choice(
-                            "Steal from whom?",
-                            [
-                                branch(
-                                    self.names(t),
-                                    (lambda t=t: amount_for(t)),
-                                    [a for a in steals if a.target == t],
-                                )
-                                for t in targets
-                            ],
-                        ).point_at(hint),
-                        steals,
-                    )
+                whom = grouped(
+                    "Steal from whom?",
+                    steals,
+                    lambda a: a.target,
+                    self.names,
+                    amount_for,
+                    hint,
+                    int,
                 )
+                opts.append(branch("declare a steal, then roll…", whom, steals))
             return choose(self.question(game, seat), opts, hint)
-        return choose(
-            self.question(game, seat), [leaf(self.describe(game, seat, a), a) for a in legal], hint
+        return one_of(
+            self.question(game, seat), legal, lambda a: self.describe(game, seat, a), hint
         )
 
     def phase_help(self, game: Game, seat: int) -> str:

@@ -81,15 +81,15 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         "--demo-steps",
         type=checked.count,
         default=0,
-        help="run the demonstration protocol for N steps after forming (the opener's"
-        " choice is signed into the manifest; joiners and resumers follow the manifest)",
+        help="for testing the network: exchange N signed practice messages once the table "
+        "has formed (the opener's choice holds for every player)",
     )
     p.add_argument("--round-every", type=int, default=DEFAULT_ROUND_EVERY, help=argparse.SUPPRESS)
     p.add_argument(
         "--demo-pace-ms",
         type=checked.count,
         default=0,
-        help="wait this long between your own demo entries (mimics think time)",
+        help="with --demo-steps: milliseconds to wait between your own practice messages",
     )
     p.add_argument(
         "--stall-after-ms",
@@ -236,7 +236,7 @@ def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
     """Check the game, seat count and options against the rules; return every option.
 
     The full set (defaults included) goes into the signed manifest, so every
-    peer agrees on each table option before the game starts (RULES.md §5).
+    peer agrees on each table option before the game starts.
     """
     try:
         spec = registry.get(game)

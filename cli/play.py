@@ -253,7 +253,7 @@ def watch(table: Table, args: argparse.Namespace) -> int:
     table.bot_delay = 0.0
     players = bot_players(table, args.bot, skip=table.me)
     mine = bot_players(table, args.bot, skip=None)[table.me]
-    players[table.me] = WatchingPlayer(mine.bot, table.names, table.me, quiet=args.json)  # type: ignore[attr-defined]
+    players[table.me] = WatchingPlayer(mine.bot, table.names, table.me, quiet=args.json)
     seated = [players[s] for s in range(table.seats)]
     summary = trio.run(local_backend, seated, table)
     if args.json:

@@ -20,6 +20,7 @@ The trigger may be left out for rules that are always on (``penalty 2``).
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import Any
 
 from cli.menus import Ask, Choice, MoveError, Node, Number, Option, Plan, choose
 from engine.aight_rules import (
@@ -177,41 +178,37 @@ def format_pattern(t: Trigger) -> str:
     return "always"
 
 
+def _win_form(e: WinCondition) -> str:
+    k = "" if e.condition == "empty_no_pending" else f" {e.k}"
+    return f"win {WIN_WORDS[e.condition]}{k}"
+
+
+EFFECT_FORMS: dict[str, Callable[[Any], str]] = {
+    "match": lambda e: "match",
+    "skip": lambda e: "skip",
+    "reverse": lambda e: "reverse",
+    "draw_next": lambda e: f"draw {e.n}" + (" stacking" if e.stacking else ""),
+    "play_again": lambda e: "again",
+    "wild": lambda e: "wild",
+    "announce": lambda e: f"say {quoted(e.words)}",
+    "allow_on": lambda e: f"allow on {format_pattern(e.target)}",
+    "forbid_on": lambda e: f"forbid on {format_pattern(e.target)}",
+    "unmau_count": lambda e: f"unmau picks {e.n}",
+    "penalty": lambda e: f"penalty {e.n}",
+    "win": _win_form,
+    "create_rule": lambda e: "create rule",
+    "repeal": lambda e: f"repeal {e.number}",
+    "amend": lambda e: f"amend {e.number} to {format_rule(e.spec)}",
+    "free_text": lambda e: f"text {quoted(e.text)}",
+}
+"""The typed form of each effect, by its ``KIND`` (``_effect`` reads them back)."""
+
+
 def format_effect(e: object) -> str:
-    if isinstance(e, MatchRankOrSuit):
-        return "match"
-    if isinstance(e, SkipNext):
-        return "skip"
-    if isinstance(e, Reverse):
-        return "reverse"
-    if isinstance(e, DrawNext):
-        return f"draw {e.n}" + (" stacking" if e.stacking else "")
-    if isinstance(e, PlayAgain):
-        return "again"
-    if isinstance(e, Wild):
-        return "wild"
-    if isinstance(e, Announce):
-        return f"say {quoted(e.words)}"
-    if isinstance(e, AllowOn):
-        return f"allow on {format_pattern(e.target)}"
-    if isinstance(e, ForbidOn):
-        return f"forbid on {format_pattern(e.target)}"
-    if isinstance(e, SetUnmauCount):
-        return f"unmau picks {e.n}"
-    if isinstance(e, SetPenalty):
-        return f"penalty {e.n}"
-    if isinstance(e, WinCondition):
-        k = "" if e.condition == "empty_no_pending" else f" {e.k}"
-        return f"win {WIN_WORDS[e.condition]}{k}"
-    if isinstance(e, CreateRule):
-        return "create rule"
-    if isinstance(e, Repeal):
-        return f"repeal {e.number}"
-    if isinstance(e, Amend):
-        return f"amend {e.number} to {format_rule(e.spec)}"
-    if isinstance(e, FreeText):
-        return f"text {quoted(e.text)}"
-    raise MoveError(f"unknown effect {e!r}")
+    form = EFFECT_FORMS.get(getattr(e, "KIND", ""))
+    if form is None:
+        raise MoveError(f"unknown effect {e!r}")
+    return form(e)
 
 
 def format_rule(spec: RuleSpec) -> str:
@@ -293,7 +290,7 @@ def _effect(r: _Reader, depth: int) -> object:
         return Reverse()
     if tok == "draw":
         n = r.number("the number of cards", 1, MAX_DRAW_NEXT)
-        stacking = r.peek() is not None and r.peek().lower() in ("stacking", "stack")  # type: ignore[union-attr]
+        stacking = r.peek() is not None and r.peek().lower() in ("stacking", "stack")
         if stacking:
             r.take("stacking")
         return DrawNext(n, stacking)
@@ -341,13 +338,13 @@ def _rule(r: _Reader, depth: int) -> RuleSpec:
     first = r.peek()
     if first is not None and unquote(first) is not None:
         r.take("text")
-        return RuleSpec(Always(), FreeText(unquote(first)))  # type: ignore[arg-type]
+        return RuleSpec(Always(), FreeText(unquote(first)))
     if ":" in r.toks[r.i :] and not _starts_effect(r):
         trigger = _pattern(r, events=True)
         r.word(":")
     else:
         trigger = Always()
-    return RuleSpec(trigger, _effect(r, depth))  # type: ignore[arg-type]
+    return RuleSpec(trigger, _effect(r, depth))
 
 
 EFFECT_ONLY = frozenset(

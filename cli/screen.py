@@ -188,7 +188,7 @@ class Prompter:
         if is_plan(nxt):
             return ("plan", nxt)
         self.stack.append((self.node, self.selected, self.marks, self.value))
-        self._enter(nxt)  # type: ignore[arg-type]
+        self._enter(nxt)
         return None
 
     def back(self) -> None:

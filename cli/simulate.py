@@ -23,7 +23,7 @@ SUIT_STYLE = {"♥": "red", "♦": "red", "♣": "bright_white", "♠": "bright_
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "simulate",
-        help="play games between bots with a trusted local dealer",
+        help="play games between bots on this computer and report statistics",
         description="Play N full games between bots with the trusted local dealer and report "
         "statistics. The same seed and options always give the same results.",
         epilog=checked.EXIT_STATUS,
