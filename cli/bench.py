@@ -9,13 +9,14 @@ SUITES = {
     "engine": "bench.engine",
     "crypto": "bench.crypto",
     "net": "bench.net",
+    "table": "bench.table",
 }
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
-        help="run benchmarks (engine, crypto, net, or all)",
+        help="run benchmarks (engine, crypto, net, table, or all)",
         description="Run a benchmark suite. Figures are medians over repeated runs in one "
         "process; ratios are measured in the same run.",
     )

@@ -127,6 +127,7 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_DECIDE_MAX_MS,
         help="how long a player may think before the table is abandoned",
     )
+    p.add_argument("--trace-steps", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive-dead", type=float, default=5.0, help=argparse.SUPPRESS)
     p.add_argument("--linger", type=float, default=10.0, help=argparse.SUPPRESS)
@@ -317,6 +318,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         decide_stall_ms=args.decide_stall_ms,
         decide_max_ms=args.decide_max_ms,
         make_player=player_factory(args.bot, think_ms=max(0, args.bot_think_ms)),
+        trace_steps=args.trace_steps,
     )
 
 

@@ -1176,9 +1176,9 @@ class GameRule:
 
     def _make_verdict(self) -> Body:
         mine = self.mine
-        assert mine is not None and mine.verdict is not None
-        verdict, mine.verdict = mine.verdict, None
-        return verdict
+        if mine is None or mine.verdict is None:
+            raise LocalProtocolError("we owe a verdict on a gift we never received")
+        return mine.verdict
 
     def _check_verdict(
         self, st: HighestGiven, need_tok: tuple[int, ...], step: int, b: VerdictBody

@@ -287,6 +287,8 @@ def force_signing(record: Any) -> None:
             entry = Entry(record.table_id, seat, record.step, record.head, body)
             raw = encode_body(entry)
             signed = Signed(raw, key.sign(entry_signing_input(raw)))
+            # our own record cannot go on past it: stop acting, leave the rest to the others
+            record.owes = lambda seat: frozenset()
             return Offer(Status.ACCEPTED, (Accepted(entry.step, seat, entry, signed),))
 
     record.sign = sign
