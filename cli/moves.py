@@ -419,7 +419,7 @@ class SlaigaMoves(Moves):
     ANSWER_WORDS = ("check", "miss", "concede")
 
     def step(self, game: Game, seat: int) -> Any:
-        return game.view(seat)["step"]
+        return game.view(seat)["task"]
 
     def _opponents(self, game: Game, seat: int) -> list[int]:
         active = game.view(seat)["active"]
@@ -503,7 +503,7 @@ class SlaigaMoves(Moves):
         if kind == "JackShot":
             return f"jack-shoot {n(a.target)} with {face_str(game, seat, a.card)}"
         if kind == "ShotCard":
-            step = v["step"]
+            step = v["task"]
             return f"shoot with {face_str(game, seat, a.card)}, claimed {'an ace' if a.ace else 'a shoot card'} of {sym((step.n + 1) % 4)}"
         if kind == "Answer":
             return self._answer_words(game, seat, a)
@@ -526,7 +526,7 @@ class SlaigaMoves(Moves):
             vol = v["volley"]
             return f"miss: say you hold fewer than 3 {sym(vol[3]) if vol else ''}"
         if kind == "Check":
-            step = v["step"]
+            step = v["task"]
             what = {
                 "answer": "the face-down card",
                 "miss_answer": "the miss",
@@ -534,7 +534,7 @@ class SlaigaMoves(Moves):
             }.get(step.kind, "it")
             return f"check {what} (a wrong check costs you)"
         if kind == "Pass":
-            step = v["step"]
+            step = v["task"]
             return {
                 "miss_answer": "accept the miss",
                 "win_ask": "let the slaiga stand",
@@ -806,7 +806,7 @@ class SlaigaMoves(Moves):
     # -- menus
     def question(self, game: Game, seat: int) -> str:
         v = game.view(seat)
-        step, n = v["step"], self.names
+        step, n = v["task"], self.names
         vol = v["volley"]
         if step is None:
             return "Your move"
@@ -1854,6 +1854,56 @@ class SlajensMoves(Moves):
         )
 
 
+# ---- any other game -----------------------------------------------------------------------
+
+
+class GenericMoves(Moves):
+    """A game without moves of its own here yet: each action typed and named from its fields
+    (cards by face), and chosen from one list. Enough to play it; a game worth playing
+    gets a class above."""
+
+    def _fields(self, game: Game, seat: int, a: Action) -> list[str]:
+        out = []
+        for name in a.__dataclass_fields__:
+            if name == "seat":
+                continue
+            v = getattr(a, name)
+            if name in ("card", "give", "take", "joker") and isinstance(v, int):
+                f = face(game, seat, v)
+                v = card_word(f) if f is not None else f"#{v}"
+            elif name == "cards" and isinstance(v, tuple):
+                v = " ".join(code(game, seat, h) for h in v)
+            elif isinstance(v, bool):
+                v = "yes" if v else "no"
+            elif name in ("target", "to") and isinstance(v, int):
+                v = self.names.token(v)
+            out.append(str(v))
+        return out
+
+    def say(self, game: Game, seat: int, a: Action) -> str:
+        return " ".join([_words(type(a).__name__).replace(" ", "-"), *self._fields(game, seat, a)])
+
+    def describe(self, game: Game, seat: int, a: Action) -> str:
+        return " ".join([_words(type(a).__name__), *self._fields(game, seat, a)])
+
+    def parse(self, game: Game, seat: int, text: str) -> Plan:
+        want = " ".join(text.lower().split())
+        for a in game.legal_actions(seat):
+            said = self.say(game, seat, a).lower()
+            if want in (said, said.split(" ", 1)[-1]):
+                return (a,)
+        raise MoveError("that is not a move now (? lists your moves)")
+
+    def menu(self, game: Game, seat: int, hint: Action | None = None) -> Node | Plan:
+        describe = lambda a: self.describe(game, seat, a)  # noqa: E731
+        return one_of(self.question(game, seat), game.legal_actions(seat), describe, hint)
+
+
+def _words(name: str) -> str:
+    """ "PlayCard" -> "play card"."""
+    return "".join(" " + c.lower() if c.isupper() else c for c in name).strip()
+
+
 MOVES: dict[str, type[Moves]] = {
     "slave": SlaveMoves,
     "slaiga": SlaigaMoves,
@@ -1864,7 +1914,7 @@ MOVES: dict[str, type[Moves]] = {
 
 
 def moves_for(game_name: str, names: Names) -> Moves:
-    return MOVES[game_name](names)
+    return MOVES.get(game_name, GenericMoves)(names)
 
 
 def validate_plan(game: Game, seat: int, plan: Plan) -> str | None:

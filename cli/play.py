@@ -204,7 +204,7 @@ def make_table(args: argparse.Namespace) -> Table:
     if args.bot not in spec.bots:
         raise EngineError(f"unknown bot {args.bot!r}; choose from {', '.join(spec.bots)}")
     bot_params = checked.parse_bot_params(spec.bots[args.bot], args.bot_param, args.bot)
-    me = args.name or os.environ.get("USER") or os.environ.get("USERNAME") or "You"
+    me = args.name or os.environ.get("USER") or os.environ.get("USERNAME") or "Player"
     others = [n for n in BOT_NAMES if n.lower() != me.lower()]
     names = [others[(i - (1 if i > args.seat else 0)) % len(others)] for i in range(seats)]
     names[args.seat] = me

@@ -41,6 +41,7 @@ TITLES = {
     "aight-of-spaides": "Aight of Spaides",
     "slave": "Slave",
     "slajens": "Slåjens",
+    "high-card": "High Card",
 }
 ORDINALS = {1: "1st", 2: "2nd", 3: "3rd"}
 
@@ -242,14 +243,14 @@ class SlaigaLook(Look):
             tp = Text("Cards for you to place in the draw pile: ")
             tp.append_text(cards_text([c.face for c in v["to_place"]]))
             out.append(tp)
-        step = v["step"]
+        step = v["task"]
         if step is not None:
-            out.append(Text(slaiga_step_text(step, names, v), style="dim"))
+            out.append(Text(slaiga_task_text(step, names, v), style="dim"))
         return out
 
 
-def slaiga_step_text(step: Any, names: Names, v: dict[str, Any]) -> str:
-    """What the head of Slaiga's agenda waits for, in words."""
+def slaiga_task_text(step: Any, names: Names, v: dict[str, Any]) -> str:
+    """What the task at the head of Slaiga's agenda waits for, in words."""
     who, other = names(step.seat), names(step.other)
     texts = {
         "turn": f"{who}'s turn: draw, shoot, or jack-shoot",
@@ -390,6 +391,28 @@ def dice_text(dice: Sequence[int]) -> str:
     return " ".join(f"{DIE_FACES.get(d, '?')}{d}" for d in dice)
 
 
+class GenericLook(Look):
+    """Any other game: hand counts per seat, and every pile of cards the view shows."""
+
+    def seats(self, t: TableView) -> list[SeatRow]:
+        v = t.view
+        sizes = v.get("hand_sizes") or v.get("sizes") or ()
+        return [
+            SeatRow(s, str(sizes[s]) if s < len(sizes) else "", "") for s in range(len(t.names))
+        ]
+
+    def table(self, t: TableView) -> list[Text]:
+        out = []
+        for key, value in t.view.items():
+            if key == "hand" or not isinstance(value, tuple) or not value:
+                continue
+            if all(isinstance(c, CardView) for c in value):
+                line = Text(f"{key.replace('_', ' ').capitalize()}: ")
+                line.append_text(cards_text([c.face for c in value]))
+                out.append(line)
+        return out
+
+
 LOOKS: dict[str, Look] = {
     "slave": SlaveLook(),
     "slaiga": SlaigaLook(),
@@ -400,7 +423,10 @@ LOOKS: dict[str, Look] = {
 
 
 def look_of(game: str) -> Look:
-    return LOOKS[game]
+    return LOOKS.get(game, GENERIC)
+
+
+GENERIC = GenericLook()
 
 
 # ---- the screen ---------------------------------------------------------------------------

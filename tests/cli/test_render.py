@@ -28,6 +28,7 @@ GAMES = {
     "honest-slaiga": (3, {"jokers": True}),
     "aight-of-spaides": (3, {"max_turns": 150}),
     "slajens": (3, {"sjond": True, "rounds": 4}),
+    "high-card": (3, {"hand": 3}),  # no moves of its own: the generic ones
 }
 NAMES = ("Ann", "Bob", "Cat", "Dan", "Eve", "Fay")
 RULE_FACES = {"slave": {"3♣"}}  # named by the rules themselves ("the holder of 3♣ opens")
