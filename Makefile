@@ -1,5 +1,5 @@
 # Two entry points, both from a fresh clone with only Python 3.11 and pip:
-#   make play   install into .venv and watch (later: play) a game against bots
+#   make play   install into .venv and play Slaiga against bots at this terminal
 #   make test   install with dev extras into .venv and run the whole test suite
 PY ?= python3
 VENV := .venv
@@ -18,7 +18,7 @@ install-dev: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 
 play: install
-	$(BIN)/slaiga simulate slave --games 1 --verbose
+	$(BIN)/slaiga play slaiga --local
 
 test: install-dev
 	$(BIN)/ruff check .

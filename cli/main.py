@@ -5,7 +5,8 @@ from __future__ import annotations
 import argparse
 import sys
 
-from cli import bench, net, options, play, simulate, verify
+from cli import args as checked
+from cli import bench, net, options, play, rules, simulate, verify
 
 VERSION = "0.1.0"
 
@@ -13,14 +14,16 @@ VERSION = "0.1.0"
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="slaiga",
-        description="Slaiga: peer-to-peer LAN card and dice games with hidden information "
-        "that anyone can verify.",
+        description="Slaiga: card and dice games for people on one local network, with "
+        "hidden cards that nobody can cheat with, and a game record anyone can check.",
+        epilog=checked.EXIT_STATUS,
     )
     parser.add_argument("--version", action="version", version=f"slaiga {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     simulate.add_parser(sub)
     play.add_parser(sub)
     options.add_parser(sub)
+    rules.add_parser(sub)
     net.add_parsers(sub)
     verify.add_parser(sub)
     bench.add_parser(sub)

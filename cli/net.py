@@ -24,6 +24,8 @@ import trio
 from rich.console import Console
 from rich.table import Table
 
+from cli import args as checked
+from cli import state
 from cli.netplay import BOT_KINDS, player_factory
 from engine import registry
 from engine.errors import EngineError
@@ -35,10 +37,10 @@ from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
 from p2p.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
 from p2p.node import OPEN_TIMEOUT_S, Node, NodeConfig, NodeError, TableResult
 
-ENV_HOME = "SLAIGA_HOME"
-DEFAULT_HOME = Path.home() / ".slaiga"
-EXIT_OK = 0
-EXIT_FAILED = 1
+ENV_HOME = state.ENV_HOME
+EXIT_OK = checked.EXIT_OK
+EXIT_FAILED = checked.EXIT_FAILED
+EXIT_USAGE = checked.EXIT_USAGE
 EXIT_ABANDONED = 3
 EXIT_CHEATER = 4
 """The table ended early because a seat was proven to cheat (our record file holds the
@@ -53,46 +55,53 @@ def _common(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--interface",
         default=None,
-        help=f"interface name or IPv4 address for the lobby and connections "
-        f"(default ${discovery.ENV_INTERFACE} or all interfaces)",
+        help=f"network interface to use: a name (eth0), one of this machine's IPv4 "
+        f"addresses, or all (default ${discovery.ENV_INTERFACE}, else all)",
     )
-    p.add_argument("--json", action="store_true", help="print machine-readable JSON")
+    p.add_argument("--json", action="store_true", help="print the result as one JSON object")
 
 
 def _seat_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--name", default=None, help="your display name")
-    p.add_argument("--port", type=int, default=0, help="TCP port to listen on (default: any)")
+    p.add_argument("--name", type=checked.player_name, default=None, help="your name at the table")
+    p.add_argument(
+        "--port",
+        type=checked.port,
+        default=0,
+        help="TCP port to listen on, 1-65535 (default 0: any free port)",
+    )
     p.add_argument(
         "--state-dir",
         type=Path,
         default=None,
-        help=f"where identity keys and record files live (default ${ENV_HOME} or ~/.slaiga)",
+        help=f"folder for your identity key and game records (default ${ENV_HOME}, else "
+        f"{state.state_dir(None) if not os.environ.get(ENV_HOME) else 'the user data folder'}); "
+        "two players on one machine need one each",
     )
     p.add_argument(
         "--demo-steps",
-        type=int,
+        type=checked.count,
         default=0,
-        help="run the demonstration protocol for N steps after forming (the opener's"
-        " choice is signed into the manifest; joiners and resumers follow the manifest)",
+        help="for testing the network: exchange N signed practice messages once the table "
+        "has formed (the opener's choice holds for every player)",
     )
     p.add_argument("--round-every", type=int, default=DEFAULT_ROUND_EVERY, help=argparse.SUPPRESS)
     p.add_argument(
         "--demo-pace-ms",
-        type=int,
+        type=checked.count,
         default=0,
-        help="wait this long between your own demo entries (mimics think time)",
+        help="with --demo-steps: milliseconds to wait between your own practice messages",
     )
     p.add_argument(
         "--stall-after-ms",
-        type=int,
+        type=checked.count,
         default=DEFAULT_STALL_AFTER_MS,
-        help="silence before a seat counts as stalled",
+        help=f"milliseconds of silence before a player counts as slow (default {DEFAULT_STALL_AFTER_MS})",
     )
     p.add_argument(
         "--max-wait-ms",
-        type=int,
+        type=checked.count,
         default=DEFAULT_MAX_WAIT_MS,
-        help="silence before the table is abandoned",
+        help=f"milliseconds of silence before the table is given up (default {DEFAULT_MAX_WAIT_MS})",
     )
     p.add_argument(
         "--bot",
@@ -102,19 +111,19 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument(
         "--bot-think-ms",
-        type=int,
+        type=checked.count,
         default=0,
         help="with --bot: pause this long before each decision, like a person",
     )
     p.add_argument(
         "--decide-stall-ms",
-        type=int,
+        type=checked.count,
         default=DEFAULT_DECIDE_STALL_MS,
         help="how long a player may think before the table says it is waiting for them",
     )
     p.add_argument(
         "--decide-max-ms",
-        type=int,
+        type=checked.count,
         default=DEFAULT_DECIDE_MAX_MS,
         help="how long a player may think before the table is abandoned",
     )
@@ -127,29 +136,50 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         "--events",
         action="store_true",
         help="print every progress event as one JSON object per line on stderr"
-        " (for scripts and tests: stalls, recoveries, cheats, finish)",
+        " (for scripts: slow players, recoveries, cheats, the end)",
     )
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
     """Register ``lobby``, ``open``, ``join`` and ``resume`` on a subparsers object."""
-    p = sub.add_parser("lobby", help="list the tables announced on the LAN")
+    p = sub.add_parser(
+        "lobby",
+        help="list the tables open on the local network",
+        description="Listen for tables announced on the local network and list them.",
+        epilog=checked.EXIT_STATUS,
+    )
     _common(p)
-    p.add_argument("--timeout", type=float, default=3.0, help="seconds to listen (default 3)")
+    p.add_argument(
+        "--timeout", type=checked.seconds, default=3.0, help="seconds to listen (default 3)"
+    )
     p.set_defaults(func=_guarded(run_lobby))
 
-    p = sub.add_parser("open", help="open a table on the LAN and wait for players")
+    p = sub.add_parser(
+        "open",
+        help="open a table on the local network and wait for players",
+        description="Open a table for GAME, announce it on the local network, and wait until "
+        "every seat is taken.",
+        epilog=checked.EXIT_STATUS,
+    )
     p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
-    p.add_argument("--seats", type=int, default=4, help="number of seats (default 4)")
     p.add_argument(
-        "--option", action="append", default=[], metavar="K=V", help="table option (repeatable)"
+        "--seats", type=checked.positive, default=4, help="number of players (default 4)"
     )
     p.add_argument(
-        "--no-announce", action="store_true", help="do not announce over zeroconf (--peer only)"
+        "--option",
+        action="append",
+        default=[],
+        metavar="K=V",
+        help="table option, repeatable (see `slaiga options GAME`)",
+    )
+    p.add_argument(
+        "--no-announce",
+        action="store_true",
+        help="do not announce the table; players join with --peer HOST:PORT",
     )
     p.add_argument(
         "--open-timeout",
-        type=float,
+        type=checked.seconds,
         default=OPEN_TIMEOUT_S,
         help=f"close the table if its seats are not all taken within this many seconds"
         f" (default {OPEN_TIMEOUT_S:g})",
@@ -158,15 +188,34 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     _seat_options(p)
     p.set_defaults(func=_guarded(run_open))
 
-    p = sub.add_parser("join", help="join a table by id, by --peer host:port, or the only one")
+    p = sub.add_parser(
+        "join",
+        help="join a table: by its id, by --peer HOST:PORT, or the only one in sight",
+        description="Join a table on the local network: the one with TABLE-ID, the one at "
+        "--peer HOST:PORT, or (with neither) the only table in sight.",
+        epilog=checked.EXIT_STATUS,
+    )
     p.add_argument("table_id", nargs="?", default=None, help="table id from `slaiga lobby`")
-    p.add_argument("--peer", default=None, metavar="HOST:PORT", help="connect directly")
-    p.add_argument("--timeout", type=float, default=3.0, help="seconds to look for tables")
+    p.add_argument(
+        "--peer", default=None, metavar="HOST:PORT", help="connect to this address directly"
+    )
+    p.add_argument(
+        "--timeout",
+        type=checked.seconds,
+        default=3.0,
+        help="seconds to look for tables (default 3)",
+    )
     _common(p)
     _seat_options(p)
     p.set_defaults(func=_guarded(run_join))
 
-    p = sub.add_parser("resume", help="rejoin a table after a crash, from the record file")
+    p = sub.add_parser(
+        "resume",
+        help="rejoin a table after a crash, from its record file",
+        description="Rejoin table TABLE-ID after this program stopped, from the record file "
+        "kept in the state folder.",
+        epilog=checked.EXIT_STATUS,
+    )
     p.add_argument("table_id", help="table id")
     _common(p)
     _seat_options(p)
@@ -174,7 +223,9 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(prog="slaiga", description="Slaiga tables on the LAN")
+    parser = argparse.ArgumentParser(
+        prog="slaiga", description="Slaiga tables on the LAN", epilog=checked.EXIT_STATUS
+    )
     add_parsers(parser.add_subparsers(dest="command", metavar="COMMAND", required=True))
     return parser
 
@@ -186,7 +237,7 @@ def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
     """Check the game, seat count and options against the rules; return every option.
 
     The full set (defaults included) goes into the signed manifest, so every
-    peer agrees on each table option before the game starts (RULES.md §5).
+    peer agrees on each table option before the game starts.
     """
     try:
         spec = registry.get(game)
@@ -197,13 +248,31 @@ def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
         raise NodeError(str(exc)) from exc
 
 
+def _state_dir(args: argparse.Namespace) -> Path:
+    """The state folder, locked for this process (``cli.state``)."""
+    return state.hold(state.state_dir(args.state_dir))
+
+
+def _usage_problem(args: argparse.Namespace) -> str | None:
+    """Checks of the command line that need more than one value, before any network use."""
+    problem = checked.interface_problem(args.interface)
+    if problem:
+        return problem
+    peer = getattr(args, "peer", None)
+    if peer is not None:
+        host, sep, port_text = peer.rpartition(":")
+        if not sep or not host or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+            return f"--peer {peer!r}: give HOST:PORT with a port from 1 to 65535"
+    return None
+
+
 def _listen_host(interface: str | None) -> str:
     spec = discovery.resolve_interface(interface)
     return spec.addresses[0]
 
 
 def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
-    state_dir = args.state_dir or Path(os.environ.get(ENV_HOME) or DEFAULT_HOME)
+    state_dir = _state_dir(args)
     name = args.name or os.environ.get("USER") or "player"
     quiet = args.quiet or args.json
 
@@ -395,6 +464,9 @@ def run_lobby(args: argparse.Namespace) -> int:
 def run_open(args: argparse.Namespace) -> int:
     try:
         options = table_options(args.game, args.seats, args.option)
+    except NodeError as exc:  # a bad game, seat count or option: the command line's fault
+        return _fail(str(exc), args.json, EXIT_USAGE)
+    try:
         cfg = _config(args, use_discovery=not args.no_announce)
     except (NodeError, discovery.DiscoveryError) as exc:
         return _fail(str(exc), args.json)
@@ -432,7 +504,13 @@ def _guarded(run):  # type: ignore[no-untyped-def]
 
     def wrapper(args: argparse.Namespace) -> int:
         netguard.arm_from_environment()
-        return int(run(args))
+        problem = _usage_problem(args)
+        if problem:
+            return _fail(problem, args.json, EXIT_USAGE)
+        try:
+            return int(run(args))
+        except state.StateInUse as exc:
+            return _fail(str(exc), args.json)
 
     wrapper.__doc__ = run.__doc__
     return wrapper

@@ -4,17 +4,22 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 
+from cli.rules import doc_ref, plain_help
 from engine import registry
 from engine.errors import EngineError
+
+RULEBOOK_CITE = re.compile(r"\s*\(RULES\.md §\d+\)")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "options",
         help="list the games, or one game's table options and defaults",
-        description="Without GAME, list the games. With GAME, list its seat range, bots and "
-        "table options (name, default, allowed values). Defaults follow RULES.md.",
+        description="Without GAME, list the games. With GAME, list its number of players, "
+        "bots and table options (name, default, allowed values). The rules for players, "
+        "options included, are in docs/rules/GAME.md (`slaiga rules GAME` prints them).",
     )
     p.add_argument("game", nargs="?", help=f"one of: {', '.join(registry.names())}")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -26,11 +31,18 @@ def describe(name: str) -> dict:
     cls = spec.game_class
     return {
         "game": name,
-        "description": spec.description,
+        "description": RULEBOOK_CITE.sub("", spec.description),
+        "rules": doc_ref(name),
         "seats": {"min": cls.MIN_SEATS, "max": cls.MAX_SEATS, "default": spec.default_seats},
         "bots": list(spec.bots),
         "options": [
-            {"name": o.name, "default": o.default, "allowed": o.allowed(), "help": o.help.strip()}
+            {
+                "name": o.name,
+                "default": o.default,
+                "allowed": o.allowed(),
+                "help": plain_help(o.help),
+                "house": "[house]" in o.help,
+            }
             for o in cls.OPTIONS
         ],
     }
@@ -51,29 +63,37 @@ def run(args: argparse.Namespace) -> int:
         return 0
     if not args.game:
         t = Table(title="games", show_header=True)
-        for col in ("game", "seats", "bots", "about"):
-            t.add_column(col)
+        t.add_column("game", no_wrap=True)
+        t.add_column("players", no_wrap=True)
+        t.add_column("about")
+        t.add_column("rules", no_wrap=True)
         for i in infos:
             s = i["seats"]
             t.add_row(
                 i["game"],
                 f"{s['min']}-{s['max']} ({s['default']})",
-                ", ".join(i["bots"]),
                 i["description"],
+                i["rules"],
             )
         out.print(t)
         return 0
     i = infos[0]
     s = i["seats"]
     out.print(f"[bold]{i['game']}[/]: {i['description']}")
-    out.print(f"seats {s['min']}-{s['max']} (default {s['default']}); bots: {', '.join(i['bots'])}")
+    out.print(
+        f"players {s['min']}-{s['max']} (default {s['default']}); bots: {', '.join(i['bots'])}"
+    )
+    out.print(f"rules for players: {i['rules']} (or `slaiga rules {i['game']}`)")
     t = Table(show_header=True)
     for col in ("option", "default", "allowed", "meaning"):
         t.add_column(col)
     for o in i["options"]:
         default = o["default"]
         shown = ("on" if default else "off") if isinstance(default, bool) else str(default)
-        t.add_row(o["name"], shown, o["allowed"], o["help"])
+        t.add_row(o["name"], shown, o["allowed"], o["help"] + (" *" if o["house"] else ""))
     out.print(t)
-    out.print("set with --option NAME=VALUE")
+    out.print(
+        "set with --option NAME=VALUE; * marks a choice this project made where the "
+        "original rules are silent (a house rule)"
+    )
     return 0

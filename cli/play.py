@@ -1,163 +1,291 @@
-"""``slaiga play``: play a game at this terminal against bots.
+"""``slaiga play GAME``: you against bots, on the table screen.
 
-You see exactly what your seat may see: your view and the events visible to
-your seat, never the bots' hidden cards. Moves are chosen from a numbered
-list of your legal actions.
+The table is a loop of *players* (``engine.players.Player``): a
+:class:`~cli.human.HumanPlayer` for you and bots for the other seats. Where
+the moves go is a *backend*: ``--local`` plays through today's trusted local
+dealer (``engine.dealer.LocalDealer``, ``engine.runner``) in this process; a
+networked backend (bot peer processes on loopback, full crypto) drives the
+same players through the table node. A backend is an async callable
+``(players, table) -> summary`` (see :func:`local_backend`), so the screen and
+the moves are the same whichever plays the table.
+
+When stdin is not a terminal your seat is played by a bot and the game is
+printed line by line (``--json``: only the final object).
 """
 
 from __future__ import annotations
 
 import argparse
-import dataclasses
+import json
+import os
 import random
 import sys
+from collections.abc import Awaitable, Callable, Sequence
+from dataclasses import dataclass, field
 from typing import Any
 
-from cli.simulate import derive_seed, style_cards
+import trio
+
+from cli import args as checked
+from cli.human import DEFAULT_ANSWER_TIMEOUT_S, HumanPlayer, PlayerQuit, WatchingPlayer
+from cli.narrate import BOT_NAMES, unique_names
+from cli.simulate import derive_seed
 from engine import registry, runner
-from engine.cards import SUIT_SYMBOLS
 from engine.dealer import LocalDealer
 from engine.errors import EngineError
-from engine.game import Action, CardView, Game
+from engine.game import Game
 from engine.options import parse_option_args
+from engine.players import BotPlayer, Player
 
-HANDLE_FIELDS = ("card", "cards", "handle", "handles")
+DEFAULT_BOT_DELAY_S = 0.3
+MAX_ACTIONS = runner.DEFAULT_MAX_ACTIONS
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "play",
         help="play a game at this terminal against bots",
-        description="Play against bots on this machine with a trusted local dealer. "
-        "Type the number of a move; 'v' shows your view again, 'q' quits.",
+        description="Play GAME against bots at this terminal. Choose moves with the arrow "
+        "keys and Enter, or type them (press ? in the game for help, type rules for the "
+        "rules). When the input is not a terminal, a bot plays your seat and the game is "
+        "printed move by move.",
+        epilog=checked.EXIT_STATUS,
     )
     p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
-    p.add_argument("--seats", type=int, default=None, help="number of seats (game default)")
-    p.add_argument("--seat", type=int, default=0, help="your seat (default 0)")
-    p.add_argument("--bot", default="heuristic", help="bot kind for the other seats")
-    p.add_argument("--seed", type=int, default=None, help="seed (default: random)")
-    p.add_argument("--option", action="append", default=[], metavar="KEY=VALUE")
+    p.add_argument(
+        "--local",
+        action="store_true",
+        help="quick practice with a trusted dealer inside this program (no network)",
+    )
+    p.add_argument(
+        "--seats", type=checked.positive, default=None, help="number of players (game default)"
+    )
+    p.add_argument(
+        "--seat", type=checked.count, default=0, help="your seat, counted from 0 (default 0)"
+    )
+    p.add_argument(
+        "--name",
+        type=checked.player_name,
+        default=None,
+        help="your name (default: your login name)",
+    )
+    p.add_argument(
+        "--bot",
+        default="heuristic",
+        help="kind of bot for the other seats: heuristic (default) or random",
+    )
+    p.add_argument(
+        "--bot-param",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="a bot setting, e.g. bluff=0.3 (repeatable; unknown names are refused with the list)",
+    )
+    p.add_argument(
+        "--seed",
+        type=checked.count,
+        default=None,
+        help="seed for the deal and the bots (default: random)",
+    )
+    p.add_argument(
+        "--option",
+        action="append",
+        default=[],
+        metavar="NAME=VALUE",
+        help="table option, repeatable (see `slaiga options GAME`)",
+    )
+    p.add_argument(
+        "--answer-timeout",
+        type=checked.seconds,
+        default=DEFAULT_ANSWER_TIMEOUT_S,
+        help="seconds you have to answer when others may answer too (checks, Improper!, "
+        f"votes) before you pass; 0 waits forever (default {DEFAULT_ANSWER_TIMEOUT_S:g})",
+    )
+    p.add_argument(
+        "--bot-delay",
+        type=checked.seconds,
+        default=DEFAULT_BOT_DELAY_S,
+        help=f"seconds to pause before each bot move, to follow the game (default {DEFAULT_BOT_DELAY_S:g})",
+    )
+    p.add_argument(
+        "--ask-reload",
+        action="store_true",
+        help="Slaiga: choose the pile for every reload draw (default: the draw pile)",
+    )
+    p.add_argument("--no-hints", action="store_true", help="do not preselect a suggested move")
+    p.add_argument("--json", action="store_true", help="print the final result as one JSON object")
+    p.add_argument(
+        "--trace", default=None, help=argparse.SUPPRESS
+    )  # tests: a JSON line per question
     p.set_defaults(func=run)
 
 
-def describe(game: Game, seat: int, action: Action) -> str:
-    """A readable action: handles are shown as the faces this seat may see."""
-    parts = []
-    for f in dataclasses.fields(action):
-        if f.name == "seat":
-            continue
-        value = getattr(action, f.name)
-        if any(f.name == n or f.name.endswith("_" + n) for n in HANDLE_FIELDS):
-            value = _faces(game, seat, value)
-        elif (f.name == "suit" or f.name.endswith("_suit")) and value in range(len(SUIT_SYMBOLS)):
-            value = SUIT_SYMBOLS[value]
-        parts.append(f"{f.name}={value}")
-    name = type(action).__name__
-    return f"{name}({', '.join(parts)})" if parts else name
+@dataclass
+class Table:
+    """What a backend needs to play one game."""
+
+    game_name: str
+    seats: int
+    options: dict[str, str]
+    me: int
+    names: tuple[str, ...]
+    seed: int
+    bot_delay: float = 0.0
+    bots: dict[int, Any] = field(default_factory=dict)
 
 
-def _faces(game: Game, seat: int, value: Any) -> Any:
-    if isinstance(value, int) and not isinstance(value, bool):
-        return str(game.card_view(seat, value))
-    if isinstance(value, tuple) and all(isinstance(v, int) for v in value):
-        return "[" + " ".join(str(game.card_view(seat, v)) for v in value) + "]"
-    return value
+Backend = Callable[[Sequence[Player], Table], Awaitable[dict[str, Any]]]
 
 
-def render_view(view: Any, indent: int = 0) -> str:
-    pad = "  " * indent
-    if isinstance(view, dict):
-        lines = []
-        for k, v in view.items():
-            inner = render_view(v, indent + 1)
-            sep = "\n" if "\n" in inner else " "
-            lines.append(f"{pad}{k}:{sep}{inner.strip() if sep == ' ' else inner}")
-        return "\n".join(lines)
-    if isinstance(view, CardView):
-        return str(view)
-    if isinstance(view, tuple | list):
-        if all(isinstance(v, CardView) for v in view):
-            return pad + (" ".join(str(v) for v in view) or "—")
-        if all(not isinstance(v, dict | list | tuple) for v in view):
-            return pad + ", ".join(str(v) for v in view)
-        return "\n".join(render_view(v, indent) for v in view)
-    return pad + str(view)
+async def local_backend(
+    players: Sequence[Player], table: Table, game_no: int = 0
+) -> dict[str, Any]:
+    """Play one game through the trusted local dealer; return the final summary.
+
+    Every player is told only the events its seat may see; each seat's decision
+    is awaited in turn (the first of several that may answer). The summary has
+    the same keys as a networked table's (``record`` and ``record_head`` are
+    ``None``: a local game keeps no record).
+    """
+    spec = registry.get(table.game_name)
+    game: Game = spec.factory(table.seats, table.options)
+    dealer = LocalDealer(game.deck, derive_seed(table.seed, game_no, "dealer"))
+
+    def publish(events: Sequence[Any]) -> None:
+        for s, player in enumerate(players):
+            player.observe(game, s, [e for e in events if e.visible_to(s)])
+
+    publish(runner.start(game, dealer))
+    actions = 0
+    capped = False
+    while not game.is_over():
+        if actions >= MAX_ACTIONS:
+            capped = True
+            break
+        movers = game.to_move()
+        if not movers:
+            raise EngineError(f"{game.NAME}: nobody to move in phase {game.phase!r}")
+        seat = movers[0]
+        if seat != table.me and table.bot_delay:
+            await trio.sleep(table.bot_delay)
+        action = await players[seat].decide(game, seat)
+        publish(runner.step(game, dealer, action))
+        actions += 1
+    outcome = game.outcome() if not capped else None
+    summary: dict[str, Any] = {
+        "table_id": "local",
+        "game": table.game_name,
+        "seat": table.me,
+        "names": list(table.names),
+        "ranking": list(outcome.ranking) if outcome else [],
+        "draw": outcome.draw if outcome else True,
+        "reason": outcome.reason if outcome else f"action cap {MAX_ACTIONS} reached",
+        "scores": list(outcome.scores) if outcome and outcome.scores is not None else None,
+        "state_hash": game.state_hash(),
+        "record_head": None,
+        "record": None,
+        "culprit": None,
+        "seed": table.seed,
+        "actions": actions,
+    }
+    for s, player in enumerate(players):
+        player.finish(dict(summary, seat=s))
+    return summary
+
+
+def make_table(args: argparse.Namespace) -> Table:
+    """Check the command line against the game; raise ``EngineError``/``ValueError`` if bad."""
+    spec = registry.get(args.game)
+    seats = args.seats if args.seats is not None else spec.default_seats
+    options = parse_option_args(args.option)
+    spec.game_class(seats, options)  # validates the seat count and every option
+    if not 0 <= args.seat < seats:
+        raise EngineError(f"--seat must be 0 to {seats - 1} at a table of {seats}")
+    if args.bot not in spec.bots:
+        raise EngineError(f"unknown bot {args.bot!r}; choose from {', '.join(spec.bots)}")
+    bot_params = checked.parse_bot_params(spec.bots[args.bot], args.bot_param, args.bot)
+    me = args.name or os.environ.get("USER") or os.environ.get("USERNAME") or "Player"
+    others = [n for n in BOT_NAMES if n.lower() != me.lower()]
+    names = [others[(i - (1 if i > args.seat else 0)) % len(others)] for i in range(seats)]
+    names[args.seat] = me
+    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
+    return Table(
+        args.game, seats, options, args.seat, unique_names(names), seed, args.bot_delay, bot_params
+    )
+
+
+def bot_players(table: Table, kind: str, skip: int | None, game_no: int = 0) -> dict[int, Player]:
+    spec = registry.get(table.game_name)
+    return {
+        s: BotPlayer.make(
+            spec.bots[kind],
+            s,
+            random.Random(derive_seed(table.seed, game_no, f"bot{s}")),
+            table.bots,
+        )
+        for s in range(table.seats)
+        if s != skip
+    }
 
 
 def run(args: argparse.Namespace) -> int:
     from rich.console import Console
 
-    out = Console(highlight=False)
+    err = Console(stderr=True, highlight=False)
     try:
-        spec = registry.get(args.game)
-        seats = args.seats if args.seats is not None else spec.default_seats
-        game = spec.factory(seats, parse_option_args(args.option))
-        if not 0 <= args.seat < seats:
-            raise EngineError(f"--seat must be in 0..{seats - 1}")
-        if args.bot not in spec.bots:
-            raise EngineError(f"unknown bot {args.bot!r}; choose from {', '.join(spec.bots)}")
+        table = make_table(args)
     except (EngineError, ValueError) as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
-        return 2
-    seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
-    me = args.seat
-    dealer = LocalDealer(game.deck, derive_seed(seed, 0, "dealer"))
-    bots = {
-        s: spec.bots[args.bot](s, random.Random(derive_seed(seed, 0, f"bot{s}")))
-        for s in range(seats)
-        if s != me
-    }
-    out.rule(f"{spec.name}: you are seat {me} of {seats} (seed {seed})")
-
-    def publish(events) -> None:
-        for ev in events:
-            for bot in bots.values():
-                if ev.visible_to(bot.seat):
-                    bot.observe(ev)
-            if ev.visible_to(me):
-                out.print("  " + style_cards(ev.text))
-
-    publish(runner.start(game, dealer))
-    while not game.is_over():
-        movers = game.to_move()
-        if not movers:
-            raise EngineError(f"nobody to move in phase {game.phase!r}")
-        seat = movers[0]
-        if seat != me:
-            action = bots[seat].act(game.view(seat), game.legal_actions(seat))
-        else:
-            action = _ask(out, game, me)
-            if action is None:
-                out.print("bye")
-                return 0
-        publish(runner.step(game, dealer, action))
-    result = game.outcome()
-    out.rule("game over")
-    if result.draw:
-        out.print(f"draw: {result.reason}")
-    out.print(
-        "ranking: "
-        + " > ".join(f"seat {s}" + (" (you)" if s == me else "") for s in result.ranking)
-    )
-    return 0
+        err.print(f"[bold red]error:[/] {exc}")
+        return checked.EXIT_USAGE
+    if not args.local:
+        err.print(
+            "[yellow]note:[/] playing against bot peers over the network is not part of this "
+            "build yet; playing with the trusted local dealer (--local)."
+        )
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    if not interactive:
+        return watch(table, args)
+    return play_here(table, args, local_backend)
 
 
-def _ask(out, game: Game, me: int) -> Action | None:
-    legal = game.legal_actions(me)
-    out.print(f"\n[bold]your move[/] (phase {game.phase})")
-    out.print(style_cards(render_view(game.view(me), 1)))
-    for i, a in enumerate(legal, 1):
-        out.print(f"  [cyan]{i:3d}[/] {style_cards(describe(game, me, a))}")
+def watch(table: Table, args: argparse.Namespace) -> int:
+    """A bot plays your seat; the game is printed (or only the JSON result)."""
+    table.bot_delay = 0.0
+    players = bot_players(table, args.bot, skip=table.me)
+    mine = bot_players(table, args.bot, skip=None)[table.me]
+    players[table.me] = WatchingPlayer(mine.bot, table.names, table.me, quiet=args.json)
+    seated = [players[s] for s in range(table.seats)]
+    summary = trio.run(local_backend, seated, table)
+    if args.json:
+        print(json.dumps(summary, sort_keys=True), flush=True)
+    return checked.EXIT_OK
+
+
+def play_here(table: Table, args: argparse.Namespace, backend: Any) -> int:
+    """You at this terminal, as many games as you like (each with a fresh deal)."""
+    game_no = 0
     while True:
-        line = sys.stdin.readline()
-        if not line:
-            return None
-        choice = line.strip().lower()
-        if choice in ("q", "quit", "exit"):
-            return None
-        if choice == "v":
-            out.print(style_cards(render_view(game.view(me), 1)))
-            continue
-        if choice.isdigit() and 1 <= int(choice) <= len(legal):
-            return legal[int(choice) - 1]
-        out.print(f"type a number from 1 to {len(legal)}, 'v' for your view, or 'q' to quit")
+        human = HumanPlayer(
+            table.names,
+            table.me,
+            table.game_name,
+            answer_timeout=args.answer_timeout,
+            ask_reload=args.ask_reload,
+            hints=not args.no_hints,
+            trace=args.trace,
+        )
+        players = bot_players(table, args.bot, skip=table.me, game_no=game_no)
+        players[table.me] = human
+        seated = [players[s] for s in range(table.seats)]
+        try:
+            with human:
+                summary = trio.run(backend, seated, table, game_no)
+        except PlayerQuit:
+            print("You left the table.")
+            return checked.EXIT_OK
+        if args.json:
+            print(json.dumps(summary, sort_keys=True), flush=True)
+        again = trio.run(human.offer_again)
+        if not again:
+            return checked.EXIT_OK
+        game_no += 1

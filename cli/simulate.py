@@ -10,6 +10,7 @@ import statistics
 from collections import Counter
 from typing import Any
 
+from cli import args as checked
 from engine import registry, runner
 from engine.dealer import LocalDealer
 from engine.errors import EngineError
@@ -22,14 +23,19 @@ SUIT_STYLE = {"♥": "red", "♦": "red", "♣": "bright_white", "♠": "bright_
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "simulate",
-        help="play games between bots with a trusted local dealer",
+        help="play games between bots on this computer and report statistics",
         description="Play N full games between bots with the trusted local dealer and report "
         "statistics. The same seed and options always give the same results.",
+        epilog=checked.EXIT_STATUS,
     )
     p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
-    p.add_argument("--games", type=int, default=1, help="how many games to play (default 1)")
-    p.add_argument("--seed", type=int, default=0, help="master seed (default 0)")
-    p.add_argument("--seats", type=int, default=None, help="number of seats (game default)")
+    p.add_argument(
+        "--games", type=checked.positive, default=1, help="how many games to play (default 1)"
+    )
+    p.add_argument("--seed", type=checked.count, default=0, help="master seed (default 0)")
+    p.add_argument(
+        "--seats", type=checked.positive, default=None, help="number of players (game default)"
+    )
     p.add_argument(
         "--bot",
         action="append",
@@ -49,7 +55,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="append",
         default=[],
         metavar="KEY=VALUE",
-        help="tuning passed to every bot, e.g. bluff_rate=0.2 (numbers are parsed)",
+        help="a bot setting passed to every bot, e.g. bluff=0.2 (repeatable; unknown names "
+        "are refused with the list of settings)",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object on stdout")
     p.add_argument("--verbose", action="store_true", help="show every move of every game")
@@ -59,15 +66,6 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 def derive_seed(master: int, game_index: int, role: str) -> int:
     digest = hashlib.sha256(f"slaiga-sim:{master}:{game_index}:{role}".encode()).digest()
     return int.from_bytes(digest[:8], "big")
-
-
-def parse_number(text: str) -> int | float | str:
-    for kind in (int, float):
-        try:
-            return kind(text)
-        except ValueError:
-            pass
-    return text
 
 
 def style_cards(text: str) -> str:
@@ -97,20 +95,14 @@ def run(args: argparse.Namespace) -> int:
         for k in kinds:
             if k not in spec.bots:
                 raise EngineError(f"unknown bot {k!r}; choose from {', '.join(spec.bots)}")
-        bot_params = {k: parse_number(v) for k, v in parse_option_args(args.bot_param).items()}
-        if args.games < 1:
-            raise EngineError("--games must be at least 1")
+        bot_params: dict[str, Any] = {}
+        for k in sorted(set(kinds)):  # each name must be a setting of every bot kind used
+            bot_params.update(checked.parse_bot_params(spec.bots[k], args.bot_param, k))
     except (EngineError, ValueError) as exc:
         err.print(f"[bold red]error:[/] {exc}")
         return 2
 
     results = []
-    if bot_params:
-        try:  # a bad tuning name is the user's error, not a crash
-            spec.bots[kinds[0]](0, random.Random(0), **bot_params)
-        except TypeError as exc:
-            err.print(f"[bold red]error:[/] bad --bot-param: {exc}")
-            return 2
     for i in range(args.games):
         game = spec.factory(seats, options)
         dealer = LocalDealer(game.deck, derive_seed(args.seed, i, "dealer"))

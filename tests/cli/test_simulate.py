@@ -86,33 +86,44 @@ def test_bad_input_is_a_clear_error(args, message):
     assert message in proc.stderr.replace("\n", " ")
 
 
-def test_play_against_bots_at_the_terminal():
-    """A human seat driven through stdin: always the first legal move."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120")
+def test_play_without_a_terminal_is_watched_to_the_end():
+    """With stdin not a terminal, a bot plays your seat and the game is printed in words."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", USER="Ann")
+    args = [sys.executable, "-m", "cli", "play", "slajens", "--local", "--seats", "2"]
+    args += ["--seed", "3", "--option", "rounds=2"]
     proc = subprocess.run(
-        [
-            sys.executable,
-            "-m",
-            "cli",
-            "play",
-            "slajens",
-            "--seats",
-            "2",
-            "--seed",
-            "3",
-            "--option",
-            "rounds=2",
-        ],
+        args,
         cwd=ROOT,
         env=env,
-        input="x\n" + "1\n" * 400,
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "your move" in proc.stdout and "type a number" in proc.stdout
-    assert "game over" in proc.stdout and "ranking:" in proc.stdout
+    assert "Ann roll 1:" in proc.stdout and "Bob scores" in proc.stdout
+    assert "Game over: Slåjens" in proc.stdout and "Ann (you)" in proc.stdout
+    as_json = subprocess.run(
+        [*args, "--json"],
+        cwd=ROOT,
+        env=env,
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    summary = json.loads(as_json.stdout)
+    assert {
+        "table_id",
+        "game",
+        "seat",
+        "ranking",
+        "state_hash",
+        "record_head",
+        "record",
+        "culprit",
+    } <= set(summary)
+    assert summary["game"] == "slajens" and sorted(summary["ranking"]) == [0, 1]
 
 
 def test_options_lists_games_and_defaults():

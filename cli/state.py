@@ -1,0 +1,92 @@
+"""Where a peer keeps its state (identity keys, record files), and one peer per folder.
+
+The folder is, in order: ``--state-dir``, ``$SLAIGA_HOME``, or the platform's
+user data folder (``platformdirs``: ``~/.local/share/slaiga`` on Linux,
+``~/Library/Application Support/slaiga`` on macOS, ``%LOCALAPPDATA%\\slaiga``
+on Windows).
+
+Two peers sharing one folder would share one identity key and one set of
+record files, and their table would refuse them ("peer presented our own
+identity key"). So a running peer holds an exclusive lock on ``lock`` in its
+folder (``fcntl.flock``, released by the system when the process ends, even
+after a crash), and a second peer is told to use a folder of its own.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import IO
+
+import platformdirs
+
+ENV_HOME = "SLAIGA_HOME"
+APP_NAME = "slaiga"
+LOCK_NAME = "lock"
+
+
+class StateInUse(Exception):
+    """Another running peer holds this state folder."""
+
+
+def state_dir(explicit: Path | str | None = None) -> Path:
+    """The state folder: ``explicit``, else ``$SLAIGA_HOME``, else the user data folder."""
+    if explicit:
+        return Path(explicit).expanduser()
+    env = os.environ.get(ENV_HOME)
+    if env:
+        return Path(env).expanduser()
+    return Path(platformdirs.user_data_dir(APP_NAME, appauthor=False))
+
+
+class StateLock:
+    """An exclusive hold on a state folder for this process's lifetime (or until ``release``)."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self._file: IO[str] | None = None
+
+    def acquire(self) -> StateLock:
+        import fcntl
+
+        self.folder.mkdir(parents=True, exist_ok=True)
+        path = self.folder / LOCK_NAME
+        f = path.open("a+", encoding="utf-8")
+        try:
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except BlockingIOError:
+            f.seek(0)
+            holder = f.read().strip() or "?"
+            f.close()
+            raise StateInUse(
+                f"the state folder {self.folder} is in use by another running slaiga peer "
+                f"(process {holder}). Each peer on one machine needs a folder of its own: "
+                f"add --state-dir DIR (or set ${ENV_HOME}) for this one"
+            ) from None
+        f.seek(0)
+        f.truncate()
+        f.write(f"{os.getpid()}\n")
+        f.flush()
+        self._file = f
+        return self
+
+    def release(self) -> None:
+        if self._file is not None:
+            self._file.close()  # closing drops the lock
+            self._file = None
+
+    def __enter__(self) -> StateLock:
+        return self.acquire()
+
+    def __exit__(self, *exc: object) -> None:
+        self.release()
+
+
+_held: list[StateLock] = []
+
+
+def hold(folder: Path) -> Path:
+    """Lock ``folder`` for the rest of this process; raise ``StateInUse`` if taken."""
+    if not any(lock.folder == folder for lock in _held):
+        _held.append(StateLock(folder).acquire())
+    return folder

@@ -1,0 +1,321 @@
+"""End to end under tmux: a scripted person plays ``slaiga play`` through keystrokes.
+
+The real command runs in a real terminal (a tmux pane of 80x24) and the test
+only sends keys and reads the screen, like a person. ``--trace`` makes the
+command write one JSON line per question (what the engine says the seat holds,
+may see and may do, and the screen it drew); at every question the test
+checks that the terminal shows exactly that screen, the person's hand, whose
+turn it is, and no card face the seat has not been allowed to see.
+
+Games: a whole match of Slave (2 deals), a whole game of Slaiga in which the
+person lies (a bluffed shot) and is checked and also checks, and a game of
+Aight of Spaides in which the person creates a rule with the 8♠ through the
+rule builder, then breaks it and is called Improper!. Played with ``--local``
+(the trusted local dealer); bots answer at once (``--bot-delay 0``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import uuid
+from pathlib import Path
+
+import pytest
+
+from cli.simulate import derive_seed
+from engine import registry, runner
+from engine.dealer import LocalDealer
+from tests.cli._screens import faces_on
+
+ROOT = Path(__file__).resolve().parents[2]
+WAIT_S = 30  # the most any single step may take before the test gives up
+POLL_S = 0.01
+pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
+SPECIAL = {"enter": "Enter", "down": "Down", "up": "Up", "esc": "Escape", "space": "Space"}
+
+
+class Pane:
+    """``slaiga play ...`` in a private tmux server, read and typed at like a person."""
+
+    def __init__(self, tmp: Path, *args: str) -> None:
+        self.server = f"slaiga-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
+        self.trace = tmp / "trace.jsonl"
+        self.trace.touch()
+        self.status = tmp / "status"
+        cmd = [sys.executable, "-m", "cli", "play", *args, "--trace", str(self.trace)]
+        shell = " ".join(_quote(c) for c in cmd)
+        env = f"PYTHONPATH={_quote(str(ROOT))} LANG=C.UTF-8 LC_ALL=C.UTF-8"
+        run = f"cd {_quote(str(ROOT))} && env {env} {shell}; echo $? > {_quote(str(self.status))}"
+        self.tmux("new-session", "-d", "-x", "80", "-y", "24", "-s", "t", run)
+        self.tmux("set-option", "-t", "t", "remain-on-exit", "on")
+        self.read = 0
+        self.keys = 0
+
+    def tmux(self, *args: str) -> str:
+        out = subprocess.run(
+            ["tmux", "-L", self.server, "-f", "/dev/null", *args],
+            capture_output=True,
+            text=True,
+            timeout=WAIT_S,
+        )
+        if out.returncode != 0:
+            raise AssertionError(f"tmux {args[0]}: {out.stderr}")
+        return out.stdout
+
+    def close(self) -> None:
+        subprocess.run(
+            ["tmux", "-L", self.server, "kill-server"], capture_output=True, timeout=WAIT_S
+        )
+
+    def screen(self) -> str:
+        return self.tmux("capture-pane", "-p", "-t", "t")
+
+    def ended(self) -> int | None:
+        """The command's exit status once it has ended (written by the shell around it)."""
+        text = self.status.read_text() if self.status.exists() else ""
+        return int(text) if text.strip().isdigit() else None
+
+    def send(self, *keys: str) -> None:
+        """Keys: "enter", "down", ... or literal text (each character is one key)."""
+        for k in keys:
+            if k in SPECIAL:
+                self.tmux("send-keys", "-t", "t", SPECIAL[k])
+                self.keys += 1
+            else:
+                self.tmux("send-keys", "-t", "t", "-l", k)
+                self.keys += len(k)
+
+    def next_event(self) -> dict:
+        """The next trace line (waiting for the program to ask or answer)."""
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            lines = self.trace.read_text(encoding="utf-8").splitlines()
+            if len(lines) > self.read:
+                self.read += 1
+                return json.loads(lines[self.read - 1])
+            if self.ended() is not None:
+                raise AssertionError("the program ended early:\n" + self.screen())
+            time.sleep(POLL_S)
+        raise AssertionError("no question within the time limit:\n" + self.screen())
+
+    def shows(self, expected: str) -> str:
+        """Wait until the terminal shows exactly ``expected`` (the frame the program drew)."""
+        want = [x.rstrip() for x in expected.split("\n")]
+        deadline = time.monotonic() + WAIT_S
+        got = ""
+        while time.monotonic() < deadline:
+            got = self.screen()
+            if [x.rstrip() for x in got.split("\n")][: len(want)] == want:
+                return got
+            time.sleep(POLL_S)
+        raise AssertionError(f"the terminal shows\n{got}\ninstead of\n{expected}")
+
+    def wait_for(self, text: str) -> str:
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            got = self.screen()
+            if text in got:
+                return got
+            time.sleep(POLL_S)
+        raise AssertionError(f"{text!r} never appeared:\n{self.screen()}")
+
+    def exit_status(self) -> int:
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:
+            status = self.ended()
+            if status is not None:
+                return status
+            time.sleep(POLL_S)
+        raise AssertionError("the program did not end:\n" + self.screen())
+
+
+def _quote(s: str) -> str:
+    return "'" + s.replace("'", "'\\''") + "'"
+
+
+def check_screen(pane: Pane, ev: dict, rule_faces: set[str] = frozenset()) -> str:
+    """The terminal shows the drawn frame, the hand, whose turn it is, nothing unseen."""
+    screen = pane.shows(ev["screen"])
+    hand_line = next((x for x in screen.splitlines() if x.startswith("Your hand (")), None)
+    if ev["hand"]:
+        assert hand_line is not None, screen
+        assert faces_on(hand_line) == set(ev["hand"]), (hand_line, ev["hand"])
+        assert hand_line.startswith(f"Your hand ({len(ev['hand'])}):")
+    marked = [
+        x[2:].split("  ")[0].replace(" (you)", "").strip()
+        for x in screen.splitlines()
+        if x.startswith("▶ ")
+    ]
+    assert sorted(marked) == sorted(ev["to_move"]), (marked, ev["to_move"], screen)
+    leaked = faces_on(screen) - set(ev["seen"]) - set(rule_faces)
+    assert not leaked, f"{leaked} shown but never seen by the seat:\n{screen}"
+    return screen
+
+
+def code(face: str) -> str:
+    """ "9♦" -> "9d" (as a person types it)."""
+    return face[:-1] + {"♣": "c", "♦": "d", "♥": "h", "♠": "s"}[face[-1]] if face != "🃏" else "jk"
+
+
+def play_to_the_end(pane: Pane, decide, rule_faces=frozenset()) -> tuple[dict, list[str]]:
+    """Answer every question with ``decide(event, screen)`` until the game ends."""
+    screens = []
+    while True:
+        ev = pane.next_event()
+        if ev["event"] == "finish":
+            return ev, screens
+        if ev["event"] == "answer":
+            continue
+        screen = check_screen(pane, ev, rule_faces)
+        screens.append(screen)
+        pane.send(*decide(ev, screen))
+
+
+def finish_and_leave(pane: Pane, game_title: str) -> str:
+    end = pane.wait_for("Play again at the same table?")
+    assert f"Game over: {game_title}" in end
+    assert "no record was kept" in end
+    pane.send("n", "enter")
+    assert pane.exit_status() == 0
+    return end
+
+
+@pytest.fixture
+def pane_factory(tmp_path):
+    panes: list[Pane] = []
+
+    def make(*args: str) -> Pane:
+        pane = Pane(tmp_path, *args)
+        panes.append(pane)
+        return pane
+
+    yield make
+    for p in panes:
+        p.close()
+
+
+def test_a_whole_match_of_slave_by_keys(pane_factory):
+    pane = pane_factory(
+        "slave", "--local", "--seed", "11", "--seats", "4", "--option", "games=2",
+        "--name", "Ann", "--bot-delay", "0", "--answer-timeout", "0",
+    )  # fmt: skip
+    typed = 0
+
+    def decide(ev, screen):
+        nonlocal typed
+        if ev["event"] == "ask" and ev["n"] % 2 == 0 and ev["legal"]:
+            typed += 1
+            return [ev["legal"][0], "enter"]  # say it
+        return ["enter"]  # or take the menu's preselected choice
+
+    end_ev, screens = play_to_the_end(pane, decide, rule_faces={"3♣"})
+    assert any("Deal 2 of 2" in s for s in screens) and typed > 3
+    assert any(" plays " in s for s in screens)
+    end = finish_and_leave(pane, "Slave")
+    assert all(name in end for name in ("Ann", "Bob", "Cat", "Dan"))
+    print(f"\nSlave match (2 deals, 4 players): {len(screens)} screens, {pane.keys} keys")
+
+
+def test_slaiga_with_a_lie_a_check_and_the_whole_game(pane_factory):
+    pane = pane_factory(
+        "slaiga", "--local", "--seed", "5", "--seats", "3", "--name", "Ann",
+        "--bot-delay", "0", "--answer-timeout", "0", "--bot-param", "check_below=1.01",
+    )  # fmt: skip
+    lied = checked = False
+
+    def decide(ev, screen):
+        nonlocal lied, checked
+        legal = ev.get("legal", [])
+        if ev["event"] == "ask" and not lied and any(x.startswith("shoot ") for x in legal):
+            low = next((f for f in ev["hand"] if f[0] in "23456789" and f != "🃏"), None)
+            if low is not None:
+                lied = True
+                return [f"shoot bob {code(low)} claim Js", "enter"]  # a bluff: not a jack
+        if ev["event"] == "ask" and not checked and "check" in legal and "concede" in legal:
+            checked = True
+            return ["check", "enter"]
+        return ["enter"]
+
+    end_ev, screens = play_to_the_end(pane, decide)
+    text = "\n".join(screens)
+    assert lied and "Ann shoots Bob" in text and "claims a ♠ shot, face down" in text
+    assert "Bob checks the shot" in text and "a lie — Ann pays" in text
+    if checked:
+        assert "Ann checks the" in text
+    finish_and_leave(pane, "Slaiga")
+    print(f"\nSlaiga game (3 players): {len(screens)} screens, {pane.keys} keys")
+
+
+def aight_seed_with_a_playable_eight() -> int:
+    """A seed whose deal gives seat 0 the 8♠ with a ♠ or an 8 on the pile."""
+    spec = registry.get("aight-of-spaides")
+    for seed in range(2000):
+        game = spec.factory(3, {})
+        runner.start(game, LocalDealer(game.deck, derive_seed(seed, 0, "dealer")))
+        v = game.view(0)
+        top = v["top"].face
+        if any(str(c.face) == "8♠" for c in v["hand"]) and (top.suit == 3 or top.rank == 8):
+            return seed
+    raise AssertionError("no such seed")
+
+
+def test_aight_a_rule_made_with_the_eight_of_spades_then_called_improper(pane_factory):
+    seed = aight_seed_with_a_playable_eight()
+    pane = pane_factory(
+        "aight-of-spaides", "--local", "--seed", str(seed), "--seats", "3", "--name", "Ann",
+        "--bot-delay", "0", "--answer-timeout", "0",
+    )  # fmt: skip
+    ev = pane.next_event()
+    assert ev["event"] == "ask" and ev["phase"] == "turn"
+    check_screen(pane, ev)
+
+    def choose(ev: dict, label_start: str) -> list[str]:
+        i = next(i for i, o in enumerate(ev["options"]) if o.startswith(label_start))
+        return ["down"] * (i - ev["selected"]) + ["enter"]
+
+    pane.send(*choose(ev, "play 8♠"))
+    steps = [
+        ("New rule, step 1", "a card is played"),
+        ("When which card", "any card"),
+        ("Step 2: When any card is played", "the player must announce"),
+    ]
+    for title, option in steps:
+        ev = pane.next_event()
+        assert ev["event"] == "menu" and ev["title"].startswith(title), ev
+        check_screen(pane, ev)
+        pane.send(*choose(ev, option))
+    ev = pane.next_event()
+    assert ev["title"].startswith("Step 3: which words")
+    pane.send("Spaides", "enter")
+    ev = pane.next_event()
+    screen = check_screen(pane, ev)
+    assert ev["title"] == "New rule: When any card is played, the player must announce “Spaides”."
+    assert ev["title"] in screen  # the person reads the rule before confirming
+    pane.send("enter")
+    assert pane.next_event()["answer"].startswith("8s rule any: say")
+    broke = False
+    while True:
+        ev = pane.next_event()
+        if ev["event"] == "answer":
+            continue
+        screen = check_screen(pane, ev)
+        if broke and "is right: missing announcement “Spaides”" in " ".join(screen.split()):
+            break
+        if ev["phase"] == "turn" and not broke and ev["event"] == "ask":
+            assert "Ann creates #7: When any card is played" in " ".join(screen.split())
+            broke = True  # play a matching card, but without the words the new rule asks for
+            proper = next(o for o in ev["options"] if o.startswith("play ") and "improper" not in o)
+            card = faces_on(proper.split(",")[0]).pop()
+            pane.send(f"{code(card)} silent", "enter")
+        else:
+            pane.send("enter")
+    assert "Ann takes back" in screen
+    pane.send("quit", "enter")
+    pane.wait_for("Leave the game?")
+    pane.send("y")
+    assert pane.exit_status() == 0
