@@ -9,11 +9,15 @@ terminal a bot plays it and the game is printed as it goes.
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
+import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -21,7 +25,11 @@ from engine import registry
 from engine.game import Action, Event, Game
 from engine.players import BotPlayer, Player
 
+if TYPE_CHECKING:
+    from p2p.node import TableResult
+
 BOT_KINDS = ("heuristic", "random")
+LOOPBACK = "127.0.0.1"
 
 
 class ThinkingBot:
@@ -84,3 +92,76 @@ def close_player(player: Any, summary: Mapping[str, Any] | None) -> None:
         close = getattr(player, "close", None)
         if close is not None:
             close()
+
+
+# ---------------------------------------------------------------------------
+# ``slaiga play GAME``: you against bot peers, a real table on loopback
+# ---------------------------------------------------------------------------
+
+BOT_PEER_WAIT_S = 60.0
+"""How long the bot peers may take to finish after the game (then they are killed)."""
+
+
+def play_networked(
+    game: str,
+    seats: int,
+    options: dict[str, Any],
+    names: Sequence[str],
+    me: int,
+    make_player: Callable[[list[str], int, str], Player],
+    state: Path,
+    bot: str = "heuristic",
+    on_event: Callable[[str, dict[str, Any]], None] | None = None,
+) -> TableResult:
+    """Open a table on loopback, start ``seats - 1`` bot peer processes that join it
+    (each with its own identity and key share, in folders under ``state/bots``), play
+    our seat with ``make_player`` and reap the bots.  Full crypto: every proof is
+    checked by every peer, exactly as at a LAN table."""
+    from p2p.node import Node, NodeConfig
+
+    procs: list[subprocess.Popen[bytes]] = []
+    bots_dir = state / "bots"
+
+    def started(kind: str, data: dict[str, Any]) -> None:
+        if on_event is not None:
+            on_event(kind, data)
+        if kind != "listening" or procs:
+            return
+        env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK)
+        for i, name in enumerate(n for s, n in enumerate(names) if s != me):
+            folder = bots_dir / f"bot{i}"
+            folder.mkdir(parents=True, exist_ok=True)
+            cmd = [sys.executable, "-m", "cli.net", "join", "--peer", data["address"]]
+            cmd += ["--bot", bot, "--name", name, "--quiet", "--json", "--state-dir", str(folder)]
+            procs.append(
+                subprocess.Popen(
+                    cmd,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                )
+            )
+
+    cfg = NodeConfig(
+        name=names[me],
+        state_dir=state,
+        host=LOOPBACK,
+        port=0,
+        use_discovery=False,
+        on_event=started,
+        make_player=make_player,
+    )
+    node = Node(cfg)
+    try:
+        result = trio.run(node.open, game, seats, options)
+    finally:
+        deadline = time.monotonic() + BOT_PEER_WAIT_S
+        for p in procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    close_player(node.player, result.game_summary())
+    return result
