@@ -80,7 +80,9 @@ def network_game(game: str, seats: int, tmp: Path) -> dict[str, Any]:
     ]
     results = []
     for proc in [opener, *joiners]:
-        out, _ = proc.communicate(timeout=1800)
+        assert proc.stdout is not None
+        out = proc.stdout.read()  # stderr is read by the thread started in _peer
+        proc.wait(timeout=1800)
         results.append(json.loads(out.strip().splitlines()[-1]))
     events = [json.loads(x) for x in lines if x.startswith("{")]
     formed = next(e["t"] for e in events if e["event"] == "meshed")

@@ -1,0 +1,25 @@
+"""``slaiga bench table`` runs a real game over peer processes and reports every figure."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+
+
+def test_bench_table_reports_the_figures():
+    env = dict(os.environ, SLAIGA_INTERFACE="127.0.0.1", SLAIGA_LOOPBACK_ONLY="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli", "bench", "table", "--games", "slajens", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    row = json.loads(proc.stdout)["slajens"]
+    for key in ("wall_s", "inprocess_s", "ratio", "action_ms_median", "action_ms_p90"):
+        assert row[key] is not None and row[key] > 0, (key, row)
+    assert row["first_decision_s"] >= 0
+    assert row["agree"] is True
