@@ -9,16 +9,17 @@ SUITES = {
     "engine": "bench.engine",
     "crypto": "bench.crypto",
     "net": "bench.net",
+    "table": "bench.table",
     "fuzz": "bench.fuzz",
 }
-ALL = ("engine", "crypto", "net")
+ALL = ("engine", "crypto", "net", "table")
 """What ``bench all`` runs (fuzzing is a check, not a benchmark: run it by name)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
-        help="run benchmarks (engine, crypto, net, or all) or the fuzzer (fuzz)",
+        help="run benchmarks (engine, crypto, net, table, or all) or the fuzzer (fuzz)",
         description="Run a benchmark suite. Figures are medians over repeated runs in one "
         "process; ratios are measured in the same run.",
     )

@@ -101,6 +101,12 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         help="let a bot play your seat (default: you play it at this terminal)",
     )
     p.add_argument(
+        "--bot-think-ms",
+        type=int,
+        default=0,
+        help="with --bot: pause this long before each decision, like a person",
+    )
+    p.add_argument(
         "--decide-stall-ms",
         type=int,
         default=DEFAULT_DECIDE_STALL_MS,
@@ -112,6 +118,7 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         default=DEFAULT_DECIDE_MAX_MS,
         help="how long a player may think before the table is abandoned",
     )
+    p.add_argument("--trace-steps", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive-dead", type=float, default=5.0, help=argparse.SUPPRESS)
     p.add_argument("--linger", type=float, default=10.0, help=argparse.SUPPRESS)
@@ -241,7 +248,8 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         on_event=on_event,
         decide_stall_ms=args.decide_stall_ms,
         decide_max_ms=args.decide_max_ms,
-        make_player=player_factory(args.bot),
+        make_player=player_factory(args.bot, think_ms=max(0, args.bot_think_ms)),
+        trace_steps=args.trace_steps,
     )
 
 

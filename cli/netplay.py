@@ -63,13 +63,38 @@ class PromptPlayer:
         pass
 
 
+class ThinkingBot:
+    """A bot that takes its time like a person (``--bot-think-ms``): its decisions go
+    through the same path as a person's, while the table keeps running."""
+
+    def __init__(self, bot: BotPlayer, think_s: float) -> None:
+        self.bot = bot
+        self.think_s = think_s
+
+    def observe(self, game: Game, seat: int, events: Sequence[Event]) -> None:
+        self.bot.observe(game, seat, events)
+
+    async def decide(self, game: Game, seat: int) -> Action:
+        await trio.sleep(self.think_s)
+        return self.bot.choose(game, seat)
+
+    def progress(self, text: str) -> None:
+        pass
+
+    def finish(self, summary: Mapping[str, Any]) -> None:
+        pass
+
+
 def _read_line() -> str | None:
     line = sys.stdin.readline()
     return line if line else None
 
 
 def player_factory(
-    bot: str | None, seed: int | None = None, params: Mapping[str, Any] | None = None
+    bot: str | None,
+    seed: int | None = None,
+    params: Mapping[str, Any] | None = None,
+    think_ms: int = 0,
 ) -> Callable[[list[str], int, str], Player]:
     """Build the ``NodeConfig.make_player`` for ``--bot`` (or a person without it)."""
 
@@ -77,7 +102,8 @@ def player_factory(
         if bot is not None:
             spec = registry.get(game)
             rng = random.Random(secrets.randbits(64) if seed is None else seed)
-            return BotPlayer.make(spec.bots[bot], seat, rng, params)
+            player = BotPlayer.make(spec.bots[bot], seat, rng, params)
+            return ThinkingBot(player, think_ms / 1000) if think_ms > 0 else player
         try:
             from cli.human import HumanPlayer  # the table screen, when installed
         except ImportError:

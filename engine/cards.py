@@ -99,7 +99,7 @@ _SLAVE_RANK_INDEX = {r: i for i, r in enumerate(SLAVE_RANKS)}
 
 
 def slave_key(card: Card) -> int:
-    """Slave's total order (RULES.md §3): rank 3 < … < A < 2, then ♣ < ♦ < ♥ < ♠."""
+    """Slave's total order (docs/rules/slave.md): rank 3 < … < A < 2, then ♣ < ♦ < ♥ < ♠."""
     return _SLAVE_RANK_INDEX[card.rank] * 4 + card.suit
 
 

@@ -2,8 +2,9 @@
 
 Modelled on h11's split between local and remote protocol errors: an
 ``IllegalAction`` is a seat trying something the rules forbid (the state is
-left untouched), ``FalseClaim`` is a dealer finding that a seat's claim about
-its hidden cards is false, and ``BadOption`` is a table configuration error.
+left untouched), ``MalformedAction`` is data that does not even decode to an
+action, ``FalseClaim`` is a dealer finding that a seat's claim about its
+hidden cards is false, and ``BadOption`` is a table configuration error.
 """
 
 from __future__ import annotations
@@ -37,6 +38,12 @@ class IllegalAction(EngineError):
         self.reason = reason
         who = f"seat {seat}" if seat is not None else "no seat"
         super().__init__(f"illegal action {action!r} by {who} in phase {phase!r}: {reason}")
+
+
+class MalformedAction(EngineError, ValueError):
+    """Data that is not exactly an action of this game (``Game.decode_action``): an
+    unknown type, missing or extra fields, a value of the wrong type or out of bounds.
+    On a real table this is the sending peer's fault."""
 
 
 class NotYourTurn(IllegalAction):

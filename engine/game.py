@@ -1,6 +1,6 @@
 """The game state-machine base that every game in ``engine`` builds on.
 
-A game is a pure, deterministic state machine (h11's ``_state.py`` and
+A game is a pure, deterministic state machine (h11's protocol state machine and
 OpenSpiel's games are the models):
 
 * ``start()`` runs the setup; ``apply(action)`` runs one action. Both return
@@ -17,20 +17,31 @@ OpenSpiel's games are the models):
   seat may know, and ``state_hash()`` digests the public state so that two
   peers can compare.
 
-Writing a game: subclass ``Game``, set ``NAME``, ``MIN_SEATS``,
-``MAX_SEATS``, ``OPTIONS`` and ``ACTIONS``, and implement ``make_deck``,
-``setup``, ``handle``, ``to_move``, ``legal_actions``, ``view``,
-``public_state``, ``is_over`` and ``outcome``. ``setup`` and ``handle`` may be
-plain methods or generators that ``yield`` obligations and receive answers::
+Every game is written the same way: a subclass of ``Game`` with ``NAME``,
+``MIN_SEATS``, ``MAX_SEATS``, ``OPTIONS`` and one phase table, ``PHASES``,
+which maps each phase name to a ``Phase``: the actions the phase accepts, each
+with its handler, the function listing a seat's legal actions, or, for a phase
+that waits for nobody, its ``auto`` step. ``Game`` does every lookup: an action
+that the current phase does not accept raises ``IllegalAction`` naming the
+action, the phase and the seat, and no game dispatches by itself. The game
+implements ``make_deck``, ``setup``, ``to_move``, ``view``, ``public_state``,
+``is_over`` and ``outcome``. ``setup`` and the handlers may be plain methods
+or generators that ``yield`` obligations and receive answers::
 
-    def handle(self, action):
+    def _on_play(self, action):
         if action.card not in self.zones[f"hand:{action.seat}"]:
             raise self.illegal(action, "you do not hold that card")   # validate first
         faces = yield Reveal((action.card,), reason="play")       # then act
         ...
 
+    PHASES = {"play": Phase({PlayCard: _on_play}, legal=_legal_play)}
+
 Handlers must validate everything they can *before* their first mutation or
 obligation, so that an illegal action leaves the state exactly as it was.
+Each action class is a frozen dataclass whose field annotations give exact
+types and bounds (``engine.codec``): ``decode_action`` reads untrusted data
+with them, and ``apply`` refuses an action whose fields break them before any
+handler runs. ``docs/adding-a-game.md`` walks through a whole game.
 """
 
 from __future__ import annotations
@@ -39,11 +50,13 @@ import dataclasses
 import hashlib
 import inspect
 import json
-from collections.abc import Generator, Iterable, Mapping, Sequence
+from collections.abc import Callable, Generator, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar, NamedTuple
 
+from engine import codec
 from engine.cards import Card
+from engine.codec import Seat
 from engine.errors import (
     BadAnswer,
     BadSeats,
@@ -68,9 +81,38 @@ Handler = Generator[Obligation, Any, None]
 
 @dataclass(frozen=True, slots=True)
 class Action:
-    """Base class of every action; ``seat`` is the acting seat."""
+    """Base class of every action; ``seat`` is the acting seat.
 
-    seat: int
+    A game's actions are frozen dataclasses whose annotations give each field's exact
+    type and bounds (see ``engine.codec``)."""
+
+    seat: Seat
+
+
+@dataclass(frozen=True, slots=True)
+class Phase:
+    """One entry of a game's phase table (``Game.PHASES``).
+
+    ``actions`` maps each action class the phase accepts to its handler, a function
+    ``(game, action)`` that may be a generator yielding obligations. ``legal`` is
+    ``(game, seat) -> list[Action]``, called only for a seat in ``to_move()``.
+    ``auto``, for a phase in which nobody acts, is ``(game)`` run as soon as the game
+    reaches the phase (it may yield obligations too); such a phase has no actions.
+    """
+
+    actions: Mapping[type[Action], Callable[[Any, Any], Handler | None]] = field(
+        default_factory=dict
+    )
+    legal: Callable[[Any, int], list[Action]] | None = None
+    auto: Callable[[Any], Handler | None] | None = None
+
+    def __post_init__(self) -> None:
+        if self.auto is not None and (self.actions or self.legal is not None):
+            raise TypeError("an automatic phase takes no actions")
+
+
+NO_PHASE = Phase()
+"""The phase-table entry of a phase in which nobody may act (``setup``, ``over``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +152,7 @@ class CardView(NamedTuple):
 class Zones:
     """Ordered piles of handles; every handle lives in exactly one zone.
 
-    Index 0 of a pile is its *top* (RULES.md: "position 0 = top").
+    Index 0 of a pile is its *top* (docs/rules/slaiga.md: "position 0 = top").
     """
 
     __slots__ = ("_piles", "_where")
@@ -174,15 +216,19 @@ class Zones:
 
 
 def canonical(obj: Any) -> Any:
-    """A JSON-able, order-stable rendering of engine data (for hashing)."""
+    """A JSON-able, order-stable rendering of engine data (for hashing).
+
+    A dataclass is rendered under its class name, or under its ``HASH_TAG`` if it has
+    one: the state hash is a format that peers and saved records share, so renaming a
+    class must not change it.
+    """
     if obj is None or isinstance(obj, bool | int | str):
         return obj
     if isinstance(obj, Card):
         return obj.code
     if dataclasses.is_dataclass(obj) and not isinstance(obj, type):
-        return [type(obj).__name__] + [
-            [f.name, canonical(getattr(obj, f.name))] for f in dataclasses.fields(obj)
-        ]
+        tag = getattr(type(obj), "HASH_TAG", None) or type(obj).__name__
+        return [tag] + [[f.name, canonical(getattr(obj, f.name))] for f in dataclasses.fields(obj)]
     if isinstance(obj, Mapping):
         return sorted([str(k), canonical(v)] for k, v in obj.items())
     if isinstance(obj, set | frozenset):
@@ -199,7 +245,20 @@ class Game:
     MIN_SEATS: ClassVar[int] = 2
     MAX_SEATS: ClassVar[int] = 8
     OPTIONS: ClassVar[tuple[OptionSpec, ...]] = ()
+    PHASES: ClassVar[Mapping[str, Phase]] = {}
     ACTIONS: ClassVar[tuple[type[Action], ...]] = ()
+    """Every action class of the game, derived from ``PHASES``."""
+    _BY_NAME: ClassVar[Mapping[str, type[Action]]] = {}
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "PHASES" in cls.__dict__:
+            cls.ACTIONS = tuple(dict.fromkeys(a for p in cls.PHASES.values() for a in p.actions))
+            cls._BY_NAME = {a.__name__: a for a in cls.ACTIONS}
+            if len(cls._BY_NAME) != len(cls.ACTIONS):
+                raise TypeError(f"{cls.__name__}: two action classes share a name")
+            for a in cls.ACTIONS:
+                codec.schema(a)  # a field without a wire form fails here, at import
 
     def __init__(self, seats: int, options: Mapping[str, Any] | None = None) -> None:
         if not self.MIN_SEATS <= seats <= self.MAX_SEATS:
@@ -230,14 +289,13 @@ class Game:
         """Deal and prepare; may yield obligations."""
         return None
 
-    def handle(self, action: Action) -> Handler | None:
-        """Validate and carry out one action; may yield obligations."""
-        raise NotImplementedError
+    def next_phase(self) -> str:
+        """The phase the game is in once a handler (or setup, or an automatic phase) is
+        done. Handlers usually set ``self.phase`` themselves and this returns it; a game
+        that schedules its phases otherwise (Slaiga's agenda) computes it here."""
+        return self.phase
 
     def to_move(self) -> tuple[int, ...]:
-        raise NotImplementedError
-
-    def legal_actions(self, seat: int) -> list[Action]:
         raise NotImplementedError
 
     def view(self, seat: int) -> dict[str, Any]:
@@ -259,7 +317,7 @@ class Game:
         if self.started:
             raise EngineError("game already started")
         self.started = True
-        return self._run(self.setup())
+        return self._run(self._then_automatic(self.setup()))
 
     def pending(self) -> Obligation | None:
         return self._pending
@@ -275,6 +333,9 @@ class Game:
             raise IllegalAction(action, self.phase, action.seat, "the game is over")
         if not isinstance(action, self.ACTIONS):
             raise IllegalAction(action, self.phase, action.seat, "not an action of this game")
+        problem = codec.problem(self, action)
+        if problem is not None:
+            raise IllegalAction(action, self.phase, action.seat, problem)
         if action.seat not in self.to_move():
             raise NotYourTurn(
                 action,
@@ -282,7 +343,21 @@ class Game:
                 action.seat,
                 f"it is not this seat's move (to move: {list(self.to_move())})",
             )
-        return self._run(self.handle(action))
+        phase = self.PHASES.get(self.phase, NO_PHASE)
+        handler = phase.actions.get(type(action))
+        if handler is None:
+            names = ", ".join(c.__name__ for c in phase.actions) or "none"
+            raise self.illegal(
+                action, f"{type(action).__name__} is not allowed now (allowed: {names})"
+            )
+        return self._run(self._then_automatic(handler(self, action)))
+
+    def legal_actions(self, seat: int) -> list[Action]:
+        """The actions ``seat`` may take now (empty unless it is in ``to_move()``)."""
+        if seat not in self.to_move():
+            return []
+        legal = self.PHASES.get(self.phase, NO_PHASE).legal
+        return legal(self, seat) if legal is not None else []
 
     def resolve(self, answer: Any) -> list[Event]:
         ob = self._pending
@@ -297,15 +372,6 @@ class Game:
         """Build the error for an illegal ``action`` (``raise self.illegal(...)``)."""
         return IllegalAction(action, self.phase, action.seat, reason)
 
-    def check_allowed(self, action: Action, allowed: tuple[type[Action], ...]) -> None:
-        """Raise ``IllegalAction`` naming the action and ``allowed`` (the current phase's
-        entry of a game's phase table) unless ``action`` is one of them."""
-        if not isinstance(action, allowed):
-            names = ", ".join(c.__name__ for c in allowed) or "none"
-            raise self.illegal(
-                action, f"{type(action).__name__} not allowed now (allowed: {names})"
-            )
-
     def emit(
         self,
         kind: str,
@@ -317,10 +383,24 @@ class Game:
         aud = frozenset(audience) if audience is not None else None
         self._events.append(Event(kind, text, seat, aud, data))
 
-    def _run(self, handler: Handler | None) -> list[Event]:
+    def _then_automatic(self, handler: Handler | None) -> Handler:
+        """Run ``handler``, then every automatic phase the game reaches, until it is in a
+        phase that waits for a seat (or is over)."""
         if inspect.isgenerator(handler):
-            self._gen = handler
-            self._advance(None)
+            yield from handler
+        while True:
+            name = self.next_phase()
+            auto = self.PHASES.get(name, NO_PHASE).auto
+            if auto is None:
+                self.phase = name
+                return
+            work = auto(self)
+            if inspect.isgenerator(work):
+                yield from work
+
+    def _run(self, handler: Handler) -> list[Event]:
+        self._gen = handler
+        self._advance(None)
         return self._flush()
 
     def _advance(self, value: Any) -> None:
@@ -437,34 +517,12 @@ class Game:
     # ---- wire form of actions --------------------------------------------------------
 
     def encode_action(self, action: Action) -> dict[str, Any]:
+        """Plain data (msgpack-able) for ``action``: ``type`` and every field."""
         if not isinstance(action, self.ACTIONS):
             raise EngineError(f"{action!r} is not an action of {self.NAME}")
-        return {"type": type(action).__name__, **_plain(dataclasses.asdict(action))}
+        return codec.encode(action)
 
-    def decode_action(self, data: Mapping[str, Any]) -> Action:
-        by_name = {cls.__name__: cls for cls in self.ACTIONS}
-        kind = data.get("type")
-        if kind not in by_name:
-            raise EngineError(f"unknown action type {kind!r} for {self.NAME}")
-        cls = by_name[kind]
-        names = {f.name for f in dataclasses.fields(cls)}
-        fields = {k: v for k, v in data.items() if k != "type"}
-        if set(fields) != names:
-            raise EngineError(f"action {kind}: fields {sorted(fields)} != {sorted(names)}")
-        return cls(**{k: _tuples(v) for k, v in fields.items()})
-
-
-def _plain(obj: Any) -> Any:
-    if isinstance(obj, Card):
-        return obj.code
-    if isinstance(obj, Mapping):
-        return {k: _plain(v) for k, v in obj.items()}
-    if isinstance(obj, list | tuple):
-        return [_plain(v) for v in obj]
-    return obj
-
-
-def _tuples(obj: Any) -> Any:
-    if isinstance(obj, list):
-        return tuple(_tuples(v) for v in obj)
-    return obj
+    def decode_action(self, data: Any) -> Action:
+        """Decode untrusted data (a peer's) into an action of this game, checking every
+        field's exact type and bounds; anything else raises ``MalformedAction``."""
+        return codec.decode(self, data, self._BY_NAME)

@@ -1,8 +1,9 @@
 """Table options: named, typed, validated, with the rulebook's defaults.
 
-Every **[house]** choice of RULES.md is an ``OptionSpec`` of its game. Values
-arrive as Python values or as ``key=value`` strings from the command line;
-both are checked, and a bad one raises ``BadOption`` listing what is allowed.
+Every **[house]** choice of a game's rules (docs/rules/) is an ``OptionSpec``
+of the game. Values arrive as Python values or as ``key=value`` strings from
+the command line; both are checked, and a bad one raises ``BadOption`` listing
+what is allowed.
 """
 
 from __future__ import annotations

@@ -59,8 +59,9 @@ class BotPlayer:
         return cls(factory(seat, rng, **dict(params or {})))
 
     def observe(self, game: Game, seat: int, events: Sequence[Event]) -> None:
+        see = self.bot.observe
         for ev in events:
-            self.bot.observe(ev)
+            see(ev)
 
     def choose(self, game: Game, seat: int) -> Action:
         """The bot's decision, synchronously."""

@@ -1,4 +1,12 @@
-"""Drive a game with a dealer and bots: the loop ``slaiga simulate`` runs.
+"""The game loop: drive a game with a dealer and one player per seat.
+
+Every seat has a *player* (``engine.players``): a bot, a person at this terminal,
+or whatever else decides for a seat. ``play_async`` is the one loop: it starts
+the game, settles every obligation with the dealer, asks the player of the seat
+to move for a decision, and shows each player the events its seat may see.
+Deciding is a coroutine so that a person can think while a table's network loop
+runs; ``play`` runs the same loop without an event loop, for players that
+answer at once (bots: ``slaiga simulate`` and the benchmarks).
 
 Pure: no printing, no clocks. Progress goes to an optional ``on_event``
 callback, and every bound is explicit (``max_actions``), so a simulation can
@@ -9,13 +17,17 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Coroutine, Sequence
 from dataclasses import dataclass, field
+from typing import Any, TypeVar
 
 from engine.bots import Bot
 from engine.dealer import Dealer, LocalDealer
 from engine.errors import EngineError
-from engine.game import Event, Game, Outcome
+from engine.game import Action, Event, Game, Outcome
+from engine.players import BotPlayer, Player
+
+T = TypeVar("T")
 
 DEFAULT_MAX_ACTIONS = 200_000
 
@@ -40,45 +52,77 @@ def settle(game: Game, dealer: Dealer) -> list[Event]:
     return events
 
 
-def step(game: Game, dealer: Dealer, action) -> list[Event]:
+def apply(game: Game, dealer: Dealer, action: Action) -> list[Event]:
     """Apply one action, then settle its obligations."""
     events = game.apply(action)
     events.extend(settle(game, dealer))
     return events
 
 
+step = apply  # the old name, for callers that have not moved to ``apply`` yet
+
+
 def start(game: Game, dealer: Dealer) -> list[Event]:
+    """Start the game, then settle the obligations of its setup."""
     events = game.start()
     events.extend(settle(game, dealer))
     return events
 
 
-def play(
+def as_player(who: Player | Bot) -> Player:
+    """A seat's player: a ``Bot`` is played through ``BotPlayer``."""
+    return BotPlayer(who) if isinstance(who, Bot) else who
+
+
+def run_sync(coro: Coroutine[Any, Any, T]) -> T:
+    """Run a coroutine that never waits (every player answers at once) to its end.
+
+    A player that does wait (a person, a network seat) needs an event loop: drive
+    ``play_async`` from one instead.
+    """
+    try:
+        coro.send(None)
+    except StopIteration as done:
+        return done.value
+    coro.close()
+    raise EngineError("a player waited for something: run play_async in an event loop")
+
+
+async def play_async(
     game: Game,
     dealer: Dealer,
-    bots: Sequence[Bot],
+    players: Sequence[Player | Bot],
     *,
     max_actions: int = DEFAULT_MAX_ACTIONS,
     on_event: Callable[[Event], None] | None = None,
     check: Callable[[Game], None] | None = None,
 ) -> SimResult:
-    """Play ``game`` to its end with one bot per seat.
+    """Play ``game`` to its end with one player per seat (``players[s]`` plays seat ``s``).
 
-    ``check`` (if given) runs after every action, for invariants in tests.
-    Reaching ``max_actions`` ends the game as a draw instead of hanging.
+    Each player sees only the events its seat may see and decides from its seat's
+    view and legal actions; at the end every player is told the result. ``check``
+    (if given) runs after every action, for invariants in tests. Reaching
+    ``max_actions`` ends the game as a draw instead of hanging.
     """
-    if len(bots) != game.seats:
-        raise EngineError(f"{len(bots)} bots for {game.seats} seats")
+    if len(players) != game.seats:
+        raise EngineError(f"{len(players)} players for {game.seats} seats")
+    seats = [as_player(p) for p in players]
     counts: Counter[str] = Counter()
 
     def publish(events: list[Event]) -> None:
+        if not events:
+            return
+        public = True
         for ev in events:
             counts[ev.kind] += 1
             if on_event is not None:
                 on_event(ev)
-            for bot in bots:
-                if ev.visible_to(bot.seat):
-                    bot.observe(ev)
+            if ev.audience is not None:
+                public = False
+        for seat, player in enumerate(seats):
+            mine = events if public else [ev for ev in events if ev.visible_to(seat)]
+            if mine:
+                player.observe(game, seat, mine)
 
     publish(start(game, dealer))
     actions = 0
@@ -91,14 +135,41 @@ def play(
         if not movers:
             raise EngineError(f"{game.NAME}: nobody to move in phase {game.phase!r}")
         seat = movers[0]
-        action = bots[seat].act(game.view(seat), game.legal_actions(seat))
-        publish(step(game, dealer, action))
+        action = await seats[seat].decide(game, seat)
+        publish(apply(game, dealer, action))
         actions += 1
         if check is not None:
             check(game)
     if outcome is None:
         outcome = game.outcome()
-    return SimResult(outcome, actions, game.turns, game.state_hash(), counts)
+    result = SimResult(outcome, actions, game.turns, game.state_hash(), counts)
+    summary = {
+        "ranking": list(outcome.ranking),
+        "draw": outcome.draw,
+        "reason": outcome.reason,
+        "scores": list(outcome.scores) if outcome.scores is not None else None,
+        "state_hash": result.state_hash,
+        "actions": actions,
+        "turns": result.turns,
+    }
+    for player in seats:
+        player.finish(summary)
+    return result
+
+
+def play(
+    game: Game,
+    dealer: Dealer,
+    players: Sequence[Player | Bot],
+    *,
+    max_actions: int = DEFAULT_MAX_ACTIONS,
+    on_event: Callable[[Event], None] | None = None,
+    check: Callable[[Game], None] | None = None,
+) -> SimResult:
+    """``play_async`` for players that answer at once (bots), without an event loop."""
+    return run_sync(
+        play_async(game, dealer, players, max_actions=max_actions, on_event=on_event, check=check)
+    )
 
 
 def resample_hidden(game: Game, dealer: LocalDealer, seat: int, rng: random.Random) -> None:

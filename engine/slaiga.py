@@ -1,79 +1,11 @@
-"""The ``slaiga`` and ``honest-slaiga`` games for the registry (RULES.md §1).
+"""Old import path of the Slaiga registry entries, kept while code elsewhere moves to engine.games.slaiga.
 
-The rules live in ``engine.slaiga_game`` and the bots in ``engine.slaiga_bots``;
-this module names them for ``engine.registry`` and summarises simulations.
+A thin re-export (including the old names of renamed things); import from the new
+modules instead. To be removed once nothing imports this path.
 """
 
-from __future__ import annotations
+from engine import registry
+from engine.games.slaiga import BOTS  # noqa: F401
+from engine.games.slaiga.stats import *  # noqa: F403
 
-from collections import Counter
-from typing import Any
-
-from engine.bots import RandomBot
-from engine.registry import GameSpec
-from engine.runner import SimResult
-from engine.slaiga_bots import SlaigaBot
-from engine.slaiga_game import HonestSlaiga, Slaiga
-
-CHECK_KINDS = ("shot", "block", "miss", "win")
-VOLLEY_PREFIXES = ("volley-length:", "jack-volley-length:")
-
-
-def summarise(results: list[SimResult]) -> dict[str, Any]:
-    """Rule statistics over ``results`` from the event kinds the game emits."""
-    total: Counter[str] = Counter()
-    for r in results:
-        total.update(r.events)
-    out: dict[str, Any] = {}
-    for prefix in VOLLEY_PREFIXES:
-        lengths = {int(k[len(prefix) :]): n for k, n in total.items() if k.startswith(prefix)}
-        name = prefix.rstrip(":").replace("-length", "s")
-        count = sum(lengths.values())
-        out[name] = count
-        out[f"{name} mean length"] = (
-            round(sum(k * n for k, n in lengths.items()) / count, 2) if count else 0
-        )
-        out[f"{name} by length"] = dict(sorted(lengths.items()))
-    for kind in CHECK_KINDS:
-        out[f"{kind} checks"] = {
-            "called": total[f"check:{kind}:true"] + total[f"check:{kind}:liar"],
-            "true claim": total[f"check:{kind}:true"],
-            "lie caught": total[f"check:{kind}:liar"],
-        }
-    out["lies caught"] = sum(total[f"check:{k}:liar"] for k in CHECK_KINDS)
-    out["jokers used"] = total["joker"]
-    out["king abilities"] = total["king"]
-    out["queen abilities"] = total["queen"]
-    out["jack shots"] = total["jack-shot"]
-    out["jack picks"] = total["jack-pick"]
-    out["reshuffles"] = total["reshuffle"]
-    out["misses"] = total["miss"]
-    out["win claims"] = total["claim"]
-    out["draws by turn cap"] = sum(1 for r in results if r.outcome.draw)
-    games = len(results) or 1
-    out["mean turns"] = round(sum(r.turns for r in results) / games, 1)
-    return out
-
-
-BOTS = {"random": RandomBot, "heuristic": SlaigaBot}
-
-GAMES = {
-    "slaiga": GameSpec(
-        name="slaiga",
-        factory=Slaiga,
-        game_class=Slaiga,
-        bots=BOTS,
-        default_seats=4,
-        description="Slaiga: straight flushes, volleys, and lies you can check (RULES.md §1)",
-        summarise=summarise,
-    ),
-    "honest-slaiga": GameSpec(
-        name="honest-slaiga",
-        factory=HonestSlaiga,
-        game_class=HonestSlaiga,
-        bots=BOTS,
-        default_seats=4,
-        description="Honest Slaiga: face-up volleys, proved misses and wins (RULES.md §1)",
-        summarise=summarise,
-    ),
-}
+GAMES = {name: registry.get(name) for name in ("slaiga", "honest-slaiga")}

@@ -712,11 +712,10 @@ class GameRule:
                 statements.append(statement)
             for h, ct in zip(hs, statement.outputs, strict=True):
                 self.cts[h] = ct
+                self.ptok[h] = {}  # no token opens the new ciphertexts
+                if self.mine is not None:
+                    self.mine.known.pop(h, None)
         self._verify_shuffles(statements)
-        for h in hs:
-            self.ptok[h] = {}
-            if self.mine is not None:
-                self.mine.known.pop(h, None)
 
     def _verify_shuffles(self, statements: list[ShuffleStatement]) -> None:
         if not statements:
@@ -1054,13 +1053,22 @@ class GameRule:
             "giving cards",
             self._for_me((p,), lambda: self._make_sealed(st, need_tok)),
         )
-        yield Need(
+        verdict = yield Need(
             VERDICT_KIND,
             (v,),
             lambda seat, b: self._check_verdict(st, need_tok, sealed_step, b),
             "checking the gift",
             self._for_me((v,), self._make_verdict),
         )
+        said = verdict[v]
+        if said is False:
+            raise Dispute(
+                self.order[p],
+                f"seat {self.order[v]} says the sealed gift proof of step {sealed_step}"
+                " does not open",
+            )
+        if isinstance(said, str):
+            raise InvalidMove(self.order[p], said)
 
     def _seal_context(self, step: int, prover: int, verifier: int) -> bytes:
         return _SEAL_DOMAIN + self._ctx(prover, step).encode() + bytes([verifier])
@@ -1168,22 +1176,22 @@ class GameRule:
 
     def _make_verdict(self) -> Body:
         mine = self.mine
-        assert mine is not None and mine.verdict is not None
-        verdict, mine.verdict = mine.verdict, None
-        return verdict
+        if mine is None or mine.verdict is None:
+            raise LocalProtocolError("we owe a verdict on a gift we never received")
+        return mine.verdict
 
     def _check_verdict(
         self, st: HighestGiven, need_tok: tuple[int, ...], step: int, b: VerdictBody
-    ) -> bool:
+    ) -> bool | str:
+        """``True``: accepted; ``False``: a complaint without evidence; a text: a proven
+        complaint (why the gift is false); a false complaint raises at once."""
         v_slot, p_slot = self.order[st.verifier], self.order[st.seat]
         if b.accept:
             if b.payload or b.signature:
                 raise InvalidEncoding("an accepting verdict carries no evidence")
             return True
         if not b.payload:
-            raise Dispute(
-                p_slot, f"seat {v_slot} says the sealed gift proof of step {step} does not open"
-            )
+            return False  # a complaint nobody can settle: see _prove_highest
         prover_key = self.manifest.seats[p_slot].identity
         try:
             verify_signature(prover_key, self._inner_message(step, st.seat, b.payload), b.signature)
@@ -1194,9 +1202,8 @@ class GameRule:
         try:
             self._verify_gift(st, need_tok, step, b.payload)
         except (CryptoError, ValueError, TypeError, KeyError) as exc:
-            raise InvalidMove(
-                p_slot, f"its gift is not its highest (shown by the receiver's complaint): {exc}"
-            ) from None
+            # a true complaint: the entry stands, and convicts the giver once its step is in
+            return f"its gift is not its highest (shown by the receiver's complaint): {exc}"
         raise InvalidMove(v_slot, "false complaint: the gift proof verifies")
 
     # ---- dice and joint randomness -----------------------------------------------------------

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import random
 import secrets
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -105,8 +105,13 @@ def run(
     bot: str = "heuristic",
     seed: int = 0,
     max_entries: int = 200_000,
+    make_player: Callable[[int, int], BotPlayer | None] | None = None,
+    on_entry: Callable[[LocalTable], None] | None = None,
 ) -> LocalTable:
-    """Play until every record is finished (or a cheat ends it); raise on a stuck table."""
+    """Play until every record is finished (or a cheat ends it); raise on a stuck table.
+
+    ``make_player(slot, engine_seat)`` may supply a seat's player (``None``: a ``bot``);
+    ``on_entry(table)`` is called after each entry reached every seat (tests)."""
     spec = registry.get(table.records[0].manifest.game)
     n = len(table.drivers)
     for _ in range(max_entries):
@@ -120,6 +125,8 @@ def run(
                 assert view is not None
                 engine, seat = view
                 player = table.players.get(d.slot)
+                if player is None and make_player is not None:
+                    player = make_player(d.slot, seat)
                 if player is None:
                     player = BotPlayer.make(spec.bots[bot], seat, random.Random(seed * 1000 + seat))
                     table.players[d.slot] = player
@@ -145,6 +152,8 @@ def run(
                 if view is not None and events and other.slot in table.players:
                     table.players[other.slot].observe(view[0], view[1], events)
             moved = True
+            if on_entry is not None:
+                on_entry(table)
         if table.cheats:
             return table
         if not moved:

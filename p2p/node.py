@@ -227,6 +227,8 @@ class NodeConfig:
     make_player: Callable[[list[str], int, str], Player] | None = None
     """Who plays our seat once the game starts: called with the seat names in engine-seat
     order, our engine seat and the game name.  ``None``: a heuristic bot."""
+    trace_steps: bool = False
+    """Emit a ``step`` event (number, kind) as each record step completes (benchmarks)."""
     cheat: Any = None
     """Test hook for a cheating seat (tests/p2p/cheaters.py): replaces some of our game
     contributions; ``None`` is honest."""
@@ -1061,6 +1063,10 @@ class Node:
                     trace("accepted", acc.step, acc.seat)
         # Each append is flushed; the fsync that makes it durable is the one done
         # before our own next entry leaves (see ``_act``), i.e. before we act on it.
+        if self.cfg.trace_steps:
+            for view in offer.completed:
+                kind = view.entries[0].kind if view.entries else ""
+                self.emit("step", step=view.number, kind=kind)
         for cheat in offer.cheats:
             self._on_cheat(cheat, via)
         self._relay(offer, via)

@@ -3,7 +3,7 @@
 Every game is tested the same two ways that do not depend on its rules: an
 illegal action raises a specific error and leaves the state untouched, and a
 seat's view and legal actions do not change when the cards it cannot see are
-dealt differently (the "leak" check of DESIGN.md).
+dealt differently (the "leak" check of docs/design.md).
 """
 
 import pytest

@@ -9,9 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from engine import registry, runner
-from engine.aight import (
-    HAND_SIZE,
-    AightOfSpaides,
+from engine.cards import cards, parse_card, standard_deck
+from engine.dealer import LocalDealer
+from engine.errors import DealerPending, EngineError, IllegalAction, NotYourTurn
+from engine.games.aight.actions import (
     Call,
     Draw,
     EndTurn,
@@ -24,8 +25,8 @@ from engine.aight import (
     Vote,
     VoteEnd,
 )
-from engine.aight_bots import HeuristicBot, RandomAightBot, random_spec
-from engine.aight_rules import (
+from engine.games.aight.bots import HeuristicBot, RandomAightBot, random_spec
+from engine.games.aight.rulebook import (
     AIGHT_WORDS,
     MAX_ANNOUNCEMENTS,
     MAX_RULES,
@@ -57,9 +58,7 @@ from engine.aight_rules import (
     spec_from_dict,
     spec_to_dict,
 )
-from engine.cards import cards, parse_card, standard_deck
-from engine.dealer import LocalDealer
-from engine.errors import DealerPending, EngineError, IllegalAction, NotYourTurn
+from engine.games.aight.rules import HAND_SIZE, AightOfSpaides
 from tests.engine._helpers import assert_resample_keeps_view, illegal, kinds
 
 DECK = standard_deck(copies=2)
@@ -105,7 +104,7 @@ def shrink(g, seat, keep):
 
 
 def play(g, d, seat, code, words=(), suit=None, rule=None):
-    return runner.step(g, d, Play(seat, h_of(g, seat, code), tuple(words), suit, rule))
+    return runner.apply(g, d, Play(seat, h_of(g, seat, code), tuple(words), suit, rule))
 
 
 def window(g, d, calls=None):
@@ -115,7 +114,7 @@ def window(g, d, calls=None):
     while g.phase == "window":
         s = g.to_move()[0]
         a = Call(s, calls[s]) if s in calls else Pass(s)
-        events += runner.step(g, d, a)
+        events += runner.apply(g, d, a)
     return events
 
 
@@ -193,14 +192,14 @@ def test_calls_resolved_in_seat_order_from_mover():
 
 def test_draw_then_play_the_drawn_card_or_keep_it():
     g, d = new(["KH", "", ""], "9C", deck="9D 2S")
-    runner.step(g, d, Draw(0))
+    runner.apply(g, d, Draw(0))
     assert g.phase == "drawn" and g.face_for(0, g.drawn) == parse_card("9D")
     assert g.face_for(1, g.drawn) is None
-    runner.step(g, d, PlayDrawn(0))
+    runner.apply(g, d, PlayDrawn(0))
     window(g, d)
     assert top(g) == "9♦" and size(g, 0) == 8 and g.current == 1
-    runner.step(g, d, Draw(1))
-    runner.step(g, d, EndTurn(1))
+    runner.apply(g, d, Draw(1))
+    runner.apply(g, d, EndTurn(1))
     assert g.move.kind == "draw"
     window(g, d)
     assert size(g, 1) == 9 and g.current == 2
@@ -212,10 +211,10 @@ def test_reshuffle_of_the_pile_except_its_top():
     for h in deck[:-1]:  # position set-up: most of the deck has been played
         g.zones.move(h, "pile")
     old_top, rest = g.zones["pile"][0], set(g.zones["pile"][1:])
-    runner.step(g, d, Draw(0))
-    runner.step(g, d, EndTurn(0))
+    runner.apply(g, d, Draw(0))
+    runner.apply(g, d, EndTurn(0))
     window(g, d)
-    runner.step(g, d, Draw(1))  # the deck is empty now: reshuffle
+    runner.apply(g, d, Draw(1))  # the deck is empty now: reshuffle
     assert d.counts["Shuffle"] == 2
     assert list(g.zones["pile"]) == [old_top]
     assert set(g.zones["deck"]) | {g.drawn} == rest
@@ -249,7 +248,7 @@ def test_unmau_picks_up_gains_pending_rule_and_spends_it():
     ev = window(g, d)
     assert "unmau" in kinds(ev) and size(g, 0) == 5 and g.pending_rules == [1, 0, 0]
     assert g.phase == "interlude" and g.to_move() == (0,)
-    runner.step(g, d, Spend(0, A_RULE, (1, 1, 2)))
+    runner.apply(g, d, Spend(0, A_RULE, (1, 1, 2)))
     assert size(g, 1) == 10 and size(g, 2) == 9 and g.pending_rules == [0, 0, 0]
     assert g.book.get(7).spec == A_RULE and g.phase == "turn" and g.current == 1
 
@@ -259,7 +258,7 @@ def test_pending_rule_may_be_kept_and_holder_asked_between_moves():
     shrink(g, 0, "JC")
     play(g, d, 0, "JC", [UNMAU_WORDS])
     window(g, d)
-    runner.step(g, d, KeepRule(0))
+    runner.apply(g, d, KeepRule(0))
     assert g.current == 1 and g.pending_rules[0] == 1
     play(g, d, 1, "QC")
     window(g, d)
@@ -321,7 +320,7 @@ def test_stacking_draws_pass_on_and_are_taken():
     play(g, d, 1, "7H")
     window(g, d)
     assert g.stack == 4 and g.current == 2
-    runner.step(g, d, Draw(2))
+    runner.apply(g, d, Draw(2))
     assert g.phase == "window" and size(g, 2) == 12 and g.stack == 0
     window(g, d)
     assert g.current == 3
@@ -405,8 +404,8 @@ def test_card_rank_suit_and_any_triggers():
 def test_event_triggers():
     # draw: the drawer's next seat draws 1 after the draw stands
     g, d = new(["", "", ""], "9C", rules=[RuleSpec(OnEvent("draw"), DrawNext(1))])
-    runner.step(g, d, Draw(0))
-    runner.step(g, d, EndTurn(0))
+    runner.apply(g, d, Draw(0))
+    runner.apply(g, d, EndTurn(0))
     window(g, d)
     assert size(g, 1) == 9
     # penalty: a penalty reverses the direction
@@ -424,15 +423,15 @@ def test_event_triggers():
     shrink(g, 0, "JC")
     play(g, d, 0, "JC", [UNMAU_WORDS])
     window(g, d)
-    runner.step(g, d, KeepRule(0))
+    runner.apply(g, d, KeepRule(0))
     assert g.current == 2
 
 
 def test_draw_announcement_rule():
     g, d = new(["", "", ""], "9C", rules=[RuleSpec(OnEvent("draw"), Announce("Spaides"))])
     assert Draw(0, ("Spaides",)) in g.legal_actions(0)
-    runner.step(g, d, Draw(0))
-    runner.step(g, d, EndTurn(0))
+    runner.apply(g, d, Draw(0))
+    runner.apply(g, d, EndTurn(0))
     ev = window(g, d, {1: 0})
     assert "improper:right" in kinds(ev) and size(g, 0) == 10
 
@@ -471,41 +470,41 @@ def test_free_text_rule_call_is_voted():
     window(g, d, {1: 7})
     assert g.phase == "vote" and g.to_move() == (1, 2, 3)
     for s, yes in ((1, True), (2, True), (3, False)):
-        runner.step(g, d, Vote(s, yes))
+        runner.apply(g, d, Vote(s, yes))
     assert top(g) == "9♣" and size(g, 0) == 9
     g, d = new(["JC", "", "", ""], "9C", rules=rules)
     play(g, d, 0, "JC")
     window(g, d, {1: 7})
     for s, yes in ((1, True), (2, False), (3, False)):
-        runner.step(g, d, Vote(s, yes))
+        runner.apply(g, d, Vote(s, yes))
     assert top(g) == "J♣" and size(g, 1) == 9 and g.phase == "turn"
 
 
 def test_voting_to_end():
     g, d = new(["", "", ""], "9C")
-    runner.step(g, d, ProposeEnd(0))
+    runner.apply(g, d, ProposeEnd(0))
     assert g.phase == "end_vote" and g.to_move() == (0, 1, 2)
     for s in (0, 1):
-        runner.step(g, d, VoteEnd(s, True))
-    runner.step(g, d, VoteEnd(2, False))
+        runner.apply(g, d, VoteEnd(s, True))
+    runner.apply(g, d, VoteEnd(2, False))
     assert g.phase == "turn" and not g.is_over()
     with pytest.raises(IllegalAction, match="already proposed"):
         g.apply(ProposeEnd(0))
     assert ProposeEnd(0) not in g.legal_actions(0)
-    runner.step(g, d, Draw(0))
-    runner.step(g, d, EndTurn(0))
+    runner.apply(g, d, Draw(0))
+    runner.apply(g, d, EndTurn(0))
     window(g, d)
-    runner.step(g, d, ProposeEnd(1))
+    runner.apply(g, d, ProposeEnd(1))
     for s in (1, 2, 0):
-        runner.step(g, d, VoteEnd(s, True))
+        runner.apply(g, d, VoteEnd(s, True))
     assert g.is_over() and g.outcome().draw and g.outcome().reason.startswith("vote")
 
 
 def test_turn_cap_ends_as_draw():
     g, d = new(["", ""], "9C", options={"max_turns": 2})
     for s in (0, 1):
-        runner.step(g, d, Draw(s))
-        runner.step(g, d, EndTurn(s))
+        runner.apply(g, d, Draw(s))
+        runner.apply(g, d, EndTurn(s))
         window(g, d)
     assert g.is_over() and g.outcome().draw and "cap" in g.outcome().reason
 
@@ -522,11 +521,11 @@ def test_illegal_actions_raise_specific_errors_and_leave_state():
         (Play(0, h_of(g, 1, "KD")), IllegalAction, "do not hold"),
         (Pass(0), IllegalAction, "Pass is not allowed now"),
         (EndTurn(0), IllegalAction, "EndTurn is not allowed now"),
-        (Play(0, jc, ("",)), IllegalAction, "bad announcement"),
+        (Play(0, jc, ("",)), IllegalAction, "field 'words' item 0 must be 1-40 printable"),
         (Play(0, jc, "Unmau"), IllegalAction, "tuple"),
-        (Play(0, jc, (), 7), IllegalAction, "bad suit"),
+        (Play(0, jc, (), 7), IllegalAction, "field 'suit' must be an integer in 0..3"),
         (Play(0, jc, (), None, RuleSpec(Always(), SetPenalty(1))), IllegalAction, "duplicates"),
-        (Play(0, jc, (), None, "rule"), IllegalAction, "not a rule"),
+        (Play(0, jc, (), None, "rule"), IllegalAction, "field 'rule' must be a rule"),
     ]
     for action, err, match in bad:
         with pytest.raises(err, match=match):
@@ -552,8 +551,8 @@ def test_spend_validation():
     play(g, d, 0, "JC", [UNMAU_WORDS])
     window(g, d)
     for action, match in [
-        (Spend(0, A_RULE, (1, 1)), "deal must name 3 seats"),
-        (Spend(0, A_RULE, (1, 1, 9)), "deal must name 3 seats"),
+        (Spend(0, A_RULE, (1, 1)), "field 'deal' must hold 3 items"),
+        (Spend(0, A_RULE, (1, 1, 9)), r"field 'deal' item 2 must be an integer in 0\.\.2"),
         (Spend(0, RuleSpec(Always(), Amend(99, A_RULE)), (1, 1, 1)), "no rule #99"),
     ]:
         illegal(g, action, match=match)
@@ -676,7 +675,7 @@ def test_actions_survive_the_wire_in_random_play():
         a = bots[s].act(g.view(s), g.legal_actions(s))
         wire = msgpack.unpackb(msgpack.packb(g.encode_action(a)))
         assert g.decode_action(wire) == a
-        runner.step(g, d, a)
+        runner.apply(g, d, a)
 
 
 def test_leak_resampling_hidden_cards_changes_no_view():
@@ -691,7 +690,7 @@ def test_leak_resampling_hidden_cards_changes_no_view():
             if g.is_over():
                 break
             s = g.to_move()[0]
-            runner.step(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
+            runner.apply(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
         for seat in range(seats):
             assert_resample_keeps_view(g, d, seat, rng)
 
@@ -722,7 +721,7 @@ def test_bots_never_see_hidden_cards():
             call = judge.act(view, g.legal_actions(s))
             assert isinstance(call, Call) == bool(g.book.improper(g.move))
             checked += 1
-        runner.step(g, d, random_bots[s].act(g.view(s), g.legal_actions(s)))
+        runner.apply(g, d, random_bots[s].act(g.view(s), g.legal_actions(s)))
     assert checked > 20
 
 
@@ -737,7 +736,7 @@ def test_any_valid_rules_leave_a_legal_move_or_a_draw(seeds, seats):
     for seed in seeds:
         spec = random_spec(random.Random(seed), len(g.book.rules))
         try:
-            g.book, _ = g.book.add(spec, 0, g.context())
+            g.book, _ = g.book.add(spec, 0, g.standings())
         except BadRule:
             continue
     bots = [HeuristicBot(s, random.Random(s), end_after=1000) for s in range(seats)]
@@ -751,7 +750,7 @@ def test_any_valid_rules_leave_a_legal_move_or_a_draw(seeds, seats):
             assert any(isinstance(a, Draw) for a in legal)
             top_face = g.faces[g.zones["pile"][0]]
             assert any(g.book.can_play(c, top_face, g.named_suit) for c in set(DECK))
-        runner.step(g, d, bots[s].act(g.view(s), legal))
+        runner.apply(g, d, bots[s].act(g.view(s), legal))
     assert spec_from_dict(spec_to_dict(A_RULE)) == A_RULE
 
 
@@ -759,9 +758,9 @@ def test_any_valid_rules_leave_a_legal_move_or_a_draw(seeds, seats):
 
 
 def draw_and_keep(g, d, seat):
-    runner.step(g, d, Draw(seat))
+    runner.apply(g, d, Draw(seat))
     if g.phase == "drawn":
-        runner.step(g, d, EndTurn(seat))
+        runner.apply(g, d, EndTurn(seat))
     window(g, d)
 
 
@@ -776,8 +775,8 @@ def test_skip_on_a_wrong_callers_penalty_skips_the_seat_after_the_caller():
     draw_and_keep(g, d, 1)
     assert g.current == 2
     ev = []
-    runner.step(g, d, Draw(2))
-    runner.step(g, d, EndTurn(2))
+    runner.apply(g, d, Draw(2))
+    runner.apply(g, d, EndTurn(2))
     ev = window(g, d)
     assert "skip:lost" in kinds(ev) and g.current == 0
     # the offender's own penalty skips the seat after the offender
@@ -815,7 +814,7 @@ def test_legal_plays_never_carry_more_words_than_allowed():
             break
     shrink(g, 0, "8S")
     (a,) = [a for a in g.legal_actions(0) if isinstance(a, Play)]
-    runner.step(g, d, Play(0, a.card, a.words, a.suit, A_RULE))
+    runner.apply(g, d, Play(0, a.card, a.words, a.suit, A_RULE))
     assert len(a.words) == MAX_ANNOUNCEMENTS and not g.book.improper(g.move)
 
 
@@ -835,7 +834,7 @@ def test_bots_survive_a_full_rule_book():
         bots = [kind(s, random.Random(s), end_after=1000) for s in range(3)]
         while not g.is_over():
             s = g.to_move()[0]
-            runner.step(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
+            runner.apply(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
         assert len(g.book.rules) == MAX_RULES and "cap" in g.outcome().reason
 
 
@@ -965,23 +964,23 @@ def test_reshuffle_on_the_real_path_keeps_the_top_and_a_card_awaiting_its_verdic
     shuffles = d.counts["Shuffle"]
     while g.zones["deck"]:
         s = g.current
-        runner.step(g, d, Draw(s))
-        runner.step(g, d, PlayDrawn(s, g.legal_actions(s)[0].words))
+        runner.apply(g, d, Draw(s))
+        runner.apply(g, d, PlayDrawn(s, g.legal_actions(s)[0].words))
         window(g, d)
     assert d.counts["Shuffle"] == shuffles
     pile = list(g.zones["pile"])
-    runner.step(g, d, Draw(g.current))
+    runner.apply(g, d, Draw(g.current))
     assert d.counts["Shuffle"] == shuffles + 1 and list(g.zones["pile"]) == pile[:1]
     assert set(g.zones["deck"]) | {g.drawn} == set(pile[1:])
     assert not any(g.visible(s, h) for s in (0, 1) for h in g.zones["deck"])
-    runner.step(g, d, EndTurn(g.current))
+    runner.apply(g, d, EndTurn(g.current))
     window(g, d)
     while g.zones["deck"]:  # empty the new deck again by drawing and keeping
         draw_and_keep(g, d, g.current)
     s = g.current
     card = g.zones[f"hand:{s}"][0]
     under = g.zones["pile"][0]
-    runner.step(
+    runner.apply(
         g,
         d,
         Play(
@@ -995,7 +994,7 @@ def test_reshuffle_on_the_real_path_keeps_the_top_and_a_card_awaiting_its_verdic
             ),
         ),
     )
-    runner.step(g, d, Call(1 - s, 0))  # wrong: the caller draws, reshuffling
+    runner.apply(g, d, Call(1 - s, 0))  # wrong: the caller draws, reshuffling
     assert list(g.zones["pile"])[:2] == [card, under] and g.zones[f"hand:{1 - s}"]
     runner.check_conservation(g, d)
 
@@ -1011,8 +1010,8 @@ def test_repealing_and_amending_base_rules_in_play():
     play(g, d, 1, "JS")
     window(g, d)
     amend = RuleSpec(Always(), Amend(6, RuleSpec(Always(), SetPenalty(3))))
-    runner.step(g, d, Draw(2))
-    runner.step(g, d, EndTurn(2))
+    runner.apply(g, d, Draw(2))
+    runner.apply(g, d, EndTurn(2))
     window(g, d)
     play(g, d, 0, "8S", (), rule=amend)  # no words: proper now
     assert g.book.improper(g.move) == ()
@@ -1020,7 +1019,7 @@ def test_repealing_and_amending_base_rules_in_play():
     # the amendment takes effect when the move stands, after the window's verdicts
     assert "improper:wrong" in kinds(ev) and size(g, 1) == 7 + 1
     assert g.book.penalty() == 3
-    runner.step(g, d, Draw(1))
-    runner.step(g, d, EndTurn(1))
+    runner.apply(g, d, Draw(1))
+    runner.apply(g, d, EndTurn(1))
     window(g, d, {2: 0})  # wrong again: now it costs 3
     assert size(g, 2) == 9 + 3

@@ -8,8 +8,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from engine.aight_bots import random_spec
-from engine.aight_rules import (
+from engine.cards import parse_card
+from engine.games.aight.bots import random_spec
+from engine.games.aight.rulebook import (
     AIGHT_WORDS,
     ALL_FACES,
     BASE_RULES,
@@ -25,7 +26,6 @@ from engine.aight_rules import (
     Announce,
     AnyCard,
     BadRule,
-    Context,
     CreateRule,
     DrawNext,
     ForbidOn,
@@ -45,6 +45,7 @@ from engine.aight_rules import (
     SetPenalty,
     SetUnmauCount,
     SkipNext,
+    Standings,
     Wild,
     WinCondition,
     catalogue,
@@ -52,7 +53,6 @@ from engine.aight_rules import (
     spec_from_dict,
     spec_to_dict,
 )
-from engine.cards import parse_card
 
 C = parse_card
 
@@ -217,7 +217,7 @@ def test_contradiction_and_changed_rules():
 
 
 def test_win_condition_already_met_is_rejected():
-    ctx = Context(unmaus=(0, 2, 0), rules_created=(3, 0, 0))
+    ctx = Standings(unmaus=(0, 2, 0), rules_created=(3, 0, 0))
     with pytest.raises(BadRule, match="seat 1 has already met"):
         RuleBook().validate(RuleSpec(Always(), WinCondition("unmaus", 2)), ctx)
     with pytest.raises(BadRule, match="seat 0 has already met"):

@@ -1,4 +1,4 @@
-"""Tests of the engine core with a tiny game, 'high card' (tests/engine/_highcard.py).
+"""Tests of the engine core with a tiny game, 'high card' (engine/games/highcard, the template game).
 
 Each seat is dealt two cards privately, then in turn plays one face up; the
 highest played card wins. It exercises shuffles, private and public reveals,
@@ -14,9 +14,10 @@ from engine.bots import RandomBot
 from engine.cards import ACE, HEARTS, SPADES, Card, cards, parse_card, standard_deck
 from engine.dealer import LocalDealer
 from engine.errors import BadOption, BadSeats, DealerPending, FalseClaim, IllegalAction, NotYourTurn
+from engine.games.highcard.actions import PlayCard
+from engine.games.highcard.rules import HighCard
 from engine.obligations import FewerOfSuit, HighestGiven, JointRandom, Prove, Roll, Transfer
 from tests.engine._helpers import assert_resample_keeps_view
-from tests.engine._highcard import HighCard, PlayCard
 
 
 def new(seed=1, seats=3, stacked=None):
@@ -49,7 +50,7 @@ def test_stacked_deal_and_private_views():
 def test_public_reveal_and_turn_order():
     g, d = new()
     h = g.zones["hand:0"][0]
-    runner.step(g, d, PlayCard(0, h))
+    runner.apply(g, d, PlayCard(0, h))
     assert all(g.face_for(s, h) == d.truth[h] for s in range(3))
     assert g.to_move() == (1,)
 

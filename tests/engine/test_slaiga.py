@@ -1,4 +1,4 @@
-"""Scenario tests for Slaiga and Honest Slaiga (RULES.md §1), on stacked decks.
+"""Scenario tests for Slaiga and Honest Slaiga (docs/rules/slaiga.md), on stacked decks.
 
 ``LocalDealer(stacked=...)`` fixes the first shuffle: seat 0 is dealt the
 first six stacked cards, seat 1 the next six, and so on; the rest of the
@@ -13,9 +13,7 @@ from engine import runner
 from engine.cards import ACE, JOKER, cards, standard_deck
 from engine.dealer import LocalDealer
 from engine.errors import BadOption, IllegalAction, NotYourTurn
-from engine.registry import get
-from engine.slaiga_bots import SlaigaBot, hand_value, pack, window_counts
-from engine.slaiga_game import (
+from engine.games.slaiga.actions import (
     DISCARD,
     DRAW,
     AcceptCheck,
@@ -28,7 +26,6 @@ from engine.slaiga_game import (
     Draw,
     Give,
     GiveBack,
-    HonestSlaiga,
     JackShot,
     KingLook,
     Miss,
@@ -38,11 +35,12 @@ from engine.slaiga_game import (
     QueenSwap,
     Shoot,
     ShotCard,
-    Slaiga,
     Swap,
-    has_straight_flush,
-    is_bullet,
 )
+from engine.games.slaiga.bots import SlaigaBot, hand_value, pack, window_counts
+from engine.games.slaiga.hands import has_straight_flush, is_bullet
+from engine.games.slaiga.rules import HonestSlaiga, Slaiga
+from engine.registry import get
 from tests.engine._helpers import illegal, kinds
 
 C, D, H, S = 0, 1, 2, 3
@@ -71,7 +69,7 @@ def faces(g, d, zone):
 
 
 def act(g, d, action):
-    return runner.step(g, d, action)
+    return runner.apply(g, d, action)
 
 
 def drain(g, d, stop=()):

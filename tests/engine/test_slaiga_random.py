@@ -8,8 +8,8 @@ import pytest
 from engine import runner
 from engine.bots import RandomBot
 from engine.dealer import LocalDealer
-from engine.slaiga_bots import SlaigaBot
-from engine.slaiga_game import HonestSlaiga, Slaiga
+from engine.games.slaiga.bots import SlaigaBot
+from engine.games.slaiga.rules import HonestSlaiga, Slaiga
 from tests.engine._helpers import assert_resample_keeps_view
 
 VARIANTS = (Slaiga, HonestSlaiga)
@@ -92,7 +92,7 @@ def test_leak_views_and_legal_actions_only_depend_on_what_a_seat_may_see(cls):
         actions = 0
         while not g.is_over() and actions < 3000:
             seat = g.to_move()[0]
-            events = runner.step(g, d, bots[seat].act(g.view(seat), g.legal_actions(seat)))
+            events = runner.apply(g, d, bots[seat].act(g.view(seat), g.legal_actions(seat)))
             actions += 1
             hit = LEAK_TRIGGERS & {e.kind for e in events}
             if hit or rng.random() < 0.05:

@@ -1,16 +1,17 @@
-"""Slåjens (RULES.md §4): scenario tests with fixed dice, random play, errors."""
+"""Slåjens (docs/rules/slajens.md): scenario tests with fixed dice, random play, errors."""
 
 import random
 
 import pytest
 
-from engine import runner
+from engine import registry, runner
 from engine.bots import RandomBot
 from engine.dealer import LocalDealer
 from engine.errors import BadOption, NotYourTurn
+from engine.games.slajens.actions import Keep, Respond, RollDice, Stop
+from engine.games.slajens.bots import SlajensHeuristicBot, tables
+from engine.games.slajens.rules import Slajens
 from engine.obligations import Roll
-from engine.slajens import GAMES, Keep, Respond, RollDice, Slajens, Stop
-from engine.slajens_bots import SlajensHeuristicBot, tables
 from tests.engine._helpers import assert_resample_keeps_view, illegal, kinds
 
 
@@ -24,9 +25,9 @@ def new(seats=2, dice=(), seed=0, **opts):
 def turn(g, d, seat, *, stop=True, steal=None):
     """Roll (and maybe declare) then stop: the dice come from the dealer's stack."""
     a = RollDice(seat) if steal is None else RollDice(seat, *steal)
-    ev = runner.step(g, d, a)
+    ev = runner.apply(g, d, a)
     if stop:
-        ev += runner.step(g, d, Stop(seat))
+        ev += runner.apply(g, d, Stop(seat))
     return ev
 
 
@@ -50,7 +51,7 @@ def test_three_rolls_keeping_dice_each_a_roll_obligation():
     assert g.pending() == Roll(0, 3, 6, "roll 2")
     runner.settle(g, d)
     assert g.view(0)["dice"] == (1, 5, 6, 6, 6)
-    ev = runner.step(g, d, Keep(0, (0, 1, 3, 4)))  # third roll: scored at once
+    ev = runner.apply(g, d, Keep(0, (0, 1, 3, 4)))  # third roll: scored at once
     assert g.view(0)["dice"] == () and g.to_move() == (1,)
     score = [e for e in ev if e.kind == "score"][0]
     assert score.data["dice"] == (1, 5, 6, 6, 6)
@@ -172,10 +173,10 @@ def test_steal_needs_option_and_eligible_target_and_amount():
     g, d = sjond_game()
     illegal(g, RollDice(1, 0, 25), match=r"1..24")
     illegal(g, RollDice(1, 1, 5), match="no such target")
-    illegal(g, RollDice(1, 7, 5), match="no such target")
+    illegal(g, RollDice(1, 7, 5), match=r"field 'target' must be an integer in -1\.\.1")
     for target, amount in ((None, 5), ("0", 5), (0.0, 5), (False, 5), (0, "5"), (0, True)):
-        illegal(g, RollDice(1, target, amount), match="integers")
-    illegal(g, RollDice(1, None, 0), match="integers")
+        illegal(g, RollDice(1, target, amount), match="field '(target|amount)' must be an integer")
+    illegal(g, RollDice(1, None, 0), match="field 'target' must be an integer")
     legal = g.legal_actions(1)
     assert RollDice(1, 0, 24) in legal and RollDice(1, 0, 25) not in legal
     assert len(legal) == 1 + 24
@@ -212,7 +213,7 @@ def test_round_threshold_alone_makes_a_target_eligible(round2, eligible):
 
 def steal_roll(g, d, dice):
     d._dice.extend(dice)
-    ev = runner.step(g, d, RollDice(1, 0, 24))
+    ev = runner.apply(g, d, RollDice(1, 0, 24))
     assert "steal:declared" in kinds(ev)
     return ev
 
@@ -222,13 +223,13 @@ def test_steal_hit_within_three_rolls_then_target_defends_successfully():
     steal_roll(g, d, [1, 1, 5, 6, 6])  # no run yet
     assert not g.hit
     d._dice.extend([2, 3])
-    ev = runner.step(g, d, Keep(1, (0, 1, 2)))  # 1 1 5 2 3: shows 1-2-3
+    ev = runner.apply(g, d, Keep(1, (0, 1, 2)))  # 1 1 5 2 3: shows 1-2-3
     assert "steal:run" in kinds(ev) and g.hit
-    ev = runner.step(g, d, Stop(1))
+    ev = runner.apply(g, d, Stop(1))
     assert g.scores[1][-1] == 10 + 10 + 5 + 2 + 3  # scored as normal
     assert g.phase == "respond" and g.to_move() == (0,)
     assert g.legal_actions(0) == [Respond(0, True), Respond(0, False)]
-    runner.step(g, d, Respond(0, True))
+    runner.apply(g, d, Respond(0, True))
     before = list(g.totals)
     d._dice.extend([1, 1, 6, 6, 5])  # 37 >= 24
     ev = turn(g, d, 0)
@@ -239,8 +240,8 @@ def test_steal_hit_within_three_rolls_then_target_defends_successfully():
 def test_failed_defence_moves_the_amount():
     g, d = sjond_game()
     steal_roll(g, d, [2, 3, 4, 6, 6])
-    runner.step(g, d, Stop(1))
-    runner.step(g, d, Respond(0, True))
+    runner.apply(g, d, Stop(1))
+    runner.apply(g, d, Respond(0, True))
     before = list(g.totals)
     d._dice.extend([2, 2, 3, 3, 4])  # 14 < 24
     ev = turn(g, d, 0)
@@ -251,9 +252,9 @@ def test_failed_defence_moves_the_amount():
 def test_accepting_moves_the_amount_at_once():
     g, d = sjond_game()
     steal_roll(g, d, [2, 3, 4, 6, 6])
-    runner.step(g, d, Stop(1))
+    runner.apply(g, d, Stop(1))
     before = list(g.totals)
-    ev = runner.step(g, d, Respond(0, False))
+    ev = runner.apply(g, d, Respond(0, False))
     assert "steal:accepted" in kinds(ev) and "steal:success" in kinds(ev)
     assert g.totals == [before[0] - 24, before[1] + 24]
 
@@ -262,9 +263,9 @@ def test_steal_without_run_fails_and_berserker_reroll_does_not_count():
     g, d = sjond_game()
     steal_roll(g, d, [6, 6, 2, 2, 4])
     d._dice.extend([6])
-    runner.step(g, d, Keep(1, (0, 1, 2, 3)))
+    runner.apply(g, d, Keep(1, (0, 1, 2, 3)))
     d._dice.extend([5])  # third roll: 6 6 2 2 5, still no three in a row
-    ev = runner.step(g, d, Keep(1, (0, 1, 2, 3)))
+    ev = runner.apply(g, d, Keep(1, (0, 1, 2, 3)))
     assert "steal:failed" in kinds(ev) and g.phase == "start"
     assert g.scores[1][-1] == 6 + 6 + 2 + 2 + 5
 
@@ -273,7 +274,7 @@ def test_target_without_a_next_turn_cannot_defend():
     g, d = sjond_game(rounds=2)
     steal_roll(g, d, [2, 3, 4, 6, 6])
     before = list(g.totals)
-    ev = runner.step(g, d, Stop(1))
+    ev = runner.apply(g, d, Stop(1))
     assert "steal:success" in kinds(ev) and g.is_over()
     assert g.totals[0] == before[0] - 24
 
@@ -281,7 +282,7 @@ def test_target_without_a_next_turn_cannot_defend():
 def test_defence_option_off():
     g, d = sjond_game(defence="off")
     steal_roll(g, d, [2, 3, 4, 6, 6])
-    ev = runner.step(g, d, Stop(1))
+    ev = runner.apply(g, d, Stop(1))
     assert "steal:success" in kinds(ev) and g.phase == "start"
 
 
@@ -346,7 +347,7 @@ def test_leak_and_determinism():
         runner.start(g, d)
         for _ in range(rng.randrange(60)):
             s = g.to_move()[0]
-            runner.step(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
+            runner.apply(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
         for seat in range(3):
             assert_resample_keeps_view(g, d, seat, rng)
 
@@ -361,25 +362,25 @@ def test_leak_and_determinism():
 def test_illegal_actions_raise_and_leave_state():
     g, d = new(dice=[1, 2, 3, 4, 5], sjond=True)
     illegal(g, RollDice(1), NotYourTurn)
-    illegal(g, Keep(0, (0,)), match="Keep not allowed")
-    illegal(g, Stop(0), match="Stop not allowed")
-    illegal(g, Respond(0, True), match="Respond not allowed")
-    runner.step(g, d, RollDice(0))
-    illegal(g, RollDice(0), match="RollDice not allowed")
+    illegal(g, Keep(0, (0,)), match="Keep is not allowed")
+    illegal(g, Stop(0), match="Stop is not allowed")
+    illegal(g, Respond(0, True), match="Respond is not allowed")
+    runner.apply(g, d, RollDice(0))
+    illegal(g, RollDice(0), match="RollDice is not allowed")
     illegal(g, Keep(0, (0, 1, 2, 3, 4)), match="is Stop")
     illegal(g, Keep(0, (1, 1)), match="distinct")
     illegal(g, Keep(0, (4, 0)), match="ascending")
-    illegal(g, Keep(0, (7,)), match="distinct")
-    illegal(g, Keep(0, [0]), match="distinct")
+    illegal(g, Keep(0, (7,)), match="field 'keep' item 0 must be an integer in 0..4")
+    illegal(g, Keep(0, [0]), match="field 'keep' must be a tuple")
     # malformed wire data from a peer is an IllegalAction too, never a TypeError
-    illegal(g, Keep(0, (True,)), match="distinct")
-    illegal(g, Keep(0, ({},)), match="distinct")
-    runner.step(g, d, Stop(0))
-    runner.step(g, d, RollDice(1))
-    runner.step(g, d, Stop(1))
+    illegal(g, Keep(0, (True,)), match="field 'keep' item 0 must be an integer")
+    illegal(g, Keep(0, ({},)), match="field 'keep' item 0 must be an integer")
+    runner.apply(g, d, Stop(0))
+    runner.apply(g, d, RollDice(1))
+    runner.apply(g, d, Stop(1))
     while not g.is_over():
         s = g.to_move()[0]
-        runner.step(g, d, g.legal_actions(s)[-1])
+        runner.apply(g, d, g.legal_actions(s)[-1])
     illegal(g, RollDice(0), match="over")
 
 
@@ -400,7 +401,7 @@ def test_heuristic_bot_beats_random_and_knows_berserker():
 
 
 def test_registered():
-    spec = GAMES["slajens"]
+    spec = registry.get("slajens")
     g = spec.factory(4, {"rounds": "3"})
     assert g.options["rounds"] == 3 and set(spec.bots) == {"random", "heuristic"}
     with pytest.raises(BadOption, match="defence"):

@@ -1,28 +1,18 @@
-"""Slave (RULES.md §3): a scenario test per rule, random play, leaks, errors."""
+"""Slave (docs/rules/slave.md): a scenario test per rule, random play, leaks, errors."""
 
 import math
 import random
 
 import pytest
 
-from engine import runner
+from engine import registry, runner
 from engine.bots import RandomBot
 from engine.cards import Card, cards, parse_card, slave_key
 from engine.dealer import LocalDealer
 from engine.errors import FalseClaim, NotYourTurn
-from engine.slave import (
-    ASCENDING,
-    DESCENDING,
-    GAMES,
-    Give,
-    NotOpener,
-    Pass,
-    Play,
-    Slave,
-    beats,
-    titles_for,
-)
-from engine.slave_bots import SlaveHeuristicBot
+from engine.games.slave.actions import Give, NotOpener, Pass, Play
+from engine.games.slave.bots import SlaveHeuristicBot
+from engine.games.slave.rules import ASCENDING, DESCENDING, Slave, beats, titles_for
 from tests.engine._helpers import assert_resample_keeps_view, illegal, kinds
 
 A, B, C, D = 0, 1, 2, 3
@@ -59,7 +49,7 @@ def handles(g, seat, text):
 
 
 def play(g, d, seat, text):
-    return runner.step(g, d, Play(seat, handles(g, seat, text)))
+    return runner.apply(g, d, Play(seat, handles(g, seat, text)))
 
 
 # ---- card order and sets -------------------------------------------------------
@@ -107,7 +97,7 @@ def test_after_four_on_single_only_a_higher_four():
     play(g, d, A, "3C")
     play(g, d, B, "2D")
     for s in (C, D):
-        runner.step(g, d, Pass(s))
+        runner.apply(g, d, Pass(s))
     assert g.to_move() == (A,)
     # A answers the 2♦ with four 4s; B, C, D need a higher four now
     play(g, d, A, "4C 4D 4H 4S")
@@ -119,7 +109,7 @@ def test_after_four_on_single_only_a_higher_four():
 @pytest.mark.parametrize(
     ("old", "new_pair", "ok"),
     [
-        ("9C 9D", "9H 9S", True),  # RULES.md: 9♥9♠ beats 9♣9♦
+        ("9C 9D", "9H 9S", True),  # the rules: 9♥9♠ beats 9♣9♦
         ("9C 9H", "9D 9S", False),  # ... but 9♦9♠ does not beat 9♣9♥
         ("9D 9H", "9C 9S", False),  # 9♣ is below both old suits
         ("9C 9S", "9D 9H", False),  # 9♠ is above both new suits
@@ -137,7 +127,7 @@ def test_same_rank_pair_rule_in_play(old, new_pair, ok):
     g, d = new(hands)
     play(g, d, A, "3C 3D 3H 3S")
     for s in (B, C, D):
-        runner.step(g, d, Pass(s))
+        runner.apply(g, d, Pass(s))
     play(g, d, A, old)  # A leads the old pair on a new pile
     pair = Play(B, handles(g, B, new_pair))
     assert (pair in g.legal_actions(B)) == ok
@@ -157,14 +147,14 @@ def test_first_deal_opens_with_three_of_clubs_and_opener_may_not_pass():
     hands[0], hands[2] = hands[2], hands[0]  # C now holds 3♣
     g, d = new(hands)
     assert g.to_move() == (A,) and g.legal_actions(A) == [NotOpener(A)]
-    runner.step(g, d, NotOpener(A))
+    runner.apply(g, d, NotOpener(A))
     assert g.legal_actions(B) == [NotOpener(B)]
-    runner.step(g, d, NotOpener(B))
+    runner.apply(g, d, NotOpener(B))
     assert g.to_move() == (C,)
     legal = g.legal_actions(C)
     threes = handles(g, C, "3C 3D 3H 3S")
     assert len(legal) == 8 and all(threes[0] in a.cards for a in legal)
-    illegal(g, Pass(C), match="Pass not allowed")
+    illegal(g, Pass(C), match="Pass is not allowed")
     illegal(g, Play(C, handles(g, C, "3D")), match="opens with 3♣")
     illegal(g, NotOpener(C), match="must open")
     ev = play(g, d, C, "3C 3D")
@@ -199,7 +189,7 @@ def reach_last_card(hands):
         play(g, d, A, quad)
         evs = []
         for s in (B, C, D):
-            evs += runner.step(g, d, Pass(s))
+            evs += runner.apply(g, d, Pass(s))
         assert "clear" in kinds(evs) and g.to_move() == (A,)
     return g, d
 
@@ -209,7 +199,7 @@ def test_worked_reversal_example():
     ev = play(g, d, A, "QC")  # 1. A plays Q♣ as their last card
     assert "out" in kinds(ev)
     assert g.to_move() == (B,)
-    ev = runner.step(g, d, Pass(B))  # 2. B cannot beat it and passes: reversal
+    ev = runner.apply(g, d, Pass(B))  # 2. B cannot beat it and passes: reversal
     assert "reversal" in kinds(ev) and g.direction == DESCENDING
     assert g.to_move() == (D,)  # 3. back from B, skipping A (out), to D
     legal = g.legal_actions(D)  # 4. D must beat Q♣ or pass: not a new pile
@@ -217,9 +207,9 @@ def test_worked_reversal_example():
     assert all(g.faces[a.cards[0]].rank in (12, 13, 14, 2) for a in legal if isinstance(a, Play))
     assert Play(D, handles(g, D, "QH")) in legal
     assert [str(c) for c in g.view(D)["top"]] == ["Q♣"]
-    runner.step(g, d, Pass(D))
+    runner.apply(g, d, Pass(D))
     assert g.to_move() == (C,)
-    ev = runner.step(g, d, Pass(C))
+    ev = runner.apply(g, d, Pass(C))
     # everyone passed; the last player is out, so the next seat in the
     # current (descending) direction from A leads
     assert "clear" in kinds(ev) and "reversal" not in kinds(ev)
@@ -231,15 +221,15 @@ def test_reversal_watches_the_next_player_who_may_still_play():
     for quad in ("3C 3D 3H 3S", "4C 4D 4H 4S"):
         play(g, d, A, quad)
         for s in (B, C, D):
-            runner.step(g, d, Pass(s))
+            runner.apply(g, d, Pass(s))
     play(g, d, A, "QC")
-    runner.step(g, d, Pass(B))  # nobody went out: no reversal
-    runner.step(g, d, Pass(C))
+    runner.apply(g, d, Pass(B))  # nobody went out: no reversal
+    runner.apply(g, d, Pass(C))
     assert g.direction == ASCENDING
     play(g, d, D, "2C")
     ev = play(g, d, A, "5C 5D 5H 5S")  # four on a single, A's last cards
     assert "out" in kinds(ev) and g.to_move() == (D,)  # B and C passed: D is watched
-    ev = runner.step(g, d, Pass(D))
+    ev = runner.apply(g, d, Pass(D))
     assert "reversal" in kinds(ev) and g.direction == DESCENDING
     # everyone passed; A is out, so the next seat with cards from A in the new
     # (descending) direction leads: D, not B
@@ -253,7 +243,7 @@ def test_out_lead_option_previous():
     g.options["out_lead"] = "previous"
     play(g, d, A, "QC")
     for s in (B, D, C):
-        runner.step(g, d, Pass(s))
+        runner.apply(g, d, Pass(s))
     assert g.to_move() == (B,)
 
 
@@ -264,11 +254,11 @@ def test_no_reversal_when_next_player_beats_and_passing_locks_out():
     g, d = reach_last_card(hands)
     play(g, d, A, "QC")
     play(g, d, B, "KC")  # B beats: this going-out causes no reversal
-    ev = runner.step(g, d, Pass(C))
+    ev = runner.apply(g, d, Pass(C))
     assert "reversal" not in kinds(ev) and g.direction == ASCENDING
     play(g, d, D, "AC")
     assert g.to_move() == (B,)  # A out; C passed on this pile and is skipped
-    ev = runner.step(g, d, Pass(B))
+    ev = runner.apply(g, d, Pass(B))
     assert "clear" in kinds(ev) and "reversal" not in kinds(ev)
     assert g.to_move() == (D,)  # the last player leads the new pile
 
@@ -277,7 +267,7 @@ def test_leader_must_play_and_everyone_rejoins_new_pile():
     g, d = new(HANDS_4)
     play(g, d, A, "3C 3D 3H 3S")
     for s in (B, C, D):
-        runner.step(g, d, Pass(s))
+        runner.apply(g, d, Pass(s))
     assert g.view(B)["passed"] == () and g.view(B)["top"] == ()
     illegal(g, Pass(A), match="leader of a new pile must play")
     assert Pass(A) not in g.legal_actions(A)
@@ -303,7 +293,7 @@ def play_first_deal(seats=5, games=2, seed=3):
     bots = [RandomBot(s, random.Random(s)) for s in range(seats)]
     while g.phase != "exchange":
         s = g.to_move()[0]
-        runner.step(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
+        runner.apply(g, d, bots[s].act(g.view(s), g.legal_actions(s)))
     return g, d
 
 
@@ -320,8 +310,8 @@ def test_exchange_secret_highest_cards_then_slave_leads_away_from_king():
     wrong = (best[0], best[-1])
     illegal(g, Give(slave, wrong), match="highest")
     illegal(g, Give(slave, top2[:1]), match="exactly 2")
-    illegal(g, Play(slave, top2[:1]), match="Play not allowed")
-    ev = runner.step(g, d, Give(slave, top2))
+    illegal(g, Play(slave, top2[:1]), match="Play is not allowed")
+    ev = runner.apply(g, d, Give(slave, top2))
     secret = [e for e in ev if e.kind == "exchange"]
     assert secret and secret[0].audience == {slave, king}
     assert all(g.zones.where(h) == f"hand:{king}" for h in top2)
@@ -332,12 +322,12 @@ def test_exchange_secret_highest_cards_then_slave_leads_away_from_king():
     kl = g.legal_actions(king)
     assert len(kl) == math.comb(len(g.zones[f"hand:{king}"]), 2)
     back = kl[-1]
-    runner.step(g, d, back)
+    runner.apply(g, d, back)
     assert all(g.zones.where(h) == f"hand:{slave}" for h in back.cards)
     assert g.to_move() == (vice,)
-    ev = runner.step(g, d, g.legal_actions(vice)[0])
+    ev = runner.apply(g, d, g.legal_actions(vice)[0])
     assert g.to_move() == (queen,)
-    ev += runner.step(g, d, g.legal_actions(queen)[0])
+    ev += runner.apply(g, d, g.legal_actions(queen)[0])
     for e in ev:  # faces only to giver and receiver; the public learns counts
         if e.kind == "exchange":
             assert e.audience == {vice, queen}
@@ -375,10 +365,10 @@ def test_highest_given_is_proved_when_unseen():
 def test_direction_away_from_king(seats, slave, king, tie, want):
     g = Slave(seats, {"tie_direction": tie})
     g.emit = lambda *a, **k: None
-    from engine.slave import ExchangeStep
+    from engine.games.slave.rules import Exchange
 
     g.king = king
-    g.steps = (ExchangeStep(slave, king, 2, True),)
+    g.exchanges = (Exchange(slave, king, 2, True),)
     g._start_play()
     assert g.direction == want and g.current == slave
 
@@ -426,7 +416,7 @@ def test_king_topple_scenario_cards_face_down_and_king_is_slave_next():
         if s == vice:  # VICE SLAVE must give its highest card too
             hand = sorted(g.zones[f"hand:{s}"], key=lambda h: slave_key(g.faces[h]))
             illegal(g, Give(s, (hand[-2],)), match="highest")
-        runner.step(g, d, g.legal_actions(s)[0])
+        runner.apply(g, d, g.legal_actions(s)[0])
     assert g.to_move() == (slave,) and g.king == king
     king_hand = set(g.zones[f"hand:{king}"])
     known_before = {h: g.seen[h] for h in king_hand}  # KING; SLAVE knows the 2 it gave
@@ -436,11 +426,11 @@ def test_king_topple_scenario_cards_face_down_and_king_is_slave_next():
         for h in g.zones[f"hand:{slave}"]:
             by_rank.setdefault(g.faces[h].rank, []).append(h)
         group = next(iter(by_rank.values()))
-        ev = runner.step(g, d, Play(slave, tuple(group)))
+        ev = runner.apply(g, d, Play(slave, tuple(group)))
         if not g.zones[f"hand:{slave}"]:
             break
         while g.to_move() != (slave,):
-            ev = runner.step(g, d, Pass(g.to_move()[0]))
+            ev = runner.apply(g, d, Pass(g.to_move()[0]))
     assert "topple" in kinds(ev) and g.toppled == king
     # the KING's cards leave face down: moved, never revealed, still secret
     assert set(g.zones["facedown"]) == king_hand and not g.zones[f"hand:{king}"]
@@ -453,12 +443,12 @@ def test_king_topple_scenario_cards_face_down_and_king_is_slave_next():
     assert g.out == [slave] and g.phase == "play" and g.active == {queen, vice}
     while g.game_no == 2:
         s = g.to_move()[0]
-        runner.step(g, d, g.legal_actions(s)[0])
+        runner.apply(g, d, g.legal_actions(s)[0])
     placement = g.placements[1]
     assert placement[0] == slave and placement[-1] == king
     assert titles_for(placement)[king] == "SLAVE"
     # deal 3: the toppled KING is SLAVE, gives its two highest to the new KING
-    assert g.phase == "exchange" and g.to_move() == (king,) and g.steps[0].receiver == slave
+    assert g.phase == "exchange" and g.to_move() == (king,) and g.exchanges[0].receiver == slave
     assert g.king == slave
 
 
@@ -472,7 +462,7 @@ def check_invariants(g, d):
     assert sum(sizes) + other == 52
     for s in g.out:
         assert sizes[s] == 0
-    if g.phase == "opening" or (g.phase == "exchange" and g.step_no == 0):
+    if g.phase == "opening" or (g.phase == "exchange" and g.exchange_no == 0):
         assert max(sizes) - min(sizes) <= 1 and sum(sizes) == 52
     top = [g.faces[h] for h in g.top]
     assert len(top) <= 4 and len({c.rank for c in top}) <= 1
@@ -513,7 +503,7 @@ def test_leak_resample_keeps_view_and_legal_actions():
             if g.is_over():
                 break
             s = g.to_move()[0]
-            runner.step(g, d, bot.choice(g.legal_actions(s)))
+            runner.apply(g, d, bot.choice(g.legal_actions(s)))
         for seat in range(5):
             assert_resample_keeps_view(g, d, seat, rng)
 
@@ -538,22 +528,22 @@ def test_illegal_actions_raise_and_leave_state():
     illegal(g, Play(B, handles(g, B, "6C 7C")), match="one rank")
     illegal(g, Play(B, handles(g, B, "6C 6D")), match="does not beat")
     illegal(g, Play(B, ()), match="1-4")
-    illegal(g, Play(B, (999,)), match="do not hold")
+    illegal(g, Play(B, (999,)), match="field 'cards' item 0 must be an integer in 0..51")
     # malformed wire data from a peer is an IllegalAction too, never a TypeError
     assert g.zones["hand:1"][0] == 1  # handle 1 is B's 6♣, which would beat 3♣
-    illegal(g, Play(B, (True,)), match="do not hold")
-    illegal(g, Play(B, ({},)), match="do not hold")
-    illegal(g, Play(B, ("1",)), match="do not hold")
-    illegal(g, Play(B, (None, 1)), match="do not hold")
-    illegal(g, Give(B, handles(g, B, "6C")), match="Give not allowed")
-    illegal(g, NotOpener(B), match="NotOpener not allowed")
-    runner.step(g, d, Pass(B))
+    illegal(g, Play(B, (True,)), match="field 'cards' item 0 must be an integer")
+    illegal(g, Play(B, ({},)), match="field 'cards' item 0 must be an integer")
+    illegal(g, Play(B, ("1",)), match="field 'cards' item 0 must be an integer")
+    illegal(g, Play(B, (None, 1)), match="field 'cards' item 0 must be an integer")
+    illegal(g, Give(B, handles(g, B, "6C")), match="Give is not allowed")
+    illegal(g, NotOpener(B), match="NotOpener is not allowed")
+    runner.apply(g, d, Pass(B))
     assert g.to_move() == (C,)
     illegal(g, Pass(B), NotYourTurn)
     g2, d2 = new(HANDS_4)
     while not g2.is_over():
         s = g2.to_move()[0]
-        runner.step(g2, d2, g2.legal_actions(s)[0])
+        runner.apply(g2, d2, g2.legal_actions(s)[0])
     illegal(g2, Pass(0), match="over")
 
 
@@ -564,7 +554,7 @@ def test_options_are_validated_and_registered():
         Slave(4, {"tie_direction": "left"})
     with pytest.raises(BadOption, match="options are"):
         Slave(4, {"game": 3})
-    spec = GAMES["slave"]
+    spec = registry.get("slave")
     assert spec.factory(5, {"games": "2"}).options["games"] == 2
     assert set(spec.bots) == {"random", "heuristic"}
 

@@ -15,6 +15,9 @@ from crypto.group import COUNTERS
 from engine.bots import RandomBot
 from engine.cards import HEARTS, SPADES, Card, standard_deck
 from engine.errors import FalseClaim
+from engine.games.highcard.rules import HighCard
+from engine.games.slaiga.hands import AtLeastOfSuit
+from engine.games.slave.rules import LacksCard
 from engine.obligations import (
     FewerOfSuit,
     HighestGiven,
@@ -27,8 +30,6 @@ from engine.obligations import (
     Transfer,
 )
 from engine.registry import GameSpec
-from engine.slaiga_game import AtLeastOfSuit
-from engine.slave import LacksCard
 from p2p.mental_dealer import (
     CannotProve,
     DealerCheat,
@@ -39,7 +40,6 @@ from p2p.mental_dealer import (
     index_face,
 )
 from p2p.mental_play import play_mental
-from tests.engine._highcard import HighCard
 
 DECK52 = standard_deck()
 HAND = 5

@@ -1,0 +1,152 @@
+"""``slaiga bench table``: whole games over loopback peer processes against the same
+protocol code run in one process.
+
+For each game, 4 seats of heuristic bots: ``wall_s`` is the game's time over
+real ``cli.net`` peer processes on loopback (from the table being formed to the
+record being complete, as the opener saw it: process start and forming are
+not counted), ``inprocess_s`` the time of a game of the
+same game and options with every seat's protocol code in this process
+(``p2p.local_table``: same proofs and checks, no sockets).  Cards and dice are
+secret randomness, so the two are different deals of the same game: ``ratio``
+compares the time per record entry (``ratio_raw`` the plain times).
+``action_ms_median``/``action_ms_p90``: from the step before an action to the
+end of everything that action caused (reveals, proofs), for actions whose cycle
+needs no shuffle; ``first_decision_s``: from the table being formed to the
+first decision being owed.  All figures from one run on this machine.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+from p2p import local_table
+
+GAMES = ("slave", "slajens", "slaiga", "honest-slaiga", "aight-of-spaides")
+OPTIONS = {"slave": {"games": 1}, "slajens": {"rounds": 5}}
+LOOPBACK = "127.0.0.1"
+
+
+def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli.net", *args],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+    )
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    return proc, lines
+
+
+def network_game(game: str, seats: int, tmp: Path) -> dict[str, Any]:
+    env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK, SLAIGA_LOOPBACK_ONLY="1")
+    opts = [f"--option={k}={v}" for k, v in OPTIONS.get(game, {}).items()]
+    common = ["--bot", "heuristic", "--json", "--events", "--linger", "5"]
+    opener, lines = _peer(
+        ["open", game, "--seats", str(seats), "--no-announce", "--trace-steps", *opts, *common]
+        + ["--state-dir", str(tmp / "p0")],
+        env,
+    )
+    address = None
+    deadline = time.monotonic() + 60
+    while address is None and time.monotonic() < deadline:
+        for line in list(lines):
+            if '"event": "listening"' in line:
+                address = json.loads(line)["address"]
+        time.sleep(0.02)
+    if address is None:
+        opener.kill()
+        raise RuntimeError("the opener did not listen")
+    joiners = [
+        _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)[0]
+        for i in range(1, seats)
+    ]
+    results = []
+    for proc in [opener, *joiners]:
+        out, _ = proc.communicate(timeout=1800)
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    events = [json.loads(x) for x in lines if x.startswith("{")]
+    formed = next(e["t"] for e in events if e["event"] == "meshed")
+    finished = next(e["t"] for e in events if e["event"] == "finished")
+    steps = [(e["t"], e["kind"]) for e in events if e["event"] == "step"]
+    first_action = next(i for i, (_, k) in enumerate(steps) if k == "action")
+    first_decision = steps[first_action - 1][0] - formed
+    latencies = []
+    cycle_start, cycle_kinds = None, []
+    for i, (t, kind) in enumerate(steps):
+        if kind == "action":
+            if cycle_start is not None and "shuffle" not in cycle_kinds:
+                latencies.append((steps[i - 1][0] - cycle_start) * 1000)
+            cycle_start = steps[i - 1][0] if i else t
+            cycle_kinds = []
+        cycle_kinds.append(kind)
+    heads = {r["record_head"] for r in results}
+    return {
+        "wall_s": finished - formed,
+        "entries": results[0]["entries"],
+        "agree": len(heads) == 1,
+        "first_decision_s": first_decision,
+        "action_ms_median": statistics.median(latencies) if latencies else None,
+        "action_ms_p90": statistics.quantiles(latencies, n=10)[-1] if len(latencies) > 9 else None,
+        "actions": len(latencies),
+    }
+
+
+def inprocess_game(game: str, seats: int) -> dict[str, Any]:
+    t = time.perf_counter()
+    table = local_table.new_table(game, seats, OPTIONS.get(game))
+    local_table.run(table)
+    elapsed = time.perf_counter() - t
+    entries = sum(1 for _ in table.records[0].signed_from(1))
+    return {"inprocess_s": elapsed, "inprocess_entries": entries}
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="slaiga bench table", description=__doc__)
+    parser.add_argument("--json", action="store_true", help="print one JSON object")
+    parser.add_argument("--games", nargs="*", default=list(GAMES), choices=GAMES)
+    parser.add_argument("--seats", type=int, default=4)
+    args = parser.parse_args(argv)
+    report: dict[str, Any] = {}
+    for game in args.games:
+        if not args.json:
+            print(f"{game}: playing over {args.seats} peer processes…", file=sys.stderr)
+        with tempfile.TemporaryDirectory(prefix="slaiga-bench-") as tmp:
+            net = network_game(game, args.seats, Path(tmp))
+        local = inprocess_game(game, args.seats)
+        per_net = net["wall_s"] / max(1, net["entries"])
+        per_local = local["inprocess_s"] / max(1, local["inprocess_entries"])
+        row = {**net, **local, "ratio": per_net / per_local}
+        row["ratio_raw"] = net["wall_s"] / local["inprocess_s"]
+        report[game] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}
+        if not args.json:
+            r = report[game]
+            print(
+                f"{game:18} wall {r['wall_s']:.2f}s  in-process {r['inprocess_s']:.2f}s"
+                f"  ratio/entry {r['ratio']:.2f}  action median {r['action_ms_median']} ms"
+                f"  p90 {r['action_ms_p90']} ms  first decision {r['first_decision_s']:.2f}s"
+            )
+    if args.json:
+        print(json.dumps(report, sort_keys=True))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

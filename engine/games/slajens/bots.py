@@ -1,0 +1,218 @@
+"""A heuristic Slåjens player: exact expectimax over which dice to keep.
+
+The dice state is a multiset of five faces (252 of them) and the number of
+rolls left (0-2). ``Tables`` computes, once per scoring rule, the expected
+final score of every state when playing to maximise it::
+
+    V(d, 0) = F(d)
+    V(d, r) = max(F(d), max over kept sub-multisets k of d: E[V(k + new dice, r - 1)])
+
+where ``F`` is the expected score of stopping with ``d``: the plain score, or
+for a Berserker the plain sum plus 7 (two rerolled dice). That is how the
+bot "knows when Berserker pays": three 1s are worth far less as a Berserker
+than as Lyja's Luck, three 6s far more. The same recursion gives the second
+moment, hence a normal approximation of the turn score's spread, used to
+guess how likely a steal target is to fail its defence.
+
+Steals cost nothing when they miss, so the bot always declares when a target
+is eligible, choosing the target and amount with the best expected gain
+``amount * P(defence fails)``. During a steal turn it keeps dice for
+``score + gain * [three in a row shown]`` (a second expectimax with a "not yet
+hit" flag, cached per gain). As a target it always defends (defending is
+never worse than accepting).
+"""
+
+from __future__ import annotations
+
+import math
+from collections import Counter
+from collections.abc import Sequence
+from functools import lru_cache
+from itertools import combinations_with_replacement, product
+from typing import Any
+
+from engine.bots import Bot
+from engine.game import Action
+from engine.games.slajens.actions import DICE, NO_TARGET, SIDES, Keep, Respond, RollDice, Stop
+from engine.games.slajens.rules import BERSERKER_COUNT, MAX_ROLLS, has_run, plain_score
+
+Dice = tuple[int, ...]  # sorted faces
+FACES = tuple(range(1, SIDES + 1))
+BERSERKER_EXTRA = 7.0  # expected sum of the two rerolled dice
+
+
+def _outcomes(k: int) -> tuple[tuple[Dice, float], ...]:
+    """Every multiset of ``k`` dice with its probability."""
+    counts: Counter[Dice] = Counter(tuple(sorted(r)) for r in product(FACES, repeat=k))
+    total = SIDES**k
+    return tuple((d, c / total) for d, c in counts.items())
+
+
+OUTCOMES = tuple(_outcomes(k) for k in range(DICE + 1))
+STATES = tuple(combinations_with_replacement(FACES, DICE))
+
+
+def submultisets(d: Dice) -> list[Dice]:
+    """Proper sub-multisets of ``d`` (the dice one may keep before rerolling)."""
+    c = Counter(d)
+    faces = sorted(c)
+    out = []
+    for choice in product(*(range(c[f] + 1) for f in faces)):
+        sub = tuple(f for f, n in zip(faces, choice, strict=True) for _ in range(n))
+        if len(sub) < DICE:
+            out.append(sub)
+    return out
+
+
+SUBS = {d: submultisets(d) for d in STATES}
+KEPT = sorted({sub for subs in SUBS.values() for sub in subs})
+# kept multiset -> [(resulting dice, probability)] after rerolling the rest
+TRANS = {
+    sub: tuple((tuple(sorted(sub + new)), p) for new, p in OUTCOMES[DICE - len(sub)])
+    for sub in KEPT
+}
+RUN_STATES = frozenset(d for d in STATES if has_run(d))
+
+
+def stop_value(d: Dice, slalt_double: bool) -> float:
+    for v in set(d):
+        if d.count(v) >= BERSERKER_COUNT:
+            return float(sum(d)) + BERSERKER_EXTRA
+    return float(plain_score(d, slalt_double))
+
+
+def _expect(table: dict[Dice, float]) -> dict[Dice, float]:
+    """E[table(dice)] after rerolling, for every kept multiset."""
+    return {sub: sum(p * table[e] for e, p in trans) for sub, trans in TRANS.items()}
+
+
+class Tables:
+    """Expectimax values, best keeps and score moments for one scoring rule."""
+
+    def __init__(self, slalt_double: bool) -> None:
+        self.slalt_double = slalt_double
+        self.stop = {d: stop_value(d, slalt_double) for d in STATES}
+        stop_m2 = {d: self._stop_m2(d) for d in STATES}
+        # value[r][d]: expected final score with r rolls left; m2 its second
+        # moment under the same policy; keep[r][d]: best kept multiset (None: stop)
+        self.value: list[dict[Dice, float]] = [dict(self.stop)]
+        self.m2: list[dict[Dice, float]] = [stop_m2]
+        self.keep: list[dict[Dice, Dice | None]] = [dict.fromkeys(STATES)]
+        for _ in range(1, MAX_ROLLS):
+            w, w2 = _expect(self.value[-1]), _expect(self.m2[-1])
+            value, m2, keep = {}, {}, {}
+            for d in STATES:
+                best, best_m2, best_k = self.stop[d], stop_m2[d], None
+                for sub in SUBS[d]:
+                    if w[sub] > best + 1e-12:
+                        best, best_m2, best_k = w[sub], w2[sub], sub
+                value[d], m2[d], keep[d] = best, best_m2, best_k
+            self.value.append(value)
+            self.m2.append(m2)
+            self.keep.append(keep)
+        first = MAX_ROLLS - 1
+        self.mean = sum(p * self.value[first][d] for d, p in OUTCOMES[DICE])
+        second = sum(p * self.m2[first][d] for d, p in OUTCOMES[DICE])
+        self.sd = math.sqrt(max(second - self.mean**2, 1.0))
+        self._steal: dict[int, list[dict[Dice, float]]] = {}
+
+    def _stop_m2(self, d: Dice) -> float:
+        for v in set(d):
+            if d.count(v) >= BERSERKER_COUNT:
+                base = sum(d)
+                return sum(p * (base + sum(x)) ** 2 for x, p in OUTCOMES[2])
+        return float(plain_score(d, self.slalt_double)) ** 2
+
+    def p_below(self, amount: int) -> float:
+        """Approximate P(a turn scores less than ``amount``) (normal, continuity)."""
+        z = (amount - 0.5 - self.mean) / self.sd
+        return 0.5 * (1.0 + math.erf(z / math.sqrt(2.0)))
+
+    def steal_w(self, gain: int) -> list[dict[Dice, float]]:
+        """``w[r][sub]``: expected value of rerolling around ``sub`` with ``r`` rolls
+        left after it, before three in a row has shown, when showing it is worth
+        ``gain`` on top of the score."""
+        if gain in self._steal:
+            return self._steal[gain]
+        before = dict(self.stop)  # rolls left 0, not yet hit
+        ws = []
+        for r in range(MAX_ROLLS - 1):
+            plain = self.value[r]
+            target = {d: (plain[d] + gain if d in RUN_STATES else before[d]) for d in STATES}
+            w = _expect(target)
+            ws.append(w)
+            before = {d: max([self.stop[d], *(w[sub] for sub in SUBS[d])]) for d in STATES}
+        self._steal[gain] = ws
+        return ws
+
+    def best_keep(self, d: Dice, rolls_left: int, gain: int) -> Dice | None:
+        """The multiset to keep (``None``: stop) with ``rolls_left`` rolls to come."""
+        if gain <= 0:
+            return self.keep[rolls_left][d]
+        w = self.steal_w(gain)[rolls_left - 1]
+        best, best_k = self.stop[d], None
+        for sub in SUBS[d]:
+            if w[sub] > best + 1e-12:
+                best, best_k = w[sub], sub
+        return best_k
+
+
+@lru_cache(maxsize=2)
+def tables(slalt_double: bool) -> Tables:
+    return Tables(slalt_double)
+
+
+def _positions(dice: Sequence[int], sub: Dice) -> tuple[int, ...]:
+    """Die positions showing the multiset ``sub``."""
+    need = Counter(sub)
+    out = []
+    for i, v in enumerate(dice):
+        if need[v] > 0:
+            need[v] -= 1
+            out.append(i)
+    return tuple(out)
+
+
+class SlajensHeuristicBot(Bot):
+    kind = "heuristic"
+
+    def __init__(self, seat: int, rng: Any, **params: Any) -> None:
+        super().__init__(seat, rng, **params)
+        self.gain = 0  # what three in a row is worth this turn
+
+    def act(self, view: dict[str, Any], legal: Sequence[Action]) -> Action:
+        options = dict(view["options"])
+        tab = tables(bool(options.get("slalt_double", False)))
+        first = legal[0]
+        if isinstance(first, Respond):
+            return Respond(self.seat, True)
+        if isinstance(first, RollDice):
+            return self._start(view, legal, tab)
+        dice = view["dice"]
+        rolls_left = MAX_ROLLS - view["rolls"]
+        gain = self.gain if view["steal"] is not None and not view["hit"] else 0
+        sub = tab.best_keep(tuple(sorted(dice)), rolls_left, gain)
+        if sub is None:
+            return Stop(self.seat)
+        return Keep(self.seat, _positions(dice, sub))
+
+    def _start(self, view: dict[str, Any], legal: Sequence[Action], tab: Tables) -> Action:
+        self.gain = 0
+        best: tuple[float, Action] = (0.0, RollDice(self.seat))
+        rounds, rnd = view["rounds"], view["round"]
+        scores = view["scores"]
+        for a in legal:
+            if not isinstance(a, RollDice) or a.target == NO_TARGET:
+                continue
+            played = len(scores[a.target]) == rnd
+            can_defend = options_defend(view) and (not played or rnd < rounds)
+            p_fail = tab.p_below(a.amount) if can_defend else 1.0
+            value = a.amount * p_fail
+            if value > best[0]:
+                best = (value, a)
+        self.gain = round(best[0])
+        return best[1]
+
+
+def options_defend(view: dict[str, Any]) -> bool:
+    return dict(view["options"]).get("defence", "score") == "score"

@@ -1,0 +1,68 @@
+"""The whole cheat catalogue over real peer processes on loopback.
+
+One seat runs the cheating peer (tests/p2p/cheat_peer.py, one named cheat);
+the others are honest ``cli.net`` bot peers.  Every honest peer must catch it,
+name the cheater's seat, exit with code 4 and keep the signed evidence in its
+record file, from which ``slaiga verify`` names the same seat and step.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.p2p._games import GameTable, verify_json
+from tests.p2p.cheaters import GAME_OF, KINDS
+
+EXIT_CHEATER = 4
+CHEAT_SLOT = 1
+OPTIONS = {"slave": {"games": 3}, "slajens": {"rounds": 3}}
+TRIES = 5
+
+
+def play(tmp_path, kind: str, attempt: int):
+    game, seats = GAME_OF[kind]
+    # random (honest) opponents give a gift complaint or a miss claim its chance
+    random_honest = kind in ("false-complaint", "false-miss")
+    bots = {s: "random" for s in range(seats)} if random_honest else {}
+    table = GameTable(
+        tmp_path / f"try{attempt}",
+        game,
+        seats,
+        OPTIONS.get(game),
+        cheats={CHEAT_SLOT: kind},
+        bots=bots,
+        extra=["--linger", "3"],
+    )
+    with table:
+        table.start()
+        honest = [p for i, p in enumerate(table.peers) if i != CHEAT_SLOT]
+        outs = []
+        for p in honest:
+            outs.append(p.finish(timeout=400))
+    return outs
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_cheat_caught_by_every_honest_peer(tmp_path, kind):
+    for attempt in range(TRIES):
+        outs = play(tmp_path, kind, attempt)
+        if any(o.returncode == EXIT_CHEATER for o in outs):
+            break
+        # the roles of a deal decide whether a gift cheat gets its chance: try again
+        assert all(o.returncode == 0 for o in outs), [o.stderr[-2000:] for o in outs]
+    else:
+        pytest.fail(f"{kind}: no chance to cheat in {TRIES} games")
+    culprits = set()
+    for out in outs:
+        assert out.returncode == EXIT_CHEATER, out.stderr[-3000:]
+        assert out.result is not None
+        culprit = out.result["culprit"]
+        assert culprit is not None
+        culprits.add(culprit)
+        code, report = verify_json(out.result["record"])
+        assert code == 1, report
+        assert report["culprit"] == culprit, (report, out.result)
+        # the culprit is the cheater, named p1 (join order does not fix its slot)
+        assert out.result["seats"][culprit] == f"p{CHEAT_SLOT}"
+        assert report["culprit_name"] == f"p{CHEAT_SLOT}"
+    assert len(culprits) == 1

@@ -1,0 +1,62 @@
+"""kill -9 a peer in the middle of a game (mid-shuffle, mid-dice, while its player is
+deciding), then ``slaiga resume`` it: the game finishes with the same record everywhere."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from p2p.errors import CorruptRecordFile
+from p2p.store import load
+from tests.p2p._games import GameTable, verify_json
+
+VICTIM = 1
+DEADLINE_S = 120
+
+
+def entries_in(table: GameTable, i: int) -> int:
+    files = list((table.state_dir(i) / "tables").glob("*.rec"))
+    if not files:
+        return 0
+    try:
+        return len(load(files[0]).entries)
+    except (CorruptRecordFile, OSError, ValueError):
+        return 0
+
+
+@pytest.mark.parametrize(
+    ("game", "options", "kill_after", "think_ms"),
+    [
+        ("slave", {"games": 1}, 12, 0),  # the first shuffles: keys done, deck in flight
+        ("slajens", {"rounds": 3}, 60, 0),  # dice commit and reveal rounds all along
+        ("slajens", {"rounds": 3}, 30, 300),  # the victim is deciding most of the time
+    ],
+    ids=["mid-shuffle", "mid-dice", "deciding"],
+)
+def test_kill_and_resume_mid_game(tmp_path, game, options, kill_after, think_ms):
+    extra = ["--linger", "15", "--stall-after-ms", "500"]
+    if think_ms:
+        extra += ["--bot-think-ms", str(think_ms)]
+    with GameTable(tmp_path, game, 3 if game == "slajens" else 4, options, extra=extra) as table:
+        table.start()
+        deadline = time.monotonic() + DEADLINE_S
+        while entries_in(table, VICTIM) < kill_after:
+            assert time.monotonic() < deadline, "the game never got going"
+            assert table.peers[VICTIM].proc.poll() is None, "the victim ended early"
+            time.sleep(0.02)
+        table.peers[VICTIM].kill()
+        killed_at = entries_in(table, VICTIM)
+        table_id = next((table.state_dir(VICTIM) / "tables").glob("*.rec")).stem
+        time.sleep(0.5)
+        table.start_peer(VICTIM, ["resume", table_id])
+        outs = table.finish(timeout=300)
+    for out in outs:
+        assert out.returncode == 0, out.stderr[-3000:]
+    results = [o.result for o in outs]
+    assert killed_at >= kill_after
+    for key in ("ranking", "state_hash", "record_head"):
+        assert len({repr(r[key]) for r in results}) == 1, (key, results)
+    for r in results:
+        code, report = verify_json(r["record"])
+        assert code == 0 and report["ranking"] == r["ranking"], report
