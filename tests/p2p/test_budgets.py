@@ -320,7 +320,7 @@ async def test_a_handshake_slot_flood_from_one_address_leaves_the_seats_room() -
             held = ma.bytes_held()
             assert ma.pending_handshakes == mesh.MAX_HANDSHAKES_PER_ADDRESS
             await mb.dial(ma.address)  # from 127.0.0.1: a slot is free
-            assert ma.connected(b.public)
+            await ma.wait_connected({b.public})
             for stream in stalled:
                 await stream.aclose()
     busy = sum("busy" in f for f in ma.handshake_failures)

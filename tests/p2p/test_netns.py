@@ -212,21 +212,26 @@ def _namespaces(n: int) -> Iterator[Topology]:
         assert not problems, f"could not remove namespaces: {problems}"
 
 
-def test_table_across_namespaces_survives_a_cut_link(tmp_path: Path) -> None:
-    common = [
+def _common(steps: int, pace_ms: int) -> list[str]:
+    """The options every peer of a namespace test gets (events on stderr, JSON on stdout)."""
+    return [
         "--interface",
         "eth0",
         "--json",
         "--events",
         "--demo-steps",
-        str(DEMO_STEPS),
+        str(steps),
         "--demo-pace-ms",
-        str(PACE_MS),
+        str(pace_ms),
         "--stall-after-ms",
         str(STALL_AFTER_MS),
         "--max-wait-ms",
         "60000",
     ]
+
+
+def test_table_across_namespaces_survives_a_cut_link(tmp_path: Path) -> None:
+    common = _common(DEMO_STEPS, PACE_MS)
     peers: list[Peer] = []
     with _namespaces(PEERS) as topo:
         try:
@@ -331,20 +336,7 @@ def test_one_cut_link_costs_no_pace_entries_are_relayed(tmp_path: Path) -> None:
     broken link gets the other's entries through the third peer, which relays what it
     accepts, so nobody waits out a stall: no peer reports one while the link is down (a
     count, not a time), and every record ends with the same head."""
-    common = [
-        "--interface",
-        "eth0",
-        "--json",
-        "--events",
-        "--demo-steps",
-        str(RELAY_STEPS),
-        "--demo-pace-ms",
-        str(RELAY_PACE_MS),
-        "--stall-after-ms",
-        str(STALL_AFTER_MS),
-        "--max-wait-ms",
-        "60000",
-    ]
+    common = _common(RELAY_STEPS, RELAY_PACE_MS)
     peers: list[Peer] = []
     with _namespaces(PEERS) as topo:
         try:
