@@ -94,7 +94,7 @@ class Pane:
         """The next trace line (waiting for the program to ask or answer)."""
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
-            lines = self.trace.read_text(encoding="utf-8").splitlines()
+            lines = self.trace.read_text(encoding="utf-8").split("\n")[:-1]  # whole lines only
             if len(lines) > self.read:
                 self.read += 1
                 return json.loads(lines[self.read - 1])
