@@ -18,7 +18,7 @@ install-dev: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 
 play: install
-	$(BIN)/slaiga play slaiga --local
+	$(BIN)/slaiga play slaiga
 
 test: install-dev
 	$(BIN)/ruff check .

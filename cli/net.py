@@ -26,7 +26,8 @@ from rich.table import Table
 
 from cli import args as checked
 from cli import state
-from cli.netplay import BOT_KINDS, player_factory
+from cli.human import PlayerQuit
+from cli.netplay import BOT_KINDS, close_player, player_factory
 from engine import registry
 from engine.errors import EngineError
 from engine.options import parse_option_args, resolve_options
@@ -317,7 +318,9 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         on_event=on_event,
         decide_stall_ms=args.decide_stall_ms,
         decide_max_ms=args.decide_max_ms,
-        make_player=player_factory(args.bot, think_ms=max(0, args.bot_think_ms)),
+        make_player=player_factory(
+            args.bot, think_ms=max(0, args.bot_think_ms), quiet=args.json or args.quiet
+        ),
         trace_steps=args.trace_steps,
     )
 
@@ -419,15 +422,25 @@ def _fail(message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
     return code
 
 
-def _run_node(args: argparse.Namespace, action) -> int:  # type: ignore[no-untyped-def]
+def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ignore[no-untyped-def]
+    result = None
     try:
         result = trio.run(action)
+    except PlayerQuit:
+        close_player(node.player, None)
+        _err.print("You left the table; the others will see you as gone.")
+        return EXIT_ABANDONED
     except TableAbandoned as exc:
+        close_player(node.player, None)
         return _fail(str(exc), args.json, EXIT_ABANDONED)
     except (NodeError, discovery.DiscoveryError, ProtocolError, ValueError) as exc:
+        close_player(node.player, None)
         return _fail(str(exc), args.json)
     except trio.TooSlowError:
+        close_player(node.player, None)
         return _fail("timed out while forming the table", args.json)
+    if isinstance(result.manifest.protocol, GameProtocol):
+        close_player(node.player, result.game_summary())
     _print_result(result, args.json)
     if result.aborted is not None or result.convicted is not None:
         return EXIT_CHEATER
@@ -471,7 +484,7 @@ def run_open(args: argparse.Namespace) -> int:
     except (NodeError, discovery.DiscoveryError) as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
-    return _run_node(args, lambda: node.open(args.game, args.seats, options))
+    return _run_node(args, node, lambda: node.open(args.game, args.seats, options))
 
 
 def run_join(args: argparse.Namespace) -> int:
@@ -482,7 +495,7 @@ def run_join(args: argparse.Namespace) -> int:
     except discovery.DiscoveryError as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
-    return _run_node(args, lambda: node.join(args.table_id, args.peer))
+    return _run_node(args, node, lambda: node.join(args.table_id, args.peer))
 
 
 def run_resume(args: argparse.Namespace) -> int:
@@ -491,7 +504,7 @@ def run_resume(args: argparse.Namespace) -> int:
     except discovery.DiscoveryError as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
-    return _run_node(args, lambda: node.resume(args.table_id))
+    return _run_node(args, node, lambda: node.resume(args.table_id))
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -3,17 +3,21 @@
 ``--bot heuristic`` (or ``random``) makes this process a bot peer: it keeps
 its own identity key and key share like any other peer, and its bot sees
 only its own seat's view.  Without ``--bot`` the person at the terminal
-plays the seat through the table screen (``cli.human``) when it is
-available, else through a plain numbered prompt.
+plays the seat on the table screen (``cli.human``); when stdin is not a
+terminal a bot plays it and the game is printed as it goes.
 """
 
 from __future__ import annotations
 
+import os
 import random
 import secrets
+import subprocess
 import sys
+import time
 from collections.abc import Callable, Mapping, Sequence
-from typing import Any
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -21,46 +25,11 @@ from engine import registry
 from engine.game import Action, Event, Game
 from engine.players import BotPlayer, Player
 
+if TYPE_CHECKING:
+    from p2p.node import TableResult
+
 BOT_KINDS = ("heuristic", "random")
-
-
-class PromptPlayer:
-    """A plain prompt: the seat's view, numbered legal moves, one line of input."""
-
-    def __init__(self, names: Sequence[str], seat: int, game: str) -> None:
-        self.names = list(names)
-        self.seat = seat
-        self.game = game
-
-    def observe(self, game: Game, seat: int, events: Sequence[Event]) -> None:
-        for ev in events:
-            print(f"  · {ev.text}", flush=True)
-
-    async def decide(self, game: Game, seat: int) -> Action:
-        legal = game.legal_actions(seat)
-        if len(legal) == 1:
-            print(f"  (only move) {legal[0]}", flush=True)
-            return legal[0]
-        view = game.view(seat)
-        print(f"\n{self.names[seat]}, your move:", flush=True)
-        for key, value in view.items():
-            print(f"  {key}: {value}", flush=True)
-        for i, action in enumerate(legal):
-            print(f"  [{i}] {action}", flush=True)
-        while True:
-            line = await trio.to_thread.run_sync(_read_line, abandon_on_cancel=True)
-            if line is None:
-                raise EOFError("input closed")
-            line = line.strip()
-            if line.isdigit() and int(line) < len(legal):
-                return legal[int(line)]
-            print(f"  type a number from 0 to {len(legal) - 1}", flush=True)
-
-    def progress(self, text: str) -> None:
-        print(f"  … {text}", flush=True)
-
-    def finish(self, summary: Mapping[str, Any]) -> None:
-        pass
+LOOPBACK = "127.0.0.1"
 
 
 class ThinkingBot:
@@ -85,29 +54,114 @@ class ThinkingBot:
         pass
 
 
-def _read_line() -> str | None:
-    line = sys.stdin.readline()
-    return line if line else None
-
-
 def player_factory(
     bot: str | None,
     seed: int | None = None,
     params: Mapping[str, Any] | None = None,
     think_ms: int = 0,
+    answer_timeout: float = 20.0,
+    quiet: bool = False,
 ) -> Callable[[list[str], int, str], Player]:
     """Build the ``NodeConfig.make_player`` for ``--bot`` (or a person without it)."""
 
     def make(names: list[str], seat: int, game: str) -> Player:
+        spec = registry.get(game)
         if bot is not None:
-            spec = registry.get(game)
             rng = random.Random(secrets.randbits(64) if seed is None else seed)
             player = BotPlayer.make(spec.bots[bot], seat, rng, params)
             return ThinkingBot(player, think_ms / 1000) if think_ms > 0 else player
-        try:
-            from cli.human import HumanPlayer  # the table screen, when installed
-        except ImportError:
-            return PromptPlayer(names, seat, game)
-        return HumanPlayer(names=names, seat=seat, game=game)  # type: ignore[return-value]
+        from cli.human import HumanPlayer, WatchingPlayer
+
+        if not (sys.stdin.isatty() and sys.stdout.isatty()):
+            # nobody at a terminal: a bot plays the seat and the game is printed
+            watcher = spec.bots["heuristic"](seat, random.Random(secrets.randbits(64)))
+            return WatchingPlayer(watcher, names, seat, quiet=quiet)
+        return HumanPlayer(names, seat, game, answer_timeout=answer_timeout)
 
     return make
+
+
+def close_player(player: Any, summary: Mapping[str, Any] | None) -> None:
+    """Show the end of the game to our player and give the terminal back."""
+    if player is None:
+        return
+    try:
+        if summary is not None:
+            player.finish(summary)
+    finally:
+        close = getattr(player, "close", None)
+        if close is not None:
+            close()
+
+
+# ---------------------------------------------------------------------------
+# ``slaiga play GAME``: you against bot peers, a real table on loopback
+# ---------------------------------------------------------------------------
+
+BOT_PEER_WAIT_S = 60.0
+"""How long the bot peers may take to finish after the game (then they are killed)."""
+
+
+def play_networked(
+    game: str,
+    seats: int,
+    options: dict[str, Any],
+    names: Sequence[str],
+    me: int,
+    make_player: Callable[[list[str], int, str], Player],
+    state: Path,
+    bot: str = "heuristic",
+    on_event: Callable[[str, dict[str, Any]], None] | None = None,
+) -> TableResult:
+    """Open a table on loopback, start ``seats - 1`` bot peer processes that join it
+    (each with its own identity and key share, in folders under ``state/bots``), play
+    our seat with ``make_player`` and reap the bots.  Full crypto: every proof is
+    checked by every peer, exactly as at a LAN table."""
+    from p2p.node import Node, NodeConfig
+
+    procs: list[subprocess.Popen[bytes]] = []
+    bots_dir = state / "bots"
+
+    def started(kind: str, data: dict[str, Any]) -> None:
+        if on_event is not None:
+            on_event(kind, data)
+        if kind != "listening" or procs:
+            return
+        env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK)
+        for i, name in enumerate(n for s, n in enumerate(names) if s != me):
+            folder = bots_dir / f"bot{i}"
+            folder.mkdir(parents=True, exist_ok=True)
+            cmd = [sys.executable, "-m", "cli.net", "join", "--peer", data["address"]]
+            cmd += ["--bot", bot, "--name", name, "--quiet", "--json", "--state-dir", str(folder)]
+            procs.append(
+                subprocess.Popen(
+                    cmd,
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.DEVNULL,
+                    stdin=subprocess.DEVNULL,
+                    env=env,
+                )
+            )
+
+    cfg = NodeConfig(
+        name=names[me],
+        state_dir=state,
+        host=LOOPBACK,
+        port=0,
+        use_discovery=False,
+        on_event=started,
+        make_player=make_player,
+    )
+    node = Node(cfg)
+    try:
+        result = trio.run(node.open, game, seats, options)
+    finally:
+        deadline = time.monotonic() + BOT_PEER_WAIT_S
+        for p in procs:
+            try:
+                p.wait(timeout=max(0.1, deadline - time.monotonic()))
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+    close_player(node.player, result.game_summary())
+    return result

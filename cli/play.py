@@ -34,7 +34,7 @@ from engine import registry, runner
 from engine.dealer import LocalDealer
 from engine.errors import EngineError
 from engine.game import Game
-from engine.options import parse_option_args
+from engine.options import parse_option_args, resolve_options
 from engine.players import BotPlayer, Player
 
 DEFAULT_BOT_DELAY_S = 0.3
@@ -55,7 +55,15 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--local",
         action="store_true",
-        help="quick practice with a trusted dealer inside this program (no network)",
+        help="quick practice with a trusted dealer inside this program (no network); "
+        "without it the bots are peer processes at a real table on this machine, with "
+        "every shuffle, card and claim proved and checked",
+    )
+    p.add_argument(
+        "--state-dir",
+        default=None,
+        help="where your identity key and game records live (default: $SLAIGA_HOME or "
+        "the user data folder)",
     )
     p.add_argument(
         "--seats", type=checked.positive, default=None, help="number of players (game default)"
@@ -238,14 +246,67 @@ def run(args: argparse.Namespace) -> int:
         err.print(f"[bold red]error:[/] {exc}")
         return checked.EXIT_USAGE
     if not args.local:
-        err.print(
-            "[yellow]note:[/] playing against bot peers over the network is not part of this "
-            "build yet; playing with the trusted local dealer (--local)."
-        )
+        return play_networked_table(table, args, err)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     if not interactive:
         return watch(table, args)
     return play_here(table, args, local_backend)
+
+
+def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> int:
+    """You against bot peer processes on loopback: a real table with every proof checked
+    (the seat order is drawn at the table, so ``--seat`` does not apply here)."""
+    from cli import state
+    from cli.netplay import play_networked, player_factory
+    from p2p.node import NodeError
+
+    interactive = sys.stdin.isatty() and sys.stdout.isatty()
+    try:
+        folder = state.hold(state.state_dir(getattr(args, "state_dir", None)))
+    except state.StateInUse as exc:
+        err.print(f"[bold red]error:[/] {exc}")
+        return checked.EXIT_USAGE
+    if not interactive and not args.json:
+        err.print(f"a bot plays your seat; watching {table.game_name} at a table of {table.seats}")
+    game_no = 0
+    while True:
+        make = player_factory(
+            None, answer_timeout=args.answer_timeout, quiet=args.json or not interactive
+        )
+
+        def progress(kind: str, data: dict[str, Any]) -> None:
+            if kind == "listening" and not args.json and interactive:
+                err.print("[dim]starting the bot peers and forming the table…[/]")
+
+        try:
+            result = play_networked(
+                table.game_name,
+                table.seats,
+                resolve_options(registry.get(table.game_name).game_class.OPTIONS, table.options),
+                table.names,
+                table.me,
+                make,
+                folder,
+                bot=args.bot,
+                on_event=progress,
+            )
+        except PlayerQuit:
+            print("You left the table.")
+            return checked.EXIT_OK
+        except (NodeError, OSError) as exc:
+            err.print(f"[bold red]error:[/] {exc}")
+            return 1
+        summary = result.game_summary()
+        if args.json:
+            print(json.dumps(summary, sort_keys=True), flush=True)
+        if summary["culprit"] is not None:
+            return 4
+        if not interactive:
+            return checked.EXIT_OK
+        again = input("Play again at a new table? [y/N] ").strip().lower() == "y"
+        if not again:
+            return checked.EXIT_OK
+        game_no += 1
 
 
 def watch(table: Table, args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ Modules, bottom up:
 
 * ``errors`` -- one exception class per kind of failure.
 * ``group`` -- the prime-order subgroup via libsodium (validation, hash to group, op counters).
+* ``nonces`` -- prover randomness hedged on statement, secret and fresh randomness.
 * ``transcript`` -- the one Fiat-Shamir transcript with its ``Context``.
 * ``identity`` / ``seal`` -- Ed25519 identities; payloads sealed to one receiver.
 * ``commit`` -- hash commitments and commit-reveal joint randomness.

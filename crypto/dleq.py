@@ -41,8 +41,8 @@ from crypto.group import (
     base_mul,
     check_scalar,
     mul,
-    random_scalar,
     scalar_from_bytes,
+    scalar_to_bytes,
     sub,
 )
 from crypto.transcript import Transcript
@@ -106,16 +106,26 @@ def _absorb_statement(t: Transcript, g: Point, h: Point, xg: Point, xh: Point) -
 
 
 def prove_dleq(
-    x: int, g: Point, h: Point, xg: Point, xh: Point, transcript: Transcript, w: int | None = None
+    x: int,
+    g: Point,
+    h: Point,
+    xg: Point,
+    xh: Point,
+    transcript: Transcript,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> DleqProof:
-    """Prove ``log_g xg == log_h xh == x``; ``w`` is the nonce (random unless given).
+    """Prove ``log_g xg == log_h xh == x``.
 
     The caller's ``transcript`` must already hold everything else the proof is
     about (its protocol name, context and any outer statement); it is consumed.
+    The nonce is hedged (:mod:`crypto.nonces`): derived from the whole
+    statement, ``x`` and fresh randomness, which ``insecure_test_seed`` replaces
+    in tests that pin outputs.
     """
     check_scalar(x, nonzero=True, what="witness")
-    w = random_scalar() if w is None else check_scalar(w, nonzero=True, what="nonce")
     _absorb_statement(transcript, g, h, xg, xh)
+    w = transcript.nonces("dleq.w", scalar_to_bytes(x), insecure_test_seed=insecure_test_seed)()
     transcript.append_point("dleq.A", times(w, g))
     transcript.append_point("dleq.B", mul(w, h))
     c = transcript.challenge("dleq.c")
@@ -169,12 +179,15 @@ def prove_dleq_batch(
     xg: Point,
     xhs: Sequence[Point],
     transcript: Transcript,
-    w: int | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> DleqProof:
     """One proof that ``xhs[i] == x hs[i]`` for all i and ``xg == x g``."""
     rho = _batch_weights(transcript, g, xg, hs, xhs)
     h_star = _fold(rho, hs)
-    return prove_dleq(x, g, h_star, xg, mul(x, h_star), transcript, w)
+    return prove_dleq(
+        x, g, h_star, xg, mul(x, h_star), transcript, insecure_test_seed=insecure_test_seed
+    )
 
 
 def verify_dleq_batch(

@@ -100,13 +100,19 @@ def remask_proven(
     joint_key: Point,
     context: Context,
     r: int | None = None,
-    w: int | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> tuple[Ciphertext, DleqProof]:
-    """Remask and prove it in one go (saves the two subtractions of :func:`prove_remask`)."""
+    """Remask and prove it in one go (saves the two subtractions of :func:`prove_remask`).
+
+    ``r`` is the remask randomness (fresh unless given); the proof's nonce is
+    hedged (:mod:`crypto.nonces`).
+    """
     r = random_scalar() if r is None else check_scalar(r, nonzero=True, what="remask randomness")
     d1, d2 = base_mul(r), mul(r, joint_key)
     new = _apply_remask(ct, d1, d2)
-    proof = prove_dleq(r, G, joint_key, d1, d2, _transcript(context, joint_key, ct, new), w)
+    t = _transcript(context, joint_key, ct, new)
+    proof = prove_dleq(r, G, joint_key, d1, d2, t, insecure_test_seed=insecure_test_seed)
     return new, proof
 
 
@@ -116,11 +122,13 @@ def prove_remask(
     r: int,
     joint_key: Point,
     context: Context,
-    w: int | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> DleqProof:
-    """Prove ``new`` is ``ct`` remasked with ``r`` under ``joint_key``."""
+    """Prove ``new`` is ``ct`` remasked with ``r`` under ``joint_key`` (hedged nonce)."""
     d1, d2 = sub(new.c1, ct.c1), sub(new.c2, ct.c2)
-    return prove_dleq(r, G, joint_key, d1, d2, _transcript(context, joint_key, ct, new), w)
+    t = _transcript(context, joint_key, ct, new)
+    return prove_dleq(r, G, joint_key, d1, d2, t, insecure_test_seed=insecure_test_seed)
 
 
 def verify_remask(

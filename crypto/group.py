@@ -61,6 +61,21 @@ _SIGN_BIT = 1 << 255
 IDENTITY_BYTES = (1).to_bytes(POINT_BYTES, "little")
 _HASH_TO_POINT_DST = b"slaiga/v1/hash-to-point"
 
+SMALL_ORDER_ENCODINGS = tuple(
+    bytes.fromhex(h)
+    for h in (
+        "0100000000000000000000000000000000000000000000000000000000000000",  # order 1
+        "ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f",  # order 2
+        "0000000000000000000000000000000000000000000000000000000000000000",  # order 4
+        "0000000000000000000000000000000000000000000000000000000000000080",  # order 4
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05",  # order 8
+        "26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85",  # order 8
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a",  # order 8
+        "c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa",  # order 8
+    )
+)
+"""The canonical encodings of the eight points of small order (the torsion subgroup)."""
+
 
 class OpCounters:
     """Counts of group operations since the last :meth:`reset`.
@@ -98,24 +113,42 @@ def _y_and_sign(data: bytes) -> tuple[int, int]:
     return n & _Y_MASK, n >> 255
 
 
+_SMALL_ORDER_Y = frozenset(_y_and_sign(e)[0] for e in SMALL_ORDER_ENCODINGS)
+
+
+def weak_encoding(b: bytes) -> str | None:
+    """Why the 32-byte encoding ``b`` is non-canonical (``y >= p``) or encodes a point of
+    small order (its ``y`` is one of theirs), or ``None``.
+
+    It compares integers only, no curve arithmetic, so it is cheap enough for
+    every signature's ``R``; a full check is :meth:`Point.decode`.
+    """
+    y, _ = _y_and_sign(b)
+    if y >= FIELD_P:
+        return "encoding is not canonical (y >= p)"
+    if y in _SMALL_ORDER_Y:
+        return "point has small order"
+    return None
+
+
 @dataclass(frozen=True, slots=True)
 class Point:
     """An element of the prime-order subgroup, held as its 32-byte canonical encoding.
 
-    The constructor only checks type and length and rejects the identity (a
-    bytes comparison, so even a point built by hand can never be the identity
-    card, mask, key or token); it is for points produced inside this package.
-    Anything that arrives from outside must go through :meth:`decode`, which
-    performs the full validation.
+    The constructor validates fully (the same checks as :meth:`decode`), so a
+    ``Point`` built by hand from outside bytes is always a valid subgroup
+    element.  Results of group operations on valid points are wrapped without
+    re-validation by the private :meth:`_trusted` (the subgroup is closed under
+    them); only the identity is checked there.
     """
 
     data: bytes
 
     def __post_init__(self) -> None:
-        if type(self.data) is not bytes or len(self.data) != POINT_BYTES:
-            raise InvalidPoint(f"point must be {POINT_BYTES} bytes")
-        if self.data == IDENTITY_BYTES:
-            raise InvalidPoint("point is the identity")
+        data = check_bytes("point", self.data, POINT_BYTES, InvalidPoint)
+        if not _sodium.crypto_core_ed25519_is_valid_point(data):
+            raise InvalidPoint(_diagnose_invalid(data))
+        object.__setattr__(self, "data", data)
 
     @classmethod
     def decode(cls, b: bytes) -> Point:
@@ -129,8 +162,17 @@ class Point:
         b = check_bytes("point", b, POINT_BYTES, InvalidPoint)
         COUNTERS.decode += 1
         if _sodium.crypto_core_ed25519_is_valid_point(b):
-            return cls(b)
+            return cls._trusted(b)
         raise InvalidPoint(_diagnose_invalid(b))
+
+    @classmethod
+    def _trusted(cls, data: bytes) -> Point:
+        """Wrap the output of a group operation on valid points (never outside bytes)."""
+        if data == IDENTITY_BYTES:
+            raise InvalidPoint("operation produced the identity")
+        p = object.__new__(cls)
+        object.__setattr__(p, "data", data)
+        return p
 
     def __bytes__(self) -> bytes:
         return self.data
@@ -161,12 +203,12 @@ def _diagnose_invalid(b: bytes) -> str:
 
 def _point_bytes(data: bytes) -> Point:
     """Wrap a result of an internal operation; the identity is rejected."""
-    if data == IDENTITY_BYTES:
-        raise InvalidPoint("operation produced the identity")
-    return Point(data)
+    return Point._trusted(data)
 
 
-G = Point(_sodium.crypto_scalarmult_ed25519_base_noclamp((1).to_bytes(SCALAR_BYTES, "little")))
+G = Point._trusted(
+    _sodium.crypto_scalarmult_ed25519_base_noclamp((1).to_bytes(SCALAR_BYTES, "little"))
+)
 """The standard edwards25519 base point (generator of the subgroup of order L)."""
 
 
@@ -223,7 +265,9 @@ def mul(k: int, p: Point) -> Point:
         raise InvalidScalar("multiplier must be an int in [1, L)")
     COUNTERS.mul += 1
     try:
-        return Point(_sodium.crypto_scalarmult_ed25519_noclamp(k.to_bytes(32, "little"), p.data))
+        return Point._trusted(
+            _sodium.crypto_scalarmult_ed25519_noclamp(k.to_bytes(32, "little"), p.data)
+        )
     except _nacl_exc.CryptoError as exc:
         raise InvalidPoint("scalar multiplication failed (invalid input point)") from exc
 
@@ -233,7 +277,7 @@ def base_mul(k: int) -> Point:
     if type(k) is not int or not 0 < k < L:
         raise InvalidScalar("multiplier must be an int in [1, L)")
     COUNTERS.base_mul += 1
-    return Point(_sodium.crypto_scalarmult_ed25519_base_noclamp(k.to_bytes(32, "little")))
+    return Point._trusted(_sodium.crypto_scalarmult_ed25519_base_noclamp(k.to_bytes(32, "little")))
 
 
 def add(p: Point, q: Point) -> Point:

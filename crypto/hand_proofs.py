@@ -42,7 +42,6 @@ For "fewer than 3 of 6 cards of suit T" in a 52-card deck: N = 6 * 39 = 234.
 
 from __future__ import annotations
 
-import hashlib
 from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
@@ -50,12 +49,12 @@ from crypto.deck import Deck
 from crypto.dleq import lincomb_sub, times
 from crypto.elgamal import Ciphertext
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidPoint, InvalidProof
-from crypto.group import SCALAR_BYTES, G, L, Point, check_scalar, random_scalar, sub
+from crypto.group import SCALAR_BYTES, G, L, Point, check_scalar, scalar_to_bytes, sub
 from crypto.reveal import unmask
 from crypto.transcript import Context, Transcript
 
 PROTOCOL = "slaiga/v1/hand-proof"
-_NONCE_DST = b"slaiga/v1/hand-proof/nonces"
+_NONCE_LABEL = "hand-proof.nonces"
 
 
 # ----------------------------------------------------------------- statements
@@ -207,40 +206,13 @@ def _interpolate(c0: int, xs: Sequence[int], ys: Sequence[int]) -> list[int]:
 # ----------------------------------------------------------------- generic prover
 
 
-class Nonces:
-    """Non-zero random scalars: from ``secrets``, or derived from a seed (pinned vectors only).
-
-    With a seed, nonce ``i`` (counting from 1) is SHA-512 of ``dst``, the seed and
-    ``i`` (u64, little-endian) reduced mod L; a zero is skipped.  ``dst`` keeps the
-    streams of different proof types apart.
-    """
-
-    __slots__ = ("_dst", "_seed", "_i")
-
-    def __init__(self, dst: bytes, seed: bytes | None) -> None:
-        if seed is not None and type(seed) is not bytes:
-            raise InvalidEncoding("nonce seed must be bytes")
-        self._dst = dst
-        self._seed = seed
-        self._i = 0
-
-    def __call__(self) -> int:
-        if self._seed is None:
-            return random_scalar()
-        while True:
-            self._i += 1
-            digest = hashlib.sha512(self._dst + self._seed + self._i.to_bytes(8, "little"))
-            k = int.from_bytes(digest.digest(), "little") % L
-            if k:
-                return k
-
-
 def prove_composite(
     statement: Node,
     witnesses: dict[int, int],
     transcript: Transcript,
-    nonce_seed: bytes | None = None,
+    *,
     left_secret: int | None = None,
+    insecure_test_seed: bytes | None = None,
 ) -> CompositeProof:
     """Prove ``statement``; ``witnesses`` maps leaf preorder index -> discrete log.
 
@@ -255,10 +227,17 @@ def prove_composite(
     so the proof is unchanged -- at one base multiplication instead of a
     base multiplication, a multiplication and an addition.  A wrong
     ``left_secret`` only yields a proof that fails to verify.
+
+    Nonces, simulated responses and chosen challenges are hedged
+    (:mod:`crypto.nonces`) on the transcript so far, the witnesses and fresh
+    randomness (``insecure_test_seed`` replaces it in tests only).
     """
     if left_secret is not None:
         check_scalar(left_secret, nonzero=True, what="left secret")
-    rand = Nonces(_NONCE_DST, nonce_seed)
+    witness_bytes = [
+        i.to_bytes(8, "little") + scalar_to_bytes(witnesses[i]) for i in sorted(witnesses)
+    ]
+    rand = transcript.nonces(_NONCE_LABEL, *witness_bytes, insecure_test_seed=insecure_test_seed)
     nodes: list[Node] = []
     leaf_of: list[int] = []  # node -> leaf preorder index, or -1 for threshold nodes
     kids: list[list[int]] = []
@@ -462,7 +441,8 @@ def prove_cards_in_set(
     at_least: int,
     deck: Deck,
     context: Context,
-    nonce_seed: bytes | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> CompositeProof:
     """Prove "at least ``at_least`` of my ``held`` cards are in ``allowed``".
 
@@ -479,7 +459,9 @@ def prove_cards_in_set(
         card * len(allowed_l) + pos[idx]: secret for card, idx in enumerate(indices) if idx in pos
     }
     t = _hand_transcript(context, public, held, allowed_l, at_least, deck)
-    return prove_composite(statement, witnesses, t, nonce_seed, left_secret=secret)
+    return prove_composite(
+        statement, witnesses, t, left_secret=secret, insecure_test_seed=insecure_test_seed
+    )
 
 
 def verify_cards_in_set(
@@ -520,10 +502,20 @@ def decode_cards_in_set_proof(
     return CompositeProof.decode(b, statement)
 
 
-def prove_card_in_set(secret, public, held, index, allowed, deck, context, nonce_seed=None):
+def prove_card_in_set(
+    secret, public, held, index, allowed, deck, context, *, insecure_test_seed=None
+):
     """CDS OR-proof: "my card is one of ``allowed``"."""
     return prove_cards_in_set(
-        secret, public, [held], [index], allowed, 1, deck, context, nonce_seed
+        secret,
+        public,
+        [held],
+        [index],
+        allowed,
+        1,
+        deck,
+        context,
+        insecure_test_seed=insecure_test_seed,
     )
 
 
@@ -537,7 +529,7 @@ def _complement(forbidden: Collection[int], deck: Deck) -> list[int]:
 
 
 def prove_at_most_in_set(
-    secret, public, held, indices, forbidden, at_most, deck, context, nonce_seed=None
+    secret, public, held, indices, forbidden, at_most, deck, context, *, insecure_test_seed=None
 ):
     """Prove "at most ``at_most`` of my cards are in ``forbidden``" (e.g. fewer than 3 of
     suit T: ``forbidden`` = handles of suit T, ``at_most`` = 2), as "at least
@@ -552,7 +544,7 @@ def prove_at_most_in_set(
         n - at_most,
         deck,
         context,
-        nonce_seed,
+        insecure_test_seed=insecure_test_seed,
     )
 
 
@@ -563,10 +555,20 @@ def verify_at_most_in_set(public, held, forbidden, at_most, deck, proof, context
     )
 
 
-def prove_all_in_set(secret, public, held, indices, allowed, deck, context, nonce_seed=None):
+def prove_all_in_set(
+    secret, public, held, indices, allowed, deck, context, *, insecure_test_seed=None
+):
     """Prove "each of these cards is in ``allowed``" (e.g. every card lower than v)."""
     return prove_cards_in_set(
-        secret, public, held, indices, allowed, len(held), deck, context, nonce_seed
+        secret,
+        public,
+        held,
+        indices,
+        allowed,
+        len(held),
+        deck,
+        context,
+        insecure_test_seed=insecure_test_seed,
     )
 
 

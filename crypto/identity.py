@@ -3,29 +3,67 @@
 A seat is known by its Ed25519 public key; every message on the wire is signed
 over its exact bytes (never a re-encoding).  ``fingerprint`` gives a short,
 human-comparable name for a key.
+
+**Strict keys.**  RFC 8032 verification as OpenSSL implements it accepts any
+key that decodes, including the eight points of small order.  With the key
+``01 00..00`` (the identity) the signature ``R = 01 00..00, S = 0`` verifies
+for *every* message, and other small-order keys admit similar universal
+forgeries.  So a received identity key must be a canonical encoding of a
+point in the prime-order subgroup (:func:`check_identity_key`, the full
+validation of :meth:`crypto.group.Point.decode`), and :func:`verify_signature`
+enforces this itself, together with a canonical ``R`` not of small order
+(Chalkias, Garillot and Nikolaenko, "Taming the many EdDSAs", SSR 2020).
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 
 from cryptography.exceptions import InvalidSignature as _PycaInvalidSignature
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
-from crypto.errors import InvalidEncoding, InvalidSignature, check_bytes
+from crypto.errors import InvalidEncoding, InvalidPoint, InvalidSignature, check_bytes
+from crypto.group import Point, weak_encoding
 
 PUBLIC_KEY_BYTES = 32
 PRIVATE_KEY_BYTES = 32
 SIGNATURE_BYTES = 64
 FINGERPRINT_HEX_CHARS = 16
 _FINGERPRINT_DST = b"slaiga/v1/fingerprint"
+_KEY_CACHE = 4096
+"""Distinct keys whose validation result is remembered (a table has at most 16)."""
 
 
 def fingerprint(public: bytes) -> str:
     """Short hex of SHA-256 over the public key (domain-separated)."""
     public = check_bytes("public key", public, PUBLIC_KEY_BYTES)
     return hashlib.sha256(_FINGERPRINT_DST + public).hexdigest()[:FINGERPRINT_HEX_CHARS]
+
+
+@functools.lru_cache(maxsize=_KEY_CACHE)
+def _key_problem(public: bytes) -> str | None:
+    try:
+        Point.decode(public)
+    except InvalidPoint as exc:
+        return str(exc)
+    return None
+
+
+def check_identity_key(public: bytes) -> bytes:
+    """Return ``public`` if it is a strict Ed25519 public key, else raise :class:`InvalidPoint`.
+
+    Strict: 32 bytes, canonical, on the curve, in the prime-order subgroup,
+    so never one of the eight small-order points (which allow universal
+    forgeries, see the module docstring).  Every key received from a peer
+    (handshake, join, manifest) passes here before it is trusted.
+    """
+    public = check_bytes("public key", public, PUBLIC_KEY_BYTES, InvalidPoint)
+    problem = _key_problem(public)
+    if problem is not None:
+        raise InvalidPoint(f"identity key refused: {problem}")
+    return public
 
 
 class IdentityKey:
@@ -73,13 +111,18 @@ class IdentityKey:
 def verify_signature(public: bytes, msg: bytes, sig: bytes) -> None:
     """Return ``None`` if ``sig`` is a valid signature by ``public`` on ``msg``.
 
-    Raises :class:`InvalidEncoding` for malformed key/signature lengths and
-    :class:`InvalidSignature` otherwise.
+    Raises :class:`InvalidEncoding` for malformed key/signature lengths,
+    :class:`InvalidPoint` (an :class:`InvalidEncoding`) for a key that is not
+    strict (:func:`check_identity_key`), and :class:`InvalidSignature`
+    otherwise, including for an ``R`` that is non-canonical or of small order.
     """
-    public = check_bytes("public key", public, PUBLIC_KEY_BYTES)
+    public = check_identity_key(public)
     sig = check_bytes("signature", sig, SIGNATURE_BYTES)
     if type(msg) is not bytes:
         raise InvalidEncoding("signed message must be bytes")
+    weak_r = weak_encoding(sig[:32])
+    if weak_r is not None:
+        raise InvalidSignature(f"signature R refused: {weak_r}")
     try:
         key = Ed25519PublicKey.from_public_bytes(public)
     except ValueError as exc:

@@ -100,13 +100,14 @@ from crypto.group import (
     check_scalar,
     mul,
     scalar_from_bytes,
+    scalar_to_bytes,
     sub,
 )
-from crypto.hand_proofs import HeldCard, Nonces
+from crypto.hand_proofs import HeldCard
 from crypto.transcript import Context, Transcript
 
 PROTOCOL = "slaiga/v1/card-inequality"
-_NONCE_DST = b"slaiga/v1/card-inequality/nonces"
+_NONCE_LABEL = "card-inequality.nonces"
 LEAF_BYTES = POINT_BYTES + 2 * SCALAR_BYTES
 """Per leaf: ``Z`` and the two responses."""
 
@@ -213,6 +214,15 @@ def _transcript(
 ) -> Transcript:
     """Everything the proof is about, in order: generator, key share, deck, forbidden
     handles and their encodings, every held card, every ``Z``."""
+    t = _statement_transcript(context, public, held, forbidden, deck)
+    t.append_points("Z", zs)
+    return t
+
+
+def _statement_transcript(
+    context: Context, public: Point, held: Sequence[HeldCard], forbidden: list[int], deck: Deck
+) -> Transcript:
+    """:func:`_transcript` before the ``Z`` (the prover's nonces are bound to it)."""
     t = Transcript(PROTOCOL, context)
     t.append_point("G", G)
     t.append_point("key_share", public)
@@ -220,7 +230,6 @@ def _transcript(
     t.append("forbidden", b"".join(i.to_bytes(2, "little") for i in forbidden))
     t.append_points("forbidden_points", [deck.points[v] for v in forbidden])
     t.append_points("held", [p for hc in held for p in (hc.c1, hc.x)])
-    t.append_points("Z", zs)
     return t
 
 
@@ -253,15 +262,17 @@ def prove_none_of(
     forbidden: Collection[int],
     deck: Deck,
     context: Context,
-    nonce_seed: bytes | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> InequalityProof:
     """Prove "none of my ``held`` cards is any of the handles ``forbidden``".
 
     ``indices`` are the true handles of the held cards (the prover knows them);
     if one of them is forbidden the claim is false and :class:`InvalidProof` is
     raised.  A wrong index (or a wrong ``secret``) only yields a proof that does
-    not verify.  ``nonce_seed`` makes the proof deterministic, for pinned vectors
-    only (never at a real table).
+    not verify.  Every random scalar is hedged (:mod:`crypto.nonces`) on the
+    statement, the secret, the true handles and fresh randomness, which
+    ``insecure_test_seed`` replaces for pinned vectors only.
     """
     check_scalar(secret, nonzero=True, what="secret key")
     _check_held(public, held)
@@ -273,7 +284,13 @@ def prove_none_of(
         deck.point(idx)  # type and range check
         if idx in bad_set:
             raise InvalidProof(f"cannot prove a false statement: held card {pos} is forbidden")
-    rand = Nonces(_NONCE_DST, nonce_seed)
+    t = _statement_transcript(context, public, held, bad, deck)
+    rand = t.nonces(
+        _NONCE_LABEL,
+        scalar_to_bytes(secret),
+        b"".join(i.to_bytes(2, "little") for i in indices),
+        insecure_test_seed=insecure_test_seed,
+    )
     zs: list[Point] = []
     rs: list[int] = []
     ds: list[Point] = []
@@ -285,7 +302,7 @@ def prove_none_of(
             zs.append(mul(r, d))
             rs.append(r)
             ds.append(d)
-    t = _transcript(context, public, held, bad, deck, zs)
+    t.append_points("Z", zs)
     commitments: list[Point] = []
     nonces: list[tuple[int, int]] = []
     for leaf, d in enumerate(ds):
@@ -363,10 +380,20 @@ def prove_card_not(
     forbidden: int,
     deck: Deck,
     context: Context,
-    nonce_seed: bytes | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> InequalityProof:
     """Prove "my card is not handle ``forbidden``" (one leaf)."""
-    return prove_none_of(secret, public, [held], [index], [forbidden], deck, context, nonce_seed)
+    return prove_none_of(
+        secret,
+        public,
+        [held],
+        [index],
+        [forbidden],
+        deck,
+        context,
+        insecure_test_seed=insecure_test_seed,
+    )
 
 
 def verify_card_not(

@@ -20,7 +20,16 @@ from dataclasses import dataclass
 
 from crypto.dleq import DleqProof, lincomb_sub
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidPoint, InvalidProof
-from crypto.group import G, L, Point, base_mul, check_scalar, random_scalar, sum_points
+from crypto.group import (
+    G,
+    L,
+    Point,
+    base_mul,
+    check_scalar,
+    random_scalar,
+    scalar_to_bytes,
+    sum_points,
+)
 from crypto.transcript import Context, Transcript
 
 PROTOCOL = "slaiga/v1/key-share"
@@ -42,12 +51,19 @@ def _transcript(context: Context, public: Point) -> Transcript:
     return t
 
 
-def make_key_share(context: Context, secret: int, w: int | None = None) -> KeyShare:
-    """Public share and Schnorr proof for ``secret``; ``context.seat`` is the owner."""
+def make_key_share(
+    context: Context, secret: int, *, insecure_test_seed: bytes | None = None
+) -> KeyShare:
+    """Public share and Schnorr proof for ``secret``; ``context.seat`` is the owner.
+
+    The nonce is hedged on the statement, ``secret`` and fresh randomness
+    (:mod:`crypto.nonces`); ``insecure_test_seed`` stands in for the
+    randomness in tests only.
+    """
     check_scalar(secret, nonzero=True, what="secret key")
-    w = random_scalar() if w is None else check_scalar(w, nonzero=True, what="nonce")
     public = base_mul(secret)
     t = _transcript(context, public)
+    w = t.nonces("w", scalar_to_bytes(secret), insecure_test_seed=insecure_test_seed)()
     t.append_point("A", base_mul(w))
     c = t.challenge("c")
     return KeyShare(context.seat, public, DleqProof(c, (w + c * secret) % L))

@@ -61,13 +61,19 @@ def _transcript(protocol: str, context: Context, public: Point, cts: Sequence[Ci
 
 
 def make_token(
-    secret: int, public: Point, ct: Ciphertext, context: Context, w: int | None = None
+    secret: int,
+    public: Point,
+    ct: Ciphertext,
+    context: Context,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> RevealToken:
-    """Seat ``context.seat``'s token for ``ct`` with its proof."""
+    """Seat ``context.seat``'s token for ``ct`` with its proof (hedged nonce, crypto.nonces)."""
     check_scalar(secret, nonzero=True, what="secret key")
     token = mul(secret, ct.c1)
     t = _transcript(TOKEN_PROTOCOL, context, public, [ct])
-    return RevealToken(token, prove_dleq(secret, G, ct.c1, public, token, t, w))
+    proof = prove_dleq(secret, G, ct.c1, public, token, t, insecure_test_seed=insecure_test_seed)
+    return RevealToken(token, proof)
 
 
 def verify_token(public: Point, ct: Ciphertext, token: RevealToken, context: Context) -> None:
@@ -86,13 +92,17 @@ def make_tokens(
     public: Point,
     cts: Sequence[Ciphertext],
     context: Context,
-    w: int | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> tuple[list[Point], DleqProof]:
-    """Tokens for many cards with one batched DLEQ proof."""
+    """Tokens for many cards with one batched DLEQ proof (hedged nonce, crypto.nonces)."""
     check_scalar(secret, nonzero=True, what="secret key")
     tokens = [mul(secret, ct.c1) for ct in cts]
     t = _transcript(BATCH_PROTOCOL, context, public, cts)
-    proof = prove_dleq_batch(secret, G, [ct.c1 for ct in cts], public, tokens, t, w)
+    c1s = [ct.c1 for ct in cts]
+    proof = prove_dleq_batch(
+        secret, G, c1s, public, tokens, t, insecure_test_seed=insecure_test_seed
+    )
     return tokens, proof
 
 

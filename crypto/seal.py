@@ -2,9 +2,12 @@
 
 Used for things only one seat may read, such as a private reveal token or a
 hand shown to one player.  Ephemeral-static Diffie-Hellman (as in ECIES/HPKE
-base mode): the sender draws a fresh X25519 key, derives a one-time AEAD key
-with HKDF from the shared secret and both public keys, and encrypts.  Because
-the AEAD key is fresh for every message, the all-zero nonce is safe.
+base mode): the sender makes a one-time X25519 key, derives a one-time AEAD key
+with HKDF from the shared secret and both public keys, and encrypts.  The
+ephemeral key is hashed from fresh randomness *and* the receiver, context and
+plaintext (hedged, like the nonces of crypto/nonces.py), so even a repeated
+random value never encrypts two different messages under one AEAD key; so
+the all-zero nonce is safe.
 
 The caller's ``context`` (table, game, step, sender, ...) goes into the AEAD
 associated data, so a sealed payload cannot be replayed in another place.
@@ -14,13 +17,17 @@ Wire format: ``version (1) || ephemeral public key (32) || ciphertext || tag (16
 
 from __future__ import annotations
 
+import functools
+import hashlib
+import secrets
+
 from cryptography.exceptions import InvalidTag
 from cryptography.hazmat.primitives import hashes, serialization
 from cryptography.hazmat.primitives.asymmetric.x25519 import X25519PrivateKey, X25519PublicKey
 from cryptography.hazmat.primitives.ciphers.aead import ChaCha20Poly1305
 from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 
-from crypto.errors import InvalidEncoding, InvalidProof, check_bytes
+from crypto.errors import InvalidEncoding, InvalidPoint, InvalidProof, check_bytes
 
 SEAL_VERSION = 1
 KEY_BYTES = 32
@@ -29,6 +36,34 @@ TAG_BYTES = 16
 HEADER_BYTES = 1 + KEY_BYTES
 _HKDF_INFO = b"slaiga/v1/seal/key"
 _AD_DST = b"slaiga/v1/seal/ad"
+_EPHEMERAL_DST = b"slaiga/v1/seal/ephemeral"
+
+
+_PROBE_KEY = X25519PrivateKey.from_private_bytes(bytes(range(1, KEY_BYTES + 1)))
+"""A fixed private key to test received keys with: any clamped scalar is a multiple of 8,
+so its product with a point of small order (on the curve or its twist) is zero."""
+
+
+@functools.lru_cache(maxsize=4096)
+def _seal_key_small(public: bytes) -> bool:
+    try:
+        _PROBE_KEY.exchange(X25519PublicKey.from_public_bytes(public))
+    except ValueError:
+        return True
+    return False
+
+
+def check_seal_key(public: bytes) -> bytes:
+    """Return ``public`` unless it is not 32 bytes or has small order (raise :class:`InvalidPoint`).
+
+    Sealing to a small-order key gives an all-zero shared secret, so a seat that
+    publishes one could make every sender fail; received seal keys are checked
+    before they are trusted.
+    """
+    public = check_bytes("seal key", public, KEY_BYTES, InvalidPoint)
+    if _seal_key_small(public):
+        raise InvalidPoint("seal key refused: X25519 key of small order")
+    return public
 
 
 def _raw_public(key: X25519PrivateKey) -> bytes:
@@ -77,16 +112,27 @@ def _aead_key_and_ad(
     return ChaCha20Poly1305(okm), ad
 
 
-def seal_with(
-    receiver_public: bytes, plaintext: bytes, context: bytes, ephemeral_private: bytes
+def _ephemeral(
+    receiver_public: bytes, plaintext: bytes, context: bytes, randomness: bytes
+) -> X25519PrivateKey:
+    """The ephemeral key, hedged (crypto/nonces.py): hashed from the randomness, the
+    receiver, the context and the plaintext, so a repeated random value (or test seed)
+    repeats the key only for the very same message, never a two-time pad."""
+    h = hashlib.sha512(_EPHEMERAL_DST)
+    for part in (randomness, receiver_public, context, plaintext):
+        h.update(len(part).to_bytes(8, "little") + part)
+    return X25519PrivateKey.from_private_bytes(h.digest()[:KEY_BYTES])
+
+
+def _seal_from_parts(
+    receiver_public: bytes, plaintext: bytes, context: bytes, randomness: bytes
 ) -> bytes:
-    """:func:`seal` with explicit ephemeral key bytes (for pinned test vectors)."""
+    """:func:`seal` with explicit randomness (private: for pinned test vectors only)."""
     receiver_public = check_bytes("receiver public key", receiver_public, KEY_BYTES)
     plaintext = check_bytes("plaintext", plaintext)
     context = check_bytes("context", context)
-    eph = X25519PrivateKey.from_private_bytes(
-        check_bytes("ephemeral key", ephemeral_private, KEY_BYTES)
-    )
+    randomness = check_bytes("randomness", randomness, KEY_BYTES)
+    eph = _ephemeral(receiver_public, plaintext, context, randomness)
     eph_pub = _raw_public(eph)
     aead, ad = _aead_key_and_ad(eph, receiver_public, eph_pub, receiver_public, context)
     return bytes([SEAL_VERSION]) + eph_pub + aead.encrypt(NONCE, plaintext, ad)
@@ -94,8 +140,7 @@ def seal_with(
 
 def seal(receiver_public: bytes, plaintext: bytes, context: bytes) -> bytes:
     """Encrypt ``plaintext`` so only the holder of ``receiver_public`` can read it."""
-    eph = X25519PrivateKey.generate()
-    return seal_with(receiver_public, plaintext, context, SealKey(eph).private_bytes())
+    return _seal_from_parts(receiver_public, plaintext, context, secrets.token_bytes(KEY_BYTES))
 
 
 def open_sealed(key: SealKey, sealed: bytes, context: bytes) -> bytes:

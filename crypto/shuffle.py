@@ -12,81 +12,27 @@ of plaintexts is unchanged.  Each seat of a table shuffles the deck once, so
 the final order is unknown unless all seats collude.
 
 This module applies shuffles; :mod:`crypto.shuffle_proof_tw` (production) and
-:mod:`crypto.shuffle_proof_cc` (reference) prove them.  Everything that draws
-randomness takes an optional ``seed`` so test vectors can pin the output; with
-no seed the randomness comes from :mod:`secrets`.
+:mod:`crypto.shuffle_proof_cc` (reference) prove them.  Secret randomness comes
+from a :class:`crypto.nonces.NonceStream`, hedged on the statement (and
+witness) and fresh randomness from :mod:`secrets`; test vectors pin it with
+``insecure_test_seed``, which never repeats a witness across two decks.
 """
 
 from __future__ import annotations
 
-import hashlib
-import secrets
 from collections.abc import Sequence
 from dataclasses import dataclass
 
-from crypto.elgamal import Ciphertext
+from crypto.elgamal import Ciphertext, encode_pile
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidProof
-from crypto.group import WIDE_SCALAR_BYTES, Point, add, base_mul, check_scalar, mul, random_scalar
+from crypto.group import Point, add, base_mul, check_scalar, mul, scalar_to_bytes
+from crypto.nonces import NonceStream
+from crypto.transcript import Context
 
 MAX_CARDS = 1024
 """Largest deck a shuffle (or a shuffle proof) accepts; bounds work done on input."""
 
-_SEED_DOMAIN = b"slaiga/v1/shuffle/seeded-randomness"
-_MIN_SEED_BYTES = 16
-
-
-class ScalarStream:
-    """A source of uniform non-zero scalars: :mod:`secrets`, or a seed for vectors.
-
-    With a seed, scalar ``j`` under ``label`` is SHA-512 of a domain tag, the
-    seed, the label and ``j``, reduced mod L (the same 64-bytes-reduced rule
-    as :func:`crypto.group.random_scalar`).  Labels keep the streams of
-    different purposes independent.
-    """
-
-    __slots__ = ("_seed", "_label", "_count")
-
-    def __init__(self, seed: bytes | None, label: bytes) -> None:
-        if seed is not None and (type(seed) is not bytes or len(seed) < _MIN_SEED_BYTES):
-            raise InvalidEncoding(f"seed must be at least {_MIN_SEED_BYTES} bytes")
-        self._seed = seed
-        self._label = label
-        self._count = 0
-
-    def __call__(self) -> int:
-        if self._seed is None:
-            return random_scalar()
-        while True:
-            j = self._count
-            self._count += 1
-            digest = _seeded_bytes(self._seed, self._label, j, WIDE_SCALAR_BYTES)
-            try:
-                return random_scalar(digest)
-            except InvalidEncoding:  # reduced to zero: probability 2**-252, skip it
-                continue
-
-    def below(self, bound: int) -> int:
-        """A uniform integer in ``[0, bound)`` (rejection sampling, no modulo bias)."""
-        if bound <= 0:
-            raise InvalidEncoding("bound must be positive")
-        if self._seed is None:
-            return secrets.randbelow(bound)
-        nbytes = (bound.bit_length() + 7) // 8 + 8
-        limit = (256**nbytes // bound) * bound
-        while True:
-            j = self._count
-            self._count += 1
-            x = int.from_bytes(_seeded_bytes(self._seed, self._label, j, nbytes), "little")
-            if x < limit:
-                return x % bound
-
-
-def _seeded_bytes(seed: bytes, label: bytes, j: int, nbytes: int) -> bytes:
-    h = hashlib.sha512()
-    for part in (_SEED_DOMAIN, seed, label):
-        h.update(len(part).to_bytes(8, "little") + part)
-    h.update(j.to_bytes(8, "little"))
-    return h.digest()[:nbytes]
+_WITNESS_LABEL = "shuffle.witness"
 
 
 def check_permutation(permutation: Sequence[int], n: int, what: str = "permutation") -> None:
@@ -124,9 +70,9 @@ class ShuffleWitness:
         return len(self.permutation)
 
 
-def random_permutation(n: int, seed: bytes | None = None) -> tuple[int, ...]:
-    """A uniform permutation of ``range(n)`` (Fisher-Yates), from ``secrets`` or a seed."""
-    stream = ScalarStream(seed, b"permutation")
+def random_permutation(n: int, stream: NonceStream | None = None) -> tuple[int, ...]:
+    """A uniform permutation of ``range(n)`` (Fisher-Yates) from ``stream`` (default: fresh)."""
+    stream = stream or NonceStream(_WITNESS_LABEL)
     perm = list(range(n))
     for i in range(n - 1, 0, -1):
         j = stream.below(i + 1)
@@ -134,10 +80,33 @@ def random_permutation(n: int, seed: bytes | None = None) -> tuple[int, ...]:
     return tuple(perm)
 
 
-def random_witness(n: int, seed: bytes | None = None) -> ShuffleWitness:
-    """A fresh secret permutation and re-randomisers for a deck of ``n`` cards."""
-    stream = ScalarStream(seed, b"rerandomisers")
-    return ShuffleWitness(random_permutation(n, seed), tuple(stream() for _ in range(n)))
+def random_witness(n: int, stream: NonceStream | None = None) -> ShuffleWitness:
+    """A secret permutation and re-randomisers for ``n`` cards from ``stream`` (default:
+    fresh randomness)."""
+    stream = stream or NonceStream(_WITNESS_LABEL)
+    perm = random_permutation(n, stream)
+    return ShuffleWitness(perm, tuple(stream() for _ in range(n)))
+
+
+def prover_nonces(
+    label: str,
+    inputs: Sequence[Ciphertext],
+    outputs: Sequence[Ciphertext],
+    joint_key: Point,
+    witness: ShuffleWitness,
+    context: Context,
+    *,
+    insecure_test_seed: bytes | None,
+) -> NonceStream:
+    """A shuffle prover's nonces, hedged on the whole statement and the witness
+    (:mod:`crypto.nonces`): a repeated seed never repeats them for another shuffle."""
+    secret = b"".join(i.to_bytes(2, "little") for i in witness.permutation) + b"".join(
+        scalar_to_bytes(k) for k in witness.rerandomisers
+    )
+    public = (context.encode(), joint_key.data, encode_pile(inputs), encode_pile(outputs))
+    return NonceStream(
+        label, public=public, secret=(secret,), insecure_test_seed=insecure_test_seed
+    )
 
 
 def remask_with(ct: Ciphertext, joint_key: Point, rho: int) -> Ciphertext:
@@ -158,10 +127,19 @@ def apply_shuffle(
 
 
 def shuffle_deck(
-    deck: Sequence[Ciphertext], joint_key: Point, seed: bytes | None = None
+    deck: Sequence[Ciphertext], joint_key: Point, *, insecure_test_seed: bytes | None = None
 ) -> tuple[tuple[Ciphertext, ...], ShuffleWitness]:
-    """Shuffle ``deck`` with fresh secret randomness; return the new deck and its witness."""
-    witness = random_witness(len(deck), seed)
+    """Shuffle ``deck`` with fresh secret randomness; return the new deck and its witness.
+
+    The witness is hedged on the deck and key (:mod:`crypto.nonces`), so even
+    ``insecure_test_seed`` (tests only) repeats it only for the very same deck.
+    """
+    stream = NonceStream(
+        _WITNESS_LABEL,
+        public=(joint_key.data, encode_pile(deck)),
+        insecure_test_seed=insecure_test_seed,
+    )
+    witness = random_witness(len(deck), stream)
     return apply_shuffle(deck, joint_key, witness), witness
 
 

@@ -38,6 +38,7 @@ from crypto.shuffle import (
     apply_shuffle,
     check_permutation,
     check_shuffle_statement,
+    prover_nonces,
     random_witness,
 )
 from crypto.transcript import Context, Transcript
@@ -181,9 +182,14 @@ def prove_shuffle(
     witness: ShuffleWitness,
     context: Context,
     rounds: int = DEFAULT_ROUNDS,
-    seed: bytes | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> CCShuffleProof:
-    """Prove ``outputs[i] = inputs[pi(i)] + Enc(0; r_i)`` with ``rounds`` shadow shuffles."""
+    """Prove ``outputs[i] = inputs[pi(i)] + Enc(0; r_i)`` with ``rounds`` shadow shuffles.
+
+    The shadow shuffles are hedged (:mod:`crypto.nonces`); ``insecure_test_seed``
+    pins them for test vectors only.
+    """
     n = len(inputs)
     if len(outputs) != n or witness.size != n:
         raise DeckMismatch(
@@ -193,9 +199,17 @@ def prove_shuffle(
         raise InvalidEncoding(f"rounds must be in 1..{MAX_ROUNDS}")
     shadow_witnesses = []
     shadows = []
-    for j in range(rounds):
-        round_seed = None if seed is None else seed + j.to_bytes(2, "little")
-        sw = random_witness(n, round_seed)
+    stream = prover_nonces(
+        "cc-prover",
+        inputs,
+        outputs,
+        joint_key,
+        witness,
+        context,
+        insecure_test_seed=insecure_test_seed,
+    )
+    for _ in range(rounds):
+        sw = random_witness(n, stream)
         shadow_witnesses.append(sw)
         shadows.append(apply_shuffle(inputs, joint_key, sw))
     coins = _coins(context, joint_key, inputs, outputs, shadows)

@@ -59,9 +59,9 @@ from crypto.group import (
 )
 from crypto.shuffle import (
     MAX_CARDS,
-    ScalarStream,
     ShuffleWitness,
     check_shuffle_statement,
+    prover_nonces,
 )
 from crypto.transcript import Context, Transcript
 
@@ -324,15 +324,19 @@ def prove_shuffle(
     joint_key: Point,
     witness: ShuffleWitness,
     context: Context,
-    seed: bytes | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> TWShuffleProof:
     """GenShuffleProof: prove ``outputs[i] = inputs[pi(i)] + Enc(0; rho_i)``.
 
-    ``seed`` pins the prover's randomness for test vectors; by default it
-    comes from :mod:`secrets`.  The prover trusts its own witness: a wrong
-    witness yields a proof that does not verify.
+    The prover's randomness is hedged on the statement, the witness and fresh
+    randomness (:mod:`crypto.nonces`); ``insecure_test_seed`` replaces the
+    fresh randomness for test vectors.  The prover trusts its own witness: a
+    wrong witness yields a proof that does not verify.
     """
-    return prove_shuffle_with_commitments(inputs, outputs, joint_key, witness, context, seed)[0]
+    return prove_shuffle_with_commitments(
+        inputs, outputs, joint_key, witness, context, insecure_test_seed=insecure_test_seed
+    )[0]
 
 
 def prove_shuffle_with_commitments(
@@ -341,7 +345,8 @@ def prove_shuffle_with_commitments(
     joint_key: Point,
     witness: ShuffleWitness,
     context: Context,
-    seed: bytes | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> tuple[TWShuffleProof, tuple[Point, ...], tuple[Point, ...]]:
     """:func:`prove_shuffle`, also returning the prover's commitments ``(t1, t2, t3, t41,
     t42)`` and ``t^_1..t^_N`` that the challenge form leaves out (for the
@@ -352,7 +357,15 @@ def prove_shuffle_with_commitments(
             f"shuffle of {n} input cards, {len(outputs)} outputs, witness for {witness.size}"
         )
     h, hs = generators(n)
-    rand = ScalarStream(seed, b"tw-prover")
+    rand = prover_nonces(
+        "tw-prover",
+        inputs,
+        outputs,
+        joint_key,
+        witness,
+        context,
+        insecure_test_seed=insecure_test_seed,
+    )
     perm = witness.permutation
 
     # Permutation commitment: c_{pi(i)} = r_{pi(i)} G + h_i (columns of the matrix).

@@ -32,8 +32,10 @@ The prime order matters.  With a cofactor, a small-order component can
 survive the combination with probability 1/8.  See Chalkias, Garillot and
 Nikolaenko, "Taming the many EdDSAs", SSR 2020.
 
-The weights must be unpredictable to the provers.  The ``seed`` parameter
-exists only for reproducible tests.
+The weights must be unpredictable to the provers: with known weights two
+false equations can be made to cancel.  So :func:`verify_shuffles_batch`
+takes no seed at all; the weights come from fresh randomness every time
+(tests that need fixed weights call the private ``_verify_batch``).
 
 **Why it is cheaper.**  libsodium has no multi-scalar multiplication, so the
 cost is one multiplication per *distinct* point with a non-zero combined
@@ -70,7 +72,8 @@ from crypto.group import (
     base_mul,
     mul,
 )
-from crypto.shuffle import ScalarStream, ShuffleWitness, check_shuffle_statement
+from crypto.nonces import NonceStream
+from crypto.shuffle import ShuffleWitness, check_shuffle_statement
 from crypto.shuffle_proof_tw import (
     _final_challenge,
     _statement_transcript,
@@ -86,7 +89,7 @@ from crypto.transcript import Context
 _ENCODING_VERSION = 2  # version 1 is the challenge form of crypto.shuffle_proof_tw
 _T_POINTS = 5  # t1, t2, t3, t41, t42
 _FIXED_SCALARS = 4  # s1, s2, s3, s4
-_WEIGHT_LABEL = b"tw-batch-weights"
+_WEIGHT_LABEL = "tw-batch.weights"
 
 
 def _counts(n: int) -> tuple[int, int]:
@@ -179,10 +182,14 @@ def prove_shuffle_batchable(
     joint_key: Point,
     witness: ShuffleWitness,
     context: Context,
-    seed: bytes | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> TWCommitmentProof:
-    """GenShuffleProof, sent in commitment form (same cost as the challenge form)."""
-    p, t, t_hat = prove_shuffle_with_commitments(inputs, outputs, joint_key, witness, context, seed)
+    """GenShuffleProof, sent in commitment form (same cost as the challenge form); its
+    randomness is hedged (:mod:`crypto.nonces`), ``insecure_test_seed`` for tests only."""
+    p, t, t_hat = prove_shuffle_with_commitments(
+        inputs, outputs, joint_key, witness, context, insecure_test_seed=insecure_test_seed
+    )
     return TWCommitmentProof(
         permutation_commitments=p.permutation_commitments,
         chain_commitments=p.chain_commitments,
@@ -231,7 +238,7 @@ class _Combination:
         return acc == base_mul(neg_g)
 
 
-def _absorb(comb: _Combination, st: ShuffleStatement, weights: ScalarStream) -> None:
+def _absorb(comb: _Combination, st: ShuffleStatement, weights: NonceStream) -> None:
     """Add ``beta_e E_e`` for every verification equation of one proof to ``comb``."""
     inputs, outputs, joint_key, proof = st.inputs, st.outputs, st.joint_key, st.proof
     check_shuffle_statement(inputs, outputs, joint_key)
@@ -288,7 +295,7 @@ def _absorb(comb: _Combination, st: ShuffleStatement, weights: ScalarStream) -> 
         comb.add(proof.t_hat[i], -gamma)
 
 
-def _check(statements: Sequence[ShuffleStatement], weights: ScalarStream) -> bool:
+def _check(statements: Sequence[ShuffleStatement], weights: NonceStream) -> bool:
     comb = _Combination()
     for st in statements:
         _absorb(comb, st, weights)
@@ -298,23 +305,25 @@ def _check(statements: Sequence[ShuffleStatement], weights: ScalarStream) -> boo
         return False
 
 
-def verify_shuffles_batch(
-    statements: Sequence[ShuffleStatement], seed: bytes | None = None
-) -> None:
+def verify_shuffles_batch(statements: Sequence[ShuffleStatement]) -> None:
     """CheckShuffleProof for every statement at once; raise :class:`InvalidProof` if any fails.
 
     Malformed statements raise :class:`DeckMismatch` or :class:`InvalidEncoding`
-    before any arithmetic.  ``seed`` is for reproducible tests only: in
-    production the weights must come from :mod:`secrets` (``seed=None``),
-    unknown to the provers.
+    before any arithmetic.  The weights are fresh random scalars, unknown to
+    the provers.
     """
+    _verify_batch(statements, NonceStream(_WEIGHT_LABEL))
+
+
+def _verify_batch(statements: Sequence[ShuffleStatement], weights: NonceStream) -> None:
+    """:func:`verify_shuffles_batch` with the weights drawn from ``weights`` (tests only:
+    weights a prover can predict let a forged batch pass)."""
     statements = list(statements)
     if not statements:
         raise DeckMismatch("batch of no shuffle proofs")
     for st in statements:
         if not isinstance(st, ShuffleStatement):
             raise InvalidEncoding("batch entries must be ShuffleStatements")
-    weights = ScalarStream(seed, _WEIGHT_LABEL)
     if _check(statements, weights):
         return
     if len(statements) > 1:
@@ -336,9 +345,8 @@ def verify_shuffle_commitment(
     joint_key: Point,
     proof: TWCommitmentProof,
     context: Context,
-    seed: bytes | None = None,
 ) -> None:
     """Verify one commitment-form proof (a batch of one)."""
     verify_shuffles_batch(
-        [ShuffleStatement(tuple(inputs), tuple(outputs), joint_key, proof, context)], seed
+        [ShuffleStatement(tuple(inputs), tuple(outputs), joint_key, proof, context)]
     )

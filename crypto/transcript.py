@@ -24,6 +24,7 @@ from dataclasses import dataclass
 
 from crypto.errors import InvalidEncoding
 from crypto.group import SCALAR_BYTES, L, Point, check_scalar
+from crypto.nonces import NonceStream
 
 _VERSION_TAG = b"slaiga/v1/transcript"
 _TAG_APPEND = b"A"
@@ -120,6 +121,18 @@ class Transcript:
         t = Transcript.__new__(Transcript)
         t._h = self._h.copy()
         return t
+
+    def nonces(
+        self, label: str, *secret: bytes, insecure_test_seed: bytes | None = None
+    ) -> NonceStream:
+        """The prover's nonces: hedged on everything absorbed so far, its ``secret`` witness
+        bytes and fresh randomness (:mod:`crypto.nonces`); the transcript is unchanged."""
+        return NonceStream(
+            label,
+            public=(self._h.copy().digest(),),
+            secret=secret,
+            insecure_test_seed=insecure_test_seed,
+        )
 
     def challenge(self, label: str) -> int:
         """A challenge scalar in ``[0, L)`` derived from everything appended so far."""

@@ -29,10 +29,11 @@ def start_transfer(
     joint_key: Point,
     context: Context,
     r: int | None = None,
-    w: int | None = None,
+    *,
+    insecure_test_seed: bytes | None = None,
 ) -> tuple[Ciphertext, DleqProof]:
-    """Remask ``ct`` for hand-over, with the remask proof."""
-    return remask_proven(ct, joint_key, context, r, w)
+    """Remask ``ct`` for hand-over, with the remask proof (hedged nonce, crypto.nonces)."""
+    return remask_proven(ct, joint_key, context, r, insecure_test_seed=insecure_test_seed)
 
 
 def verify_transfer(

@@ -77,6 +77,14 @@ class InvalidMove(CheatDetected):
     """An in-turn, well-signed entry whose content breaks the protocol (bad reveal, bad count)."""
 
 
+class MalformedEntry(CheatDetected):
+    """A seat validly signed entry bytes that do not decode as an entry of this protocol.
+
+    Its signature proves who sent the body, so the signer is convicted;
+    ``evidence`` is the signed envelope ``(entry bytes, signature)``.
+    """
+
+
 class Equivocation(CheatDetected):
     """Two different validly signed entries from one seat for the same step.
 

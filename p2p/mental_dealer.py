@@ -204,7 +204,7 @@ class _Randomness:
         return random_scalar(self.bytes(WIDE_BYTES))
 
     def seed(self) -> bytes | None:
-        """A seed for crypto functions that take one (``None``: they use ``secrets``)."""
+        """The ``insecure_test_seed`` for crypto provers (``None``: fresh randomness)."""
         return None if self._seed is None else self.bytes(SEED_BYTES)
 
 
@@ -217,7 +217,7 @@ class _Seat:
         self.seat = seat
         self.rand = rand
         self.secret = rand.scalar()
-        self.share = make_key_share(context, self.secret, rand.scalar())
+        self.share = make_key_share(context, self.secret, insecure_test_seed=rand.seed())
         self.known: dict[int, int] = {}  # handle -> crypto index
         self.private_tokens: dict[int, dict[int, Point]] = {}  # handle -> seat -> token
         self.cheat = cheat
@@ -413,8 +413,10 @@ class MentalTable:
         made: list[ShuffleStatement] = []
         for p in self.seats:  # every seat in turn re-masks and permutes
             ctx = self._ctx(step, p.seat)
-            out, witness = shuffle_deck(pile, self.joint_key, p.rand.seed())
-            proof = prove_shuffle_batchable(pile, out, self.joint_key, witness, ctx, p.rand.seed())
+            out, witness = shuffle_deck(pile, self.joint_key, insecure_test_seed=p.rand.seed())
+            proof = prove_shuffle_batchable(
+                pile, out, self.joint_key, witness, ctx, insecure_test_seed=p.rand.seed()
+            )
             if p.take_cheat("shuffle"):  # swap in a different card: a substitution
                 out = (_substitute(out[0], self.deck, self.joint_key), *out[1:])  # type: ignore[arg-type]
             made.append(ShuffleStatement(pile, tuple(out), self.joint_key, proof, ctx))
@@ -445,7 +447,7 @@ class MentalTable:
     def _tokens_from(self, p: _Seat, handles: Sequence[int], step: int):
         cts = [self.cts[h] for h in handles]
         tokens, proof = make_tokens(
-            p.secret, p.public, cts, self._ctx(step, p.seat), p.rand.scalar()
+            p.secret, p.public, cts, self._ctx(step, p.seat), insecure_test_seed=p.rand.seed()
         )
         if p.take_cheat("token"):
             tokens[0] = add(tokens[0], self.joint_key)  # a wrong decryption share
@@ -474,7 +476,9 @@ class MentalTable:
         old = self.cts[h]
         ctx = self._ctx(step, by)
         rand = self.seats[by].rand
-        new, proof = start_transfer(old, self.joint_key, ctx, rand.scalar(), rand.scalar())
+        new, proof = start_transfer(
+            old, self.joint_key, ctx, rand.scalar(), insecure_test_seed=rand.seed()
+        )
         if self.seats[by].take_cheat("remask"):
             new = _substitute(new, self.deck, self.joint_key)  # type: ignore[arg-type]
         for v in range(self.n):
@@ -561,7 +565,9 @@ class MentalTable:
         old = self.cts[h]
         ctx = self._ctx(step, ob.src)
         src = self.seats[ob.src].rand
-        new, proof = start_transfer(old, self.joint_key, ctx, src.scalar(), src.scalar())
+        new, proof = start_transfer(
+            old, self.joint_key, ctx, src.scalar(), insecure_test_seed=src.seed()
+        )
         if self.seats[ob.src].take_cheat("remask"):
             new = _substitute(new, self.deck, self.joint_key)  # type: ignore[arg-type]
         for v in range(self.n):
@@ -674,7 +680,7 @@ class MentalTable:
                 len(held),
                 self.deck,
                 ctx,
-                p.rand.seed(),
+                insecure_test_seed=p.rand.seed(),
             )
         try:
             return prove_cards_in_set(
@@ -686,7 +692,7 @@ class MentalTable:
                 at_least,
                 self.deck,
                 ctx,
-                p.rand.seed(),
+                insecure_test_seed=p.rand.seed(),
             )
         except InvalidProof as exc:  # an honest prover cannot prove a false claim
             raise DealerCheat(p.seat, step, "false claim", f"{st}: {exc}") from exc
@@ -708,7 +714,14 @@ class MentalTable:
         made_for = ctx.with_step(step + 1) if p.take_cheat("hand-proof") else ctx
         try:
             proof = prove_none_of(
-                p.secret, p.public, held, indices, forbidden, self.deck, made_for, p.rand.seed()
+                p.secret,
+                p.public,
+                held,
+                indices,
+                forbidden,
+                self.deck,
+                made_for,
+                insecure_test_seed=p.rand.seed(),
             )
         except InvalidProof as exc:  # an honest prover cannot prove a false claim
             raise DealerCheat(p.seat, step, "false claim", f"{st}: {exc}") from exc

@@ -1,41 +1,59 @@
-"""Trio TCP mesh between the seats of one table: authenticated, framed, kept alive.
+"""Trio TCP mesh between the seats of one table: authenticated, framed, kept alive, bounded.
 
 A thin Trio shell around the sans-I/O wire (the trio-websocket pattern):
 per connection one reader task feeds :class:`p2p.wire.FrameDecoder`, one
-writer task drains a bounded outbox, a lock serialises writes to the socket,
+writer task drains the outbox, a lock serialises writes to the socket,
 keepalive pings detect dead links, and every transport failure becomes one
-:class:`ConnectionClosed`.  What the connections deliver goes into one bounded
-inbound channel shared by the whole mesh, so a slow consumer slows the
-readers and TCP pushes back on the senders (backpressure), never unbounded
-buffering.
+:class:`ConnectionClosed`.
 
-Handshake (mutual authentication, SIGMA-style signatures over both nonces;
-H. Krawczyk, "SIGMA: the 'SIGn-and-MAc' approach to authenticated
-Diffie-Hellman", CRYPTO 2003 -- here without key exchange, the channel is not
-encrypted, only its endpoints authenticated, since every record entry is
-signed on its own):
+**Memory is bounded in bytes, not items.**  Each connection's outbox holds
+at most :data:`OUTBOX_BYTES`; a peer that does not read past that is too
+slow and is dropped (``send_nowait``), or makes an awaiting sender wait
+(``send``, for replies sent off the node's main loop).  Everything the
+connections deliver goes into one inbox shared by the mesh, in which each
+peer may hold at most :data:`INBOX_BYTES_PER_PEER`: past that its reader
+stops reading, so TCP pushes back on that peer alone and the others go on.
+:meth:`Mesh.bytes_held` sums what the mesh holds (outboxes, inbox, decoder
+buffers), which the hostile-client tests assert.
 
-1. the listener sends ``Hello(version, table_id, identity, nonce_L)``;
-2. the dialer checks version and table id, answers with its own ``Hello`` and
-   ``Auth(sig_D)`` over ``auth_transcript(table, key_D, nonce_D, key_L, nonce_L)``;
+Handshake (SIGMA with ephemeral Diffie-Hellman; H. Krawczyk, "SIGMA: the
+'SIGn-and-MAc' approach to authenticated Diffie-Hellman", CRYPTO 2003, in the
+sign-the-transcript form of TLS 1.3):
+
+1. the listener sends ``Hello(version, table_id, identity, nonce_L, eph_L,
+   genesis_L)``;
+2. the dialer checks version, table id and genesis, answers with its own
+   ``Hello`` and ``Auth(sig_D)`` over ``auth_transcript(hello_D, hello_L)``
+   (both hellos' exact bytes, its own first);
 3. the listener checks ``sig_D`` and answers ``Auth(sig_L)`` over the mirrored
    transcript; the dialer checks it.
 
-Fresh nonces on both sides make a recorded handshake useless later (replay),
+Fresh nonces and ephemerals make a recorded handshake useless later (replay),
 the table id and both keys in the transcript stop a relay to another table or
-peer, and the signer-first order stops reflection.  A refusal (table full or
-gone, version mismatch, identity failure) is sent as a ``Reject`` frame so the
-other side can print a clear reason.
+peer, and the signer-first order stops reflection.  Both sides then derive
+one key per direction from the X25519 secret of the two ephemerals
+(:mod:`crypto.session`), and every later frame carries a MAC over a frame
+counter: an injected, altered, replayed or reordered frame breaks the link
+(the peer sees a remote error and drops it, never crashes).  The genesis
+hash in the hello makes two peers on different forks of one table refuse
+each other (``Reject("fork")``) instead of trading entries that cannot chain.
+A refusal (table full or gone, version mismatch, identity failure, busy) is
+sent as a ``Reject`` frame so the other side can print a clear reason.
+
+**Handshake slots** are bounded in total (:data:`MAX_PENDING_HANDSHAKES`)
+and per remote address (:data:`MAX_HANDSHAKES_PER_ADDRESS`), so one host
+that opens stalled sockets cannot lock the seats out.
 
 Who dials whom is decided by the caller (the node: a later joiner dials the
 earlier members), so a pair never races two connections; if a peer comes
 back with a new connection anyway, the newer one replaces the older.
-Persistent peers are redialled with capped exponential backoff, a bounded
-number of times per outage.
+Persistent peers are redialled with capped exponential backoff for as long
+as the mesh runs: a seat of a live table is never given up on.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import functools
 import itertools
@@ -47,8 +65,9 @@ from dataclasses import dataclass, field
 import trio
 
 from crypto.errors import CryptoError
-from crypto.identity import IdentityKey, verify_signature
+from crypto.identity import IdentityKey, fingerprint, verify_signature
 from crypto.seal import SealKey, open_sealed, seal
+from crypto.session import Ephemeral, FrameMac, link_keys
 from p2p import wire
 from p2p.errors import RemoteProtocolError
 
@@ -59,24 +78,37 @@ KEEPALIVE_INTERVAL_S = 1.0
 """Send a ping after this long without sending anything."""
 KEEPALIVE_DEAD_S = 5.0
 """Close a connection after this long without receiving anything."""
-OUTBOX_FRAMES = 4096
-"""Frames queued per connection before the peer counts as too slow and is dropped."""
-INBOX_ITEMS = 4096
-"""Inbound items buffered for the node before readers stop reading (backpressure)."""
+OUTBOX_BYTES = 8 << 20
+"""Bytes queued per connection before the peer counts as too slow (``send_nowait`` drops it)."""
+OUTBOX_FRAMES = 8192
+"""Frames queued per connection, the same limit counted in frames (keepalives are tiny)."""
+INBOX_BYTES_PER_PEER = 4 << 20
+"""Bytes one peer may hold in the shared inbox before its reader stops reading."""
+INBOX_CONTROL_EVENTS = 4096
+"""Connection events (up, down) queued for the node; more are dropped."""
+INBOUND_OVERHEAD = 256
+"""Bytes counted per inbound message beyond twice its raw size (decoded copy, objects)."""
 BACKOFF_START_S = 0.05
-BACKOFF_CAP_S = 1.0
+BACKOFF_CAP_S = 2.0
 DRAIN_TIMEOUT_S = 2.0
 """On a normal close, how long queued frames may take to go out before links are cut."""
-MAX_REDIALS = 120
-"""Redial attempts per outage before a persistent peer is given up on (bounded loop)."""
 MAX_PENDING_HANDSHAKES = 32
 """Unauthenticated incoming connections handled at once; more are refused as ``busy``.
 
 Each lives at most ``HANDSHAKE_TIMEOUT_S``, so a client that opens connections
 and stalls (or sends junk) costs us a bounded number of tasks and buffers, and
 the seats can get in again as soon as the stalled ones time out."""
+MAX_HANDSHAKES_PER_ADDRESS = wire.MAX_SEATS
+"""Unauthenticated incoming connections from one remote address at once (``busy`` past it):
+one host that floods stalled sockets leaves the other half of the slots to everyone else.
+As many as a table has seats, since every seat of a table on one machine (tests, a
+demo) dials from the same address at once."""
+HANDSHAKE_MAX_FRAME = 4096
+"""Largest frame accepted before a handshake completes (a hello is a few hundred bytes), so a
+stalled stranger holds at most this much of our memory."""
 REFUSE_TIMEOUT_S = 1.0
 """How long a ``Reject`` frame may take to go out before the connection is dropped anyway."""
+NO_GENESIS = b""
 
 ADDRESS_SEP = ":"
 
@@ -130,21 +162,37 @@ def format_address(host: str, port: int) -> str:
 
 
 class FramedStream:
-    """A Trio stream plus a FrameDecoder: ``receive()`` one message, ``send_frame()``."""
+    """A Trio stream plus a FrameDecoder: ``receive()`` one message, ``send_frame()``.
+
+    After :meth:`authenticate` every frame sent carries a MAC and every frame
+    received must carry one (see :mod:`crypto.session`).
+    """
 
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
-        self.decoder = wire.FrameDecoder()
-        self._pending: list[wire.Decoded] = []
+        self.decoder = wire.FrameDecoder(HANDSHAKE_MAX_FRAME)
+        self._send_mac: FrameMac | None = None
         self.send_lock = trio.Lock()
         self.last_received = trio.current_time()
         self.last_sent = trio.current_time()
         self.bytes_in = 0
         self.bytes_out = 0
 
+    def authenticate(self, send_key: bytes, receive_key: bytes) -> None:
+        """Switch both directions to authenticated frames (at a frame boundary)."""
+        self._send_mac = FrameMac(send_key)
+        self.decoder.authenticate(FrameMac(receive_key))
+        self.decoder.max_frame = wire.MAX_FRAME_BYTES
+
     async def receive(self) -> wire.Decoded:
         """Next message; raises ConnectionClosed on EOF, transport error or bad bytes."""
-        while not self._pending:
+        while True:
+            try:
+                decoded = self.decoder.next()
+            except RemoteProtocolError as exc:
+                raise ConnectionClosed(f"bad frame: {exc}", remote_error=True) from exc
+            if decoded is not None:
+                return decoded
             try:
                 data = await self.stream.receive_some(RECV_CHUNK)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
@@ -153,15 +201,14 @@ class FramedStream:
                 raise ConnectionClosed("peer closed the connection")
             self.last_received = trio.current_time()
             self.bytes_in += len(data)
-            try:
-                self._pending.extend(self.decoder.feed(data))
-            except RemoteProtocolError as exc:
-                raise ConnectionClosed(f"bad frame: {exc}", remote_error=True) from exc
-        return self._pending.pop(0)
+            self.decoder.push(data)
 
     async def send_frame(self, data: bytes) -> None:
-        """Write one encoded frame under the send lock; ConnectionClosed on failure."""
+        """Write one encoded frame under the send lock (adding its MAC once authenticated);
+        ConnectionClosed on failure."""
         async with self.send_lock:
+            if self._send_mac is not None:
+                data = wire.authenticated_frame(self._send_mac, data)
             try:
                 await self.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
@@ -189,6 +236,7 @@ class PeerInfo:
     identity: bytes
     table_id: bytes
     dialed: bool
+    genesis: bytes = NO_GENESIS
 
 
 def _reject_of(decoded: wire.Decoded) -> Rejected | None:
@@ -198,7 +246,7 @@ def _reject_of(decoded: wire.Decoded) -> Rejected | None:
     return None
 
 
-async def _expect(framed: FramedStream, cls: type[wire.Message]) -> wire.Message:
+async def _expect(framed: FramedStream, cls: type[wire.Message]) -> wire.Decoded:
     decoded = await framed.receive()
     rejected = _reject_of(decoded)
     if rejected is not None:
@@ -207,7 +255,7 @@ async def _expect(framed: FramedStream, cls: type[wire.Message]) -> wire.Message
         raise HandshakeFailed(
             "identity", f"expected {cls.TAG!r} during handshake, got {decoded.message.TAG!r}"
         )
-    return decoded.message
+    return decoded
 
 
 async def _refuse(framed: FramedStream, kind: str, detail: str) -> HandshakeFailed:
@@ -218,9 +266,52 @@ async def _refuse(framed: FramedStream, kind: str, detail: str) -> HandshakeFail
 
 
 def _check_version(version: int) -> str | None:
-    if version != wire.PROTOCOL_VERSION:
-        return f"version mismatch: peer speaks protocol {version}, we speak {wire.PROTOCOL_VERSION}"
+    if version != wire.HANDSHAKE_VERSION:
+        return (
+            f"version mismatch: peer speaks link protocol {version},"
+            f" we speak {wire.HANDSHAKE_VERSION}"
+        )
     return None
+
+
+def genesis_problem(ours: bytes, theirs: bytes, *, listening: bool) -> str | None:
+    """Why two peers' genesis hashes keep them apart, or ``None``.
+
+    Two different genesis hashes are two forks of one table.  A formed
+    listener also refuses a peer without one: every seat has the genesis
+    before it dials after forming, and the lobby is closed by then.
+    """
+    if ours and theirs and ours != theirs:
+        return (
+            f"fork: peer holds genesis {theirs.hex()[:16]}, we hold {ours.hex()[:16]}"
+            " (two different manifests were signed for this table)"
+        )
+    if listening and ours and not theirs:
+        return "the table is already formed (peer holds no genesis)"
+    return None
+
+
+def _hello(identity: IdentityKey, table_id: bytes, eph: Ephemeral, genesis: bytes) -> bytes:
+    nonce = secrets.token_bytes(wire.NONCE_BYTES)
+    return wire.encode_body(
+        wire.Hello(wire.HANDSHAKE_VERSION, table_id, identity.public, nonce, eph.public, genesis)
+    )
+
+
+def _start_session(
+    framed: FramedStream,
+    eph: Ephemeral,
+    peer_eph: bytes,
+    hello_l: bytes,
+    hello_d: bytes,
+    *,
+    listener: bool,
+) -> None:
+    d2l, l2d = link_keys(eph.shared(peer_eph), wire.session_transcript(hello_l, hello_d))
+    if listener:
+        framed.authenticate(send_key=l2d, receive_key=d2l)
+    else:
+        framed.authenticate(send_key=d2l, receive_key=l2d)
 
 
 async def handshake_listener(
@@ -228,15 +319,18 @@ async def handshake_listener(
     identity: IdentityKey,
     table_id: bytes,
     admit: Callable[[bytes], tuple[str, str] | None],
+    genesis: bytes = NO_GENESIS,
 ) -> PeerInfo:
     """Listener side: Hello first, then verify the dialer's Auth, then our Auth.
 
     ``admit(peer_key)`` returns ``None`` to accept or ``(reason, detail)`` to
     refuse (table full, not a member) after the peer has proved its key.
     """
-    nonce = secrets.token_bytes(wire.NONCE_BYTES)
-    await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table_id, identity.public, nonce))
-    hello = await _expect(framed, wire.Hello)
+    eph = Ephemeral()
+    mine_raw = _hello(identity, table_id, eph, genesis)
+    await framed.send_frame(wire.frame(mine_raw))
+    decoded = await _expect(framed, wire.Hello)
+    hello = decoded.message
     assert isinstance(hello, wire.Hello)
     problem = _check_version(hello.version)
     if problem:
@@ -245,9 +339,12 @@ async def handshake_listener(
         raise await _refuse(framed, "gone", f"no table {hello.table_id.hex()} here")
     if hello.identity == identity.public:
         raise await _refuse(framed, "identity", "peer presented our own identity key")
-    auth = await _expect(framed, wire.Auth)
+    fork = genesis_problem(genesis, hello.genesis, listening=True)
+    if fork:
+        raise await _refuse(framed, "fork", fork)
+    auth = (await _expect(framed, wire.Auth)).message
     assert isinstance(auth, wire.Auth)
-    transcript = wire.auth_transcript(table_id, hello.identity, hello.nonce, identity.public, nonce)
+    transcript = wire.auth_transcript(decoded.raw, mine_raw)
     try:
         verify_signature(hello.identity, transcript, auth.signature)
     except CryptoError as exc:
@@ -255,9 +352,9 @@ async def handshake_listener(
     refusal = admit(hello.identity)
     if refusal is not None:
         raise await _refuse(framed, *refusal)
-    mine = wire.auth_transcript(table_id, identity.public, nonce, hello.identity, hello.nonce)
-    await framed.send(wire.Auth(identity.sign(mine)))
-    return PeerInfo(hello.identity, table_id, dialed=False)
+    await framed.send(wire.Auth(identity.sign(wire.auth_transcript(mine_raw, decoded.raw))))
+    _start_session(framed, eph, hello.ephemeral, mine_raw, decoded.raw, listener=True)
+    return PeerInfo(hello.identity, table_id, dialed=False, genesis=hello.genesis)
 
 
 async def handshake_dialer(
@@ -266,9 +363,11 @@ async def handshake_dialer(
     table_id: bytes | None,
     expect_identity: bytes | None = None,
     expect_fingerprint: str | None = None,
+    genesis: bytes = NO_GENESIS,
 ) -> PeerInfo:
     """Dialer side.  ``table_id=None`` adopts the listener's table (``--peer`` joins)."""
-    hello = await _expect(framed, wire.Hello)
+    decoded = await _expect(framed, wire.Hello)
+    hello = decoded.message
     assert isinstance(hello, wire.Hello)
     problem = _check_version(hello.version)
     if problem:
@@ -279,26 +378,100 @@ async def handshake_dialer(
         )
     if expect_identity is not None and hello.identity != expect_identity:
         raise await _refuse(framed, "identity", "peer is not the identity we expected")
-    if expect_fingerprint is not None:
-        from crypto.identity import fingerprint
-
-        if fingerprint(hello.identity) != expect_fingerprint:
-            raise await _refuse(framed, "identity", "peer key does not match the announced one")
+    if expect_fingerprint is not None and fingerprint(hello.identity) != expect_fingerprint:
+        raise await _refuse(framed, "identity", "peer key does not match the announced one")
     if hello.identity == identity.public:
         raise await _refuse(framed, "identity", "peer presented our own identity key")
+    fork = genesis_problem(genesis, hello.genesis, listening=False)
+    if fork:
+        raise await _refuse(framed, "fork", fork)
     table = hello.table_id
-    nonce = secrets.token_bytes(wire.NONCE_BYTES)
-    await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, identity.public, nonce))
-    mine = wire.auth_transcript(table, identity.public, nonce, hello.identity, hello.nonce)
-    await framed.send(wire.Auth(identity.sign(mine)))
-    auth = await _expect(framed, wire.Auth)
+    eph = Ephemeral()
+    mine_raw = _hello(identity, table, eph, genesis)
+    await framed.send_frame(wire.frame(mine_raw))
+    await framed.send(wire.Auth(identity.sign(wire.auth_transcript(mine_raw, decoded.raw))))
+    auth = (await _expect(framed, wire.Auth)).message
     assert isinstance(auth, wire.Auth)
-    theirs = wire.auth_transcript(table, hello.identity, hello.nonce, identity.public, nonce)
+    theirs = wire.auth_transcript(decoded.raw, mine_raw)
     try:
         verify_signature(hello.identity, theirs, auth.signature)
     except CryptoError as exc:
         raise HandshakeFailed("identity", f"listener's handshake signature invalid: {exc}") from exc
-    return PeerInfo(hello.identity, table, dialed=True)
+    _start_session(framed, eph, hello.ephemeral, decoded.raw, mine_raw, listener=False)
+    return PeerInfo(hello.identity, table, dialed=True, genesis=hello.genesis)
+
+
+# ---------------------------------------------------------------------------
+# Byte-bounded queues
+# ---------------------------------------------------------------------------
+
+
+class ByteQueue:
+    """A FIFO bounded in bytes and in items.
+
+    :meth:`put_nowait` refuses what does not fit; :meth:`put` waits for room
+    (an item larger than the whole budget still goes into an empty queue, so
+    nothing legal can wait forever).  :meth:`get` raises
+    :class:`trio.EndOfChannel` once the queue is closed and empty.
+    """
+
+    def __init__(self, max_bytes: int, max_items: int) -> None:
+        self.max_bytes = max_bytes
+        self.max_items = max_items
+        self.bytes = 0
+        self._items: collections.deque[tuple[object, int]] = collections.deque()
+        self._closed = False
+        self._getters = trio.lowlevel.ParkingLot()
+        self._putters = trio.lowlevel.ParkingLot()
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def _fits(self, size: int) -> bool:
+        if not self._items:
+            return True
+        return self.bytes + size <= self.max_bytes and len(self._items) < self.max_items
+
+    def put_nowait(self, item: object, size: int) -> bool:
+        if self._closed:
+            raise trio.ClosedResourceError("queue closed")
+        if not self._fits(size):
+            return False
+        self._items.append((item, size))
+        self.bytes += size
+        self._getters.unpark()
+        return True
+
+    async def put(self, item: object, size: int) -> None:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while not self._closed and not self._fits(size):
+            await self._putters.park()
+        if not self.put_nowait(item, size):  # pragma: no cover - _fits was just true
+            raise AssertionError("queue has room")
+        await trio.lowlevel.cancel_shielded_checkpoint()
+
+    def get_nowait(self) -> object:
+        if not self._items:
+            if self._closed:
+                raise trio.EndOfChannel
+            raise trio.WouldBlock
+        item, size = self._items.popleft()
+        self.bytes -= size
+        self._putters.unpark_all()
+        return item
+
+    async def get(self) -> object:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while not self._items and not self._closed:
+            await self._getters.park()
+        item = self.get_nowait()
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return item
+
+    def close(self) -> None:
+        self._closed = True
+        self._getters.unpark_all()
+        self._putters.unpark_all()
 
 
 # ---------------------------------------------------------------------------
@@ -313,6 +486,11 @@ class Inbound:
     peer: bytes
     message: wire.Message
     raw: bytes
+
+    @property
+    def size(self) -> int:
+        """Bytes this message holds while queued (the raw body, its decoded copy, objects)."""
+        return 2 * len(self.raw) + INBOUND_OVERHEAD
 
 
 @dataclass(frozen=True, slots=True)
@@ -330,6 +508,78 @@ class PeerDown:
 
 MeshEvent = Inbound | PeerUp | PeerDown
 
+
+class Inbox:
+    """What the connections deliver to the node: messages in arrival order, each peer
+    holding at most ``per_peer_bytes`` at once, plus a bounded count of connection events.
+
+    The node reads it like a Trio receive channel (``receive``, ``receive_nowait``).
+    """
+
+    def __init__(self, per_peer_bytes: int, control_events: int) -> None:
+        self.per_peer_bytes = per_peer_bytes
+        self.control_events = control_events
+        self._items: collections.deque[MeshEvent] = collections.deque()
+        self._held: dict[bytes, int] = {}
+        self._controls = 0
+        self.bytes = 0
+        self._getters = trio.lowlevel.ParkingLot()
+        self._room: dict[bytes, trio.lowlevel.ParkingLot] = {}
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def held_by(self, peer: bytes) -> int:
+        return self._held.get(peer, 0)
+
+    async def put(self, event: Inbound) -> None:
+        """Queue a message; waits while its peer already holds its share (backpressure)."""
+        size = event.size
+        peer = event.peer
+        while self._held.get(peer, 0) and self._held[peer] + size > self.per_peer_bytes:
+            await self._room.setdefault(peer, trio.lowlevel.ParkingLot()).park()
+        self._held[peer] = self._held.get(peer, 0) + size
+        self.bytes += size
+        self._items.append(event)
+        self._getters.unpark()
+
+    def post(self, event: PeerUp | PeerDown) -> None:
+        """Queue a connection event; dropped past ``control_events`` queued."""
+        if self._controls >= self.control_events:
+            return
+        self._controls += 1
+        self._items.append(event)
+        self._getters.unpark()
+
+    def receive_nowait(self) -> MeshEvent:
+        if not self._items:
+            raise trio.WouldBlock
+        event = self._items.popleft()
+        if isinstance(event, Inbound):
+            left = self._held[event.peer] - event.size
+            self.bytes -= event.size
+            if left:
+                self._held[event.peer] = left
+            else:
+                del self._held[event.peer]
+            lot = self._room.get(event.peer)
+            if lot is not None:
+                lot.unpark_all()
+                if not lot:
+                    del self._room[event.peer]
+        else:
+            self._controls -= 1
+        return event
+
+    async def receive(self) -> MeshEvent:
+        await trio.lowlevel.checkpoint_if_cancelled()
+        while not self._items:
+            await self._getters.park()
+        event = self.receive_nowait()
+        await trio.lowlevel.cancel_shielded_checkpoint()
+        return event
+
+
 _conn_ids = itertools.count(1)
 
 
@@ -342,37 +592,45 @@ class Connection:
         self.framed = framed
         self.peer = info.identity
         self.dialed = info.dialed
-        self._out_send, self._out_recv = trio.open_memory_channel[bytes](OUTBOX_FRAMES)
+        self.outbox = ByteQueue(mesh.outbox_bytes, OUTBOX_FRAMES)
         self._cancel = trio.CancelScope()
         self.closed = trio.Event()
         self.close_reason = ""
         self._ping_nonce = 0
+
+    @property
+    def bytes_held(self) -> int:
+        """Queued outgoing bytes plus bytes received but not yet decoded."""
+        return self.outbox.bytes + self.framed.decoder.buffered
 
     def send_nowait(self, frame_bytes: bytes) -> bool:
         """Queue a frame; a full outbox means the peer cannot keep up: drop the link."""
         if self.closed.is_set():
             return False
         try:
-            self._out_send.send_nowait(frame_bytes)
-        except trio.WouldBlock:
-            self.abort(f"outbox overflow ({OUTBOX_FRAMES} frames): peer too slow")
+            queued = self.outbox.put_nowait(frame_bytes, len(frame_bytes))
+        except trio.ClosedResourceError:
             return False
-        except (trio.ClosedResourceError, trio.BrokenResourceError):
-            return False
-        return True
+        if not queued:
+            self.abort(
+                f"outbox overflow ({self.outbox.bytes} bytes in {len(self.outbox)} frames):"
+                " peer too slow"
+            )
+        return queued
 
     async def send(self, msg: wire.Message) -> None:
         """Queue a message, waiting for room in the outbox (backpressure)."""
+        frame_bytes = wire.encode_frame(msg)
         try:
-            await self._out_send.send(wire.encode_frame(msg))
-        except (trio.ClosedResourceError, trio.BrokenResourceError) as exc:
+            await self.outbox.put(frame_bytes, len(frame_bytes))
+        except trio.ClosedResourceError as exc:
             raise ConnectionClosed(self.close_reason or "connection closed", self.peer) from exc
 
     def finish_sending(self, reason: str = "closed locally") -> None:
         """Close gracefully: the writer sends what is queued, then the connection ends."""
         if not self.close_reason:
             self.close_reason = reason
-        self._out_send.close()
+        self.outbox.close()
 
     def abort(self, reason: str) -> None:
         if not self.close_reason:
@@ -404,7 +662,7 @@ class Connection:
             self.close_reason = self.close_reason or exc.reason
             remote_error = exc.remote_error
         finally:
-            self._out_send.close()
+            self.outbox.close()
             self.closed.set()
             with trio.CancelScope(shield=True):
                 await self.framed.aclose()
@@ -420,18 +678,27 @@ class Connection:
             if isinstance(msg, wire.Pong):
                 continue
             self.mesh.stats_received += 1
-            await self.mesh._inbox_send.send(Inbound(self.peer, msg, decoded.raw))
+            await self.mesh.inbox.put(Inbound(self.peer, msg, decoded.raw))
 
     async def _writer(self) -> None:
-        async for frame_bytes in self._out_recv:
+        while True:
+            try:
+                frame_bytes = await self.outbox.get()
+            except trio.EndOfChannel:
+                raise ConnectionClosed(self.close_reason or "closed locally", self.peer) from None
+            assert isinstance(frame_bytes, bytes)
             await self.framed.send_frame(frame_bytes)
-        raise ConnectionClosed(self.close_reason or "closed locally", self.peer)
 
     async def _keepalive(self) -> None:
         interval = self.mesh.keepalive_interval
         while True:
+            before = trio.current_time()
             await trio.sleep(interval / 2)
             now = trio.current_time()
+            if now - before > interval / 2 + self.mesh.keepalive_dead / 2:
+                # we were away (stopped, suspended, starved): what the peer sent meanwhile
+                # is still unread, so it gets a fresh window instead of the blame
+                self.framed.last_received = now
             if now - self.framed.last_received > self.mesh.keepalive_dead:
                 raise ConnectionClosed(
                     f"no traffic for {self.mesh.keepalive_dead:.1f}s (keepalive)", self.peer
@@ -461,25 +728,47 @@ class Mesh:
         keepalive_dead: float = KEEPALIVE_DEAD_S,
         handshake_timeout: float = HANDSHAKE_TIMEOUT_S,
         max_pending_handshakes: int = MAX_PENDING_HANDSHAKES,
+        max_handshakes_per_address: int = MAX_HANDSHAKES_PER_ADDRESS,
+        outbox_bytes: int = OUTBOX_BYTES,
+        inbox_bytes_per_peer: int = INBOX_BYTES_PER_PEER,
     ) -> None:
         self._nursery = nursery
         self.handshake_timeout = handshake_timeout
         self.max_pending_handshakes = max_pending_handshakes
+        self.max_handshakes_per_address = max_handshakes_per_address
         self.pending_handshakes = 0
+        self._pending_by_address: dict[str, int] = {}
+        self._handshaking: set[FramedStream] = set()
         self.identity = identity
         self.table_id = table_id
+        self.genesis = NO_GENESIS
+        """The genesis hash of our record once formed: sent in every hello, and a peer
+        holding another one is refused (see :func:`genesis_problem`)."""
         self.keepalive_interval = keepalive_interval
         self.keepalive_dead = keepalive_dead
+        self.outbox_bytes = outbox_bytes
         self.connections: dict[bytes, Connection] = {}
-        self._inbox_send, self.inbox = trio.open_memory_channel[MeshEvent](INBOX_ITEMS)
+        self.inbox = Inbox(inbox_bytes_per_peer, INBOX_CONTROL_EVENTS)
         self.admit: Callable[[bytes], tuple[str, str] | None] = lambda _peer: None
         self.listen_port: int | None = None
         self.listen_host: str | None = None
         self._persistent: dict[bytes, _Persistent] = {}
         self._changed = trio.Event()
         self.stats_received = 0
-        self.handshake_failures: list[str] = []
+        self.handshake_failures: collections.deque[str] = collections.deque(
+            maxlen=HANDSHAKE_FAILURES_KEPT
+        )
+        self.handshake_failure_count = 0
         self.closing = False
+
+    def bytes_held(self) -> int:
+        """Bytes held by the mesh's own queues and buffers (inbox, outboxes, decoders)."""
+        held = self.inbox.bytes + sum(c.bytes_held for c in self.connections.values())
+        return held + sum(f.decoder.buffered for f in self._handshaking)
+
+    def _failed(self, what: str) -> None:
+        self.handshake_failure_count += 1
+        self.handshake_failures.append(what)
 
     # -- listening ----------------------------------------------------------
 
@@ -498,37 +787,59 @@ class Mesh:
             raise MeshError("mesh is not listening")
         return format_address(self.listen_host, self.listen_port)
 
+    def _slot_refusal(self, address: str) -> str | None:
+        if self.pending_handshakes >= self.max_pending_handshakes:
+            return f"{self.pending_handshakes} handshakes already in progress"
+        if self._pending_by_address.get(address, 0) >= self.max_handshakes_per_address:
+            return f"{self.max_handshakes_per_address} handshakes from {address} in progress"
+        return None
+
     async def _handle_incoming(self, stream: trio.SocketStream) -> None:
-        """Authenticate one incoming connection (bounded in time and in number), then run it.
+        """Authenticate one incoming connection (bounded in time, in number and per
+        address), then run it.
 
         Whatever the other end sends or withholds (junk, a huge length
         prefix, half a frame, nothing at all) ends here as a recorded
         handshake failure and a closed socket; it never reaches the node.
         """
         framed = FramedStream(stream)
-        if self.pending_handshakes >= self.max_pending_handshakes:
-            failure = await _refuse(
-                framed, "busy", f"{self.pending_handshakes} handshakes already in progress"
-            )
-            self.handshake_failures.append(str(failure))
+        try:
+            address = str(stream.socket.getpeername()[0])
+        except OSError:
+            await framed.aclose()
+            return
+        busy = self._slot_refusal(address)
+        if busy is not None:
+            failure = await _refuse(framed, "busy", busy)
+            self._failed(str(failure))
             await framed.aclose()
             return
         self.pending_handshakes += 1
+        self._pending_by_address[address] = self._pending_by_address.get(address, 0) + 1
+        self._handshaking.add(framed)
         try:
             if self.table_id is None:
                 raise await _refuse(framed, "gone", "this peer has not joined a table yet")
             with trio.fail_after(self.handshake_timeout):
-                info = await handshake_listener(framed, self.identity, self.table_id, self.admit)
+                info = await handshake_listener(
+                    framed, self.identity, self.table_id, self.admit, self.genesis
+                )
         except (HandshakeFailed, ConnectionClosed) as exc:
-            self.handshake_failures.append(str(exc) or type(exc).__name__)
+            self._failed(str(exc) or type(exc).__name__)
             await framed.aclose()
             return
         except trio.TooSlowError:
-            self.handshake_failures.append(f"handshake timed out after {self.handshake_timeout:g}s")
+            self._failed(f"handshake timed out after {self.handshake_timeout:g}s")
             await framed.aclose()
             return
         finally:
+            self._handshaking.discard(framed)
             self.pending_handshakes -= 1
+            left = self._pending_by_address[address] - 1
+            if left:
+                self._pending_by_address[address] = left
+            else:
+                del self._pending_by_address[address]
         await self._adopt(framed, info).run()
 
     # -- dialing ------------------------------------------------------------
@@ -551,7 +862,12 @@ class Mesh:
         try:
             with trio.fail_after(self.handshake_timeout):
                 info = await handshake_dialer(
-                    framed, self.identity, self.table_id, expect_identity, expect_fingerprint
+                    framed,
+                    self.identity,
+                    self.table_id,
+                    expect_identity,
+                    expect_fingerprint,
+                    self.genesis,
                 )
         except (HandshakeFailed, ConnectionClosed) as exc:
             await framed.aclose()
@@ -569,7 +885,8 @@ class Mesh:
         return conn
 
     def keep_connected(self, peer: bytes, address: str) -> None:
-        """Dial ``peer`` now and again after every outage, with capped backoff."""
+        """Dial ``peer`` now and again after every outage, with capped backoff, for as long
+        as the mesh runs (a seat of a live table is never given up on)."""
         entry = self._persistent.get(peer)
         if entry is None:
             entry = self._persistent[peer] = _Persistent(address)
@@ -581,7 +898,7 @@ class Mesh:
     async def _redial_loop(self, peer: bytes, entry: _Persistent) -> None:
         try:
             failures = 0
-            while not self.closing and failures < MAX_REDIALS:
+            while not self.closing:
                 conn = self.connections.get(peer)
                 if conn is not None:
                     await conn.closed.wait()
@@ -592,8 +909,9 @@ class Mesh:
                     failures = 0
                 except (ConnectionClosed, HandshakeFailed) as exc:
                     failures += 1
-                    self.handshake_failures.append(str(exc))
-                    delay = min(BACKOFF_CAP_S, BACKOFF_START_S * math.pow(2, failures))
+                    self._failed(str(exc))
+                    exponent = min(failures, 32)  # no float overflow after a long outage
+                    delay = min(BACKOFF_CAP_S, BACKOFF_START_S * math.pow(2, exponent))
                     await trio.sleep(delay)
         finally:
             entry.task_running = False
@@ -606,19 +924,15 @@ class Mesh:
         if old is not None:
             old.abort("replaced by a newer connection from the same peer")
         self.connections[info.identity] = conn
-        self._post(PeerUp(info.identity, info.dialed))
+        self.inbox.post(PeerUp(info.identity, info.dialed))
         self._notify()
         return conn
 
     def _connection_ended(self, conn: Connection, reason: str, remote_error: bool) -> None:
         if self.connections.get(conn.peer) is conn:
             del self.connections[conn.peer]
-            self._post(PeerDown(conn.peer, reason, remote_error))
+            self.inbox.post(PeerDown(conn.peer, reason, remote_error))
             self._notify()
-
-    def _post(self, event: MeshEvent) -> None:
-        with contextlib.suppress(trio.WouldBlock, trio.ClosedResourceError):
-            self._inbox_send.send_nowait(event)
 
     def _notify(self) -> None:
         changed, self._changed = self._changed, trio.Event()
@@ -677,6 +991,10 @@ class Mesh:
             conn.abort(reason)
 
 
+HANDSHAKE_FAILURES_KEPT = 1024
+"""The most recent handshake failures kept for reports (a flood cannot grow the list)."""
+
+
 @contextlib.asynccontextmanager
 async def open_mesh(
     identity: IdentityKey,
@@ -684,27 +1002,18 @@ async def open_mesh(
     *,
     host: str | None = None,
     port: int = 0,
-    keepalive_interval: float = KEEPALIVE_INTERVAL_S,
-    keepalive_dead: float = KEEPALIVE_DEAD_S,
-    handshake_timeout: float = HANDSHAKE_TIMEOUT_S,
-    max_pending_handshakes: int = MAX_PENDING_HANDSHAKES,
+    **options: float,
 ) -> AsyncIterator[Mesh]:
     """Run a mesh (listening on ``host:port`` if a host is given); closes every link on exit.
 
-    An error raised by the body comes out as itself, not wrapped in an
-    exception group, so callers can catch ``HandshakeFailed`` and friends.
+    ``options`` are :class:`Mesh`'s keyword settings (keepalive, handshake and
+    queue limits).  An error raised by the body comes out as itself, not
+    wrapped in an exception group, so callers can catch ``HandshakeFailed``
+    and friends.
     """
     with unwrap_single_error():
         async with trio.open_nursery() as nursery:
-            mesh = Mesh(
-                nursery,
-                identity,
-                table_id,
-                keepalive_interval=keepalive_interval,
-                keepalive_dead=keepalive_dead,
-                handshake_timeout=handshake_timeout,
-                max_pending_handshakes=max_pending_handshakes,
-            )
+            mesh = Mesh(nursery, identity, table_id, **options)  # type: ignore[arg-type]
             if host is not None:
                 await mesh.listen(host, port)
             try:
@@ -725,6 +1034,18 @@ def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
         else:
             out.append(exc)
     return out
+
+
+@contextlib.asynccontextmanager
+async def open_task_nursery() -> AsyncIterator[trio.Nursery]:
+    """A nursery for background tasks: cancelled when the block ends (however it ends), an
+    error coming out as itself rather than wrapped in an exception group."""
+    with unwrap_single_error():
+        async with trio.open_nursery() as nursery:
+            try:
+                yield nursery
+            finally:
+                nursery.cancel_scope.cancel()
 
 
 @contextlib.contextmanager

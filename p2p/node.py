@@ -34,6 +34,7 @@ import contextlib
 import copy
 import hashlib
 import json
+import math
 import os
 import random
 import secrets
@@ -61,11 +62,13 @@ from p2p.errors import (
     RemoteProtocolError,
     TableAbandoned,
 )
+from p2p.fetch import FetchServer
 from p2p.forming import (
     DEFAULT_MAX_WAIT_MS,
     DEFAULT_STALL_AFTER_MS,
     FormingRule,
     Manifest,
+    genesis_hash,
     make_genesis,
     manifest_bytes,
     new_table_id,
@@ -83,6 +86,7 @@ from p2p.game_rule import (
     decide_limits,
     describe,
 )
+from p2p.lobby import EarlyBuffer, LobbyGate, Verdict
 from p2p.mesh import (
     ConnectionClosed,
     HandshakeFailed,
@@ -91,9 +95,11 @@ from p2p.mesh import (
     PeerDown,
     PeerUp,
     open_mesh,
+    open_task_nursery,
 )
 from p2p.record import Offer, Record, Status
 from p2p.seat import SeatDriver, game_of, rule_factory
+from p2p.signing import SignedManifests, offer_problems, timeout_problem
 from p2p.silence import Recovered, SilenceMonitor, Stalled
 from p2p.store import RecordFile
 from p2p.wire import Hash, Step, TableId
@@ -107,18 +113,17 @@ TABLE_SECRET_BYTES = 32
 JOIN_TIMEOUT_S = 30.0
 FORM_TIMEOUT_S = 60.0
 MESH_TIMEOUT_S = 20.0
+HEARTBEAT_S = 0.25
+AWAY_AFTER_S = 1.0
+"""A heartbeat this much later than due means we were away (stopped, suspended, starved);
+that time counts against no seat."""
+ISOLATED_ROUNDS = 3
+"""Re-fetch rounds waited out while we hold no link at all before a silent seat is named."""
 LINGER_S = 10.0
 """How long a finished peer waits for the others to say they finished too."""
-EARLY_BUFFER = 4096
 DEFAULT_LOBBY_SCAN_S = 3.0
 OPEN_TIMEOUT_S = 1800.0
 """How long an opened table waits for its seats to fill before it closes itself."""
-FETCH_REPLY_TIMEOUT_S = 5.0
-"""How long the answer to one ``Fetch`` may wait for room in the asker's outbox.
-
-A peer that keeps asking for the whole record and never reads the answers
-would otherwise block our event loop on backpressure forever; past this it
-is disconnected (it may reconnect and ask again, at the cost of a handshake)."""
 
 
 class NodeError(Exception):
@@ -351,7 +356,13 @@ class Node:
         self.record: Record | None = None
         self.store: RecordFile | None = None
         self.my_seat = -1
-        self.early: list[Inbound] = []
+        self.early = EarlyBuffer()
+        self.gate = LobbyGate()
+        self.fetches: FetchServer | None = None
+        self._lobby_ad: discovery.TableAd | None = None
+        self._last_beat: float | None = None
+        self._away = 0.0
+        self._blame_round: tuple[int, float, int] | None = None  # (step, when, rounds)
         self.cheats: list[CheatReport] = []
         self.stalls: list[Stalled] = []
         self.recoveries: list[Recovered] = []
@@ -401,7 +412,112 @@ class Node:
                 keepalive_dead=self.cfg.keepalive_dead,
             )
         )
+        if self.genesis is not None:  # resuming: peers on another fork are refused
+            self.mesh.genesis = genesis_hash(self.genesis)
+        await self._start_background(stack, self.mesh)
         return self.mesh
+
+    async def _start_background(self, stack: contextlib.AsyncExitStack, mesh: Mesh) -> None:
+        """Tasks that run beside the main loop until the mesh closes: fetch replies
+        (p2p/fetch.py) and the heartbeat that notices when we were away."""
+        nursery = await stack.enter_async_context(open_task_nursery())
+        nursery.start_soon(self._heartbeat)
+
+        def entries_from(step: int) -> list[wire.Signed]:
+            return self.record.signed_from(step) if self.record is not None else []
+
+        def dropped(peer: bytes, reason: str) -> None:
+            self.emit("peer_dropped", slot=self._slot_of(peer), reason=reason)
+
+        self.fetches = FetchServer(nursery, mesh, entries_from, dropped)
+
+    # -- no false blame (issue 11): away time, a re-fetch before naming anyone --
+
+    async def _heartbeat(self) -> None:
+        """Notice the time this peer itself was away (stopped, suspended, starved)."""
+        while True:
+            await trio.sleep(HEARTBEAT_S)
+            self._account_away(trio.current_time())
+
+    def _account_away(self, now: float) -> None:
+        gap = now - (self._last_beat if self._last_beat is not None else now)
+        if gap > HEARTBEAT_S + AWAY_AFTER_S:
+            self._away += gap - HEARTBEAT_S
+            self.emit("away", seconds=round(gap, 3))
+        self._last_beat = now
+
+    def _silence(self, monitor: SilenceMonitor, now: float) -> list[Stalled | Recovered]:
+        """``monitor.update`` guarded against false blame.
+
+        * Time we were away counts against no seat (the silence clocks move on
+          by it), and on coming back we re-fetch from everyone.
+        * Nobody is named abandoned before a re-fetch from every connected
+          seat has had ``stall_after`` to be answered; and while we hold no
+          link at all it may be us who are cut off, so that is waited out
+          for a few such rounds before anyone is named.
+        """
+        rec = self.record
+        assert rec is not None
+        self._account_away(now)
+        if self._away:
+            monitor.pause(self._away)
+            self._away = 0.0
+            self._refetch_everyone()
+        try:
+            return monitor.update(now, rec.step, rec.waiting_on())
+        except TableAbandoned as exc:
+            if not self._ready_to_blame(now, monitor):
+                return []
+            self.emit("abandoned", seat=exc.seat, waited=exc.waited)
+            raise
+
+    def _ready_to_blame(self, now: float, monitor: SilenceMonitor) -> bool:
+        rec, mesh = self.record, self.mesh
+        assert rec is not None and mesh is not None
+        last = self._blame_round if self._blame_round and self._blame_round[0] == rec.step else None
+        answered = last is not None and now - last[1] >= monitor.stall_after
+        if answered and (mesh.connections or last[2] >= ISOLATED_ROUNDS):
+            return True
+        rounds = last[2] + 1 if last is not None else 1
+        self._blame_round = (rec.step, now, rounds)
+        self._refetch_everyone()
+        monitor.pause(monitor.stall_after)
+        self.emit("refetching", step=rec.step, connected=len(mesh.connections))
+        return False
+
+    def _refetch_everyone(self) -> None:
+        rec, mesh, manifest = self.record, self.mesh, self.manifest
+        if rec is None or mesh is None or manifest is None:
+            return
+        for peer in list(mesh.connections):
+            mesh.send_nowait(peer, wire.Fetch(manifest.table_id, rec.step))
+
+    def _relay(self, offer: Offer, via: int | None) -> None:
+        """Pass entries we accepted on to the other seats (not back to where they came from,
+        nor to their author), so a table with one link down goes on at full pace: the two
+        ends of the broken link get each other's entries through everyone else.  A copy
+        that arrives twice is a duplicate, checked by its bytes alone (p2p/record.py)."""
+        mesh, manifest = self.mesh, self.manifest
+        if mesh is None or manifest is None:
+            return
+        for acc in offer.accepted:
+            if acc.seat == self.my_seat:
+                continue
+            skip = {manifest.seats[acc.seat].identity}
+            if via is not None:
+                skip.add(manifest.seats[via].identity)
+            targets = [peer for peer in mesh.connections if peer not in skip]
+            if targets:
+                mesh.broadcast_raw(wire.encode_body(acc.signed), targets)
+
+    def bytes_held(self) -> int:
+        """Bytes held by this node's own queues and buffers: the mesh's (inbox, outboxes,
+        decoders), early messages, and the record's held future entries."""
+        held = self.mesh.bytes_held() if self.mesh is not None else 0
+        held += self.early.bytes
+        if self.record is not None:
+            held += self.record.held_bytes()
+        return held
 
     def _slot_of(self, peer: bytes) -> int | None:
         return self.manifest.seat_of(peer) if self.manifest is not None else None
@@ -437,6 +553,14 @@ class Node:
         """Open a table, wait for ``seats - 1`` joiners, form it, run the record."""
         if not 1 <= seats <= discovery.MAX_SEATS:
             raise NodeError(f"seats must be 1..{discovery.MAX_SEATS}, not {seats}")
+        protocol = (
+            DemoProtocol(self.cfg.demo_steps, self.cfg.round_every)
+            if self.cfg.demo_steps > 0
+            else GameProtocol(self.cfg.decide_stall_ms, self.cfg.decide_max_ms)
+        )
+        absurd = timeout_problem(self.cfg.stall_after_ms, self.cfg.max_wait_ms, protocol)
+        if absurd:
+            raise NodeError(f"the joiners would refuse these limits: {absurd}")
         table_id = new_table_id()
         async with contextlib.AsyncExitStack() as stack:
             mesh = await self._open_mesh(stack, table_id, self.cfg.host, self.cfg.port)
@@ -448,7 +572,9 @@ class Node:
                     return None
                 if len(members) >= seats or self.genesis is not None:
                     return ("full", f"all {seats} seats at table {table_id.hex()} are taken")
-                return None
+                return self.gate.admit(peer, trio.current_time())
+
+            self.gate.joined(self.identity.public)
 
             mesh.admit = admit
             lobby = None
@@ -460,15 +586,14 @@ class Node:
                 self.emit("announced", service=self._announcement.service_name)
             with trio.move_on_after(self.cfg.open_timeout_s):
                 while len(members) < seats:
-                    event = await mesh.inbox.receive()
-                    if isinstance(event, Inbound) and isinstance(event.message, wire.Join):
-                        await self._admit_join(event, members, seats, game, options)
-                        if self._announcement is not None and len(members) < seats:
-                            await self._announcement.update(
-                                self._ad(table_id, game, options, members, seats, mesh.listen_port)
-                            )
-                    elif isinstance(event, Inbound):
-                        self._buffer(event)
+                    event = await self._lobby_event(mesh)
+                    if event is None:
+                        continue
+                    await self._admit_join(event, members, seats, game, options)
+                    if self._announcement is not None and len(members) < seats:
+                        await self._announcement.update(
+                            self._ad(table_id, game, options, members, seats, mesh.listen_port)
+                        )
             if len(members) < seats:
                 raise NodeError(
                     f"only {len(members)} of {seats} seats were taken within"
@@ -485,9 +610,7 @@ class Node:
                 tuple(members),
                 self.cfg.stall_after_ms,
                 self.cfg.max_wait_ms,
-                DemoProtocol(self.cfg.demo_steps, self.cfg.round_every)
-                if self.cfg.demo_steps > 0
-                else GameProtocol(self.cfg.decide_stall_ms, self.cfg.decide_max_ms),
+                protocol,
             )
             await self._collect_signatures(manifest)
             return await self._play(stack, fresh=True)
@@ -536,6 +659,7 @@ class Node:
                 self.mesh.send_nowait(event.peer, wire.Reject("full", "the table is full"))
                 return
             members.append(member)
+            self.gate.joined(member.identity)
             self.emit("joined", name=member.name, fingerprint=fingerprint(member.identity))
         welcome = wire.Welcome(game, options, seats, tuple(members))
         for m in members[1:]:
@@ -569,14 +693,41 @@ class Node:
     def _set_genesis(self, genesis: wire.Genesis) -> None:
         self.genesis = genesis
         self.manifest = open_genesis(genesis)
+        if self.mesh is not None:
+            self.mesh.genesis = genesis_hash(genesis)
         seat = self.manifest.seat_of(self.identity.public)
         if seat is None:
             raise NodeError("our identity is not seated in the genesis manifest")
         self.my_seat = seat
 
     def _buffer(self, event: Inbound) -> None:
-        if len(self.early) < EARLY_BUFFER:
-            self.early.append(event)
+        self.early.add(event)
+
+    async def _lobby_event(self, mesh: Mesh) -> Inbound | None:
+        """The next ``Join`` in the lobby, or ``None`` after handling anything else by the
+        lobby's rules (p2p/lobby.py): strangers send only ``Join``, within a deadline."""
+        deadline = self.gate.next_deadline()
+        event = None
+        with trio.move_on_at(deadline if deadline is not None else math.inf):
+            event = await mesh.inbox.receive()
+        now = trio.current_time()
+        for peer in self.gate.overdue(now):
+            self.gate.gone(peer)
+            mesh.disconnect(peer, "did not join in time")
+        if isinstance(event, PeerUp):
+            self.gate.connected(event.peer, now)
+        elif isinstance(event, PeerDown):
+            self.gate.gone(event.peer)
+        elif isinstance(event, Inbound):
+            verdict = self.gate.judge(event)
+            if verdict is Verdict.JOIN:
+                return event
+            if verdict is Verdict.KEEP:
+                self._buffer(event)
+            elif verdict is Verdict.CUT:
+                self.gate.gone(event.peer)
+                mesh.disconnect(event.peer, "sent too much before joining")
+        return None
 
     # -- joining --------------------------------------------------------
 
@@ -589,6 +740,7 @@ class Node:
                 if not ad.addresses:
                     raise NodeError(f"table {ad.table_id} announced no address")
                 address = f"{ad.addresses[0]}:{ad.port}"
+                self._lobby_ad = ad
                 expect_fp = ad.fingerprints[0] if ad.fingerprints else None
                 expect_tid = bytes.fromhex(ad.table_id)
             assert address is not None
@@ -662,6 +814,8 @@ class Node:
                 elif isinstance(msg, wire.ManifestOffer):
                     manifest = self._check_offer(msg.manifest, welcome, opener)
                     offered = msg.manifest
+                    # one manifest per table id, ever: remembered (fsynced) before we sign
+                    SignedManifests(self.cfg.state_dir).remember(manifest.table_id, offered)
                     sig = sign_manifest(self.identity, msg.manifest)
                     seat = manifest.seat_of(self.identity.public)
                     assert seat is not None
@@ -681,23 +835,21 @@ class Node:
         except RemoteProtocolError as exc:
             raise NodeError(f"the opener offered an invalid manifest: {exc}") from exc
         assert isinstance(manifest, Manifest)
-        problems = []
-        if manifest.table_id != self.mesh.table_id:
-            problems.append("table id")
-        if manifest.version != wire.PROTOCOL_VERSION:
-            problems.append("protocol version")
-        if welcome is not None:
-            if (manifest.game, dict(manifest.options)) != (welcome.game, dict(welcome.options)):
-                problems.append("game or options")
-            if manifest.n_seats != welcome.seats_total:
-                problems.append("seat count")
-        if manifest.seats[0].identity != opener:
-            problems.append("opener identity")
-        me = manifest.seat_of(self.identity.public)
-        if me is None or manifest.seats[me].seal_key != self.seal_key.public:
-            problems.append("our own seat")
+        problems = offer_problems(
+            manifest,
+            table_id=self.mesh.table_id,
+            opener=opener,
+            me=self.identity.public,
+            my_seal_key=self.seal_key.public,
+            welcome=welcome,
+            announced=self._lobby_ad,
+            options_digest=options_digest,
+        )
+        twice = SignedManifests(self.cfg.state_dir).problem(manifest.table_id, raw)
+        if twice:
+            problems.append(twice)
         if problems:
-            raise NodeError(f"refusing to sign the manifest: wrong {', '.join(problems)}")
+            raise NodeError(f"refusing to sign the manifest: wrong {'; '.join(problems)}")
         return manifest
 
     # -- resuming -------------------------------------------------------
@@ -917,6 +1069,7 @@ class Node:
                 self.emit("step", step=view.number, kind=kind)
         for cheat in offer.cheats:
             self._on_cheat(cheat, via)
+        self._relay(offer, via)
         self._deliver()
 
     def _offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> None:
@@ -1055,23 +1208,25 @@ class Node:
             self._offer(msg, via)
         elif isinstance(msg, wire.Fetched):
             if msg.table_id == manifest.table_id:
-                for signed in msg.entries:
-                    self._offer(signed, via)
+                self._take_fetched(msg, event.peer, via)
         elif isinstance(msg, wire.Fetch):
-            if msg.table_id == manifest.table_id:
-                entries = rec.signed_from(msg.from_step)
-                if entries:
-                    with trio.move_on_after(FETCH_REPLY_TIMEOUT_S) as scope:
-                        for batch in wire.fetched_batches(manifest.table_id, entries):
-                            with contextlib.suppress(ConnectionClosed):
-                                await mesh.send(event.peer, batch)
-                    if scope.cancelled_caught:
-                        mesh.disconnect(event.peer, "does not read the records it fetches")
-                        self.emit("peer_dropped", slot=via, reason="fetch replies not read")
+            if msg.table_id == manifest.table_id and self.fetches is not None:
+                self.fetches.request(event.peer, msg)  # answered off this loop (p2p/fetch.py)
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
             self.emit("peer_finished", slot=via, step=msg.step)
         # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
+
+    def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
+        """Offer a fetched piece; if the peer holds more and this piece moved us on, ask it
+        for the next piece (replies come in bounded pieces, p2p/fetch.py)."""
+        rec, mesh = self.record, self.mesh
+        assert rec is not None and mesh is not None
+        before = rec.step, len(rec.signed_from(rec.step))
+        for signed in msg.entries:
+            self._offer(signed, via)
+        if msg.more and (rec.step, len(rec.signed_from(rec.step))) != before:
+            mesh.send_nowait(peer, wire.Fetch(msg.table_id, rec.step))
 
     async def _run_record(self) -> None:
         async with trio.open_nursery() as nursery:
@@ -1108,11 +1263,7 @@ class Node:
             game = game_of(rec)
             limits = decide if game is not None and game.waits_for_decision() else machine_limits
             monitor.stall_after, monitor.max_wait = limits
-            try:
-                events = monitor.update(now, rec.step, rec.waiting_on())
-            except TableAbandoned as exc:
-                self.emit("abandoned", seat=exc.seat, waited=exc.waited)
-                raise
+            events = self._silence(monitor, now)
             for ev in events:
                 if isinstance(ev, Stalled):
                     self.stalls.append(ev)

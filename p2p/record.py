@@ -32,6 +32,8 @@ import hashlib
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 
+import msgpack
+
 from crypto.errors import CryptoError
 from crypto.identity import IdentityKey, verify_signature
 from p2p.errors import (
@@ -41,7 +43,9 @@ from p2p.errors import (
     ForgedSignature,
     Impersonation,
     LocalProtocolError,
+    MalformedEntry,
     OutOfTurn,
+    ProtocolError,
     RemoteProtocolError,
     Replay,
     WrongTable,
@@ -52,12 +56,39 @@ from p2p.wire import Body, Entry, Genesis, Signed, decode_body, encode_body
 
 ENTRY_SIGN_DOMAIN = b"slaiga/v1/entry"
 STEP_HASH_DOMAIN = b"slaiga/v1/step"
-MAX_STEPS_AHEAD = 4096  # entries further ahead than this are not held (fetch them later)
-MAX_HELD_ENTRIES = 65536  # bound on memory spent on held future entries
+MAX_STEPS_AHEAD = 1024
+"""Entries further ahead than this are not held (they are fetched when their step comes)."""
+MAX_HELD_PER_SEAT = 256
+"""Future entries held per signing seat; more are not held (fetched later)."""
+MAX_HELD_BYTES_PER_SEAT = 4 << 20
+"""Bytes of future entries held per signing seat (a seat cannot make us hold more)."""
+MAX_HELD_ENTRY_BYTES = 256 << 10
+"""A future entry larger than this is not held at all (it is fetched when its step comes);
+the largest honest entry, a 104-card shuffle with its proof, is about 30 KiB."""
 
 
 def entry_signing_input(entry_bytes: bytes) -> bytes:
     return ENTRY_SIGN_DOMAIN + entry_bytes
+
+
+def _envelope_header(raw: bytes) -> tuple[int | None, bytes | None]:
+    """The ``seat`` and ``table_id`` an entry's bytes claim, read leniently (the body may
+    not decode at all); ``None`` for whatever cannot be read."""
+    try:
+        value = msgpack.unpackb(raw, raw=False, strict_map_key=False, max_bin_len=len(raw))
+    except Exception:  # any msgpack failure: nothing can be read
+        return None, None
+    if not (isinstance(value, list) and len(value) == 2 and isinstance(value[1], dict)):
+        return None, None
+    seat, table_id = value[1].get("seat"), value[1].get("table_id")
+    return (
+        seat if type(seat) is int else None,
+        table_id if type(table_id) is bytes else None,
+    )
+
+
+def _slot_bytes(slot: _Slot) -> int:
+    return len(slot.signed.entry) + len(slot.signed.signature)
 
 
 def entry_hash(entry_bytes: bytes) -> bytes:
@@ -131,6 +162,8 @@ class Record:
         self._pending: dict[int, _Slot] = {}
         self._held: dict[int, dict[int, _Slot]] = {}
         self._held_count = 0
+        self._held_bytes = 0
+        self._held_by_seat: dict[int, tuple[int, int]] = {}  # seat -> (entries, bytes)
         self._owed: Owed | None = self.rule.owed()
         self.evidence: list[CheatDetected] = []
         self.verdict: CheatDetected | None = None
@@ -193,6 +226,10 @@ class Record:
     def held_count(self) -> int:
         return self._held_count
 
+    def held_bytes(self) -> int:
+        """Bytes of the signed envelopes held for future steps (bounded per seat)."""
+        return self._held_bytes
+
     # -- own entries ----------------------------------------------------
 
     def sign(self, key: IdentityKey, seat: int, body: Body) -> Offer:
@@ -223,19 +260,42 @@ class Record:
     def offer(self, signed: Signed) -> Offer:
         """Take a signed envelope from anyone (live or relayed); see :class:`Offer`.
 
-        Raises :class:`RemoteProtocolError` for undecodable entries and a
-        :class:`CheatDetected` subclass naming the seat for rule violations.
+        Raises a :class:`CheatDetected` subclass naming the seat for rule
+        violations, :class:`MalformedEntry` naming the signer for validly
+        signed bytes that do not decode, and :class:`RemoteProtocolError` for
+        undecodable bytes that no seat signed (the relaying peer's junk).
         """
-        entry = decode_body(signed.entry, Entry)
+        try:
+            entry = decode_body(signed.entry, Entry)
+        except RemoteProtocolError as exc:
+            raise self._blame_undecodable(signed, exc) from None
         assert isinstance(entry, Entry)
         if self._verified.get(signed.signature) == signed.entry:
             # the very same bytes passed every check in _authenticate before
             return self._offer_decoded(entry, signed)
         self._authenticate(entry, signed)
         offer = self._offer_decoded(entry, signed)
-        if offer.status in (Status.ACCEPTED, Status.HELD):
-            self._verified[signed.signature] = signed.entry  # bounded like the record itself
         return offer
+
+    def _blame_undecodable(self, signed: Signed, problem: RemoteProtocolError) -> ProtocolError:
+        """The error for entry bytes that do not decode: :class:`MalformedEntry` naming the
+        seat whose key verifies the signature (the seat the envelope header claims is tried
+        first, then every other), else ``problem`` itself."""
+        claimed, table_id = _envelope_header(signed.entry)
+        msg = entry_signing_input(signed.entry)
+        order = sorted(range(len(self.keys)), key=lambda s: s != claimed)
+        for seat in order:
+            try:
+                verify_signature(self.keys[seat], msg, signed.signature)
+            except CryptoError:
+                continue
+            evidence = (signed.entry, signed.signature)
+            if table_id is not None and table_id != self.table_id:
+                return WrongTable(seat, f"signed an entry for table {table_id.hex()}", evidence)
+            exc = MalformedEntry(seat, f"signed an entry that does not decode: {problem}", evidence)
+            self.evidence.append(exc)
+            return exc
+        return problem
 
     def _authenticate(self, entry: Entry, signed: Signed) -> None:
         seat = entry.seat
@@ -315,21 +375,46 @@ class Record:
         raise exc
 
     def _hold(self, slot: _Slot) -> Offer:
+        """Keep an authenticated entry for a future step, within the signer's budget.
+
+        Its signer is checked (``offer`` authenticated it) and its size is
+        checked here; what it chains to cannot be checked until its step, so
+        each seat may make us hold at most :data:`MAX_HELD_PER_SEAT` entries
+        and :data:`MAX_HELD_BYTES_PER_SEAT` bytes.  Past that, or too far
+        ahead, the entry is not held (``TOO_FAR``: fetched when its step comes).
+        """
         step, seat = slot.entry.step, slot.entry.seat
         if self._owed is None:
             raise OutOfTurn(seat, f"step {step} after the protocol finished", (slot.signed.entry,))
         at = self._held.get(step, {})
         if seat in at:
             return self._same_or_equivocation(at[seat], slot)
-        if step - self.step > MAX_STEPS_AHEAD or self._held_count >= MAX_HELD_ENTRIES:
+        size = _slot_bytes(slot)
+        count, held = self._held_by_seat.get(seat, (0, 0))
+        if (
+            step - self.step > MAX_STEPS_AHEAD
+            or size > MAX_HELD_ENTRY_BYTES
+            or count >= MAX_HELD_PER_SEAT
+            or held + size > MAX_HELD_BYTES_PER_SEAT
+        ):
             return Offer(Status.TOO_FAR)
         self._held.setdefault(step, {})[seat] = slot
+        self._held_by_seat[seat] = (count + 1, held + size)
         self._held_count += 1
+        self._held_bytes += size
         return Offer(Status.HELD)
 
     def _release(self) -> list[_Slot]:
         at = self._held.pop(self.step, {})
         self._held_count -= len(at)
+        for seat, slot in at.items():
+            size = _slot_bytes(slot)
+            count, held = self._held_by_seat[seat]
+            if count == 1:
+                del self._held_by_seat[seat]
+            else:
+                self._held_by_seat[seat] = (count - 1, held - size)
+            self._held_bytes -= size
         return [at[s] for s in sorted(at)]
 
     def _take(self, slot: _Slot) -> Accepted | None:
@@ -367,6 +452,9 @@ class Record:
             )
         self.rule.check(seat, entry.body)
         self._pending[seat] = slot
+        # a byte-identical copy of an accepted entry (relayed, fetched, resent) skips the
+        # Ed25519 check; held entries are not remembered (a bogus one is dropped at its step)
+        self._verified[signed.signature] = signed.entry
         return Accepted(entry.step, seat, entry, signed)
 
     def _complete(self) -> StepView:

@@ -93,6 +93,12 @@ class SilenceMonitor:
             raise TableAbandoned(worst[1], worst[0])
         return events
 
+    def pause(self, seconds: float) -> None:
+        """Move every silence clock forward by ``seconds``: time this peer itself was away
+        (stopped, suspended, too busy to read) or spent re-fetching counts against no one."""
+        if seconds > 0:
+            self._since = {s: (step, since + seconds) for s, (step, since) in self._since.items()}
+
     def next_deadline(self) -> float | None:
         """The earliest time at which :meth:`update` could report something new."""
         times = []

@@ -1,10 +1,11 @@
 """Persistence of the record: an append-only file of checksummed frames.
 
-File layout::
+File layout (format 2; RECORD_FORMAT.md section 1)::
 
-    MAGIC (16 bytes)
+    MAGIC (16 bytes)  "SLAIGA-RECORD-2\n"
     frame*      where frame = u32 big-endian payload length
                             + 8-byte BLAKE2b-64 checksum of the payload
+                            + 4-byte BLAKE2b-32 checksum of the 12 bytes before it
                             + payload (canonical msgpack body)
 
 The first frame's payload is the :class:`p2p.wire.Genesis`; every later one is
@@ -14,11 +15,19 @@ differ between peers; :class:`p2p.record.Record` restores the canonical order
 when the file is replayed into it).
 
 Crash safety.  An entry is appended *before* the peer acts on it.  A crash can
-leave only the last frame incomplete (short header, short payload, or payload
-bytes that were never written and fail the checksum); :func:`load` detects
-such a torn tail, reports it, and :meth:`RecordFile.open` truncates it away
-before appending again, so it is never misread.  Damage anywhere *before* the
-last frame is not a torn write and raises :class:`CorruptRecordFile`.
+leave only the last frame incomplete, and the header checksum lets the reader
+tell that from damage: the last frame is *torn* only if its header is cut
+short, or its (checksummed) header is intact and its payload runs past the end
+of the file or ends exactly there with a bad payload checksum, or everything
+from the frame on is zero bytes (space a crash allocated but never wrote).
+:func:`load` reports such a torn tail and :meth:`RecordFile.open` truncates it
+away before appending again.  Anything else (a header whose checksum fails
+with data after it, a bad payload followed by more frames) is damage, not a
+torn write: it raises :class:`CorruptRecordFile` and nothing is cut.  In
+format 1 the length was not covered by any checksum, so one flipped bit in a
+middle frame's length made the rest of the file look like a torn tail, and
+resuming cut away fsynced entries; format 1 files are still read, but a
+format-1 file that looks torn is refused, and one is never resumed.
 
 Durability policy.  Every append is written and flushed to the OS, which
 survives a killed process.  ``fsync`` (survives power loss) costs a disk round
@@ -40,17 +49,30 @@ from pathlib import Path
 from p2p.errors import CorruptRecordFile, RemoteProtocolError
 from p2p.wire import MAX_FRAME_BYTES, Genesis, Signed, decode_body, encode_body
 
-MAGIC = b"SLAIGA-RECORD-1\n"
-FRAME_HEADER = struct.Struct(">I8s")
+MAGIC = b"SLAIGA-RECORD-2\n"
+MAGIC_V1 = b"SLAIGA-RECORD-1\n"
+"""Format 1: no header checksum; read (never resumed), and refused if it looks torn."""
+FORMAT_VERSION = 2
 CHECKSUM_BYTES = 8
+HEADER_CHECK_BYTES = 4
+FRAME_HEADER = struct.Struct(">I8s4s")
+"""Format 2: length, payload checksum, header checksum."""
+FRAME_HEADER_V1 = struct.Struct(">I8s")
 
 
 def _checksum(payload: bytes) -> bytes:
     return hashlib.blake2b(payload, digest_size=CHECKSUM_BYTES).digest()
 
 
+def _header_check(length: int, checksum: bytes) -> bytes:
+    return hashlib.blake2b(
+        length.to_bytes(4, "big") + checksum, digest_size=HEADER_CHECK_BYTES
+    ).digest()
+
+
 def _frame(payload: bytes) -> bytes:
-    return FRAME_HEADER.pack(len(payload), _checksum(payload)) + payload
+    check = _checksum(payload)
+    return FRAME_HEADER.pack(len(payload), check, _header_check(len(payload), check)) + payload
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,34 +83,87 @@ class Loaded:
     entries: tuple[Signed, ...]
     good_bytes: int  # length of the valid prefix of the file
     torn_bytes: int  # bytes after it belonging to a torn last frame (0 if none)
+    version: int = FORMAT_VERSION
 
 
-def load(path: str | os.PathLike[str]) -> Loaded:
-    """Read a record file; detect (but do not remove) a torn last frame."""
-    data = Path(path).read_bytes()
-    if data[: len(MAGIC)] != MAGIC:
-        raise CorruptRecordFile(f"{path}: not a slaiga record file (bad magic)")
+def _frames_v2(path: object, data: bytes) -> tuple[list[bytes], int, int]:
+    """Payloads of a format-2 file, the end of the good prefix and the torn bytes."""
     pos = len(MAGIC)
     payloads: list[bytes] = []
-    torn = 0
     while pos < len(data):
-        if len(data) - pos < FRAME_HEADER.size:
-            torn = len(data) - pos
-            break
-        length, check = FRAME_HEADER.unpack_from(data, pos)
+        rest = len(data) - pos
+        if rest < FRAME_HEADER.size:
+            return payloads, pos, rest  # the header itself was cut short
+        length, check, hcheck = FRAME_HEADER.unpack_from(data, pos)
+        if hcheck != _header_check(length, check):
+            if not any(data[pos:]):
+                return payloads, pos, rest  # allocated by a crash, never written
+            raise CorruptRecordFile(
+                f"{path}: frame header at offset {pos} fails its checksum"
+                f" ({rest} bytes from there to the end); the file is damaged, not torn"
+            )
+        if not 0 < length <= MAX_FRAME_BYTES:
+            raise CorruptRecordFile(f"{path}: frame at offset {pos} has length {length}")
         start = pos + FRAME_HEADER.size
         end = start + length
         if end > len(data):
-            torn = len(data) - pos  # payload never fully written
-            break
+            return payloads, pos, rest  # an intact header whose payload was never written
         payload = data[start:end]
-        if length == 0 or length > MAX_FRAME_BYTES or _checksum(payload) != check:
+        if _checksum(payload) != check:
             if end == len(data):
-                torn = len(data) - pos  # last frame, written partly: a torn write
-                break
+                return payloads, pos, rest  # the last frame, written partly
             raise CorruptRecordFile(f"{path}: bad frame at offset {pos} followed by more data")
         payloads.append(payload)
         pos = end
+    return payloads, pos, 0
+
+
+def _frames_v1(path: object, data: bytes) -> list[bytes]:
+    """Payloads of a format-1 file; one that looks torn is refused (see the docstring)."""
+    pos = len(MAGIC_V1)
+    payloads: list[bytes] = []
+    while pos < len(data):
+        if len(data) - pos < FRAME_HEADER_V1.size:
+            raise _v1_torn(path, pos)
+        length, check = FRAME_HEADER_V1.unpack_from(data, pos)
+        end = pos + FRAME_HEADER_V1.size + length
+        if end > len(data):
+            raise _v1_torn(path, pos)
+        payload = data[pos + FRAME_HEADER_V1.size : end]
+        if length == 0 or length > MAX_FRAME_BYTES or _checksum(payload) != check:
+            if end == len(data):
+                raise _v1_torn(path, pos)
+            raise CorruptRecordFile(f"{path}: bad frame at offset {pos} followed by more data")
+        payloads.append(payload)
+        pos = end
+    return payloads
+
+
+def _v1_torn(path: object, pos: int) -> CorruptRecordFile:
+    return CorruptRecordFile(
+        f"{path}: format-1 record ends in a bad frame at offset {pos}; format 1 does not"
+        " checksum frame lengths, so a torn last write cannot be told from a damaged"
+        " length in the middle of the file; refusing to guess"
+    )
+
+
+def load(path: str | os.PathLike[str]) -> Loaded:
+    """Read a record file; detect (but do not remove) a torn last frame.
+
+    Raises :class:`CorruptRecordFile` for damage anywhere else, before anything
+    is changed.
+    """
+    data = Path(path).read_bytes()
+    head = data[: len(MAGIC)]
+    torn = 0
+    if head == MAGIC:
+        version = FORMAT_VERSION
+        payloads, good, torn = _frames_v2(path, data)
+    elif head == MAGIC_V1:
+        version = 1
+        payloads, good = _frames_v1(path, data), len(data)
+    else:
+        raise CorruptRecordFile(f"{path}: not a slaiga record file (bad magic)")
     if not payloads:
         raise CorruptRecordFile(f"{path}: no complete genesis frame")
     try:
@@ -97,7 +172,7 @@ def load(path: str | os.PathLike[str]) -> Loaded:
     except RemoteProtocolError as exc:
         raise CorruptRecordFile(f"{path}: checksummed frame does not decode: {exc}") from None
     assert isinstance(genesis, Genesis)
-    return Loaded(genesis, entries, pos, torn)  # type: ignore[arg-type]
+    return Loaded(genesis, entries, good, torn, version)  # type: ignore[arg-type]
 
 
 def _fsync_dir(path: Path) -> None:
@@ -133,6 +208,11 @@ class RecordFile:
         """Reopen after a restart: load, cut off a torn tail, and position for appends."""
         p = Path(path)
         loaded = load(p)
+        if loaded.version != FORMAT_VERSION:
+            raise CorruptRecordFile(
+                f"{p}: a format-{loaded.version} record cannot be resumed (this version writes"
+                f" format {FORMAT_VERSION}); it can still be checked with slaiga verify"
+            )
         f = open(p, "r+b")  # noqa: SIM115 - owned by the RecordFile
         if loaded.torn_bytes:
             f.truncate(loaded.good_bytes)

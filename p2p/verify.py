@@ -16,7 +16,8 @@ depends on arrival at the peer that wrote it (RECORD_FORMAT.md §1), and the
 earliest violation is the one reported.  The first violation ends the check;
 :class:`Failure` says what it is, at which step, which seat the entry names,
 and which seat (if any) it *proves* cheated: an entry signed by the seat it
-names, or by another seat's key (impersonation), convicts its signer; a
+names, or by another seat's key (impersonation), convicts its signer, and so
+do validly signed entry bytes that do not decode (a malformed entry); a
 signature that no seat's key verifies, or a gap in the file, convicts no
 seat, only the file.
 """
@@ -36,13 +37,16 @@ from p2p.errors import (
     ForgedSignature,
     Impersonation,
     InvalidGenesis,
+    MalformedEntry,
+    ProtocolError,
     RemoteProtocolError,
+    WrongTable,
 )
 from p2p.forming import FormingRule, Manifest, table_rule
 from p2p.game_rule import Dispute, GameProtocol
 from p2p.record import Record, Status
 from p2p.seat import game_of
-from p2p.store import MAGIC, load
+from p2p.store import MAGIC, MAGIC_V1, load
 from p2p.wire import Entry, Signed, decode_body
 
 UNFINISHED = "Unfinished"
@@ -245,7 +249,7 @@ def _read(path: Path) -> None:
             head = f.read(len(MAGIC))
     except OSError as exc:
         raise UnreadableRecord(f"cannot read {path}: {exc.strerror or exc}") from None
-    if head != MAGIC:
+    if head not in (MAGIC, MAGIC_V1):
         raise UnreadableRecord(f"{path} is not a slaiga record file (bad magic)")
 
 
@@ -278,6 +282,22 @@ def _cheat_failure(
         culprit = exc.seat
         message = f"{type(exc).__name__} at step {entry.step}: seat {exc.seat}: {exc.reason}"
     return Failure(type(exc).__name__, message, culprit, entry.seat, entry.step, evidence)
+
+
+def _undecodable_failure(record: Record, env: Envelope, problem: RemoteProtocolError) -> Failure:
+    """A frame whose entry bytes do not decode: the seat whose key verifies its signature
+    signed a malformed body and is convicted (the envelope is the evidence); bytes that no
+    seat signed convict only the file."""
+    try:
+        record.offer(Signed(env.entry, env.signature))
+    except (MalformedEntry, WrongTable) as exc:
+        what = "an entry that does not decode" if isinstance(exc, MalformedEntry) else exc.reason
+        message = f"frame {env.frame}: seat {exc.seat} signed {what}: {problem}"
+        return Failure(type(exc).__name__, message, exc.seat, exc.seat, None, (env,))
+    except ProtocolError:
+        pass
+    message = f"frame {env.frame}: entry does not decode and no seat signed it: {problem}"
+    return Failure(MALFORMED_ENTRY, message, None, None, None, (env,))
 
 
 def _locate_evidence(
@@ -335,7 +355,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         try:
             entry = decode_body(signed.entry, Entry)
         except RemoteProtocolError as exc:
-            failure = Failure(MALFORMED_ENTRY, f"frame {i}: signed entry does not decode: {exc}")
+            failure = _undecodable_failure(record, env, exc)
             return _describe_manifest(name, manifest, failure=failure, **base)
         assert isinstance(entry, Entry)
         envelopes.append((env, entry))

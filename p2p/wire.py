@@ -6,11 +6,14 @@ bytes back into messages, however the stream was split or coalesced.
 
 Frame layout::
 
-    +----------------------+-----------------------------------+
-    | length: u32 big end. | body: msgpack [tag, {field: val}] |
-    +----------------------+-----------------------------------+
+    +----------------------+-----------------------------------+--------------+
+    | length: u32 big end. | body: msgpack [tag, {field: val}] | tag (16)     |
+    +----------------------+-----------------------------------+--------------+
 
-``length`` counts body bytes and must be in ``1..MAX_FRAME_BYTES``.  The body
+``length`` counts body bytes and must be in ``1..MAX_FRAME_BYTES``.  The
+handshake frames travel without the tag; every frame after the handshake
+carries one (:class:`crypto.session.FrameMac`), ``length`` then counts body
+and tag, and a frame whose tag fails breaks the stream for good.  The body
 is one msgpack array of two items, the message type tag (str) and a map of
 fields in schema order.  A nested struct is a map; a nested tagged message
 (e.g. a record entry's body) is again ``[tag, map]``.
@@ -45,6 +48,10 @@ from typing import Annotated, Any, ClassVar, TypeVar
 
 import msgpack
 
+from crypto.errors import CryptoError
+from crypto.identity import check_identity_key
+from crypto.seal import check_seal_key
+from crypto.session import TAG_BYTES, FrameMac
 from p2p.errors import LocalProtocolError, RemoteProtocolError
 
 # ---------------------------------------------------------------------------
@@ -57,6 +64,9 @@ from p2p.errors import LocalProtocolError, RemoteProtocolError
 PROTOCOL_VERSION = 2
 """Version 2: the table manifest names the protocol its record follows after forming
 (``Manifest.protocol``), so an offline verifier needs nothing but the record file."""
+HANDSHAKE_VERSION = 3
+"""The link protocol a ``Hello`` names.  Version 3: X25519 ephemerals and the genesis
+hash in the hello, both hellos signed as sent, every later frame authenticated."""
 MAX_FRAME_BYTES = 1 << 20
 LENGTH_PREFIX = struct.Struct(">I")
 LENGTH_PREFIX_BYTES = LENGTH_PREFIX.size
@@ -161,6 +171,26 @@ class Bytes(Spec):
         elif not self.min_len <= len(value) <= self.max_len:
             raise SchemaError(f"{path}: length {len(value)} outside {self.min_len}..{self.max_len}")
         return value
+
+
+@dataclass(frozen=True, slots=True)
+class StrictKey(Spec):
+    """A public key that must pass ``validate`` (from :mod:`crypto`) to be received at all.
+
+    Identity and seal keys of small order let a peer forge signatures or break
+    sealing (crypto/identity.py), so they are refused where the key is read,
+    in every message that carries one (handshake, join, lobby, manifest).
+    """
+
+    validate: Callable[[bytes], bytes]
+
+    def check(self, value: Any, path: str) -> bytes:
+        if type(value) is not bytes:
+            raise SchemaError(f"{path}: expected bytes, got {_typename(value)}")
+        try:
+            return self.validate(value)
+        except CryptoError as exc:
+            raise SchemaError(f"{path}: {exc}") from None
 
 
 @dataclass(frozen=True, slots=True)
@@ -507,14 +537,24 @@ class FrameDecoder:
     * Messages decoded before a bad frame in the same ``feed`` call are never
       lost: ``feed`` returns them and leaves the bad frame in the buffer, so
       the *next* call raises for it.  Ordering is preserved.
+    * After :meth:`authenticate`, a frame whose tag fails (injected, altered,
+      replayed, reordered) breaks the decoder like a bad length: the link's
+      frame counters can no longer be trusted.
+
+    :meth:`push` and :meth:`next` decode one frame at a time, so a stream can
+    switch to authenticated frames exactly at a frame boundary (the handshake).
     """
 
-    __slots__ = ("_buf", "_pos", "_broken")
+    __slots__ = ("_buf", "_pos", "_broken", "_mac", "_deferred", "max_frame")
 
-    def __init__(self) -> None:
+    def __init__(self, max_frame: int = MAX_FRAME_BYTES) -> None:
+        self.max_frame = max_frame
+        """Largest body accepted (a handshake allows far less than a record entry)."""
         self._buf = bytearray()
         self._pos = 0
         self._broken: str | None = None
+        self._mac: FrameMac | None = None
+        self._deferred: RemoteProtocolError | None = None
 
     @property
     def buffered(self) -> int:
@@ -526,35 +566,69 @@ class FrameDecoder:
         return self._broken is not None
 
     def feed(self, data: bytes) -> list[Decoded]:
+        self.push(data)
+        if self._deferred is not None:
+            exc, self._deferred = self._deferred, None
+            raise exc
+        out: list[Decoded] = []
+        while True:
+            try:
+                decoded = self.next()
+            except RemoteProtocolError as exc:
+                if out:
+                    self._deferred = exc  # report the bad frame on the next call, after these
+                    return out
+                raise
+            if decoded is None:
+                return out
+            out.append(decoded)
+
+    def push(self, data: bytes) -> None:
+        """Add received bytes (decode them with :meth:`next`)."""
         if self._broken is not None:
             raise RemoteProtocolError(f"stream unusable after earlier error: {self._broken}")
         self._buf += data
-        out: list[Decoded] = []
+
+    def authenticate(self, mac: FrameMac) -> None:
+        """From the next frame on, every frame must carry a valid tag under ``mac``."""
+        self._mac = mac
+
+    def _break(self, reason: str) -> RemoteProtocolError:
+        self._broken = reason
+        self._buf = bytearray()
+        self._pos = 0
+        return RemoteProtocolError(reason)
+
+    def next(self) -> Decoded | None:
+        """The next whole frame's message, or ``None`` until more bytes arrive.
+
+        A bad frame raises (see the class docstring); a frame error leaves the
+        pending bytes for the following frames (it is consumed).
+        """
+        if self._broken is not None:
+            raise RemoteProtocolError(f"stream unusable after earlier error: {self._broken}")
         buf = self._buf
-        while len(buf) - self._pos >= LENGTH_PREFIX_BYTES:
-            (length,) = LENGTH_PREFIX.unpack_from(buf, self._pos)
-            if not 0 < length <= MAX_FRAME_BYTES:
-                if out:
-                    break
-                self._broken = f"frame length {length} outside 1..{MAX_FRAME_BYTES}"
-                self._buf = bytearray()
-                self._pos = 0
-                raise RemoteProtocolError(self._broken)
-            end = self._pos + LENGTH_PREFIX_BYTES + length
-            if len(buf) < end:
-                break
-            raw = bytes(buf[self._pos + LENGTH_PREFIX_BYTES : end])
+        if len(buf) - self._pos < LENGTH_PREFIX_BYTES:
+            self._compact()
+            return None
+        (length,) = LENGTH_PREFIX.unpack_from(buf, self._pos)
+        extra = TAG_BYTES if self._mac is not None else 0
+        if not extra < length <= self.max_frame + extra:
+            raise self._break(
+                f"frame length {length} outside {extra + 1}..{self.max_frame + extra}"
+            )
+        end = self._pos + LENGTH_PREFIX_BYTES + length
+        if len(buf) < end:
+            self._compact()
+            return None
+        raw = bytes(buf[self._pos + LENGTH_PREFIX_BYTES : end - extra])
+        if self._mac is not None:
             try:
-                msg = decode_body(raw, Message)
-            except RemoteProtocolError:
-                if out:
-                    break  # report the bad frame on the next call, after these
-                self._consume(end)
-                raise
-            out.append(Decoded(msg, raw))
-            self._pos = end
-        self._compact()
-        return out
+                self._mac.check(raw, bytes(buf[end - extra : end]))
+            except CryptoError as exc:
+                raise self._break(f"frame authentication failed: {exc}") from None
+        self._consume(end)
+        return Decoded(decode_body(raw, Message), raw)
 
     def _consume(self, end: int) -> None:
         self._pos = end
@@ -571,7 +645,9 @@ class FrameDecoder:
 # ---------------------------------------------------------------------------
 
 TableId = Annotated[bytes, Bytes(size=TABLE_ID_BYTES)]
-Key = Annotated[bytes, Bytes(size=KEY_BYTES)]
+Key = Annotated[bytes, StrictKey(check_identity_key)]
+"""An Ed25519 identity key: canonical, in the prime-order subgroup (never small order)."""
+SealPublicKey = Annotated[bytes, StrictKey(check_seal_key)]
 Nonce = Annotated[bytes, Bytes(size=NONCE_BYTES)]
 Hash = Annotated[bytes, Bytes(size=HASH_BYTES)]
 Signature = Annotated[bytes, Bytes(size=SIGNATURE_BYTES)]
@@ -589,18 +665,22 @@ Options = Annotated[dict[str, Any], Map(OptionValue, max_len=MAX_OPTIONS)]
 # Handshake
 # ---------------------------------------------------------------------------
 
-AUTH_DOMAIN = b"slaiga/handshake/v1"
+AUTH_DOMAIN = b"slaiga/handshake/v3"
 
 
 @message("hello")
 @dataclass(frozen=True, slots=True)
 class Hello(Message):
-    """First frame each side sends: who I am, for which table, and a fresh nonce."""
+    """First frame each side sends: who I am, for which table, a fresh nonce, a fresh
+    X25519 ephemeral key, and the genesis hash of the record I hold (empty before the
+    table is formed), so that peers on two forks of one table refuse each other."""
 
     version: U32
     table_id: TableId
     identity: Key
     nonce: Nonce
+    ephemeral: SealPublicKey
+    genesis: Annotated[bytes, OneOf((Bytes(size=0), Bytes(size=HASH_BYTES)))]
 
 
 @message("auth")
@@ -611,34 +691,44 @@ class Auth(Message):
     signature: Signature
 
 
-def auth_transcript(
-    table_id: bytes, signer_key: bytes, signer_nonce: bytes, peer_key: bytes, peer_nonce: bytes
-) -> bytes:
-    """What a handshake signature covers.
+def auth_transcript(signer_hello: bytes, peer_hello: bytes) -> bytes:
+    """What a handshake signature covers: both hellos' exact body bytes, the signer's first.
 
-    Both nonces bind the signature to this one connection (no replay), the
-    table id binds it to this table (no cross-table relay), both keys bind it
-    to this pair (no relay to a third party), and putting the *signer's* key
-    and nonce first makes the two sides sign different strings, so a
-    signature cannot be reflected back at its author.
+    The hellos hold both nonces (this one connection: no replay), the table
+    id (no cross-table relay), both identity keys (no relay to a third
+    party), both ephemeral keys (the session keys belong to the two signers)
+    and both genesis hashes.  The signer's hello comes first, so the two
+    sides sign different strings and a signature cannot be reflected back at
+    its author.
     """
-    for label, value, size in (
-        ("table_id", table_id, TABLE_ID_BYTES),
-        ("signer_key", signer_key, KEY_BYTES),
-        ("signer_nonce", signer_nonce, NONCE_BYTES),
-        ("peer_key", peer_key, KEY_BYTES),
-        ("peer_nonce", peer_nonce, NONCE_BYTES),
-    ):
-        if len(value) != size:
-            raise LocalProtocolError(f"auth transcript: {label} must be {size} bytes")
-    return AUTH_DOMAIN + table_id + signer_key + signer_nonce + peer_key + peer_nonce
+    for label, value in (("signer_hello", signer_hello), ("peer_hello", peer_hello)):
+        if type(value) is not bytes or not 0 < len(value) <= MAX_FRAME_BYTES:
+            raise LocalProtocolError(f"auth transcript: {label} must be hello bytes")
+    return (
+        AUTH_DOMAIN
+        + len(signer_hello).to_bytes(4, "big")
+        + signer_hello
+        + len(peer_hello).to_bytes(4, "big")
+        + peer_hello
+    )
+
+
+def session_transcript(listener_hello: bytes, dialer_hello: bytes) -> bytes:
+    """The bytes the link keys are salted with (both hellos, listener first)."""
+    return auth_transcript(listener_hello, dialer_hello)
+
+
+def authenticated_frame(mac: FrameMac, frame_bytes: bytes) -> bytes:
+    """A plain frame (length + body) turned into an authenticated one (length + body + tag)."""
+    body_bytes = frame_bytes[LENGTH_PREFIX_BYTES:]
+    return LENGTH_PREFIX.pack(len(body_bytes) + TAG_BYTES) + body_bytes + mac.tag(body_bytes)
 
 
 # ---------------------------------------------------------------------------
 # Lobby: joining a table that is still forming
 # ---------------------------------------------------------------------------
 
-REJECT_REASONS = frozenset({"full", "gone", "version", "identity", "busy"})
+REJECT_REASONS = frozenset({"full", "gone", "version", "identity", "busy", "fork"})
 
 
 @struct
@@ -648,7 +738,7 @@ class Member(Struct):
 
     name: Name
     identity: Key
-    seal_key: Key
+    seal_key: SealPublicKey
     address: Address
 
 

@@ -1,4 +1,5 @@
-"""Fixtures shared by the crypto tests: misplaced contexts and a seat's held cards."""
+"""Fixtures shared by the crypto tests: small-order encodings, misplaced contexts and a
+seat's held cards."""
 
 from __future__ import annotations
 
@@ -9,6 +10,19 @@ from crypto.elgamal import mask
 from crypto.group import Point, mul
 from crypto.hand_proofs import HeldCard, held_card
 from crypto.transcript import Context
+
+# The eight small-order points of edwards25519 (orders 1, 2, 4, 4, 8, 8, 8, 8).
+SMALL_ORDER = [
+    bytes.fromhex("0100000000000000000000000000000000000000000000000000000000000000"),
+    bytes.fromhex("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
+    bytes.fromhex("0000000000000000000000000000000000000000000000000000000000000000"),
+    bytes.fromhex("0000000000000000000000000000000000000000000000000000000000000080"),
+    bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
+    bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"),
+    bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
+    bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"),
+]
+"""Written out here independently of ``crypto.group.SMALL_ORDER_ENCODINGS``."""
 
 
 def other_contexts(ctx: Context) -> list[Context]:

@@ -52,7 +52,7 @@ def test_key_share_roundtrip_and_joint_key():
 
 
 def test_key_share_tampering_and_context():
-    share = make_key_share(CTX, 12345, w=678)
+    share = make_key_share(CTX, 12345, insecure_test_seed=b"k")
     for field in ("c", "s"):
         with pytest.raises(InvalidProof):
             verify_key_share(
@@ -85,7 +85,7 @@ def test_rogue_key_without_knowledge_fails():
 
 def test_key_op_counts():
     COUNTERS.reset()
-    share = make_key_share(CTX, 5, w=7)
+    share = make_key_share(CTX, 5, insecure_test_seed=b"k")
     assert COUNTERS.snapshot() | {} == {
         "mul": 0,
         "base_mul": 2,
@@ -258,7 +258,7 @@ def test_remask_op_counts():
     pk = _pk()
     ct, _ = mask(card_point("deck52", 1), pk, r=3)
     COUNTERS.reset()
-    new, proof = remask_proven(ct, pk, CTX, r=4, w=5)
+    new, proof = remask_proven(ct, pk, CTX, r=4, insecure_test_seed=b"r")
     assert (COUNTERS.mul, COUNTERS.base_mul, COUNTERS.add) == (2, 2, 2)
     COUNTERS.reset()
     verify_remask(ct, new, pk, proof, CTX)

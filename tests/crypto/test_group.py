@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+
 import nacl.bindings as sodium
 import pytest
 
@@ -23,18 +25,8 @@ from crypto.group import (
     sub,
     sum_points,
 )
+from tests.crypto._helpers import SMALL_ORDER
 
-# The eight small-order points of edwards25519 (orders 1, 2, 4, 4, 8, 8, 8, 8).
-SMALL_ORDER = [
-    bytes.fromhex("0100000000000000000000000000000000000000000000000000000000000000"),
-    bytes.fromhex("ecffffffffffffffffffffffffffffffffffffffffffffffffffffffffffff7f"),
-    bytes.fromhex("0000000000000000000000000000000000000000000000000000000000000000"),
-    bytes.fromhex("0000000000000000000000000000000000000000000000000000000000000080"),
-    bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc05"),
-    bytes.fromhex("26e8958fc2b227b045c3f489f2ef98f0d5dfac05d3c63339b13802886d53fc85"),
-    bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac037a"),
-    bytes.fromhex("c7176a703d4dd84fba3c0b760d10670f2a2053fa2c39ccc64ec7fd7792ac03fa"),
-]
 D = (-121665 * pow(121666, -1, FIELD_P)) % FIELD_P
 
 
@@ -110,6 +102,19 @@ def test_identity_is_never_a_point():
         Point(IDENTITY_BYTES)
     with pytest.raises(InvalidPoint, match="identity"):
         Point.decode(IDENTITY_BYTES)
+
+
+def test_the_point_constructor_validates_like_decode():
+    """A Point built by hand from outside bytes is never invalid (the constructor used to
+    check the length and the identity only)."""
+    torsioned = sodium.crypto_core_ed25519_add(G.data, SMALL_ORDER[4])
+    not_canonical = (5 + FIELD_P).to_bytes(32, "little")
+    for bad in [*SMALL_ORDER, torsioned, not_canonical]:
+        with pytest.raises(InvalidPoint):
+            Point(bad)
+    assert Point(G.data) == G
+    with pytest.raises(InvalidPoint):
+        dataclasses.replace(G, data=SMALL_ORDER[5])
 
 
 def test_valid_points_roundtrip():

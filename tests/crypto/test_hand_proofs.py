@@ -219,10 +219,12 @@ def test_hand_proof_op_counts_and_pinned_nonces():
     x, pub = SECRETS[SEAT], PUBLICS[SEAT]
     allowed = SUIT[1]  # 13 values: N = 26 leaves, R = 1 real leaf
     COUNTERS.reset()
-    proof = prove_cards_in_set(x, pub, held, hand, allowed, 1, DECK, CTX, nonce_seed=b"s")
+    proof = prove_cards_in_set(x, pub, held, hand, allowed, 1, DECK, CTX, insecure_test_seed=b"s")
     n, r = 26, 1
     assert (COUNTERS.base_mul, COUNTERS.mul, COUNTERS.add) == (n, r + 2 * (n - r), n + (n - r))
-    assert proof == prove_cards_in_set(x, pub, held, hand, allowed, 1, DECK, CTX, nonce_seed=b"s")
+    assert proof == prove_cards_in_set(
+        x, pub, held, hand, allowed, 1, DECK, CTX, insecure_test_seed=b"s"
+    )
     COUNTERS.reset()
     verify_cards_in_set(pub, held, allowed, 1, DECK, proof, CTX)
     assert (COUNTERS.base_mul, COUNTERS.mul, COUNTERS.add) == (n, 3 * n, 3 * n)
@@ -265,10 +267,10 @@ def test_left_secret_shortcut_gives_the_same_proof():
     def tr():
         return _hand_transcript(CTX, pub, held, allowed, 2, DECK)
 
-    plain = prove_composite(st, wit, tr(), nonce_seed=b"z")
-    fast = prove_composite(st, wit, tr(), nonce_seed=b"z", left_secret=x)
+    plain = prove_composite(st, wit, tr(), insecure_test_seed=b"z")
+    fast = prove_composite(st, wit, tr(), insecure_test_seed=b"z", left_secret=x)
     assert plain == fast
     verify_composite(st, fast, tr())
-    wrong = prove_composite(st, wit, tr(), nonce_seed=b"z", left_secret=x + 1)
+    wrong = prove_composite(st, wit, tr(), insecure_test_seed=b"z", left_secret=x + 1)
     with pytest.raises(InvalidProof):
         verify_composite(st, wrong, tr())

@@ -2,11 +2,18 @@
 
 from __future__ import annotations
 
+import nacl.bindings as sodium
 import pytest
 
-from crypto.errors import InvalidEncoding, InvalidProof, InvalidSignature
-from crypto.identity import IdentityKey, fingerprint, verify_signature
-from crypto.seal import SealKey, open_sealed, seal, seal_with
+from crypto.errors import InvalidEncoding, InvalidPoint, InvalidProof, InvalidSignature
+from crypto.group import FIELD_P, SMALL_ORDER_ENCODINGS, G, add, base_mul
+from crypto.identity import IdentityKey, check_identity_key, fingerprint, verify_signature
+from crypto.seal import SealKey, _seal_from_parts, open_sealed, seal
+from tests.crypto._helpers import SMALL_ORDER
+
+IDENTITY_KEY = bytes([1]) + bytes(31)
+UNIVERSAL_FORGERY = bytes([1]) + bytes(31) + bytes(32)
+"""``R = 01 00..00`` (the identity), ``S = 0``: valid for every message under the identity key."""
 
 
 def test_sign_verify():
@@ -66,8 +73,8 @@ def test_seal_roundtrip_and_binding():
 
 def test_seal_explicit_randomness_and_bad_inputs():
     r = SealKey.from_private_bytes(bytes([7]) * 32)
-    a = seal_with(r.public, b"x", b"c", bytes([9]) * 32)
-    assert a == seal_with(r.public, b"x", b"c", bytes([9]) * 32)
+    a = _seal_from_parts(r.public, b"x", b"c", bytes([9]) * 32)
+    assert a == _seal_from_parts(r.public, b"x", b"c", bytes([9]) * 32)
     assert open_sealed(r, a, b"c") == b"x"
     assert SealKey.from_private_bytes(r.private_bytes()).public == r.public
     with pytest.raises(InvalidEncoding, match="too short"):
@@ -80,3 +87,54 @@ def test_seal_explicit_randomness_and_bad_inputs():
         seal(r.public[:31], b"x", b"c")
     with pytest.raises(InvalidEncoding, match="small order"):
         open_sealed(r, b"\x01" + bytes(32) + a[33:], b"c")
+
+
+def test_small_order_identity_keys_are_refused_everywhere():
+    assert sorted(SMALL_ORDER) == sorted(SMALL_ORDER_ENCODINGS)
+    for key in SMALL_ORDER:
+        with pytest.raises(InvalidPoint, match="identity key refused"):
+            check_identity_key(key)
+        for sig in (UNIVERSAL_FORGERY, IdentityKey.generate().sign(b"m")):
+            with pytest.raises(InvalidPoint, match="identity key refused"):
+                verify_signature(key, b"m", sig)
+    # the forgery of the issue: key 01 00..00, R = 01 00..00, S = 0, any message
+    for msg in (b"", b"pay seat 3", bytes(1000)):
+        with pytest.raises(InvalidEncoding):
+            verify_signature(IDENTITY_KEY, msg, UNIVERSAL_FORGERY)
+
+
+def test_non_canonical_and_mixed_order_identity_keys_are_refused():
+    k = IdentityKey.generate()
+    sig = k.sign(b"m")
+    non_canonical = [(y + FIELD_P).to_bytes(32, "little") for y in (0, 1, 2, 18)]
+    non_canonical.append(bytes.fromhex("01" + "00" * 30 + "80"))  # x = 0 with the sign bit
+    mixed = add(G, base_mul(5)).data  # a fine key...
+    torsioned = sodium.crypto_core_ed25519_add(mixed, SMALL_ORDER[4])  # ...plus torsion
+    for key in [*non_canonical, torsioned]:
+        with pytest.raises(InvalidPoint):
+            verify_signature(key, b"m", sig)
+    check_identity_key(k.public)  # an honest key passes
+
+
+def test_signatures_with_a_small_order_or_non_canonical_r_are_refused():
+    k = IdentityKey.generate()
+    sig = k.sign(b"m")
+    for r in [*SMALL_ORDER, (FIELD_P + 3).to_bytes(32, "little")]:
+        with pytest.raises(InvalidSignature, match="R refused"):
+            verify_signature(k.public, b"m", r + sig[32:])
+
+
+def test_repeated_randomness_never_makes_a_two_time_pad():
+    """The ephemeral key is hashed from the randomness and the message: the same random
+    bytes for two plaintexts give two keys, so XOR of ciphertexts reveals nothing."""
+    r = SealKey.generate()
+    same = bytes([9]) * 32
+    p1, p2 = b"token of seat 1!", b"token of seat 2?"
+    a = _seal_from_parts(r.public, p1, b"c", same)
+    b = _seal_from_parts(r.public, p2, b"c", same)
+    assert a[1:33] != b[1:33]  # different ephemeral keys
+    body_a, body_b = a[33 : 33 + len(p1)], b[33 : 33 + len(p2)]
+    assert bytes(x ^ y for x, y in zip(body_a, body_b, strict=True)) != bytes(
+        x ^ y for x, y in zip(p1, p2, strict=True)
+    )
+    assert open_sealed(r, a, b"c") == p1 and open_sealed(r, b, b"c") == p2

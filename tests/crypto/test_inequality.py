@@ -259,8 +259,8 @@ def test_ciphertext_not_from_the_mask_still_bound_to_its_plaintext():
 
 
 def test_pinned_nonces_are_deterministic_and_fresh_ones_are_not():
-    a = prove_none_of(X, PUB, HELD, HAND, [THREE_CLUBS], DECK, CTX, nonce_seed=b"s")
-    b = prove_none_of(X, PUB, HELD, HAND, [THREE_CLUBS], DECK, CTX, nonce_seed=b"s")
+    a = prove_none_of(X, PUB, HELD, HAND, [THREE_CLUBS], DECK, CTX, insecure_test_seed=b"s")
+    b = prove_none_of(X, PUB, HELD, HAND, [THREE_CLUBS], DECK, CTX, insecure_test_seed=b"s")
     assert a == b
     c = prove_none_of(X, PUB, HELD, HAND, [THREE_CLUBS], DECK, CTX)
     d = prove_none_of(X, PUB, HELD, HAND, [THREE_CLUBS], DECK, CTX)

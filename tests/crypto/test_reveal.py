@@ -131,7 +131,7 @@ def test_batched_tokens():
 def test_token_op_counts():
     ct = _masked()
     COUNTERS.reset()
-    tok = make_token(SECRETS[0], PUBLICS[0], ct, CTX, w=9)
+    tok = make_token(SECRETS[0], PUBLICS[0], ct, CTX, insecure_test_seed=b"t")
     assert (COUNTERS.mul, COUNTERS.base_mul, COUNTERS.add) == (2, 1, 0)
     COUNTERS.reset()
     verify_token(PUBLICS[0], ct, tok, CTX)

@@ -40,9 +40,9 @@ from crypto.group import (
     random_scalar,
     sub,
 )
+from crypto.nonces import NonceStream
 from crypto.shuffle import (
     MAX_CARDS,
-    ScalarStream,
     ShuffleWitness,
     apply_shuffle,
     random_permutation,
@@ -68,7 +68,7 @@ class Table:
 
 def make_table(n: int, seed: int = 0) -> Table:
     """A deck of ``n`` distinct hashed cards, each masked under a key derived from ``seed``."""
-    stream = ScalarStream(b"test/shuffle/table" + seed.to_bytes(4, "little"), b"table")
+    stream = NonceStream("test/shuffle/table", insecure_test_seed=seed.to_bytes(4, "little"))
     secret = stream()
     pk = base_mul(secret)
     cards = tuple(
@@ -119,17 +119,32 @@ def test_shuffle_preserves_the_multiset_of_cards_and_changes_every_ciphertext():
         assert out[i].c1 != t.deck[j].c1 and out[i].c2 != t.deck[j].c2
 
 
+def _seeded(seed: bytes) -> NonceStream:
+    return NonceStream("test", insecure_test_seed=seed)
+
+
 def test_seeded_randomness_is_reproducible_and_seed_dependent():
     seed = b"s" * 32
-    assert random_witness(52, seed) == random_witness(52, seed)
-    assert random_witness(52, seed) != random_witness(52, b"t" * 32)
-    perm = random_permutation(52, seed)
+    assert random_witness(52, _seeded(seed)) == random_witness(52, _seeded(seed))
+    assert random_witness(52, _seeded(seed)) != random_witness(52, _seeded(b"t" * 32))
+    perm = random_permutation(52, _seeded(seed))
     assert sorted(perm) == list(range(52))
     t = make_table(8)
-    w = random_witness(8, seed)
+    w = random_witness(8, _seeded(seed))
     assert apply_shuffle(t.deck, t.joint_key, w) == apply_shuffle(t.deck, t.joint_key, w)
     with pytest.raises(InvalidEncoding):
-        random_witness(8, b"short")
+        NonceStream("test", insecure_test_seed="text")  # type: ignore[arg-type]
+
+
+def test_a_repeated_test_seed_never_repeats_a_witness_for_another_deck():
+    """The witness is hedged on the deck: the same seed on two decks gives unrelated
+    permutations and re-randomisers (a shared re-randomiser would link cards)."""
+    t, u = make_table(8), make_table(8, seed=1)
+    _, wa = shuffle_deck(t.deck, t.joint_key, insecure_test_seed=b"same")
+    _, wb = shuffle_deck(u.deck, u.joint_key, insecure_test_seed=b"same")
+    _, wa2 = shuffle_deck(t.deck, t.joint_key, insecure_test_seed=b"same")
+    assert wa == wa2
+    assert not set(wa.rerandomisers) & set(wb.rerandomisers)
 
 
 def test_unseeded_permutations_vary():
@@ -205,7 +220,7 @@ def test_both_proofs_agree_on_a_chain_of_seeded_shuffles():
     deck = t.deck
     for seat in range(4):
         ctx = CTX.with_seat(seat)
-        out, w = shuffle_deck(deck, t.joint_key, seed=bytes([seat]) * 32)
+        out, w = shuffle_deck(deck, t.joint_key, insecure_test_seed=bytes([seat]) * 32)
         for kind in ("tw", "cc"):
             verify(kind, deck, out, t.joint_key, prove(kind, deck, out, t.joint_key, w, ctx), ctx)
         deck = out
@@ -214,13 +229,13 @@ def test_both_proofs_agree_on_a_chain_of_seeded_shuffles():
 
 def test_seeded_proofs_are_deterministic():
     t = make_table(SMALL)
-    out, w = shuffle_deck(t.deck, t.joint_key, seed=b"x" * 32)
-    a = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, seed=b"p" * 32)
-    b = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, seed=b"p" * 32)
-    c = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, seed=b"q" * 32)
+    out, w = shuffle_deck(t.deck, t.joint_key, insecure_test_seed=b"x" * 32)
+    a = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, insecure_test_seed=b"p" * 32)
+    b = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, insecure_test_seed=b"p" * 32)
+    c = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, insecure_test_seed=b"q" * 32)
     assert a.encode() == b.encode() != c.encode()
-    ca = cc.prove_shuffle(t.deck, out, t.joint_key, w, CTX, rounds=4, seed=b"p" * 32)
-    cb = cc.prove_shuffle(t.deck, out, t.joint_key, w, CTX, rounds=4, seed=b"p" * 32)
+    ca = cc.prove_shuffle(t.deck, out, t.joint_key, w, CTX, rounds=4, insecure_test_seed=b"p" * 32)
+    cb = cc.prove_shuffle(t.deck, out, t.joint_key, w, CTX, rounds=4, insecure_test_seed=b"p" * 32)
     assert ca.encode() == cb.encode()
 
 
@@ -229,7 +244,7 @@ def test_seeded_proofs_are_deterministic():
 
 def _honest(n=6):
     t = make_table(n)
-    w = random_witness(n, seed=b"test/shuffle/honest-witness")
+    w = random_witness(n, _seeded(b"test/shuffle/honest-witness"))
     return t, w, list(apply_shuffle(t.deck, t.joint_key, w))
 
 
@@ -373,7 +388,9 @@ def test_tw_rejects_tampering_with_each_encoded_block():
 
 def test_cc_rejects_tampering_with_each_field():
     t, w, out = _honest(SMALL)
-    proof = cc.prove_shuffle(t.deck, out, t.joint_key, w, CTX, rounds=FAST_ROUNDS, seed=b"c" * 32)
+    proof = cc.prove_shuffle(
+        t.deck, out, t.joint_key, w, CTX, rounds=FAST_ROUNDS, insecure_test_seed=b"c" * 32
+    )
     assert [f.name for f in dataclasses.fields(cc.CCShuffleProof)] == ["rounds"]
     assert [f.name for f in dataclasses.fields(cc.CCRound)] == [
         "shadow",
@@ -626,10 +643,10 @@ def test_shuffle_operation_counts():
 @given(n=st.integers(min_value=1, max_value=8), seed=st.binary(min_size=16, max_size=16))
 def test_property_both_proofs_accept_any_seeded_shuffle_and_round_trip(n, seed):
     t = make_table(n, seed=n)
-    out, w = shuffle_deck(t.deck, t.joint_key, seed=seed)
+    out, w = shuffle_deck(t.deck, t.joint_key, insecure_test_seed=seed)
     assert sorted(decrypt(t, ct).data for ct in out) == sorted(m.data for m in t.cards)
-    proof = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, seed=seed)
+    proof = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, insecure_test_seed=seed)
     tw.verify_shuffle(t.deck, out, t.joint_key, tw.TWShuffleProof.decode(proof.encode(), n), CTX)
-    cproof = cc.prove_shuffle(t.deck, out, t.joint_key, w, CTX, rounds=4, seed=seed)
+    cproof = cc.prove_shuffle(t.deck, out, t.joint_key, w, CTX, rounds=4, insecure_test_seed=seed)
     decoded = cc.CCShuffleProof.decode(cproof.encode(), n)
     cc.verify_shuffle(t.deck, out, t.joint_key, decoded, CTX, min_rounds=4)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import dataclasses
+import inspect
 
 import pytest
 
@@ -11,6 +12,7 @@ from crypto import shuffle_proof_tw_batch as tb
 from crypto.elgamal import Ciphertext
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidPoint, InvalidProof, InvalidScalar
 from crypto.group import COUNTERS, G, L, add, base_mul, hash_to_point, mul, random_scalar
+from crypto.nonces import NonceStream
 from crypto.shuffle import apply_shuffle, random_witness, remask_with
 from crypto.transcript import Context
 from tests.crypto.test_shuffle import (
@@ -25,6 +27,15 @@ from tests.crypto.test_shuffle import (
 SEED = b"test/shuffle-batch/weights"
 
 
+def _weights() -> NonceStream:
+    """Predictable batch weights (tests only; see the forgery test below)."""
+    return NonceStream(tb._WEIGHT_LABEL, insecure_test_seed=SEED)
+
+
+def _seeded(label: bytes) -> NonceStream:
+    return NonceStream("test", insecure_test_seed=label)
+
+
 def _ctx(seat: int) -> Context:
     return Context(b"table-under-test", 3, 7, seat)
 
@@ -35,7 +46,7 @@ def _chain(n: int, shuffles: int, table_seed: int = 0):
     pile = t.deck
     statements = []
     for s in range(shuffles):
-        w = random_witness(n, seed=b"test/shuffle-batch/witness" + bytes([s, table_seed]))
+        w = random_witness(n, _seeded(b"test/shuffle-batch/witness" + bytes([s, table_seed])))
         out = apply_shuffle(pile, t.joint_key, w)
         proof = tb.prove_shuffle_batchable(pile, out, t.joint_key, w, _ctx(s))
         statements.append(tb.ShuffleStatement(pile, out, t.joint_key, proof, _ctx(s)))
@@ -46,11 +57,11 @@ def _chain(n: int, shuffles: int, table_seed: int = 0):
 def test_commitment_form_is_the_challenge_form_proof():
     """Same seed, same transcript: same responses, and the t values hash to the challenge."""
     t, _ = _chain(5, 0)
-    w = random_witness(5, seed=b"test/shuffle-batch/same-proof")
+    w = random_witness(5, _seeded(b"test/shuffle-batch/same-proof"))
     out = apply_shuffle(t.deck, t.joint_key, w)
     seed = b"test/shuffle-batch/prover-seed"
-    plain = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, seed=seed)
-    comm = tb.prove_shuffle_batchable(t.deck, out, t.joint_key, w, CTX, seed=seed)
+    plain = tw.prove_shuffle(t.deck, out, t.joint_key, w, CTX, insecure_test_seed=seed)
+    comm = tb.prove_shuffle_batchable(t.deck, out, t.joint_key, w, CTX, insecure_test_seed=seed)
     for name in ("permutation_commitments", "chain_commitments", "s1", "s2", "s3", "s4"):
         assert getattr(plain, name) == getattr(comm, name)
     assert (plain.s_hat, plain.s_prime) == (comm.s_hat, comm.s_prime)
@@ -74,16 +85,16 @@ def test_honest_batches_verify(n):
 def test_batch_of_different_sizes_and_tables():
     _, a = _chain(3, 2, table_seed=1)
     _, b = _chain(5, 2, table_seed=2)
-    tb.verify_shuffles_batch([a[0], b[0], a[1], b[1]], seed=SEED)
+    tb._verify_batch([a[0], b[0], a[1], b[1]], _weights())
 
 
 def test_failure_names_the_bad_proof_and_its_seat():
     _, sts = _chain(6, 4)
     bad = dataclasses.replace(sts[2], context=sts[2].context.with_step(8))
     with pytest.raises(InvalidProof, match=r"proof 1 of the batch \(seat 2\)"):
-        tb.verify_shuffles_batch([sts[1], bad, sts[3]], seed=SEED)
+        tb._verify_batch([sts[1], bad, sts[3]], _weights())
     with pytest.raises(InvalidProof, match=r"seat 2"):
-        tb.verify_shuffles_batch([bad], seed=SEED)
+        tb._verify_batch([bad], _weights())
 
 
 def test_proof_for_one_context_fails_in_every_other():
@@ -96,7 +107,7 @@ def test_proof_for_one_context_fails_in_every_other():
         Context(b"table-under-test", 3, 7, 1),
     ):
         with pytest.raises(InvalidProof):
-            tb.verify_shuffles_batch([dataclasses.replace(st, context=other)], seed=SEED)
+            tb._verify_batch([dataclasses.replace(st, context=other)], _weights())
 
 
 def test_tampering_with_each_field_is_rejected_inside_a_batch():
@@ -108,7 +119,7 @@ def test_tampering_with_each_field_is_rejected_inside_a_batch():
         for value in _tampered_values(getattr(proof, name)):
             bad = dataclasses.replace(sts[1], proof=dataclasses.replace(proof, **{name: value}))
             with pytest.raises(InvalidProof, match="proof 1 of the batch"):
-                tb.verify_shuffles_batch([sts[0], bad, sts[2]], seed=SEED)
+                tb._verify_batch([sts[0], bad, sts[2]], _weights())
 
 
 def test_tampering_with_each_statement_field_is_rejected():
@@ -123,7 +134,7 @@ def test_tampering_with_each_statement_field_is_rejected():
         dataclasses.replace(st, inputs=st.outputs, outputs=st.inputs),
     ):
         with pytest.raises(InvalidProof):
-            tb.verify_shuffles_batch([sts[0], bad], seed=SEED)
+            tb._verify_batch([sts[0], bad], _weights())
 
 
 def test_tampering_with_each_encoded_block_is_rejected():
@@ -140,12 +151,12 @@ def test_tampering_with_each_encoded_block_is_rejected():
         data = encoded[:pos] + new_block + encoded[pos + 32 :]
         bad = dataclasses.replace(st, proof=tb.TWCommitmentProof.decode(data, 3))
         with pytest.raises(InvalidProof):
-            tb.verify_shuffles_batch([bad], seed=SEED)
+            tb._verify_batch([bad], _weights())
 
 
 def _one_cheat(kind: str):
     t = make_table(6)
-    w = random_witness(6, seed=b"test/shuffle-batch/cheat-witness")
+    w = random_witness(6, _seeded(b"test/shuffle-batch/cheat-witness"))
     out = list(apply_shuffle(t.deck, t.joint_key, w))
     if kind == "drop":  # a card dropped, its slot filled with a foreign card
         r = random_scalar()
@@ -170,9 +181,9 @@ def test_cheating_shuffles_are_rejected_alone_and_in_a_batch(kind):
     cheat = _one_cheat(kind)
     _, honest = _chain(6, 2, table_seed=3)
     with pytest.raises(InvalidProof):
-        tb.verify_shuffles_batch([cheat], seed=SEED)
+        tb._verify_batch([cheat], _weights())
     with pytest.raises(InvalidProof):
-        tb.verify_shuffles_batch([honest[0], cheat, honest[1]], seed=SEED)
+        tb._verify_batch([honest[0], cheat, honest[1]], _weights())
     # and with weights from secrets, as in production
     with pytest.raises(InvalidProof):
         tb.verify_shuffles_batch([honest[0], cheat, honest[1]])
@@ -191,7 +202,7 @@ def test_malformed_batches_and_proofs():
             sts[0].inputs,
             sts[0].outputs,
             sts[0].joint_key,
-            random_witness(3, seed=b"test/shuffle-batch/unused-witness"),
+            random_witness(3, _seeded(b"test/shuffle-batch/unused-witness")),
             CTX,
         ).encode()
     )
@@ -221,12 +232,34 @@ def test_batch_operation_counts(n):
     and one base multiplication, against ``3 (8N + 4)`` and ``3 (N + 4)`` one by one."""
     _, sts = _chain(n, 3)
     COUNTERS.reset()
-    tb.verify_shuffles_batch(sts, seed=SEED)
+    tb._verify_batch(sts, _weights())
     assert (COUNTERS.mul, COUNTERS.base_mul, COUNTERS.add) == (18 * n + 17, 1, 18 * n + 16)
     COUNTERS.reset()
     tb.verify_shuffle_commitment(
-        sts[0].inputs, sts[0].outputs, sts[0].joint_key, sts[0].proof, sts[0].context, seed=SEED
+        sts[0].inputs, sts[0].outputs, sts[0].joint_key, sts[0].proof, sts[0].context
     )
     # alone: c_j, c^_i, t^_i, h_i and two piles (4N), plus t1..t42, h and the joint key:
     # more than the challenge form's 8N + 4, so a batch of one is only for uniformity
     assert (COUNTERS.mul, COUNTERS.base_mul) == (8 * n + 7, 1)
+
+
+def test_predictable_weights_let_a_false_proof_pass_so_the_public_batch_takes_none():
+    """With weights the prover knows, two false equations can cancel: move ``s1`` by delta
+    and ``s2`` by ``-b1 delta / b2``.  The public verifier draws fresh weights, always."""
+    _, sts = _chain(3, 1)
+    st = sts[0]
+    known = _weights()
+    b1, b2 = known(), known()
+    delta = 12345
+    proof = dataclasses.replace(
+        st.proof,
+        s1=(st.proof.s1 + delta) % L,
+        s2=(st.proof.s2 - b1 * delta * pow(b2, -1, L)) % L,
+    )
+    forged = dataclasses.replace(st, proof=proof)
+    tb._verify_batch([forged], _weights())  # the predictable weights are fooled
+    with pytest.raises(InvalidProof):
+        tb.verify_shuffles_batch([forged])
+    with pytest.raises(InvalidProof):
+        tb.verify_shuffle_commitment(st.inputs, st.outputs, st.joint_key, proof, st.context)
+    assert list(inspect.signature(tb.verify_shuffles_batch).parameters) == ["statements"]

@@ -10,11 +10,15 @@ are in the middle of exiting).
 from __future__ import annotations
 
 import contextlib
+import secrets
 import threading
 import time
 from collections.abc import AsyncIterator
 
 import trio
+
+from crypto.session import Ephemeral
+from p2p import wire
 
 THREAD_GRACE_S = 3.0
 LOOPBACK = "127.0.0.1"
@@ -71,3 +75,18 @@ async def no_leaks() -> AsyncIterator[None]:
 def assert_no_new_threads(before: set[threading.Thread]) -> None:
     leaked = new_threads(before)
     assert not leaked, f"threads left running: {[t.name for t in leaked]}"
+
+
+def raw_hello(
+    identity: bytes,
+    table: bytes,
+    *,
+    version: int = wire.HANDSHAKE_VERSION,
+    genesis: bytes = b"",
+    ephemeral: Ephemeral | None = None,
+) -> tuple[bytes, Ephemeral]:
+    """The exact body bytes of a dialer's Hello built by hand, and its ephemeral key (tests
+    that play one side of the handshake sign ``wire.auth_transcript`` over these bytes)."""
+    eph = ephemeral or Ephemeral()
+    hello = wire.Hello(version, table, identity, secrets.token_bytes(32), eph.public, genesis)
+    return wire.encode_body(hello), eph

@@ -8,8 +8,8 @@ sometimes picks a forged action), and into the node's sending
 misbehaves at its first chance; honest peers must catch it, name the seat,
 keep the signed evidence and end the game (exit code 4).
 
-Used in process by tests/p2p/test_cheats.py (through ``p2p.local_table``) and
-over processes by tests/p2p/cheat_peer.py.
+Used over processes by tests/p2p/cheat_peer.py (tests/p2p/test_cheats_procs.py); its
+game hooks work in process too, with ``p2p.local_table`` (``SeatKeys.cheat``).
 """
 
 from __future__ import annotations
@@ -121,7 +121,9 @@ class Cheater:
         return None
 
     def proof(self, rule: Any, hs) -> ProofBody | None:
-        if self.kind == "false-miss" and self.done:
+        # a miss claim whose proof cannot hold: forged (whether or not the miss was forced)
+        if self.kind == "false-miss":
+            self.done = True
             return ProofBody(bytes(32))
         return None
 

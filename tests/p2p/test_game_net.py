@@ -8,8 +8,8 @@ import pytest
 from tests.p2p._games import GameTable, verify_json
 
 SHORT = {
-    "slave": {"games": 2},
-    "slajens": {"rounds": 4},
+    "slave": {"games": 1},
+    "slajens": {"rounds": 3},
     "slaiga": {},
     "honest-slaiga": {},
     "aight-of-spaides": {},
@@ -46,4 +46,4 @@ def test_every_game_between_four_peer_processes(tmp_path, game):
 @pytest.mark.slow
 @pytest.mark.parametrize(("game", "seats"), [("slaiga", 6), ("aight-of-spaides", 8)])
 def test_larger_tables(tmp_path, game, seats):
-    play_and_check(tmp_path, game, seats, {"max_turns": 40})
+    play_and_check(tmp_path, game, seats, {"max_turns": 20})

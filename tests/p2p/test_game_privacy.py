@@ -53,7 +53,9 @@ def check_privacy(table: local_table.LocalTable, cache: dict) -> None:
             assert h in mine.known, f"seat {mine.seat}'s engine knows #{h} it never opened"
 
 
-@pytest.mark.parametrize(("game", "options"), [("slave", {"games": 2}), ("slaiga", {})])
+@pytest.mark.parametrize(
+    ("game", "options"), [("slave", {"games": 2}), ("slaiga", {"max_turns": 80})]
+)
 def test_a_peer_opens_exactly_what_its_seat_was_shown(game, options):
     table = local_table.new_table(game, 4, options)
     cache: dict = {}

@@ -13,10 +13,12 @@ from __future__ import annotations
 import secrets
 from pathlib import Path
 
+import msgpack
 import pytest
 import trio
 
 from crypto.identity import IdentityKey
+from crypto.session import Ephemeral
 from p2p import wire
 from p2p.mesh import FramedStream, PeerUp, Rejected, open_mesh
 from p2p.node import Node, NodeError
@@ -143,6 +145,46 @@ async def test_dialer_gets_busy_as_a_clear_rejection() -> None:
                 assert exc.kind == "busy"
             else:
                 raise AssertionError("a full handshake queue must refuse the dialer")
+
+
+IDENTITY_KEY = bytes([1]) + bytes(31)
+UNIVERSAL_FORGERY = bytes([1]) + bytes(31) + bytes(32)
+
+
+def _raw_hello(table_id: bytes, identity: bytes) -> bytes:
+    """A Hello frame built from raw msgpack, as an attacker would (our own constructor
+    refuses a small-order key)."""
+    fields = {
+        "version": wire.HANDSHAKE_VERSION,
+        "table_id": table_id,
+        "identity": identity,
+        "nonce": secrets.token_bytes(wire.NONCE_BYTES),
+        "ephemeral": Ephemeral().public,
+        "genesis": b"",
+    }
+    return wire.frame(msgpack.packb(["hello", fields], use_bin_type=True))
+
+
+async def test_a_small_order_identity_cannot_pass_the_handshake() -> None:
+    """With key 01 00..00 the signature R = 01 00..00, S = 0 verifies for any transcript,
+    so without the strict key check anyone could log in under that identity."""
+    a = IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks(), open_mesh(a, table, host=LOOPBACK) as ma:
+            assert ma.listen_port is not None
+            stream = await trio.open_tcp_stream(LOOPBACK, ma.listen_port)
+            framed = FramedStream(stream)
+            assert isinstance((await framed.receive()).message, wire.Hello)
+            await stream.send_all(
+                _raw_hello(table, IDENTITY_KEY) + wire.encode_frame(wire.Auth(UNIVERSAL_FORGERY))
+            )
+            await _read_until_closed(stream)
+            await stream.aclose()
+            assert IDENTITY_KEY not in ma.connections
+            assert any("identity key refused" in f for f in ma.handshake_failures)
+            with pytest.raises(trio.WouldBlock):
+                ma.inbox.receive_nowait()  # no PeerUp ever reached the node
 
 
 async def test_table_forms_and_finishes_under_attack(tmp_path: Path) -> None:

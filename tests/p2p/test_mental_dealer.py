@@ -64,7 +64,7 @@ def _play(name: str, seats: int, options: dict, seed: int):
 
 
 def test_slave_two_deals_with_exchange():
-    r = _play("slave", 4, {"games": 2}, seed=0)
+    r = _play("slave", 4, {"games": 2}, seed=2)  # this deal has a LacksCard proof
     stats = r.table.stats
     assert r.engines[0].is_over()
     assert stats.obligations["Shuffle"] == 2
@@ -90,7 +90,7 @@ def test_slaiga_lying_variant():
 
 
 def test_honest_slaiga_with_hand_proofs():
-    r = _play("honest-slaiga", 3, {"max_turns": 40}, seed=5)  # this deal has two proofs
+    r = _play("honest-slaiga", 3, {"max_turns": 40}, seed=6)  # this deal has two proofs
     assert r.table.stats.statements["AtLeastOfSuit"] == 2
 
 
@@ -98,7 +98,7 @@ def test_honest_slaiga_card_back_through_the_pile_is_rekeyed():
     # In this deal a penalty card handed from seat A to seat B is placed on the draw
     # pile and drawn back by A, who then proves a claim about its hand: the card's
     # ciphertext is still keyed to B, so the dealer re-keys it to A first.
-    r = play_mental("honest-slaiga", 4, {"max_turns": 60}, seed=4, insecure_seed=b"seed4")
+    r = play_mental("honest-slaiga", 4, {"max_turns": 60}, seed=2, insecure_seed=b"seed2")
     assert r.table.stats.rekeys >= 1
     assert r.table.stats.statements["AtLeastOfSuit"] >= 1
 

@@ -32,7 +32,7 @@ from p2p.mesh import (
     parse_address,
     seal_for_seat,
 )
-from tests.p2p._nethelpers import LOOPBACK, no_leaks
+from tests.p2p._nethelpers import LOOPBACK, no_leaks, raw_hello
 
 TIMEOUT_S = 15
 
@@ -51,9 +51,10 @@ async def listener_and_dialer(a, b, table, **kw):
 
 async def raw_dial(mesh):
     """Open a bare framed connection to ``mesh``'s listener; returns it and the listener's
-    Hello, for tests that play the dialer's side of the handshake by hand."""
+    Hello as received (message and raw bytes), for tests that play the dialer's side of
+    the handshake by hand."""
     framed = FramedStream(await trio.open_tcp_stream(LOOPBACK, mesh.listen_port))
-    return framed, (await framed.receive()).message
+    return framed, await framed.receive()
 
 
 async def next_of(mesh, cls):
@@ -102,9 +103,9 @@ async def test_version_mismatch_is_refused_by_listener() -> None:
     with trio.fail_after(TIMEOUT_S):
         async with no_leaks(), open_mesh(a, table, host=LOOPBACK) as ma:
             framed, hello = await raw_dial(ma)
-            assert isinstance(hello, wire.Hello)
-            nonce = secrets.token_bytes(32)
-            await framed.send(wire.Hello(wire.PROTOCOL_VERSION + 1, table, b.public, nonce))
+            assert isinstance(hello.message, wire.Hello)
+            raw, _ = raw_hello(b.public, table, version=wire.HANDSHAKE_VERSION + 1)
+            await framed.send_frame(wire.frame(raw))
             reply = (await framed.receive()).message
             assert isinstance(reply, wire.Reject) and reply.reason == "version"
             assert "version mismatch" in reply.detail
@@ -119,9 +120,8 @@ async def test_version_mismatch_is_refused_by_dialer() -> None:
 
             async def old_peer(stream: trio.SocketStream) -> None:
                 framed = FramedStream(stream)
-                await framed.send(
-                    wire.Hello(wire.PROTOCOL_VERSION + 5, bytes(16), other.public, bytes(32))
-                )
+                raw, _ = raw_hello(other.public, bytes(16), version=wire.HANDSHAKE_VERSION + 5)
+                await framed.send_frame(wire.frame(raw))
                 with pytest.raises(ConnectionClosed):
                     while True:
                         await framed.receive()
@@ -166,17 +166,16 @@ async def test_impersonation_and_replayed_auth_fail() -> None:
         async with no_leaks(), open_mesh(a, table, host=LOOPBACK) as ma:
             # 1. Record an honest handshake by the victim (raw, to capture its Auth frame).
             framed, hello_a = await raw_dial(ma)
-            v_nonce = secrets.token_bytes(32)
-            await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, victim.public, v_nonce))
-            t = wire.auth_transcript(table, victim.public, v_nonce, a.public, hello_a.nonce)
-            captured = wire.Auth(victim.sign(t))
+            v_hello, _ = raw_hello(victim.public, table)
+            await framed.send_frame(wire.frame(v_hello))
+            captured = wire.Auth(victim.sign(wire.auth_transcript(v_hello, hello_a.raw)))
             await framed.send(captured)
             assert isinstance((await framed.receive()).message, wire.Auth)
             await framed.aclose()
 
-            # 2. Mallory replays the victim's Hello nonce and captured Auth on a new connection.
-            framed, _ = await raw_dial(ma)  # fresh listener nonce
-            await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, victim.public, v_nonce))
+            # 2. Mallory replays the victim's Hello and captured Auth on a new connection.
+            framed, _ = await raw_dial(ma)  # fresh listener nonce and ephemeral
+            await framed.send_frame(wire.frame(v_hello))
             await framed.send(captured)
             reply = (await framed.receive()).message
             assert isinstance(reply, wire.Reject) and reply.reason == "identity"
@@ -184,10 +183,9 @@ async def test_impersonation_and_replayed_auth_fail() -> None:
 
             # 3. Mallory claims the victim's key and signs with her own.
             framed, hello_a = await raw_dial(ma)
-            m_nonce = secrets.token_bytes(32)
-            await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, victim.public, m_nonce))
-            t = wire.auth_transcript(table, victim.public, m_nonce, a.public, hello_a.nonce)
-            await framed.send(wire.Auth(mallory.sign(t)))
+            m_hello, _ = raw_hello(victim.public, table)
+            await framed.send_frame(wire.frame(m_hello))
+            await framed.send(wire.Auth(mallory.sign(wire.auth_transcript(m_hello, hello_a.raw))))
             reply = (await framed.receive()).message
             assert isinstance(reply, wire.Reject) and reply.reason == "identity"
             await framed.aclose()
@@ -229,10 +227,9 @@ async def test_keepalive_detects_a_silent_peer() -> None:
             open_mesh(a, table, host=LOOPBACK, keepalive_interval=0.1, keepalive_dead=0.5) as ma,
         ):
             framed, hello = await raw_dial(ma)
-            nonce = secrets.token_bytes(32)
-            await framed.send(wire.Hello(wire.PROTOCOL_VERSION, table, b.public, nonce))
-            t = wire.auth_transcript(table, b.public, nonce, a.public, hello.nonce)
-            await framed.send(wire.Auth(b.sign(t)))
+            mine, _ = raw_hello(b.public, table)
+            await framed.send_frame(wire.frame(mine))
+            await framed.send(wire.Auth(b.sign(wire.auth_transcript(mine, hello.raw))))
             await next_of(ma, PeerUp)
             down = await next_of(ma, PeerDown)  # we never answer the pings
             assert "keepalive" in down.reason
@@ -298,3 +295,77 @@ def test_sealed_payload_only_opens_for_its_seat() -> None:
         open_for_seat(table, 13, 0, decoded, bob)  # moved to another step
     with pytest.raises(CryptoError):
         open_for_seat(table, 12, 2, decoded, bob)  # claimed by another sender
+
+
+async def test_injected_altered_or_replayed_frames_drop_the_link_not_the_peer() -> None:
+    """An on-path host between two peers (a TCP relay on loopback) injects a frame, flips a
+    bit, or replays a frame after the handshake: the link's MACs refuse each, the listener
+    drops the link with a remote error, delivers nothing forged, and keeps serving."""
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    mode: dict[str, str | None] = {"now": None}
+
+    async def relay(src: trio.SocketStream, dst: trio.SocketStream, meddle: bool) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError):
+            while data := await src.receive_some(65536):
+                how, mode["now"] = (mode["now"], None) if meddle else (None, mode["now"])
+                if how == "inject":
+                    data = wire.encode_frame(wire.Fetch(table, 99)) + data
+                elif how == "tamper":
+                    data = data[:-1] + bytes([data[-1] ^ 0x01])
+                elif how == "replay":
+                    data = data + data
+                await dst.send_all(data)
+        await dst.aclose()
+
+    async def proxy(port: int, client: trio.SocketStream) -> None:
+        server = await trio.open_tcp_stream(LOOPBACK, port)
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(relay, client, server, True)  # dialer -> listener: meddled
+            nursery.start_soon(relay, server, client, False)
+
+    with trio.fail_after(TIMEOUT_S):
+        async with listener_and_dialer(a, b, table) as (ma, mb), trio.open_nursery() as nursery:
+            listeners = await nursery.start(
+                functools.partial(trio.serve_tcp, functools.partial(proxy, ma.listen_port), 0)
+            )
+            via = format_address(LOOPBACK, listeners[0].socket.getsockname()[1])
+            for how in ("inject", "tamper", "replay"):
+                await mb.dial(via)
+                assert (await next_of(ma, PeerUp)).peer == b.public
+                mode["now"] = how
+                mb.send_nowait(a.public, wire.Fetch(table, 1))
+                delivered = []
+                while True:
+                    event = await ma.inbox.receive()
+                    if isinstance(event, PeerDown):
+                        break
+                    delivered.append(event.message)
+                assert event.remote_error and "authentication failed" in event.reason, how
+                assert wire.Fetch(table, 99) not in delivered
+                assert delivered == ([wire.Fetch(table, 1)] if how == "replay" else [])
+            conn = await mb.dial(ma.address)  # the listener still serves honest peers
+            await next_of(ma, PeerUp)
+            assert conn.peer == a.public
+            nursery.cancel_scope.cancel()
+
+
+async def test_peers_on_two_forks_of_a_table_refuse_each_other() -> None:
+    """Two genesis hashes for one table id are two signed manifests: the hello carries the
+    genesis hash, so such peers refuse each other with a clear ``fork``; once formed, a
+    listener also refuses a peer that holds no genesis."""
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with listener_and_dialer(a, b, table) as (ma, mb):
+            ma.genesis, mb.genesis = b"\x01" * 32, b"\x02" * 32
+            with pytest.raises(HandshakeFailed) as info:
+                await mb.dial(ma.address)
+            assert info.value.kind == "fork" and "two different manifests" in info.value.detail
+            mb.genesis = b""
+            with pytest.raises(Rejected) as late:
+                await mb.dial(ma.address)
+            assert late.value.kind == "fork" and "already formed" in late.value.detail
+            mb.genesis = ma.genesis
+            await mb.dial(ma.address)
+            assert ma.connected(b.public) or await next_of(ma, PeerUp)

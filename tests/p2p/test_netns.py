@@ -314,3 +314,78 @@ def test_table_across_namespaces_survives_a_cut_link(tmp_path: Path) -> None:
     assert all(r["finished"] and r["record_steps"] == DEMO_STEPS + 2 for r in results)
     assert all(r["table_id"] == table_id for r in results)
     assert all(cut_slot in r.get("stalls", []) for r in results[:cut])
+
+
+def _blackhole(topo: Topology, a: int, b: int, action: str) -> None:
+    """Drop every packet between peers ``a`` and ``b`` only (a route in each namespace)."""
+    _ip("-n", topo.peer_ns[a], "route", action, "blackhole", f"{topo.address(b)}/32")
+    _ip("-n", topo.peer_ns[b], "route", action, "blackhole", f"{topo.address(a)}/32")
+
+
+RELAY_STEPS = 300
+RELAY_PACE_MS = 10
+
+
+def test_one_cut_link_costs_no_pace_entries_are_relayed(tmp_path: Path) -> None:
+    """Only the link between two peers is cut; every other link stays up.  Each end of the
+    broken link gets the other's entries through the third peer, which relays what it
+    accepts, so nobody waits out a stall: no peer reports one while the link is down (a
+    count, not a time), and every record ends with the same head."""
+    common = [
+        "--interface",
+        "eth0",
+        "--json",
+        "--events",
+        "--demo-steps",
+        str(RELAY_STEPS),
+        "--demo-pace-ms",
+        str(RELAY_PACE_MS),
+        "--stall-after-ms",
+        str(STALL_AFTER_MS),
+        "--max-wait-ms",
+        "60000",
+    ]
+    peers: list[Peer] = []
+    with _namespaces(PEERS) as topo:
+        try:
+            opener = Peer(
+                topo.peer_ns[0],
+                ["open", "slaiga", "--seats", str(PEERS), "--no-announce"]
+                + ["--state-dir", str(tmp_path / "n0"), *common],
+            )
+            peers.append(opener)
+            listening = _wait("the opener to listen", lambda: opener.find("listening"), peers)
+            for k in range(1, PEERS):
+                peers.append(
+                    Peer(
+                        topo.peer_ns[k],
+                        ["join", "--peer", listening["address"]]
+                        + ["--state-dir", str(tmp_path / f"n{k}"), *common],
+                    )
+                )
+            for p in peers:
+                _wait("the table to form and mesh", lambda p=p: p.find("meshed"), peers)
+            table_id = listening["table_id"]
+            record = tmp_path / "n0" / "tables" / f"{table_id}.rec"
+            _wait(
+                "the protocol to get under way",
+                lambda: record.exists() and record.stat().st_size > CUT_AFTER_BYTES,
+                peers,
+            )
+            _blackhole(topo, 0, 1, "add")
+            cut_at = len(record.read_bytes())
+            _wait(
+                "the table to go on during the cut",
+                lambda: record.stat().st_size > cut_at + 4 * CUT_AFTER_BYTES,
+                peers,
+            )
+            stalls_during_cut = [e for p in peers for e in p.events if e["event"] == "stalled"]
+            _blackhole(topo, 0, 1, "del")
+            results = [p.finish(STEP_TIMEOUT_S * 2) for p in peers]
+        finally:
+            for p in peers:
+                p.kill()
+    assert stalls_during_cut == [], stalls_during_cut
+    heads = {r["record_head"] for r in results}
+    assert len(heads) == 1, heads
+    assert all(r["finished"] and r["record_steps"] == RELAY_STEPS + 2 for r in results)

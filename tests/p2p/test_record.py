@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import random
 
+import msgpack
 import pytest
 
 from crypto.identity import IdentityKey
@@ -20,6 +21,7 @@ from p2p.errors import (
     InvalidGenesis,
     InvalidMove,
     LocalProtocolError,
+    MalformedEntry,
     OutOfTurn,
     RemoteProtocolError,
     Replay,
@@ -31,12 +33,23 @@ from p2p.forming import (
     new_table_id,
     open_genesis,
     seat_order_commit,
+    sign_manifest,
 )
-from p2p.record import Record, Status, step_hash
+from p2p.record import (
+    MAX_HELD_BYTES_PER_SEAT,
+    MAX_HELD_ENTRY_BYTES,
+    MAX_HELD_PER_SEAT,
+    Record,
+    Status,
+    entry_signing_input,
+    step_hash,
+)
 from p2p.wire import (
     PROTOCOL_VERSION,
     Entry,
     Genesis,
+    Member,
+    Sealed,
     Signed,
     decode_body,
     encode_body,
@@ -209,6 +222,41 @@ def test_impersonation_names_the_real_signer():
     assert ei.value.seat == other
 
 
+IDENTITY_KEY = bytes([1]) + bytes(31)
+UNIVERSAL_FORGERY = bytes([1]) + bytes(31) + bytes(32)
+"""Under the small-order key 01 00..00, ``R = 01 00..00, S = 0`` verifies for any message."""
+
+
+def test_a_forged_entry_is_not_blamed_on_a_weak_key_seat():
+    """Were a small-order key ever seated, the signature that verifies for every message
+    must not make ``_authenticate`` name that seat as the signer of a forgery."""
+    t, actor, other = demo_table()
+    weak_seat = next(s for s in range(3) if s not in (actor, other))
+    rec = t.records[other]
+    keys = list(rec.keys)
+    keys[weak_seat] = IDENTITY_KEY
+    rec.keys = tuple(keys)
+    forged = Signed(t.craft(actor, 3, Count(1)).entry, UNIVERSAL_FORGERY)
+    with pytest.raises(ForgedSignature) as ei:
+        rec.offer(forged)
+    assert not isinstance(ei.value, Impersonation) and ei.value.seat == actor
+
+
+def test_a_genesis_with_a_small_order_seat_key_is_refused():
+    """The weak seat signs the manifest with the universal forgery; the manifest bytes are
+    patched after encoding, since a Member with such a key cannot even be built."""
+    t = Table(3)
+    raw = t.genesis.manifest
+    victim = t.manifest.seats[2].identity
+    assert raw.count(victim) == 1
+    patched = raw.replace(victim, IDENTITY_KEY)
+    sigs = [sign_manifest(k, patched) for k in t.keys[:2]] + [UNIVERSAL_FORGERY]
+    with pytest.raises(InvalidGenesis, match="identity key refused"):
+        open_genesis(Genesis(patched, tuple(sigs)))
+    with pytest.raises(LocalProtocolError, match="identity key refused"):
+        Member("weak", IDENTITY_KEY, t.manifest.seats[0].seal_key, "127.0.0.1:1")
+
+
 def test_wrong_table_replay():
     t, actor, other = demo_table()
     t2 = Table(3, keys=t.keys)  # same players, another table
@@ -335,6 +383,76 @@ def test_garbage_entry_bytes_raise_remote_error():
     t, actor, other = demo_table()
     with pytest.raises(RemoteProtocolError):
         t.records[0].offer(Signed(b"\x92\xa5entry\x80", bytes(64)))
+
+
+def _signed_raw(t: Table, signer: int, raw: bytes) -> Signed:
+    return Signed(raw, t.keys[signer].sign(entry_signing_input(raw)))
+
+
+def test_a_validly_signed_entry_that_does_not_decode_convicts_its_signer():
+    """The signature proves who sent the body: the signer is named, with the envelope as
+    evidence, whether the body, the header or the whole msgpack is broken."""
+    t, actor, other = demo_table()
+    rec = t.records[other]
+    good = decode_body(t.craft(actor, 3, Count(1)).entry)
+    fields = {
+        "table_id": good.table_id,
+        "seat": actor,
+        "step": 3,
+        "prev": good.prev,
+        "body": ["count", {"value": "not a number"}],
+    }
+    bad_body = msgpack.packb(["entry", fields], use_bin_type=True)
+    unknown_kind = msgpack.packb(
+        ["entry", {**fields, "body": ["no-such-kind", {}]}], use_bin_type=True
+    )
+    claims_other = msgpack.packb(["entry", {**fields, "seat": other}], use_bin_type=True)
+    for raw, signer in (
+        (bad_body, actor),
+        (unknown_kind, actor),
+        (b"\xc1 not msgpack at all", actor),
+        (claims_other, actor),  # claims `other`, but `actor`'s key signed it
+    ):
+        before = snapshot(rec)
+        signed = _signed_raw(t, signer, raw)
+        with pytest.raises(MalformedEntry) as ei:
+            rec.offer(signed)
+        assert ei.value.seat == signer
+        assert ei.value.evidence == (signed.entry, signed.signature)
+        assert ei.value in rec.evidence
+        assert snapshot(rec) == before
+    # the same bytes signed by nobody at this table: the relay's junk, no seat named
+    with pytest.raises(RemoteProtocolError) as ei2:
+        rec.offer(Signed(bad_body, IdentityKey.generate().sign(entry_signing_input(bad_body))))
+    assert not isinstance(ei2.value, MalformedEntry)
+    # a readable header naming another table: a cross-table replay, as for decodable entries
+    elsewhere = msgpack.packb(["entry", {**fields, "table_id": bytes(16)}], use_bin_type=True)
+    with pytest.raises(WrongTable) as ei3:
+        rec.offer(_signed_raw(t, actor, elsewhere))
+    assert ei3.value.seat == actor
+
+
+def test_a_seat_flooding_future_entries_holds_bounded_bytes():
+    """One seat signs hundreds of future entries with big bodies and bogus parents (they can
+    only be checked at their step).  Each seat's held entries are capped in count and
+    bytes, oversized ones are not held at all, and the honest entries still get in."""
+    t, actor, other = demo_table()
+    rec = t.records[other]
+    bogus = b"\x07" * 32
+    blob = b"x" * (100 << 10)
+    statuses = []
+    for k in range(300):
+        flood = t.craft(actor, 10 + k, Sealed(other, blob), prev=bogus)
+        statuses.append(rec.offer(flood).status)
+    assert rec.held_bytes() <= MAX_HELD_BYTES_PER_SEAT
+    assert rec.held_count() <= MAX_HELD_PER_SEAT
+    assert statuses.count(Status.HELD) == rec.held_count() > 0
+    assert Status.TOO_FAR in statuses
+    huge = t.craft(actor, 5, Sealed(other, b"y" * (MAX_HELD_ENTRY_BYTES + 1)), prev=bogus)
+    assert rec.offer(huge).status is Status.TOO_FAR
+    # another seat's honest future entries still have their own budget
+    third = next(s for s in range(3) if s not in (actor, other))
+    assert rec.offer(t.craft(third, 9, Count(1), prev=bogus)).status is Status.HELD
 
 
 def test_far_future_entries_are_not_held():

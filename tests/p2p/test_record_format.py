@@ -22,8 +22,12 @@ from tests.p2p._tables import run_table
 
 TIMEOUT_S = 30
 DEMO_STEPS = 25
-MAGIC = b"SLAIGA-RECORD-1\n"
+MAGIC = b"SLAIGA-RECORD-2\n"
 MAX_LEN = 1 << 20
+HEADER = 16
+P = 2**255 - 19
+ORDER = 2**252 + 27742317777372353535851937790883648493
+D = -121665 * pow(121666, -1, P) % P
 
 
 class Bad(Exception):
@@ -42,6 +46,51 @@ def _body(raw: bytes, tag: str, keys: list[str]) -> dict:
     if value[0] != tag or list(value[1]) != keys:
         raise Bad(f"expected {tag} with fields {keys}")
     return value[1]
+
+
+def _point(enc: bytes) -> tuple[int, int, int, int] | None:
+    """Decode an edwards25519 encoding (RFC 8032 5.1.3), strictly; None if invalid."""
+    y = int.from_bytes(enc, "little") & ((1 << 255) - 1)
+    sign = enc[31] >> 7
+    if y >= P:
+        return None
+    u, v = (y * y - 1) % P, (D * y * y + 1) % P
+    x = u * pow(v, 3, P) * pow(u * pow(v, 7, P), (P - 5) // 8, P) % P
+    if v * x * x % P == (-u) % P:
+        x = x * pow(2, (P - 1) // 4, P) % P
+    if v * x * x % P != u:
+        return None
+    if x == 0 and sign:
+        return None
+    if x & 1 != sign:
+        x = P - x
+    return (x, y, 1, x * y % P)
+
+
+def _add(a, b):
+    (x1, y1, z1, t1), (x2, y2, z2, t2) = a, b
+    aa, bb = (y1 - x1) * (y2 - x2) % P, (y1 + x1) * (y2 + x2) % P
+    cc, dd = 2 * D * t1 * t2 % P, 2 * z1 * z2 % P
+    e, f, g, h = bb - aa, dd - cc, dd + cc, bb + aa
+    return (e * f % P, g * h % P, f * g % P, e * h % P)
+
+
+def _strict_key(enc: bytes) -> None:
+    """RECORD_FORMAT.md section 3: canonical, and L times the point is the identity but
+    the point is not (so it lies in the prime-order subgroup, never of small order)."""
+    pt = _point(enc)
+    if pt is None:
+        raise Bad("identity key does not decode")
+    acc, base, k = (0, 1, 1, 0), pt, ORDER
+    while k:
+        if k & 1:
+            acc = _add(acc, base)
+        base, k = _add(base, base), k >> 1
+    x, y, z, _ = acc
+    identity = x % P == 0 and (y - z) % P == 0
+    x, y, z, _ = pt
+    if not identity or (x % P == 0 and (y - z) % P == 0):
+        raise Bad("identity key is not in the prime-order subgroup")
 
 
 def _verify(key: bytes, msg: bytes, sig: bytes) -> None:
@@ -98,17 +147,25 @@ def verify_file(path: Path) -> tuple[bytes, list[int]]:
         raise Bad("magic")
     pos, payloads = 16, []
     while pos < len(data):
-        if len(data) - pos < 12:
-            break  # torn tail
-        length, check = struct.unpack_from(">I8s", data, pos)
-        payload = data[pos + 12 : pos + 12 + length]
-        ok = 1 <= length <= MAX_LEN and len(payload) == length
-        if not ok or hashlib.blake2b(payload, digest_size=8).digest() != check:
-            if pos + 12 + length >= len(data):
-                break  # torn tail
+        if len(data) - pos < HEADER:
+            break  # torn tail: a short header
+        length, check, hcheck = struct.unpack_from(">I8s4s", data, pos)
+        if hashlib.blake2b(data[pos : pos + 12], digest_size=4).digest() != hcheck:
+            if not any(data[pos:]):
+                break  # torn tail: zero bytes to the end
+            raise Bad("corrupt frame header")
+        if not 1 <= length <= MAX_LEN:
+            raise Bad("frame length")
+        end = pos + HEADER + length
+        if end > len(data):
+            break  # torn tail: the payload runs past the end
+        payload = data[pos + HEADER : end]
+        if hashlib.blake2b(payload, digest_size=8).digest() != check:
+            if end == len(data):
+                break  # torn tail: the last payload, written partly
             raise Bad("corrupt frame")
         payloads.append(payload)
-        pos += 12 + length
+        pos = end
     genesis = _body(payloads[0], "genesis", ["manifest", "signatures"])
     raw_manifest = genesis["manifest"]
     manifest = _body(
@@ -133,6 +190,8 @@ def verify_file(path: Path) -> tuple[bytes, list[int]]:
     keys = [m["identity"] for m in manifest["seats"]]
     n, table_id = len(keys), manifest["table_id"]
     assert len(genesis["signatures"]) == n
+    for key in keys:
+        _strict_key(key)
     for key, sig in zip(keys, genesis["signatures"], strict=True):
         _verify(key, b"slaiga/v1/manifest" + raw_manifest, sig)
     hashes = [hashlib.sha256(b"slaiga/v1/genesis" + raw_manifest).digest()]
@@ -204,11 +263,14 @@ async def test_independent_verifier_agrees_with_the_peers(tmp_path: Path) -> Non
     path = results[0].record_file
     data = bytearray(path.read_bytes())
     (genesis_len,) = struct.unpack_from(">I", data, 16)
-    frame = 16 + 12 + genesis_len  # the first entry's frame
+    frame = 16 + HEADER + genesis_len  # the first entry's frame
     (length,) = struct.unpack_from(">I", data, frame)
-    data[frame + 12 + length - 1] ^= 0x01  # last byte of the payload: inside the signature
-    payload = bytes(data[frame + 12 : frame + 12 + length])
+    data[frame + HEADER + length - 1] ^= 0x01  # last byte of the payload: in the signature
+    payload = bytes(data[frame + HEADER : frame + HEADER + length])
     data[frame + 4 : frame + 12] = hashlib.blake2b(payload, digest_size=8).digest()
+    data[frame + 12 : frame + 16] = hashlib.blake2b(
+        data[frame : frame + 12], digest_size=4
+    ).digest()
     path.write_bytes(bytes(data))
     with pytest.raises(Bad, match="signature"):
         verify_file(path)

@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
 import random
+import struct
 
 import pytest
 
 from p2p.errors import CorruptRecordFile
 from p2p.record import Record
-from p2p.store import FRAME_HEADER, MAGIC, RecordFile, load
+from p2p.store import FRAME_HEADER, FRAME_HEADER_V1, MAGIC, MAGIC_V1, RecordFile, load
 from p2p.wire import encode_body
 from tests.p2p._tables import Table
 
@@ -148,3 +150,70 @@ def test_crash_mid_protocol_then_resume_and_finish(tmp_path):
     t.run(rng)
     assert len({r.head for r in t.records}) == 1
     assert all(r.finished for r in t.records)
+
+
+def _frame_offsets(data: bytes) -> list[int]:
+    pos, out = len(MAGIC), []
+    while pos < len(data):
+        out.append(pos)
+        (length,) = struct.unpack_from(">I", data, pos)
+        pos += FRAME_HEADER.size + length
+    return out
+
+
+def test_a_flipped_length_header_mid_file_is_corruption_and_resume_touches_nothing(tmp_path):
+    """The issue's case: one bit of frame 10's length flipped.  Format 1 took the rest of
+    the file for a torn tail (verify said ok, resume cut the file).  Now the header has its
+    own checksum: every flip of every length bit, in several frames, is refused."""
+    t = finished_table(steps=30)
+    path = tmp_path / "r"
+    write_all(path, t)
+    data = path.read_bytes()
+    offsets = _frame_offsets(data)
+    assert len(offsets) > 20
+    for frame in (1, 10, len(offsets) - 2):
+        for bit in range(32):
+            bad = bytearray(data)
+            pos = offsets[frame] + bit // 8
+            bad[pos] ^= 1 << (bit % 8)
+            p = tmp_path / f"flip{frame}-{bit}.rec"
+            p.write_bytes(bytes(bad))
+            with pytest.raises(CorruptRecordFile, match="header at offset"):
+                load(p)
+            with pytest.raises(CorruptRecordFile):
+                RecordFile.open(p)
+            assert p.read_bytes() == bytes(bad)  # nothing was cut
+
+
+def test_a_zero_filled_tail_is_torn_but_zeros_before_data_are_not(tmp_path):
+    t = finished_table(steps=5)
+    path = tmp_path / "r"
+    signed = write_all(path, t)
+    data = path.read_bytes()
+    path.write_bytes(data + bytes(100))  # space a crash allocated but never wrote
+    loaded = load(path)
+    assert list(loaded.entries) == signed and loaded.torn_bytes == 100
+    last = _frame_offsets(data)[-1]
+    path.write_bytes(data[:last] + bytes(len(data) - last) + data[last:])
+    with pytest.raises(CorruptRecordFile, match="header at offset"):
+        load(path)
+
+
+def test_format_1_files_are_read_but_never_resumed_nor_guessed_torn(tmp_path):
+    t = finished_table(steps=5)
+    signed = t.records[1].signed_from(1)
+    payloads = [encode_body(t.genesis), *(encode_body(s) for s in signed)]
+    v1 = MAGIC_V1 + b"".join(
+        FRAME_HEADER_V1.pack(len(p), hashlib.blake2b(p, digest_size=8).digest()) + p
+        for p in payloads
+    )
+    path = tmp_path / "old.rec"
+    path.write_bytes(v1)
+    loaded = load(path)
+    assert loaded.version == 1 and list(loaded.entries) == signed and loaded.torn_bytes == 0
+    with pytest.raises(CorruptRecordFile, match="format-1 record cannot be resumed"):
+        RecordFile.open(path)
+    path.write_bytes(v1[:-3])
+    with pytest.raises(CorruptRecordFile, match="format 1 does not"):
+        load(path)
+    assert path.read_bytes() == v1[:-3]

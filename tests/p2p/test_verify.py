@@ -18,6 +18,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import msgpack
 import pytest
 import trio
 
@@ -27,7 +28,7 @@ from p2p.demo import Count
 from p2p.forming import Commit
 from p2p.node import TableResult, load_identity
 from p2p.record import entry_signing_input
-from p2p.store import MAGIC, load
+from p2p.store import FRAME_HEADER, MAGIC, _frame, load
 from p2p.verify import CORRUPT, GAP, UnreadableRecord, VerifyReport, verify_record_file
 from p2p.wire import Body, Entry, Signed, decode_body, encode_body
 from tests.p2p._nethelpers import no_leaks
@@ -80,22 +81,19 @@ def played(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Played]:
 # -- file surgery ---------------------------------------------------------------
 
 
-def _frame(payload: bytes) -> bytes:
-    return struct.pack(">I", len(payload)) + hashlib.blake2b(payload, digest_size=8).digest()
-
-
 def read_payloads(path: Path) -> list[bytes]:
     """Every frame's payload: the genesis first, then the signed envelopes."""
     data, pos, out = path.read_bytes(), len(MAGIC), []
+    header = FRAME_HEADER.size
     while pos < len(data):
         (length,) = struct.unpack_from(">I", data, pos)
-        out.append(data[pos + 12 : pos + 12 + length])
-        pos += 12 + length
+        out.append(data[pos + header : pos + header + length])
+        pos += header + length
     return out
 
 
 def write_payloads(path: Path, payloads: list[bytes]) -> None:
-    path.write_bytes(MAGIC + b"".join(_frame(p) + p for p in payloads))
+    path.write_bytes(MAGIC + b"".join(_frame(p) for p in payloads))
 
 
 def envelopes(path: Path) -> list[tuple[Signed, Entry]]:
@@ -201,6 +199,56 @@ def test_flipped_signature_byte_is_a_forged_signature(played: Played, tmp_path: 
     assert f.culprit is None  # no key verifies it: the file is forged, no seat is convicted
     assert f.evidence[0].frame == i and f.evidence[0].signature == bytes(sig)
     assert report.steps == entry.step - 1  # everything before it checked out
+
+
+def test_a_flipped_length_header_is_a_corrupt_file_not_a_short_record(
+    played: Played, tmp_path: Path
+) -> None:
+    """Frame 10's length with one high bit flipped: format 1 read the rest of the file as a
+    torn tail and reported ``ok, steps: 3``."""
+    path = copy(played, tmp_path)
+    data = bytearray(path.read_bytes())
+    pos = len(MAGIC)
+    for _ in range(10):
+        (length,) = struct.unpack_from(">I", data, pos)
+        pos += FRAME_HEADER.size + length
+    data[pos + 1] ^= 0x10
+    path.write_bytes(bytes(data))
+    report = verify_record_file(path)
+    failed(report, CORRUPT)
+    assert report.failure is not None and "header at offset" in report.failure.message
+
+
+def test_a_signed_entry_that_does_not_decode_convicts_its_signer(
+    played: Played, tmp_path: Path
+) -> None:
+    path = copy(played, tmp_path)
+    i, signed, entry = find(path, "count", 3)
+    raw = msgpack.packb(
+        [
+            "entry",
+            {
+                "table_id": entry.table_id,
+                "seat": entry.seat,
+                "step": entry.step,
+                "prev": entry.prev,
+                "body": ["count", {"value": -1}],
+            },
+        ],
+        use_bin_type=True,
+    )
+    sig = played.keys[entry.seat].sign(entry_signing_input(raw))
+    report = replace_frame(path, i, encode_body(Signed(raw, sig)))
+    failed(report, "MalformedEntry")
+    f = report.failure
+    assert f is not None and f.culprit == entry.seat and f.seat == entry.seat
+    assert f.evidence[0].entry == raw and f.evidence[0].signature == sig
+    assert report.to_json()["culprit_name"] is not None
+    # the same bytes under a signature no seat's key verifies: the file, not a seat
+    outsider = IdentityKey.generate().sign(entry_signing_input(raw))
+    report = replace_frame(path, i, encode_body(Signed(raw, outsider)))
+    failed(report, "MalformedEntry")
+    assert report.failure is not None and report.failure.culprit is None
 
 
 def test_flipped_byte_without_a_matching_checksum_is_a_corrupt_file(
@@ -376,7 +424,7 @@ def test_torn_tail_is_dropped_and_reported(played: Played, tmp_path: Path) -> No
     path.write_bytes(whole[: len(whole) - len(last) // 2])  # the last frame half written
     report = verify_record_file(path)
     assert report.ok, report.failure
-    assert report.torn_bytes == 12 + len(last) - len(last) // 2
+    assert report.torn_bytes == FRAME_HEADER.size + len(last) - len(last) // 2
     assert not report.finished and report.steps == TOTAL_STEPS - 1
     # a torn frame *after* a complete record: still the same head
     path.write_bytes(whole + _frame(last)[:7])

@@ -16,6 +16,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from crypto.group import FIELD_P
+from crypto.identity import IdentityKey
+from crypto.seal import SealKey
+from crypto.session import FrameMac
 from p2p.errors import LocalProtocolError, RemoteProtocolError
 from p2p.wire import (
     MAX_FRAME_BYTES,
@@ -36,28 +40,34 @@ from p2p.wire import (
     Signed,
     Welcome,
     auth_transcript,
+    authenticated_frame,
     decode_body,
     encode_body,
     encode_frame,
     fetched_batches,
     frame,
 )
+from tests.crypto._helpers import SMALL_ORDER
 
 TID = bytes(range(16))
-KEY = bytes(range(32))
+KEY = IdentityKey.from_private_bytes(bytes(range(32))).public
+EPH = SealKey.from_private_bytes(bytes(range(1, 33))).public
 NONCE = bytes(range(32, 64))
 SIG = bytes(64)
 
 
 def member(i: int = 0) -> Member:
-    return Member(f"player{i}", bytes([i]) * 32, bytes([i + 100]) * 32, f"127.0.0.{i + 1}:4000")
+    identity = IdentityKey.from_private_bytes(bytes([i]) * 32).public
+    seal_key = SealKey.from_private_bytes(bytes([i + 100]) * 32).public
+    return Member(f"player{i}", identity, seal_key, f"127.0.0.{i + 1}:4000")
 
 
 def sample_messages() -> list:
     entry = Entry(TID, 3, 17, bytes(32), Sealed(1, b"ciphertext"))
     signed = Signed(encode_body(entry), SIG)
     return [
-        Hello(1, TID, KEY, NONCE),
+        Hello(3, TID, KEY, NONCE, EPH, b""),
+        Hello(3, TID, KEY, NONCE, EPH, bytes(32)),
         Auth(SIG),
         Join(member(1)),
         Welcome("hearts", {"variant": "classic", "to": 100, "jokers": False}, 4, (member(0),)),
@@ -104,7 +114,7 @@ def test_coalesced_and_split_frames():
 
 
 def test_raw_bytes_are_the_exact_bytes_sent():
-    msg = Hello(1, TID, KEY, NONCE)
+    msg = Hello(3, TID, KEY, NONCE, EPH, b"")
     f = encode_frame(msg)
     (d,) = FrameDecoder().feed(f)
     assert d.raw == f[4:]
@@ -113,7 +123,9 @@ def test_raw_bytes_are_the_exact_bytes_sent():
 
 def test_local_construction_is_validated():
     with pytest.raises(LocalProtocolError, match="Hello.table_id: expected 16 bytes, got 3"):
-        Hello(1, b"abc", KEY, NONCE)
+        Hello(1, b"abc", KEY, NONCE, EPH, b"")
+    with pytest.raises(LocalProtocolError, match="Hello.genesis: no alternative"):
+        Hello(3, TID, KEY, NONCE, EPH, bytes(5))
     with pytest.raises(LocalProtocolError, match="expected int, got bool"):
         Ping(True)
     with pytest.raises(LocalProtocolError, match="not one of"):
@@ -131,7 +143,14 @@ def raw_body(tag, fields) -> bytes:
 
 
 def hello_fields(**over):
-    f = {"version": 1, "table_id": TID, "identity": KEY, "nonce": NONCE}
+    f = {
+        "version": 3,
+        "table_id": TID,
+        "identity": KEY,
+        "nonce": NONCE,
+        "ephemeral": EPH,
+        "genesis": b"",
+    }
     f.update(over)
     return f
 
@@ -277,12 +296,48 @@ def test_fetched_batches_split_by_size_and_count():
     assert fetched_batches(TID, []) == [Fetched(TID, (), False)]
 
 
-def test_auth_transcript_is_directional():
-    a = auth_transcript(TID, KEY, NONCE, bytes(32), bytes(32))
-    b = auth_transcript(TID, bytes(32), bytes(32), KEY, NONCE)
-    assert a != b
+def test_auth_transcript_is_directional_and_unambiguous():
+    h1 = encode_body(Hello(3, TID, KEY, NONCE, EPH, b""))
+    h2 = encode_body(Hello(3, TID, KEY, bytes(32), EPH, b""))
+    assert auth_transcript(h1, h2) != auth_transcript(h2, h1)
+    assert auth_transcript(h1 + h2[:1], h2[1:]) != auth_transcript(h1, h2)  # lengths bound
     with pytest.raises(LocalProtocolError):
-        auth_transcript(TID[:8], KEY, NONCE, KEY, NONCE)
+        auth_transcript(b"", h1)
+
+
+def _macs() -> tuple[FrameMac, FrameMac]:
+    key = bytes(range(32))
+    return FrameMac(key), FrameMac(key)
+
+
+def test_authenticated_frames_decode_in_order_and_any_change_breaks_the_stream():
+    msgs = [Ping(i) for i in range(5)]
+    send, recv = _macs()
+    stream = b"".join(authenticated_frame(send, encode_frame(m)) for m in msgs)
+    dec = FrameDecoder()
+    dec.authenticate(recv)
+    got = []
+    for i in range(len(stream)):  # byte at a time
+        got += dec.feed(stream[i : i + 1])
+    assert [d.message for d in got] == msgs
+    # a flipped bit anywhere in the body or tag, a replayed or dropped frame: refused
+    one = [authenticated_frame(FrameMac(bytes(range(32))), encode_frame(m)) for m in msgs]
+    cases = {
+        "tag bit": one[0][:-1] + bytes([one[0][-1] ^ 1]),
+        "body bit": one[0][:6] + bytes([one[0][6] ^ 4]) + one[0][7:],
+        "replay": one[0] + one[0],
+        "reorder": one[1] + one[0],
+        "plain": encode_frame(msgs[0]),
+    }
+    for name, data in cases.items():
+        dec = FrameDecoder()
+        dec.authenticate(_macs()[1])
+        with pytest.raises(RemoteProtocolError, match="authentication failed|length"):
+            dec.feed(data)
+            dec.feed(b"")
+        assert dec.broken, name
+        with pytest.raises(RemoteProtocolError, match="unusable"):
+            dec.feed(b"")
 
 
 # ---------------------------------------------------------------------------
@@ -410,3 +465,37 @@ def test_truncated_frames_never_decode():
         got = run_decoder(data[:cut], 1)
         full = FrameDecoder().feed(data)
         assert [d.message for d in got] == [d.message for d in full[: len(got)]]
+
+
+def test_small_order_and_non_canonical_keys_are_refused_on_receipt():
+    """Every received identity key (Hello, a Join's or manifest's Member) and seal key is
+    checked by the schema, so no code behind the decoder ever sees a weak key."""
+    weak_identities = [*SMALL_ORDER, (FIELD_P + 1).to_bytes(32, "little")]
+    for key in weak_identities:
+        with pytest.raises(RemoteProtocolError, match="identity key refused"):
+            decode_body(raw_body("hello", hello_fields(identity=key)))
+        good = member(1)
+        join = {
+            "member": {
+                "name": good.name,
+                "identity": key,
+                "seal_key": good.seal_key,
+                "address": good.address,
+            }
+        }
+        with pytest.raises(RemoteProtocolError, match="identity key refused"):
+            decode_body(raw_body("join", join))
+    small_x25519 = [bytes(32), (1).to_bytes(32, "little"), (FIELD_P - 1).to_bytes(32, "little")]
+    for key in small_x25519:
+        good = member(2)
+        join = {
+            "member": {
+                "name": good.name,
+                "identity": good.identity,
+                "seal_key": key,
+                "address": good.address,
+            }
+        }
+        with pytest.raises(RemoteProtocolError, match="seal key refused"):
+            decode_body(raw_body("join", join))
+    assert decode_body(encode_body(Join(member(3)))) == Join(member(3))

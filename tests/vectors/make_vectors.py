@@ -26,7 +26,7 @@ from crypto.identity import IdentityKey
 from crypto.inequality import prove_none_of
 from crypto.keys import joint_key, make_key_share
 from crypto.reveal import make_token, make_tokens
-from crypto.seal import SealKey, seal_with
+from crypto.seal import SealKey, _seal_from_parts
 from crypto.shuffle import shuffle_deck
 from crypto.transcript import Context, Transcript
 
@@ -88,10 +88,10 @@ def build() -> dict:
     recv = SealKey.from_private_bytes(bytes([5]) * 32)
     out["seal"] = {
         "receiver_private": recv.private_bytes().hex(),
-        "ephemeral_private": (bytes([9]) * 32).hex(),
+        "randomness": (bytes([9]) * 32).hex(),
         "plaintext": b"token".hex(),
         "context": b"seal-ctx".hex(),
-        "sealed": seal_with(recv.public, b"token", b"seal-ctx", bytes([9]) * 32).hex(),
+        "sealed": _seal_from_parts(recv.public, b"token", b"seal-ctx", bytes([9]) * 32).hex(),
     }
 
     out["decks"] = {
@@ -107,7 +107,8 @@ def build() -> dict:
 
     secrets = [_rng(f"secret{i}") for i in range(3)]
     shares = [
-        make_key_share(ctx.with_seat(i), x, w=_rng(f"keyw{i}")) for i, x in enumerate(secrets)
+        make_key_share(ctx.with_seat(i), x, insecure_test_seed=f"keyw{i}".encode())
+        for i, x in enumerate(secrets)
     ]
     pk = joint_key([s.public for s in shares])
     out["keys"] = {
@@ -121,7 +122,7 @@ def build() -> dict:
 
     deck = deck_points(52)
     ct, _ = mask(deck.point(17), pk, r=_rng("mask"))
-    new, rproof = remask_proven(ct, pk, ctx, r=_rng("remask-r"), w=_rng("remask-w"))
+    new, rproof = remask_proven(ct, pk, ctx, r=_rng("remask-r"), insecure_test_seed=b"remask-w")
     out["elgamal"] = {
         "card": 17,
         "mask_r": _s(_rng("mask")),
@@ -131,9 +132,11 @@ def build() -> dict:
         "remask_proof": rproof.encode().hex(),
     }
 
-    tok = make_token(secrets[1], shares[1].public, new, ctx, w=_rng("token-w"))
+    tok = make_token(secrets[1], shares[1].public, new, ctx, insecure_test_seed=b"token-w")
     cts = [mask(deck.point(i), pk, r=_rng(f"m{i}"))[0] for i in range(4)]
-    toks, bproof = make_tokens(secrets[1], shares[1].public, cts, ctx, w=_rng("tokens-w"))
+    toks, bproof = make_tokens(
+        secrets[1], shares[1].public, cts, ctx, insecure_test_seed=b"tokens-w"
+    )
     out["reveal"] = {
         "token": tok.token.data.hex(),
         "token_proof": tok.proof.encode().hex(),
@@ -149,7 +152,7 @@ def build() -> dict:
         held.append(held_card(hct, [mul(secrets[s], hct.c1) for s in (0, 2)]))
     spades = set(range(13))
     hp = prove_at_most_in_set(
-        secrets[1], shares[1].public, held, hand, spades, 1, deck, ctx, nonce_seed=b"hand"
+        secrets[1], shares[1].public, held, hand, spades, 1, deck, ctx, insecure_test_seed=b"hand"
     )
     out["hand_proof"] = {
         "held": [[h.c1.data.hex(), h.x.data.hex()] for h in held],
@@ -161,7 +164,14 @@ def build() -> dict:
     # "none of my cards is handle 1 or 2" (Camenisch-Shoup inequality, one leaf per pair)
     not_these = [1, 2]
     ip = prove_none_of(
-        secrets[1], shares[1].public, held, hand, not_these, deck, ctx, nonce_seed=b"inequality"
+        secrets[1],
+        shares[1].public,
+        held,
+        hand,
+        not_these,
+        deck,
+        ctx,
+        insecure_test_seed=b"inequality",
     )
     out["inequality_proof"] = {
         "held": [[h.c1.data.hex(), h.x.data.hex()] for h in held],
@@ -190,11 +200,15 @@ def build_shuffles() -> dict:
             mask(deck.point(idx), pk, r=_rng(f"shuffle{n}-mask{k}"))[0]
             for k, idx in enumerate(cards)
         )
-        shuffled, w = shuffle_deck(pile, pk, seed=f"shuffle-vector-{n}-witness".encode())
+        shuffled, w = shuffle_deck(
+            pile, pk, insecure_test_seed=f"shuffle-vector-{n}-witness".encode()
+        )
         tw_seed = f"tw-shuffle-vector-{n}".encode()
-        tw_proof = tw.prove_shuffle(pile, shuffled, pk, w, ctx, seed=tw_seed)
+        tw_proof = tw.prove_shuffle(pile, shuffled, pk, w, ctx, insecure_test_seed=tw_seed)
         # the same proof in commitment form (same seed, same transcript)
-        tw_commitment = twb.prove_shuffle_batchable(pile, shuffled, pk, w, ctx, seed=tw_seed)
+        tw_commitment = twb.prove_shuffle_batchable(
+            pile, shuffled, pk, w, ctx, insecure_test_seed=tw_seed
+        )
         cc_proof = cc.prove_shuffle(
             pile,
             shuffled,
@@ -202,7 +216,7 @@ def build_shuffles() -> dict:
             w,
             ctx,
             rounds=CC_VECTOR_ROUNDS,
-            seed=f"cc-shuffle-vector-{n}".encode(),
+            insecure_test_seed=f"cc-shuffle-vector-{n}".encode(),
         )
         out["cases"].append(
             {
