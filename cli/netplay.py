@@ -61,8 +61,10 @@ def player_factory(
     think_ms: int = 0,
     answer_timeout: float = 20.0,
     quiet: bool = False,
+    **human: Any,
 ) -> Callable[[list[str], int, str], Player]:
-    """Build the ``NodeConfig.make_player`` for ``--bot`` (or a person without it)."""
+    """Build the ``NodeConfig.make_player`` for ``--bot`` (or a person without it;
+    ``human`` holds more ``HumanPlayer`` settings: ``ask_reload``, ``hints``, ``trace``)."""
 
     def make(names: list[str], seat: int, game: str) -> Player:
         spec = registry.get(game)
@@ -76,7 +78,7 @@ def player_factory(
             # nobody at a terminal: a bot plays the seat and the game is printed
             watcher = spec.bots["heuristic"](seat, random.Random(secrets.randbits(64)))
             return WatchingPlayer(watcher, names, seat, quiet=quiet)
-        return HumanPlayer(names, seat, game, answer_timeout=answer_timeout)
+        return HumanPlayer(names, seat, game, answer_timeout=answer_timeout, **human)
 
     return make
 

@@ -271,7 +271,12 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
     game_no = 0
     while True:
         make = player_factory(
-            None, answer_timeout=args.answer_timeout, quiet=args.json or not interactive
+            None,
+            answer_timeout=args.answer_timeout,
+            quiet=args.json or not interactive,
+            ask_reload=args.ask_reload,
+            hints=not args.no_hints,
+            trace=args.trace,
         )
 
         def progress(kind: str, data: dict[str, Any]) -> None:
