@@ -547,9 +547,9 @@ class SlaigaMoves(Moves):
         if kind == "MissVerdict":
             return "show your hand to the checker (the verdict is proved)"
         if kind == "Give":
-            return f"give {n(v['step'].other)} {face_str(game, seat, a.card)}"
+            return f"give {n(v['task'].other)} {face_str(game, seat, a.card)}"
         if kind == "GiveBack":
-            return f"give {n(v['step'].other)} {face_str(game, seat, a.card)} back"
+            return f"give {n(v['task'].other)} {face_str(game, seat, a.card)} back"
         if kind == "Place":
             return f"place {face_str(game, seat, a.card)} at position {a.position} ({position_words(a.position, len(v['draw']))})"
         if kind == "Swap":
