@@ -102,7 +102,9 @@ def test_every_legal_action_round_trips_through_its_typed_form(game_name):
             if len(legal) <= MAX_ACTIONS_CHECKED
             else random.Random(len(legal)).sample(legal, MAX_ACTIONS_CHECKED)
         )
+        moves.help(game, seat)  # the ? page describes every move
         for a in sample:
+            assert moves.describe(game, seat, a)
             text = moves.say(game, seat, a)
             plan = moves.parse(game, seat, text)
             assert same_move(game, seat, plan[0], a), f"{text!r} -> {plan[0]} != {a}"
