@@ -31,7 +31,7 @@ def play(tmp_path, kind: str, attempt: int):
         OPTIONS.get(game),
         cheats={CHEAT_SLOT: kind},
         bots=bots,
-        extra=["--linger", "3"],
+        extra=["--linger", "1"],
     )
     with table:
         table.start()

@@ -46,4 +46,4 @@ def test_every_game_between_four_peer_processes(tmp_path, game):
 @pytest.mark.slow
 @pytest.mark.parametrize(("game", "seats"), [("slaiga", 6), ("aight-of-spaides", 8)])
 def test_larger_tables(tmp_path, game, seats):
-    play_and_check(tmp_path, game, seats, {"max_turns": 20})
+    play_and_check(tmp_path, game, seats, {"max_turns": 8})
