@@ -46,7 +46,7 @@ EXIT_ABANDONED = 3
 EXIT_CHEATER = 4
 """The table ended early because a seat was proven to cheat (our record file holds the
 signed evidence)."""
-QUIET_EVENTS = frozenset({"peer_up", "peer_down", "welcome"})
+QUIET_EVENTS = frozenset({"peer_up", "peer_down", "welcome", "step"})
 
 _err = Console(stderr=True)
 _out = Console()
@@ -350,10 +350,14 @@ def _describe(kind: str, data: dict[str, Any]) -> str:
         "convicted": "CHEAT PROVEN: seat {culprit} ({kind}): {reason}",
         "dispute": "table ended by a dispute nobody can settle: {reason}",
         "ended": "the game is over early",
+        "peer_finished": "seat {slot} has the whole record too",
+        "peer_dropped": "dropped seat {slot}: {reason}",
+        "step": "step {step} ({kind}) complete",
     }
     template = texts.get(kind)
     if template is None:
-        return f"{kind} {data}"
+        details = ", ".join(f"{k} {v}" for k, v in sorted(data.items()))
+        return f"{kind.replace('_', ' ')}" + (f": {details}" if details else "")
     try:
         return template.format(**data)
     except (KeyError, ValueError):
