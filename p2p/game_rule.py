@@ -324,6 +324,13 @@ class SeatKeys:
     seat's honest contributions; ``None`` is honest."""
 
 
+def _decode_points(blob: bytes, count: int) -> list[Point]:
+    """``count`` received tokens, 32 bytes each, every one fully validated."""
+    if len(blob) != POINT_BYTES * count:
+        raise InvalidEncoding(f"{count} tokens must be {POINT_BYTES * count} bytes")
+    return [Point.decode(blob[i : i + POINT_BYTES]) for i in range(0, len(blob), POINT_BYTES)]
+
+
 def _derive(secret: bytes, domain: bytes, *parts: int) -> bytes:
     h = hashlib.sha512(domain + len(secret).to_bytes(2, "big") + secret)
     for p in parts:
@@ -789,12 +796,7 @@ class GameRule:
         return TokensBody(b"".join(t.data for t in tokens), proof.encode())
 
     def _check_tokens(self, seat: int, hs: Sequence[int], b: TokensBody) -> list[Point]:
-        if len(b.tokens) != POINT_BYTES * len(hs):
-            raise InvalidEncoding(f"{len(hs)} tokens must be {POINT_BYTES * len(hs)} bytes")
-        tokens = [
-            Point.decode(b.tokens[i : i + POINT_BYTES])
-            for i in range(0, len(b.tokens), POINT_BYTES)
-        ]
+        tokens = _decode_points(b.tokens, len(hs))
         cts = [self.cts[h] for h in hs]
         proof = DleqProof.decode(b.proof)
         if not self._trusted(seat):
@@ -1126,11 +1128,7 @@ class GameRule:
         ctx = self._ctx(p, step)
         own: dict[int, Point] = {}
         if need_tok:
-            if len(toks) != POINT_BYTES * len(need_tok):
-                raise InvalidEncoding("wrong number of tokens in the sealed payload")
-            tokens = [
-                Point.decode(toks[i : i + POINT_BYTES]) for i in range(0, len(toks), POINT_BYTES)
-            ]
+            tokens = _decode_points(toks, len(need_tok))
             cts = [self.cts[h] for h in need_tok]
             verify_tokens(self.pubs[p], cts, tokens, DleqProof.decode(dleq), ctx)
             own = dict(zip(need_tok, tokens, strict=True))
