@@ -321,7 +321,7 @@ class SlaveMoves(Moves):
         return "you lead a new pile, so you must play a set"
 
     def _why_not(self, game: Game, seat: int, handles: set[int]) -> str:
-        from engine.slave import beats, set_problem
+        from engine.games.slave.rules import beats, set_problem
 
         v = game.view(seat)
         faces = self._faces(game, seat, sorted(handles))
@@ -731,7 +731,7 @@ class SlaigaMoves(Moves):
             lambda a: type(a).__name__ == "Shoot" and a.target == target and a.suit == target_suit,
             f"you cannot shoot {self.names(target)} with a {sym(suit)} shot now",
         )
-        from engine.slaiga_game import ShotCard
+        from engine.games.slaiga.actions import ShotCard
 
         return (shoot, ShotCard(seat, h, ace))
 
@@ -794,7 +794,7 @@ class SlaigaMoves(Moves):
             if not 0 <= pos <= size + grow:
                 raise MoveError(f"positions run from 0 (top) to {size + grow} (bottom)")
             used.append(h)
-            from engine.slaiga_game import Place
+            from engine.games.slaiga.actions import Place
 
             plan.append(Place(seat, h, pos))
         if not plan:
@@ -983,7 +983,8 @@ class SlaigaMoves(Moves):
     def _shoot_menu(
         self, game: Game, seat: int, legal: Sequence[Action], hint: Action | None
     ) -> Node | Plan:
-        from engine.slaiga_game import ShotCard, is_shoot
+        from engine.games.slaiga.actions import ShotCard
+        from engine.games.slaiga.hands import is_shoot
 
         shoots = [a for a in legal if type(a).__name__ == "Shoot"]
         hand = sorted(hand_of(game, seat).items(), key=lambda kv: _suit_order(kv[1]))
@@ -1081,7 +1082,7 @@ class SlaigaMoves(Moves):
     ) -> Node | Plan:
         size = len(game.view(seat)["draw"])
         cards = sorted({a.card for a in legal}, key=lambda h: _suit_order(face(game, seat, h)))
-        from engine.slaiga_game import Place
+        from engine.games.slaiga.actions import Place
 
         def position(h: int) -> Number:
             default = (
@@ -1200,10 +1201,10 @@ class AightMoves(Moves):
         return game.view(seat)["book"]
 
     def _context(self, game: Game, seat: int) -> Any:
-        from engine.aight_rules import Context
+        from engine.games.aight.rulebook import Standings
 
         v = game.view(seat)
-        return Context(tuple(v["unmaus"]), tuple(v["created"]))
+        return Standings(tuple(v["unmaus"]), tuple(v["created"]))
 
     def _required(self, game: Game, seat: int, kind: str, f: Card | None) -> tuple[str, ...]:
         v = game.view(seat)
@@ -1291,7 +1292,7 @@ class AightMoves(Moves):
 
     # -- typing
     def parse(self, game: Game, seat: int, text: str) -> Plan:
-        from engine.aight import Call, Draw, Play, PlayDrawn, Spend
+        from engine.games.aight.actions import Call, Draw, Play, PlayDrawn, Spend
 
         v = game.view(seat)
         legal = game.legal_actions(seat)
@@ -1457,7 +1458,7 @@ class AightMoves(Moves):
         return game.view(seat)["phase"] == "interlude"  # a custom rule is always possible
 
     def menu(self, game: Game, seat: int, hint: Action | None = None) -> Node | Plan:
-        from engine.aight import Call, KeepRule, Spend
+        from engine.games.aight.actions import Call, KeepRule, Spend
 
         legal = game.legal_actions(seat)
         v = game.view(seat)
@@ -1641,7 +1642,7 @@ def _with(a: Action, **changes: Any) -> Action:
 
 
 def rule_text(spec: Any) -> str:
-    from engine.aight_rules import describe
+    from engine.games.aight.rulebook import describe
 
     return describe(spec)
 
@@ -1791,7 +1792,7 @@ class SlajensMoves(Moves):
         return "Your turn: roll"
 
     def menu(self, game: Game, seat: int, hint: Action | None = None) -> Node | Plan:
-        from engine.slajens import Keep, RollDice, Stop
+        from engine.games.slajens.actions import Keep, RollDice, Stop
 
         legal = game.legal_actions(seat)
         v = game.view(seat)

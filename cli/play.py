@@ -177,7 +177,7 @@ async def local_backend(
         if seat != table.me and table.bot_delay:
             await trio.sleep(table.bot_delay)
         action = await players[seat].decide(game, seat)
-        publish(runner.step(game, dealer, action))
+        publish(runner.apply(game, dealer, action))
         actions += 1
     outcome = game.outcome() if not capped else None
     summary: dict[str, Any] = {

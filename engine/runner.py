@@ -59,9 +59,6 @@ def apply(game: Game, dealer: Dealer, action: Action) -> list[Event]:
     return events
 
 
-step = apply  # the old name, for callers that have not moved to ``apply`` yet
-
-
 def start(game: Game, dealer: Dealer) -> list[Event]:
     """Start the game, then settle the obligations of its setup."""
     events = game.start()
