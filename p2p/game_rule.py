@@ -134,9 +134,9 @@ from engine.obligations import (
     Transfer,
 )
 from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
+from p2p.faces import handle_indices, index_face
 from p2p.forming import Commit
 from p2p.forming import Reveal as Opening
-from p2p.mental_dealer import handle_indices, index_face
 from p2p.order import Owed, StepView
 from p2p.wire import (
     MAX_SEATS,
