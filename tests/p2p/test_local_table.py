@@ -12,12 +12,12 @@ from __future__ import annotations
 import pytest
 
 from engine.cards import standard_deck
+from engine.games.highcard.bots import HighestFirstBot
 from engine.games.highcard.rules import HighCard
 from engine.registry import GameSpec, register
 from p2p import local_table
 from p2p.errors import InvalidMove
 from p2p.faces import handle_indices, index_face
-from p2p.game_rule import GameRule
 from p2p.seat import game_of
 from tests.p2p.cheaters import Cheater
 
@@ -60,7 +60,14 @@ class PeekingHighCard(HighCard):
 
 
 PEEKING = register(
-    GameSpec(PeekingHighCard.NAME, PeekingHighCard, PeekingHighCard, {}, 3, listed=False)
+    GameSpec(
+        PeekingHighCard.NAME,
+        PeekingHighCard,
+        PeekingHighCard,
+        {"heuristic": HighestFirstBot},
+        3,
+        listed=False,
+    )
 )
 
 
@@ -71,8 +78,10 @@ def test_the_template_game_plays_to_the_end():
 
 def test_a_game_that_peeks_at_a_hidden_face_crashes_on_a_real_peer():
     table = local_table.new_table(PEEKING.name, 3)
-    with pytest.raises(KeyError):
-        local_table.run(table, bot="heuristic")
+    with pytest.raises(KeyError) as exc:
+        local_table.run(table)
+    # the face it reads is one this peer's engine was never shown
+    assert exc.traceback[-1].name == "play_text"
 
 
 def test_face_index_mapping_matches_engine_decks():
@@ -85,4 +94,3 @@ def test_face_index_mapping_matches_engine_decks():
     deck = list(reversed(standard_deck(copies=2)))
     idx = handle_indices(deck, 104)
     assert len(set(idx)) == 104 and [index_face(k, 104) for k in idx] == deck
-    assert GameRule  # the rule maps its deck with these (p2p/game_rule.py)
