@@ -53,7 +53,7 @@ KINDS = (
     "impersonation",
     "illegal-play",
 )
-"""The catalogue, in the order of the issue that asked for it."""
+"""The catalogue of cheats, each caught by every honest peer."""
 
 GAME_OF = {
     "token": ("slave", 4),
