@@ -20,7 +20,7 @@ import json
 import os
 import random
 import sys
-from collections.abc import Awaitable, Callable, Mapping, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -29,11 +29,12 @@ import trio
 from cli import args as checked
 from cli.human import DEFAULT_ANSWER_TIMEOUT_S, HumanPlayer, PlayerQuit, WatchingPlayer
 from cli.narrate import BOT_NAMES, unique_names
+from cli.netplay import ThinkingBot
 from cli.simulate import derive_seed
 from engine import registry, runner
 from engine.dealer import LocalDealer
 from engine.errors import EngineError
-from engine.game import Action, Event, Game
+from engine.game import Game
 from engine.options import parse_option_args, resolve_options
 from engine.players import BotPlayer, Player
 
@@ -145,28 +146,6 @@ class Table:
 Backend = Callable[[Sequence[Player], Table], Awaitable[dict[str, Any]]]
 
 
-class Paced:
-    """A seat's player that waits ``delay`` seconds before each decision, so that a
-    person can follow the bots' moves; otherwise it is the player it wraps."""
-
-    def __init__(self, player: Player, delay: float) -> None:
-        self.player = player
-        self.delay = delay
-
-    def observe(self, game: Game, seat: int, events: Sequence[Event]) -> None:
-        self.player.observe(game, seat, events)
-
-    async def decide(self, game: Game, seat: int) -> Action:
-        await trio.sleep(self.delay)
-        return await self.player.decide(game, seat)
-
-    def progress(self, text: str) -> None:
-        self.player.progress(text)
-
-    def finish(self, summary: Mapping[str, Any]) -> None:
-        self.player.finish(summary)
-
-
 async def local_backend(
     players: Sequence[Player], table: Table, game_no: int = 0
 ) -> dict[str, Any]:
@@ -181,7 +160,9 @@ async def local_backend(
     game: Game = spec.factory(table.seats, table.options)
     dealer = LocalDealer(game.deck, derive_seed(table.seed, game_no, "dealer"))
     seated = [
-        Paced(p, table.bot_delay) if s != table.me and table.bot_delay else p
+        ThinkingBot(p, table.bot_delay)
+        if s != table.me and table.bot_delay and isinstance(p, BotPlayer)
+        else p
         for s, p in enumerate(players)
     ]
     about: dict[str, Any] = {
