@@ -295,7 +295,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
     elif quiet:
         # even with --json, say what is going on during long waits, on stderr
         def on_event(kind: str, data: dict[str, Any]) -> None:  # noqa: F811
-            if kind in ("stalled", "cheat", "abandoned") and not args.quiet:
+            if kind in ("stalled", "cheat", "abandoned", "handed_over") and not args.quiet:
                 _err.print(f"{_describe(kind, data)}")
 
     return NodeConfig(
@@ -321,6 +321,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         make_player=player_factory(
             args.bot, think_ms=max(0, args.bot_think_ms), quiet=args.json or args.quiet
         ),
+        bot_after_leave=args.bot is None,
         trace_steps=args.trace_steps,
     )
 
@@ -353,6 +354,8 @@ def _describe(kind: str, data: dict[str, Any]) -> str:
         "peer_finished": "seat {slot} has the whole record too",
         "peer_dropped": "dropped seat {slot}: {reason}",
         "step": "step {step} ({kind}) complete",
+        "handed_over": "you left the table: a bot plays your seat to the end so that the"
+        " others can finish (Ctrl-C leaves at once; the others would then wait for your seat)",
     }
     template = texts.get(kind)
     if template is None:

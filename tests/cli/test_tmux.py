@@ -25,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -370,3 +371,63 @@ def test_join_at_a_terminal_lets_the_person_pick_among_open_tables(tmp_path: Pat
             assert sorted(result["seats"]) == ["Bob", "Cid"]
         finally:
             pane.close()
+
+
+def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) -> None:
+    """At a LAN table (``slaiga join``), a person who quits hands the seat to a bot, so the
+    other peers finish the game: same record head, nobody named, the record verifies."""
+    from tests.p2p._procs import CliPeers
+    from tests.p2p.test_resume import _free_port
+
+    port = _free_port()
+    with CliPeers() as peers:
+        opener = peers.start(
+            "open", "slajens", "--seats", "2", "--option", "rounds=2", "--bot", "heuristic",
+            "--no-announce", "--port", str(port), "--json", "--linger", "5",
+            "--state-dir", str(tmp_path / "ann"), "--name", "Ann",
+        )  # fmt: skip
+        deadline = time.monotonic() + WAIT_S
+        while True:  # the opener listens before the person joins
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        pane = Pane(tmp_path, "--peer", f"127.0.0.1:{port}", "--name", "Bob", command="join")
+        try:
+            pane.wait_for("Keep which dice?")
+            pane.send("quit", "enter")
+            pane.wait_for("Leave the game?")
+            pane.send("y")
+            pane.wait_for("a bot plays your seat to the end")
+            assert pane.exit_status() == 0, pane.screen()
+            out, err = opener.communicate(timeout=120)
+        finally:
+            pane.close()
+    assert opener.returncode == 0, err
+    result = json.loads(out)
+    assert result["finished"] and result["culprit"] is None
+    assert sorted(result["seats"]) == ["Ann", "Bob"]
+    mine = list((tmp_path / "home").glob("**/tables/*.rec"))
+    assert len(mine) == 1
+    from p2p.verify import verify_record_file
+
+    report = verify_record_file(mine[0])
+    assert report.ok and report.finished and report.head == result["record_head"]
+
+
+def test_leaving_a_table_against_bots_ends_the_command_at_once(tmp_path: Path) -> None:
+    """``slaiga play`` against bot peers: leaving stops the bots and ends the command (it
+    used to wait for bots that had nobody left to play with)."""
+    pane = Pane(tmp_path, "slajens", "--seats", "2")
+    try:
+        pane.wait_for("Keep which dice?")
+        pane.send("quit", "enter")
+        pane.wait_for("Leave the game?")
+        pane.send("y")
+        assert pane.exit_status() == 0, pane.screen()
+        assert "You left the table." in pane.screen()
+    finally:
+        pane.close()
