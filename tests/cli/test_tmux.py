@@ -105,10 +105,11 @@ class Pane:
         """The next trace line (waiting for the program to ask or answer)."""
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:
-            lines = self.trace.read_text(encoding="utf-8").split("\n")[:-1]  # whole lines only
+            # whole lines only: the writer may be mid-line (even mid-character)
+            lines = self.trace.read_bytes().split(b"\n")[:-1]
             if len(lines) > self.read:
                 self.read += 1
-                return json.loads(lines[self.read - 1])
+                return json.loads(lines[self.read - 1].decode("utf-8"))
             if self.ended() is not None:
                 raise AssertionError("the program ended early:\n" + self.screen())
             time.sleep(POLL_S)
