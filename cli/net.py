@@ -33,10 +33,10 @@ from engine.errors import EngineError
 from engine.options import parse_option_args, resolve_options
 from p2p import discovery, netguard
 from p2p.demo import DEFAULT_ROUND_EVERY
-from p2p.errors import ProtocolError, TableAbandoned
+from p2p.errors import DiscoveryError, NodeError, P2PError, TableAbandoned
 from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
 from p2p.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
-from p2p.node import OPEN_TIMEOUT_S, Node, NodeConfig, NodeError, TableResult
+from p2p.node import OPEN_TIMEOUT_S, Node, NodeConfig, TableResult
 
 ENV_HOME = state.ENV_HOME
 EXIT_OK = checked.EXIT_OK
@@ -437,7 +437,7 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
     except TableAbandoned as exc:
         close_player(node.player, None)
         return _fail(str(exc), args.json, EXIT_ABANDONED)
-    except (NodeError, discovery.DiscoveryError, ProtocolError, ValueError) as exc:
+    except (P2PError, ValueError) as exc:
         close_player(node.player, None)
         return _fail(str(exc), args.json)
     except trio.TooSlowError:
@@ -460,7 +460,7 @@ def run_lobby(args: argparse.Namespace) -> int:
 
     try:
         tables = trio.run(scan)
-    except discovery.DiscoveryError as exc:
+    except DiscoveryError as exc:
         return _fail(str(exc), args.json)
     if args.json:
         print(json.dumps([t.to_json() for t in tables], sort_keys=True), flush=True)
@@ -485,7 +485,7 @@ def run_open(args: argparse.Namespace) -> int:
         return _fail(str(exc), args.json, EXIT_USAGE)
     try:
         cfg = _config(args, use_discovery=not args.no_announce)
-    except (NodeError, discovery.DiscoveryError) as exc:
+    except (NodeError, DiscoveryError) as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
     return _run_node(args, node, lambda: node.open(args.game, args.seats, options))
@@ -496,7 +496,7 @@ def run_join(args: argparse.Namespace) -> int:
         return _fail("give a TABLE-ID or --peer, not both", args.json)
     try:
         cfg = _config(args, use_discovery=args.peer is None)
-    except discovery.DiscoveryError as exc:
+    except DiscoveryError as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
     return _run_node(args, node, lambda: node.join(args.table_id, args.peer))
@@ -505,7 +505,7 @@ def run_join(args: argparse.Namespace) -> int:
 def run_resume(args: argparse.Namespace) -> int:
     try:
         cfg = _config(args, use_discovery=False)
-    except discovery.DiscoveryError as exc:
+    except DiscoveryError as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
     return _run_node(args, node, lambda: node.resume(args.table_id))

@@ -258,7 +258,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
     (the seat order is drawn at the table, so ``--seat`` does not apply here)."""
     from cli import state
     from cli.netplay import play_networked, player_factory
-    from p2p.node import NodeError
+    from p2p.errors import NodeError
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:

@@ -55,10 +55,11 @@ from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
 from p2p.errors import (
     BrokenChain,
     CheatDetected,
+    ConnectionClosed,
     Equivocation,
     ForgedSignature,
-    LocalProtocolError,
-    ProtocolError,
+    HandshakeFailed,
+    NodeError,
     RemoteProtocolError,
     TableAbandoned,
 )
@@ -88,8 +89,6 @@ from p2p.game_rule import (
 )
 from p2p.lobby import EarlyBuffer, LobbyGate, Verdict
 from p2p.mesh import (
-    ConnectionClosed,
-    HandshakeFailed,
     Inbound,
     Mesh,
     PeerDown,
@@ -124,10 +123,6 @@ LINGER_S = 10.0
 DEFAULT_LOBBY_SCAN_S = 3.0
 OPEN_TIMEOUT_S = 1800.0
 """How long an opened table waits for its seats to fill before it closes itself."""
-
-
-class NodeError(Exception):
-    """A table could not be opened, joined, formed or resumed; the message says why."""
 
 
 # ---------------------------------------------------------------------------
@@ -1380,6 +1375,4 @@ __all__ = [
     "CheatReport",
     "load_identity",
     "record_path",
-    "LocalProtocolError",
-    "ProtocolError",
 ]

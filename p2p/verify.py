@@ -38,8 +38,9 @@ from p2p.errors import (
     Impersonation,
     InvalidGenesis,
     MalformedEntry,
-    ProtocolError,
+    P2PError,
     RemoteProtocolError,
+    UnreadableRecord,
     WrongTable,
 )
 from p2p.forming import FormingRule, Manifest, table_rule
@@ -55,10 +56,6 @@ GAP = "Gap"
 """Failure kind: entries for later steps follow a step that never completed."""
 CORRUPT = "CorruptRecordFile"
 MALFORMED_ENTRY = "MalformedEntry"
-
-
-class UnreadableRecord(Exception):
-    """The input cannot be read as a record file at all (missing, unreadable, not one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +291,7 @@ def _undecodable_failure(record: Record, env: Envelope, problem: RemoteProtocolE
         what = "an entry that does not decode" if isinstance(exc, MalformedEntry) else exc.reason
         message = f"frame {env.frame}: seat {exc.seat} signed {what}: {problem}"
         return Failure(type(exc).__name__, message, exc.seat, exc.seat, None, (env,))
-    except ProtocolError:
+    except P2PError:
         pass
     message = f"frame {env.frame}: entry does not decode and no seat signed it: {problem}"
     return Failure(MALFORMED_ENTRY, message, None, None, None, (env,))

@@ -52,7 +52,7 @@ from crypto.errors import CryptoError
 from crypto.identity import check_identity_key
 from crypto.seal import check_seal_key
 from crypto.session import TAG_BYTES, FrameMac
-from p2p.errors import LocalProtocolError, RemoteProtocolError
+from p2p.errors import LocalProtocolError, RemoteProtocolError, SchemaError
 
 # ---------------------------------------------------------------------------
 # Limits.  A 104-card Terelius-Wikstroem shuffle proof carries two decks of 104
@@ -103,10 +103,6 @@ _UNPACK_LIMITS: dict[str, Any] = {
     "raw": False,
     "use_list": False,  # tuples: immutable, so frozen messages stay frozen
 }
-
-
-class SchemaError(ValueError):
-    """Internal: a value broke a field spec.  Turned into Local/RemoteProtocolError."""
 
 
 # ---------------------------------------------------------------------------
