@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from p2p.errors import InvalidMove
 from p2p.order import Owed, StepView
-from p2p.wire import U32, U64_MAX, Body, Protocol, UInt, body, protocol
+from p2p.wire import U32, U64_MAX, Body, TableProtocol, UInt, body, table_protocol
 
 if TYPE_CHECKING:  # forming imports this module (to register DemoProtocol), not vice versa
     from p2p.forming import Manifest, NextRule
@@ -46,9 +46,9 @@ class Echo(Body):
     value: Counter
 
 
-@protocol(DEMO_PROTOCOL)
+@table_protocol(DEMO_PROTOCOL)
 @dataclass(frozen=True, slots=True)
-class DemoProtocol(Protocol):
+class DemoProtocol(TableProtocol):
     """The manifest's record of the demo parameters: ``steps`` demo steps after the seat
     order (0: the record ends with it), an echo round every ``round_every``-th (0: none)."""
 

@@ -47,9 +47,9 @@ from p2p.wire import (
     Name,
     Nested,
     Options,
-    Protocol,
     Seq,
     TableId,
+    TableProtocol,
     Tagged,
     body,
     decode_body,
@@ -88,7 +88,7 @@ class Manifest(Message):
     seats: Annotated[tuple[Member, ...], Seq(Nested(Member), min_len=1, max_len=MAX_SEATS)]
     stall_after_ms: U32
     max_wait_ms: U32
-    protocol: Annotated[Protocol, Tagged(Protocol)]
+    protocol: Annotated[TableProtocol, Tagged(TableProtocol)]
 
     def __post_init__(self) -> None:
         Message.__post_init__(self)

@@ -146,11 +146,11 @@ from p2p.wire import (
     Bool,
     Bytes,
     Hash,
-    Protocol,
     Seq,
+    TableProtocol,
     UInt,
     body,
-    protocol,
+    table_protocol,
 )
 
 GAME_PROTOCOL = "game"
@@ -291,9 +291,9 @@ class FinalBody(Body):
     ranking: SeatList
 
 
-@protocol(GAME_PROTOCOL)
+@table_protocol(GAME_PROTOCOL)
 @dataclass(frozen=True, slots=True)
-class GameProtocol(Protocol):
+class GameProtocol(TableProtocol):
     """The manifest's game protocol: the game and options are the manifest's own;
     these are the stall limits for steps that wait for a decision (a person may
     think far longer than a machine step may take)."""
