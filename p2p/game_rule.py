@@ -89,8 +89,7 @@ from typing import Annotated, Any
 
 import msgpack
 
-from crypto.commit import CommitmentMismatch, check_commitment, commit
-from crypto.commit import JointRandom as JointStream
+from crypto.commit import CommitmentMismatch, JointStream, check_commitment, commit
 from crypto.deck import Deck, deck_points
 from crypto.dleq import PROOF_BYTES, DleqProof
 from crypto.elgamal import Ciphertext, decode_pile, encode_pile, public_mask
@@ -134,8 +133,7 @@ from engine.obligations import (
     Transfer,
 )
 from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
-from p2p.forming import Commit
-from p2p.forming import Reveal as Opening
+from p2p.forming import Commit, Opening
 from p2p.mental_dealer import handle_indices, index_face
 from p2p.order import Owed, StepView
 from p2p.wire import (

@@ -71,8 +71,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from crypto.commit import NONCE_BYTES, check_reveals, commit
-from crypto.commit import JointRandom as JointStream
+from crypto.commit import NONCE_BYTES, JointStream, check_reveals, commit
 from crypto.deck import STANDARD_FACES, Deck, deck_points
 from crypto.elgamal import Ciphertext, public_mask
 from crypto.errors import CommitmentMismatch, CryptoError, InvalidProof
