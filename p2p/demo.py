@@ -6,8 +6,9 @@ sends ``echo`` carrying the current count, which exercises leaderless ordering
 of concurrent responders.  The protocol ends after ``steps`` steps.  A wrong
 count or echo value is an :class:`InvalidMove` naming the seat.
 
-This stands in for game play until the game issue lands; it is driven by the
-same :class:`p2p.order.Rule` contract that games will use.  Its parameters
+It exercises the record without a game (tests, benchmarks, ``--demo-steps``);
+it is driven by the same :class:`p2p.order.Rule` contract as a game's rule
+(:mod:`p2p.game_rule`).  Its parameters
 (steps and round interval) are part of the signed table manifest, as
 :class:`DemoProtocol`, so the record alone says how long it runs and which
 steps are rounds.

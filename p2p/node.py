@@ -1,6 +1,7 @@
 """The Trio runner of one peer at one table: lobby, forming, record, resume, silence.
 
-This is the shell that drives P1's sans-I/O parts with real I/O:
+This is the shell that drives the sans-I/O parts (wire, record, rules, silence) with
+real I/O:
 
 * **Lobby.**  The opener listens, announces the table over zeroconf
   (:mod:`p2p.discovery`) and admits ``Join`` requests until the seats are
@@ -12,6 +13,7 @@ This is the shell that drives P1's sans-I/O parts with real I/O:
   and hands it out.  From then on the table is a full mesh: each seat dials
   every seat that joined before it (the same rule redials after an outage).
 * **Record.**  Steps 1-2 are the commit-reveal seat-order rounds, then the
+  protocol the manifest names: a game (:mod:`p2p.game_rule`) or the
   demonstration protocol (:mod:`p2p.demo`).  Each peer acts when the rule
   says it owes an entry.  Our own entries are fsynced before they are sent
   (so a restart can never sign something else for the same step:
@@ -460,7 +462,7 @@ class Node:
 
         self.fetches = FetchServer(nursery, mesh, entries_from, dropped)
 
-    # -- no false blame (issue 11): away time, a re-fetch before naming anyone --
+    # -- no false blame: away time, a re-fetch before naming anyone --------
 
     async def _heartbeat(self) -> None:
         """Notice the time this peer itself was away (stopped, suspended, starved)."""

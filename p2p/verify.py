@@ -12,7 +12,7 @@ the seat-order commitments, the protocol's moves, and equivocation.
 
 Envelopes are replayed in canonical order (by step, then seat, file order
 breaking ties): the file's order within a round of concurrent responders
-depends on arrival at the peer that wrote it (RECORD_FORMAT.md §1), and the
+depends on arrival at the peer that wrote it (``p2p/RECORD_FORMAT.md`` §1), and the
 earliest violation is the one reported.  The first violation ends the check;
 :class:`Failure` says what it is, at which step, which seat the entry names,
 and which seat (if any) it *proves* cheated: an entry signed by the seat it

@@ -53,7 +53,7 @@ KINDS = (
     "impersonation",
     "illegal-play",
 )
-"""The catalogue, in the order of the issue that asked for it."""
+"""The catalogue, one kind of cheat each (the order tests and reports list them in)."""
 
 GAME_OF = {
     "token": ("slave", 4),

@@ -1,6 +1,6 @@
 """Hostile clients against real nodes and meshes on loopback, with memory budgets.
 
-Each attack of issue 11 as a test: a lobby flood of strangers, a seated
+Each attack a node must survive, as a test: a lobby flood of strangers, a seated
 peer flooding future entries, a reader that asks for the record and never
 reads, a flood of stalled handshakes from one address, and a peer that
 goes away for good (redialled forever).  Memory is measured as the bytes
