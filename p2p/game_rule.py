@@ -132,7 +132,7 @@ from engine.obligations import (
     Shuffle,
     Transfer,
 )
-from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
+from p2p.errors import CheatDetected, Dispute, InvalidMove, LocalProtocolError
 from p2p.forming import Commit, Opening
 from p2p.mental_dealer import handle_indices, index_face
 from p2p.order import Owed, StepView
@@ -372,11 +372,6 @@ class Need:
 
 
 _Flow = Generator[Need, dict[int, Any], Any]
-
-
-class Dispute(CheatDetected):
-    """A complaint about a sealed proof that nobody can settle (the box did not open
-    for its receiver): the table ends, and no seat is proven to have cheated."""
 
 
 class GameRule:

@@ -58,6 +58,7 @@ from p2p.errors import (
     BrokenChain,
     CheatDetected,
     ConnectionClosed,
+    Dispute,
     Equivocation,
     ForgedSignature,
     HandshakeFailed,
@@ -117,7 +118,6 @@ from p2p.forming import (
 from p2p.game_rule import (
     DEFAULT_DECIDE_MAX_MS,
     DEFAULT_DECIDE_STALL_MS,
-    Dispute,
     GameProtocol,
     SeatKeys,
     decide_limits,

@@ -33,6 +33,7 @@ from crypto.identity import fingerprint
 from p2p.errors import (
     CheatDetected,
     CorruptRecordFile,
+    Dispute,
     Equivocation,
     ForgedSignature,
     Impersonation,
@@ -44,7 +45,7 @@ from p2p.errors import (
     WrongTable,
 )
 from p2p.forming import FormingRule, Manifest, table_rule
-from p2p.game_rule import Dispute, GameProtocol
+from p2p.game_rule import GameProtocol
 from p2p.record import Record, Status
 from p2p.seat import game_of
 from p2p.store import MAGIC, MAGIC_V1, load
