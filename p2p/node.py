@@ -443,8 +443,8 @@ class Node:
                 keepalive_dead=self.cfg.keepalive_dead,
             )
         )
-        if self.genesis is not None:  # resuming: peers on another fork are refused
-            self.mesh.genesis = genesis_hash(self.genesis)
+        if self.genesis is not None:  # resuming
+            self._arm_mesh(self.mesh)
         await self._start_background(stack, self.mesh)
         return self.mesh
 
@@ -725,11 +725,18 @@ class Node:
         self.genesis = genesis
         self.manifest = open_genesis(genesis)
         if self.mesh is not None:
-            self.mesh.genesis = genesis_hash(genesis)
+            self._arm_mesh(self.mesh)
         seat = self.manifest.seat_of(self.identity.public)
         if seat is None:
             raise NodeError("our identity is not seated in the genesis manifest")
         self.my_seat = seat
+
+    def _arm_mesh(self, mesh: Mesh) -> None:
+        """The table is formed: peers on another fork are refused, and so is any host
+        that holds no seat in the manifest."""
+        assert self.genesis is not None and self.manifest is not None
+        mesh.genesis = genesis_hash(self.genesis)
+        mesh.seat_hosts_only([m.address for m in self.manifest.seats])
 
     def _buffer(self, event: Inbound) -> None:
         self.early.add(event)
@@ -1396,6 +1403,7 @@ def _reject_text(kind: str, detail: str) -> str:
         "version": "version mismatch",
         "identity": "identity failed the handshake",
         "busy": "table is busy",
+        "stranger": "not a seat of this table",
     }.get(kind, kind)
     return f"{prefix}: {detail}" if detail and detail != kind else prefix
 

@@ -117,7 +117,7 @@ def session_transcript(listener_hello: bytes, dialer_hello: bytes) -> bytes:
 # Lobby: joining a table that is still forming
 # ---------------------------------------------------------------------------
 
-REJECT_REASONS = frozenset({"full", "gone", "version", "identity", "busy", "fork"})
+REJECT_REASONS = frozenset({"full", "gone", "version", "identity", "busy", "fork", "stranger"})
 
 
 @struct
