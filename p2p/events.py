@@ -289,6 +289,16 @@ class Aborted(NodeEvent):
     reason: str
 
 
+@_event(
+    "handed_over",
+    "you left the table: a bot plays your seat to the end so that the others can finish"
+    " (Ctrl-C leaves at once; the others would then wait for your seat)",
+)
+@dataclass(frozen=True, slots=True)
+class HandedOver(NodeEvent):
+    """Our player left mid-game; a bot plays our seat to the end (the record is unchanged)."""
+
+
 @_event("ended", "the game is over early")
 @dataclass(frozen=True, slots=True)
 class EndedEarly(NodeEvent):

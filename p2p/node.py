@@ -51,7 +51,7 @@ import trio
 from crypto.identity import IdentityKey, fingerprint
 from crypto.seal import SealKey
 from engine.errors import EngineError
-from engine.players import BotPlayer, Player
+from engine.players import BotPlayer, LeftTable, Player
 from p2p import discovery, wire
 from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
 from p2p.errors import (
@@ -80,6 +80,7 @@ from p2p.events import (
     Forked,
     Formed,
     Forming,
+    HandedOver,
     Joined,
     LingerTimeout,
     Listening,
@@ -258,6 +259,10 @@ class NodeConfig:
     make_player: Callable[[list[str], int, str], Player] | None = None
     """Who plays our seat once the game starts: called with the seat names in engine-seat
     order, our engine seat and the game name.  ``None``: a heuristic bot."""
+    bot_after_leave: bool = False
+    """When our player leaves mid-game (its ``decide`` raises ``LeftTable``), a heuristic
+    bot plays our seat to the end, so that the other seats can finish the game; ``False``:
+    the leave ends this node (the others then see our seat silent)."""
     trace_steps: bool = False
     """Emit a ``step`` event (number, kind) as each record step completes (benchmarks)."""
     cheat: Any = None
@@ -1036,9 +1041,22 @@ class Node:
             if self.cfg.make_player is not None:
                 self.player = self.cfg.make_player(names, game.mine.seat, self.manifest.game)
             else:
-                spec = game.spec
-                rng = random.Random(secrets.randbits(64))
-                self.player = BotPlayer.make(spec.bots["heuristic"], game.mine.seat, rng)
+                self.player = self._bot()
+        return self.player
+
+    def _bot(self) -> Player:
+        game = game_of(self.record) if self.record is not None else None
+        assert game is not None and game.mine is not None
+        rng = random.Random(secrets.randbits(64))
+        return BotPlayer.make(game.spec.bots["heuristic"], game.mine.seat, rng)
+
+    def _hand_over(self, left: Player) -> Player:
+        """Our player left: a bot takes the seat so that the table can finish."""
+        close = getattr(left, "close", None)
+        if close is not None:
+            close()  # give the terminal back before saying anything
+        self.player = self._bot()
+        self.emit(HandedOver())
         return self.player
 
     def _start_decision(self) -> None:
@@ -1058,7 +1076,13 @@ class Node:
             view = driver.seat_view()
             assert view is not None
             engine, seat = view
-            action = await player.decide(engine, seat)
+            try:
+                action = await player.decide(engine, seat)
+            except LeftTable:
+                if not self.cfg.bot_after_leave or self.player is not player:
+                    raise
+                player = self._hand_over(player)
+                continue
             if rec.step != step or not driver.owes_decision() or self._ended():
                 self._deciding = None
                 return
