@@ -1,8 +1,8 @@
 """Engine benchmark: full games per second, single process, through the local dealer.
 
 Each configuration is played ``--repeat`` times in batches of ``--games``
-games; the figure is the median batch rate. Targets come from the issues and
-are printed beside the measurement, met or not.
+games; the figure is the median batch rate. Each configuration's target is
+printed beside the measurement, met or not.
 """
 
 from __future__ import annotations

@@ -4,7 +4,7 @@ frame decoder, the record, and a live node on loopback.
 The rule is h11's (``fuzz/afl-server.py``): whatever bytes arrive, the only
 outcomes are decoded messages or the one remote-protocol error
 (:class:`p2p.errors.RemoteProtocolError`); a record refuses bad entries with
-a protocol error naming the fault (:class:`p2p.errors.ProtocolError`); a node
+a protocol error naming the fault (:class:`p2p.errors.P2PError`); a node
 drops a bad link and goes on.  Anything else is a bug, and the input that
 caused it is reported (hex) so it can be replayed.
 
@@ -50,7 +50,7 @@ from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from p2p import netguard, wire
 from p2p.demo import Count, DemoProtocol, Echo
-from p2p.errors import ProtocolError, RemoteProtocolError
+from p2p.errors import P2PError, RemoteProtocolError
 from p2p.forming import (
     Commit,
     Manifest,
@@ -267,7 +267,7 @@ def fuzz_record(rng: random.Random, entries: list[wire.Signed], genesis, n: int)
         try:
             rec.offer(forged)
             report.accepted += 1
-        except ProtocolError:
+        except P2PError:
             report.refused += 1
         except Exception as exc:
             report.bad(forged.entry + forged.signature, exc)

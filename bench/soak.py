@@ -119,8 +119,8 @@ async def _play_one(index: int, args: argparse.Namespace) -> dict[str, Any]:
 
     from engine import registry
     from engine.options import resolve_options
-    from p2p.errors import ProtocolError
-    from p2p.node import Node, NodeConfig, NodeError
+    from p2p.errors import P2PError
+    from p2p.node import Node, NodeConfig
 
     game = GAMES[index % len(GAMES)]
     opener = args.seat == 0
@@ -143,7 +143,7 @@ async def _play_one(index: int, args: argparse.Namespace) -> dict[str, Any]:
                 try:
                     result = await Node(cfg).join(peer=f"{LOOPBACK}:{args.port}")
                     break
-                except (NodeError, ProtocolError, OSError):
+                except (P2PError, OSError):
                     if attempt == DIAL_TRIES - 1:
                         raise
                     await trio.sleep(DIAL_PAUSE_S)

@@ -33,10 +33,21 @@ from engine.errors import EngineError
 from engine.options import parse_option_args, resolve_options
 from p2p import discovery, netguard
 from p2p.demo import DEFAULT_ROUND_EVERY
-from p2p.errors import ProtocolError, TableAbandoned
+from p2p.errors import DiscoveryError, NodeError, P2PError, TableAbandoned
+from p2p.events import (
+    Abandoned,
+    CheatSeen,
+    HandedOver,
+    NodeEvent,
+    SeatDown,
+    SeatStalled,
+    SeatUp,
+    StepDone,
+    Welcomed,
+)
 from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
 from p2p.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
-from p2p.node import OPEN_TIMEOUT_S, Node, NodeConfig, NodeError, TableResult
+from p2p.node import OPEN_TIMEOUT_S, Node, NodeConfig, TableResult
 
 ENV_HOME = state.ENV_HOME
 EXIT_OK = checked.EXIT_OK
@@ -46,7 +57,8 @@ EXIT_ABANDONED = 3
 EXIT_CHEATER = 4
 """The table ended early because a seat was proven to cheat (our record file holds the
 signed evidence)."""
-QUIET_EVENTS = frozenset({"peer_up", "peer_down", "welcome", "step"})
+QUIET_EVENTS = (SeatUp, SeatDown, Welcomed, StepDone)
+"""Events a person need not see (links flapping, lobby counts, step traces)."""
 
 _err = Console(stderr=True)
 _out = Console()
@@ -277,15 +289,15 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
     name = args.name or os.environ.get("USER") or "player"
     quiet = args.quiet or args.json
 
-    def on_event(kind: str, data: dict[str, Any]) -> None:
-        if not quiet and kind not in QUIET_EVENTS:
-            _err.print(f"[dim]·[/dim] {_describe(kind, data)}")
+    def on_event(event: NodeEvent) -> None:
+        if not quiet and not isinstance(event, QUIET_EVENTS):
+            _err.print(f"[dim]·[/dim] {event.describe()}")
 
     if getattr(args, "events", False):
         # machine-readable progress: one JSON object per line, flushed at once
-        def on_event(kind: str, data: dict[str, Any]) -> None:  # noqa: F811
+        def on_event(event: NodeEvent) -> None:  # noqa: F811
             line = json.dumps(
-                {"event": kind, "t": round(time.monotonic(), 3), **data},
+                {"event": event.KIND, "t": round(time.monotonic(), 3), **event.data()},
                 sort_keys=True,
                 default=str,
             )
@@ -294,9 +306,12 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
 
     elif quiet:
         # even with --json, say what is going on during long waits, on stderr
-        def on_event(kind: str, data: dict[str, Any]) -> None:  # noqa: F811
-            if kind in ("stalled", "cheat", "abandoned", "handed_over") and not args.quiet:
-                _err.print(f"{_describe(kind, data)}")
+        def on_event(event: NodeEvent) -> None:  # noqa: F811
+            if (
+                isinstance(event, SeatStalled | CheatSeen | Abandoned | HandedOver)
+                and not args.quiet
+            ):
+                _err.print(event.describe())
 
     return NodeConfig(
         name=name,
@@ -324,47 +339,6 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         bot_after_leave=args.bot is None,
         trace_steps=args.trace_steps,
     )
-
-
-def _describe(kind: str, data: dict[str, Any]) -> str:
-    texts = {
-        "listening": "listening on {address}, table {table_id}",
-        "announced": "announced on the LAN as {service!r}",
-        "joined": "{name} ({fingerprint}) joined",
-        "withdrawn": "all seats taken; announcement withdrawn",
-        "forming": "every seat signs the manifest ({seats} seats)",
-        "searching": "looking for tables on the LAN…",
-        "connecting": "connecting to {address}",
-        "waiting": "seated at table {table_id}; waiting for the other players",
-        "formed": "table {table_id} formed; we are slot {slot}; connecting to every seat",
-        "meshed": "connected to {connected} of {of} seats; drawing the seat order",
-        "finished": "record complete: {steps} steps, head {head}",
-        "stalled": "seat {seat} owes step {step} and has been silent {silent_for:.1f}s",
-        "recovered": "seat {seat} is back",
-        "cheat": "CHEAT by seat {culprit}: {kind}: {reason}",
-        "abandoned": "table abandoned: seat {seat} silent for {waited:.1f}s",
-        "resuming": "resuming from the record file ({entries} entries, {torn_bytes} torn bytes dropped)",
-        "divergent": "seat {slot} finished with a different record head",
-        "fork": "seat {seat}'s entry chains to a step we do not know; fetching records to see why",
-        "aborted": "table ended: seat {seat} is proven to have cheated ({reason})",
-        "linger_timeout": "{missing} seat(s) did not confirm the end in time",
-        "convicted": "CHEAT PROVEN: seat {culprit} ({kind}): {reason}",
-        "dispute": "table ended by a dispute nobody can settle: {reason}",
-        "ended": "the game is over early",
-        "peer_finished": "seat {slot} has the whole record too",
-        "peer_dropped": "dropped seat {slot}: {reason}",
-        "step": "step {step} ({kind}) complete",
-        "handed_over": "you left the table: a bot plays your seat to the end so that the"
-        " others can finish (Ctrl-C leaves at once; the others would then wait for your seat)",
-    }
-    template = texts.get(kind)
-    if template is None:
-        details = ", ".join(f"{k} {v}" for k, v in sorted(data.items()))
-        return f"{kind.replace('_', ' ')}" + (f": {details}" if details else "")
-    try:
-        return template.format(**data)
-    except (KeyError, ValueError):
-        return f"{kind} {data}"
 
 
 def _print_game_result(result: TableResult, as_json: bool) -> None:
@@ -440,7 +414,7 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
     except TableAbandoned as exc:
         close_player(node.player, None)
         return _fail(str(exc), args.json, EXIT_ABANDONED)
-    except (NodeError, discovery.DiscoveryError, ProtocolError, ValueError) as exc:
+    except (P2PError, ValueError) as exc:
         close_player(node.player, None)
         return _fail(str(exc), args.json)
     except trio.TooSlowError:
@@ -463,7 +437,7 @@ def run_lobby(args: argparse.Namespace) -> int:
 
     try:
         tables = trio.run(scan)
-    except discovery.DiscoveryError as exc:
+    except DiscoveryError as exc:
         return _fail(str(exc), args.json)
     if args.json:
         print(json.dumps([t.to_json() for t in tables], sort_keys=True), flush=True)
@@ -488,7 +462,7 @@ def run_open(args: argparse.Namespace) -> int:
         return _fail(str(exc), args.json, EXIT_USAGE)
     try:
         cfg = _config(args, use_discovery=not args.no_announce)
-    except (NodeError, discovery.DiscoveryError) as exc:
+    except (NodeError, DiscoveryError) as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
     return _run_node(args, node, lambda: node.open(args.game, args.seats, options))
@@ -528,13 +502,13 @@ def run_join(args: argparse.Namespace) -> int:
     if not args.table_id and not args.peer and not args.json and sys.stdin.isatty():
         try:
             args.table_id = _pick_table(args)
-        except (NodeError, discovery.DiscoveryError) as exc:
+        except (NodeError, DiscoveryError) as exc:
             return _fail(str(exc), args.json)
         except EOFError:
             return _fail("no table chosen", args.json)
     try:
         cfg = _config(args, use_discovery=args.peer is None)
-    except discovery.DiscoveryError as exc:
+    except DiscoveryError as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
     return _run_node(args, node, lambda: node.join(args.table_id, args.peer))
@@ -543,7 +517,7 @@ def run_join(args: argparse.Namespace) -> int:
 def run_resume(args: argparse.Namespace) -> int:
     try:
         cfg = _config(args, use_discovery=False)
-    except discovery.DiscoveryError as exc:
+    except DiscoveryError as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
     return _run_node(args, node, lambda: node.resume(args.table_id))

@@ -24,6 +24,7 @@ import trio
 from engine import registry
 from engine.game import Action, Event, Game
 from engine.players import BotPlayer, Player
+from p2p.events import Listening, NodeEvent
 
 if TYPE_CHECKING:
     from p2p.node import TableResult
@@ -113,7 +114,7 @@ def play_networked(
     make_player: Callable[[list[str], int, str], Player],
     state: Path,
     bot: str = "heuristic",
-    on_event: Callable[[str, dict[str, Any]], None] | None = None,
+    on_event: Callable[[NodeEvent], None] | None = None,
 ) -> TableResult:
     """Open a table on loopback, start ``seats - 1`` bot peer processes that join it
     (each with its own identity and key share, in folders under ``state/bots``), play
@@ -124,16 +125,16 @@ def play_networked(
     procs: list[subprocess.Popen[bytes]] = []
     bots_dir = state / "bots"
 
-    def started(kind: str, data: dict[str, Any]) -> None:
+    def started(event: NodeEvent) -> None:
         if on_event is not None:
-            on_event(kind, data)
-        if kind != "listening" or procs:
+            on_event(event)
+        if not isinstance(event, Listening) or procs:
             return
         env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK)
         for i, name in enumerate(n for s, n in enumerate(names) if s != me):
             folder = bots_dir / f"bot{i}"
             folder.mkdir(parents=True, exist_ok=True)
-            cmd = [sys.executable, "-m", "cli.net", "join", "--peer", data["address"]]
+            cmd = [sys.executable, "-m", "cli.net", "join", "--peer", event.address]
             cmd += ["--bot", bot, "--name", name, "--quiet", "--json", "--state-dir", str(folder)]
             procs.append(
                 subprocess.Popen(

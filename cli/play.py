@@ -235,7 +235,8 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
     (the seat order is drawn at the table, so ``--seat`` does not apply here)."""
     from cli import state
     from cli.netplay import play_networked, player_factory
-    from p2p.node import NodeError
+    from p2p.errors import NodeError
+    from p2p.events import Listening, NodeEvent
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:
@@ -256,8 +257,8 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
             trace=args.trace,
         )
 
-        def progress(kind: str, data: dict[str, Any]) -> None:
-            if kind == "listening" and not args.json and interactive:
+        def progress(event: NodeEvent) -> None:
+            if isinstance(event, Listening) and not args.json and interactive:
                 err.print("[dim]starting the bot peers and forming the table…[/]")
 
         try:

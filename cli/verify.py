@@ -22,7 +22,8 @@ import sys
 from rich.console import Console
 from rich.table import Table
 
-from p2p.verify import UnreadableRecord, VerifyReport, verify_record_file
+from p2p.errors import UnreadableRecord
+from p2p.verify import VerifyReport, verify_record_file
 
 EXIT_OK = 0
 EXIT_FAILED = 1

@@ -114,7 +114,7 @@ def check_reveals(
         raise CommitmentMismatch(f"seat {seat} {reason} (all bad seats: {bad})", seat)
 
 
-class JointRandom:
+class JointStream:
     """A deterministic stream of unbiased values from a jointly generated seed.
 
     Bytes come from SHA-512 in counter mode over the seed.  Integers below
@@ -132,7 +132,7 @@ class JointRandom:
         self._buf = b""
 
     @classmethod
-    def from_reveals(cls, context: bytes, reveals: Mapping[int, bytes]) -> JointRandom:
+    def from_reveals(cls, context: bytes, reveals: Mapping[int, bytes]) -> JointStream:
         """Combine already-checked revealed values (seat -> value), sorted by seat."""
         context = check_bytes("context", context)
         if not reveals:

@@ -6,8 +6,9 @@ sends ``echo`` carrying the current count, which exercises leaderless ordering
 of concurrent responders.  The protocol ends after ``steps`` steps.  A wrong
 count or echo value is an :class:`InvalidMove` naming the seat.
 
-This stands in for game play until the game issue lands; it is driven by the
-same :class:`p2p.order.Rule` contract that games will use.  Its parameters
+It exercises the record without a game (tests, benchmarks, ``--demo-steps``);
+it is driven by the same :class:`p2p.order.Rule` contract as a game's rule
+(:mod:`p2p.game_rule`).  Its parameters
 (steps and round interval) are part of the signed table manifest, as
 :class:`DemoProtocol`, so the record alone says how long it runs and which
 steps are rounds.
@@ -20,7 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from p2p.errors import InvalidMove
 from p2p.order import Owed, StepView
-from p2p.wire import U32, U64_MAX, Body, Protocol, UInt, body, protocol
+from p2p.wire import U32, U64_MAX, Body, TableProtocol, UInt, body, table_protocol
 
 if TYPE_CHECKING:  # forming imports this module (to register DemoProtocol), not vice versa
     from p2p.forming import Manifest, NextRule
@@ -46,9 +47,9 @@ class Echo(Body):
     value: Counter
 
 
-@protocol(DEMO_PROTOCOL)
+@table_protocol(DEMO_PROTOCOL)
 @dataclass(frozen=True, slots=True)
-class DemoProtocol(Protocol):
+class DemoProtocol(TableProtocol):
     """The manifest's record of the demo parameters: ``steps`` demo steps after the seat
     order (0: the record ends with it), an echo round every ``round_every``-th (0: none)."""
 

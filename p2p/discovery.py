@@ -45,6 +45,7 @@ from zeroconf import (
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo
 
 from p2p import netguard
+from p2p.errors import DiscoveryError, InterfaceError, InvalidAdvert
 
 SERVICE_TYPE = "_slaiga._tcp.local."
 ENV_INTERFACE = "SLAIGA_INTERFACE"
@@ -76,18 +77,6 @@ _HEX_RE = re.compile(r"^[0-9a-f]+$")
 _SIOCGIFADDR = 0x8915
 _INSTANCE_SAFE = re.compile(r"[^A-Za-z0-9 _-]")
 _MAX_INSTANCE_BYTES = 40
-
-
-class DiscoveryError(Exception):
-    """Base for lobby failures: bad interface, unusable advertisement, zeroconf failure."""
-
-
-class InterfaceError(DiscoveryError):
-    """The requested interface does not exist or has no IPv4 address."""
-
-
-class InvalidAdvert(DiscoveryError):
-    """A TXT record that does not describe a Slaiga table; the message names the field."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -25,7 +25,8 @@ from dataclasses import dataclass
 import trio
 
 from p2p import wire
-from p2p.mesh import ConnectionClosed, Mesh, open_task_nursery
+from p2p.errors import ConnectionClosed
+from p2p.mesh import Mesh, open_task_nursery
 
 REPLY_BYTES = 512 << 10
 """Signed-entry bytes in one reply (one ``Fetched`` frame)."""

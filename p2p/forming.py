@@ -15,7 +15,7 @@ is then drawn fairly with commit-reveal joint randomness in the record itself
 random bytes, step 2 a round in which every seat reveals them.  Each reveal is
 checked against its own commitment (a mismatch is an :class:`InvalidMove`
 naming the seat), and the permutation comes from
-:meth:`crypto.commit.JointRandom.permutation` over the seed of all reveals.
+:meth:`crypto.commit.JointStream.permutation` over the seed of all reveals.
 Since nobody can see another's value before committing, one honest seat makes
 the order uniform.  (Blum, "Coin flipping by telephone", 1981.)
 """
@@ -28,7 +28,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Annotated
 
-from crypto.commit import JointRandom, check_commitment, commit
+from crypto.commit import JointStream, check_commitment, commit
 from crypto.errors import CommitmentMismatch, CryptoError
 from crypto.identity import IdentityKey, verify_signature
 from p2p.demo import DemoProtocol  # noqa: F401 - registers the "demo" manifest protocol
@@ -47,9 +47,9 @@ from p2p.wire import (
     Name,
     Nested,
     Options,
-    Protocol,
     Seq,
     TableId,
+    TableProtocol,
     Tagged,
     body,
     decode_body,
@@ -88,7 +88,7 @@ class Manifest(Message):
     seats: Annotated[tuple[Member, ...], Seq(Nested(Member), min_len=1, max_len=MAX_SEATS)]
     stall_after_ms: U32
     max_wait_ms: U32
-    protocol: Annotated[Protocol, Tagged(Protocol)]
+    protocol: Annotated[TableProtocol, Tagged(TableProtocol)]
 
     def __post_init__(self) -> None:
         Message.__post_init__(self)
@@ -206,8 +206,13 @@ class Commit(Body):
 
 @body(REVEAL_KIND)
 @dataclass(frozen=True, slots=True)
-class Reveal(Body):
-    """Opening of a :class:`Commit`: the value and the commitment nonce."""
+class Opening(Body):
+    """The opening of a :class:`Commit`: the value and the commitment nonce.
+
+    Sent for the seat order (step 2) and for every joint random draw of a game
+    (dice); not to be confused with the engine's ``Reveal`` obligation, which
+    makes cards public.
+    """
 
     value: Annotated[bytes, Bytes(size=SEAT_ORDER_VALUE_BYTES)]
     nonce: Annotated[bytes, Bytes(size=32)]
@@ -220,7 +225,7 @@ def commit_context(table_id: bytes, seat: int) -> bytes:
 
 def seat_order_commit(
     table_id: bytes, seat: int, value: bytes | None = None, *, key: IdentityKey | None = None
-) -> tuple[Commit, Reveal]:
+) -> tuple[Commit, Opening]:
     """Our commitment body now and the reveal body to send later (keep it secret till then).
 
     With ``key`` (our identity), value and nonce are derived from our
@@ -239,12 +244,12 @@ def seat_order_commit(
     elif value is None:
         value = secrets.token_bytes(SEAT_ORDER_VALUE_BYTES)
     commitment, nonce = commit(value, commit_context(table_id, seat), nonce)
-    return Commit(commitment), Reveal(value, nonce)
+    return Commit(commitment), Opening(value, nonce)
 
 
 def seat_order_from(table_id: bytes, reveals: Mapping[int, bytes]) -> tuple[int, ...]:
     """The seat order (slots around the table, first player first) from checked reveals."""
-    jr = JointRandom.from_reveals(SEAT_ORDER_DOMAIN + table_id, reveals)
+    jr = JointStream.from_reveals(SEAT_ORDER_DOMAIN + table_id, reveals)
     return tuple(jr.permutation(len(reveals)))
 
 
@@ -280,7 +285,7 @@ class FormingRule:
 
     def check(self, seat: int, body: Body) -> None:
         if self.phase == REVEAL_KIND:
-            assert isinstance(body, Reveal)
+            assert isinstance(body, Opening)
             try:
                 check_commitment(
                     self.commitments[seat],

@@ -89,8 +89,7 @@ from typing import Annotated, Any
 
 import msgpack
 
-from crypto.commit import CommitmentMismatch, check_commitment, commit
-from crypto.commit import JointRandom as JointStream
+from crypto.commit import CommitmentMismatch, JointStream, check_commitment, commit
 from crypto.deck import Deck, deck_points
 from crypto.dleq import PROOF_BYTES, DleqProof
 from crypto.elgamal import Ciphertext, decode_pile, encode_pile, public_mask
@@ -133,10 +132,9 @@ from engine.obligations import (
     Shuffle,
     Transfer,
 )
-from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
+from p2p.errors import CheatDetected, Dispute, InvalidMove, LocalProtocolError
 from p2p.faces import handle_indices, index_face
-from p2p.forming import Commit
-from p2p.forming import Reveal as Opening
+from p2p.forming import Commit, Opening
 from p2p.order import Owed, StepView
 from p2p.wire import (
     MAX_SEATS,
@@ -146,11 +144,11 @@ from p2p.wire import (
     Bool,
     Bytes,
     Hash,
-    Protocol,
     Seq,
+    TableProtocol,
     UInt,
     body,
-    protocol,
+    table_protocol,
 )
 
 GAME_PROTOCOL = "game"
@@ -291,9 +289,9 @@ class FinalBody(Body):
     ranking: SeatList
 
 
-@protocol(GAME_PROTOCOL)
+@table_protocol(GAME_PROTOCOL)
 @dataclass(frozen=True, slots=True)
-class GameProtocol(Protocol):
+class GameProtocol(TableProtocol):
     """The manifest's game protocol: the game and options are the manifest's own;
     these are the stall limits for steps that wait for a decision (a person may
     think far longer than a machine step may take)."""
@@ -374,11 +372,6 @@ class Need:
 
 
 _Flow = Generator[Need, dict[int, Any], Any]
-
-
-class Dispute(CheatDetected):
-    """A complaint about a sealed proof that nobody can settle (the box did not open
-    for its receiver): the table ends, and no seat is proven to have cheated."""
 
 
 class GameRule:

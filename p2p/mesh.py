@@ -76,7 +76,13 @@ from crypto.identity import IdentityKey, fingerprint, verify_signature
 from crypto.seal import SealKey, open_sealed, seal
 from crypto.session import Ephemeral, FrameMac, link_keys
 from p2p import wire
-from p2p.errors import RemoteProtocolError
+from p2p.errors import (
+    ConnectionClosed,
+    HandshakeFailed,
+    MeshError,
+    Rejected,
+    RemoteProtocolError,
+)
 
 RECV_CHUNK = 65536
 HANDSHAKE_TIMEOUT_S = 5.0
@@ -118,37 +124,6 @@ REFUSE_TIMEOUT_S = 1.0
 NO_GENESIS = b""
 
 ADDRESS_SEP = ":"
-
-
-class MeshError(Exception):
-    """Base of mesh failures."""
-
-
-class ConnectionClosed(MeshError):
-    """The single error for a connection that ended: EOF, reset, timeout or junk.
-
-    ``peer`` is the peer's identity key when known; ``reason`` says what
-    happened; ``remote_error`` is set when the peer sent invalid bytes.
-    """
-
-    def __init__(self, reason: str, peer: bytes | None = None, remote_error: bool = False):
-        super().__init__(reason)
-        self.reason = reason
-        self.peer = peer
-        self.remote_error = remote_error
-
-
-class HandshakeFailed(MeshError):
-    """The handshake did not authenticate.  ``kind`` is one of ``wire.REJECT_REASONS``."""
-
-    def __init__(self, kind: str, detail: str) -> None:
-        super().__init__(f"{kind}: {detail}")
-        self.kind = kind
-        self.detail = detail
-
-
-class Rejected(HandshakeFailed):
-    """The other side refused us with a ``Reject`` frame (full, gone, version, identity)."""
 
 
 def parse_address(text: str) -> tuple[str, int]:

@@ -42,6 +42,8 @@ import sys
 import threading
 from typing import Any
 
+from p2p.errors import NetworkGuardError
+
 ENV_LOOPBACK_ONLY = "SLAIGA_LOOPBACK_ONLY"
 """Set to ``1`` to run a process in loopback-only mode (tests set it for their children)."""
 
@@ -52,10 +54,6 @@ _GUARDED_EVENTS = frozenset(
 )
 _IP_FAMILIES = (socket.AF_INET, socket.AF_INET6)
 _IN_ADDR_BYTES = 4
-
-
-class NetworkGuardError(PermissionError):
-    """A socket operation aimed off this machine was refused in loopback-only mode."""
 
 
 _state = threading.Lock()

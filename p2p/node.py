@@ -1,6 +1,7 @@
 """The Trio runner of one peer at one table: lobby, forming, record, resume, silence.
 
-This is the shell that drives P1's sans-I/O parts with real I/O:
+This is the shell that drives the sans-I/O parts (wire, record, rules, silence) with
+real I/O:
 
 * **Lobby.**  The opener listens, announces the table over zeroconf
   (:mod:`p2p.discovery`) and admits ``Join`` requests until the seats are
@@ -12,6 +13,7 @@ This is the shell that drives P1's sans-I/O parts with real I/O:
   and hands it out.  From then on the table is a full mesh: each seat dials
   every seat that joined before it (the same rule redials after an outage).
 * **Record.**  Steps 1-2 are the commit-reveal seat-order rounds, then the
+  protocol the manifest names: a game (:mod:`p2p.game_rule`) or the
   demonstration protocol (:mod:`p2p.demo`).  Each peer acts when the rule
   says it owes an entry.  Our own entries are fsynced before they are sent
   (so a restart can never sign something else for the same step:
@@ -55,12 +57,49 @@ from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
 from p2p.errors import (
     BrokenChain,
     CheatDetected,
+    ConnectionClosed,
+    Dispute,
     Equivocation,
     ForgedSignature,
-    LocalProtocolError,
-    ProtocolError,
+    HandshakeFailed,
+    NodeError,
     RemoteProtocolError,
     TableAbandoned,
+)
+from p2p.events import (
+    Abandoned,
+    Aborted,
+    Announced,
+    Away,
+    CheatSeen,
+    Connecting,
+    Convicted,
+    Disputed,
+    Divergent,
+    EndedEarly,
+    Forked,
+    Formed,
+    Forming,
+    HandedOver,
+    Joined,
+    LingerTimeout,
+    Listening,
+    Meshed,
+    NodeEvent,
+    RecordFinished,
+    Refetching,
+    Resuming,
+    Searching,
+    SeatDown,
+    SeatDropped,
+    SeatFinished,
+    SeatRecovered,
+    SeatStalled,
+    SeatUp,
+    StepDone,
+    Waiting,
+    Welcomed,
+    Withdrawn,
 )
 from p2p.fetch import FetchServer
 from p2p.forming import (
@@ -80,7 +119,6 @@ from p2p.forming import (
 from p2p.game_rule import (
     DEFAULT_DECIDE_MAX_MS,
     DEFAULT_DECIDE_STALL_MS,
-    Dispute,
     GameProtocol,
     SeatKeys,
     decide_limits,
@@ -88,8 +126,6 @@ from p2p.game_rule import (
 )
 from p2p.lobby import EarlyBuffer, LobbyGate, Verdict
 from p2p.mesh import (
-    ConnectionClosed,
-    HandshakeFailed,
     Inbound,
     Mesh,
     PeerDown,
@@ -124,10 +160,6 @@ LINGER_S = 10.0
 DEFAULT_LOBBY_SCAN_S = 3.0
 OPEN_TIMEOUT_S = 1800.0
 """How long an opened table waits for its seats to fill before it closes itself."""
-
-
-class NodeError(Exception):
-    """A table could not be opened, joined, formed or resumed; the message says why."""
 
 
 # ---------------------------------------------------------------------------
@@ -212,7 +244,7 @@ class NodeConfig:
     join_timeout_s: float = JOIN_TIMEOUT_S
     open_timeout_s: float = OPEN_TIMEOUT_S
     lobby_scan_s: float = DEFAULT_LOBBY_SCAN_S
-    on_event: Callable[[str, dict[str, Any]], None] = field(default=lambda kind, data: None)
+    on_event: Callable[[NodeEvent], None] = field(default=lambda event: None)
     trace: Callable[[str, int, int], None] | None = None
     """Benchmark hook: called ("sent"|"accepted", step, seat) as entries are signed/accepted."""
     demo_pace_ms: int = 0
@@ -390,8 +422,8 @@ class Node:
 
     # -- helpers --------------------------------------------------------
 
-    def emit(self, event: str, /, **data: Any) -> None:
-        self.cfg.on_event(event, data)
+    def emit(self, event: NodeEvent) -> None:
+        self.cfg.on_event(event)
 
     def member(self, address: str) -> wire.Member:
         return wire.Member(
@@ -431,11 +463,11 @@ class Node:
             return self.record.signed_from(step) if self.record is not None else []
 
         def dropped(peer: bytes, reason: str) -> None:
-            self.emit("peer_dropped", slot=self._slot_of(peer), reason=reason)
+            self.emit(SeatDropped(slot=self._slot_of(peer), reason=reason))
 
         self.fetches = FetchServer(nursery, mesh, entries_from, dropped)
 
-    # -- no false blame (issue 11): away time, a re-fetch before naming anyone --
+    # -- no false blame: away time, a re-fetch before naming anyone --------
 
     async def _heartbeat(self) -> None:
         """Notice the time this peer itself was away (stopped, suspended, starved)."""
@@ -447,7 +479,7 @@ class Node:
         gap = now - (self._last_beat if self._last_beat is not None else now)
         if gap > HEARTBEAT_S + AWAY_AFTER_S:
             self._away += gap - HEARTBEAT_S
-            self.emit("away", seconds=round(gap, 3))
+            self.emit(Away(seconds=round(gap, 3)))
         self._last_beat = now
 
     def _silence(self, monitor: SilenceMonitor, now: float) -> list[Stalled | Recovered]:
@@ -472,7 +504,7 @@ class Node:
         except TableAbandoned as exc:
             if not self._ready_to_blame(now, monitor):
                 return []
-            self.emit("abandoned", seat=exc.seat, waited=exc.waited)
+            self.emit(Abandoned(seat=exc.seat, waited=exc.waited))
             raise
 
     def _ready_to_blame(self, now: float, monitor: SilenceMonitor) -> bool:
@@ -486,7 +518,7 @@ class Node:
         self._blame_round = (rec.step, now, rounds)
         self._refetch_everyone()
         monitor.pause(monitor.stall_after)
-        self.emit("refetching", step=rec.step, connected=len(mesh.connections))
+        self.emit(Refetching(step=rec.step, connected=len(mesh.connections)))
         return False
 
     def _refetch_everyone(self) -> None:
@@ -569,7 +601,7 @@ class Node:
         async with contextlib.AsyncExitStack() as stack:
             mesh = await self._open_mesh(stack, table_id, self.cfg.host, self.cfg.port)
             members = [self.member(mesh.address)]
-            self.emit("listening", address=mesh.address, table_id=table_id.hex())
+            self.emit(Listening(address=mesh.address, table_id=table_id.hex()))
 
             def admit(peer: bytes) -> tuple[str, str] | None:
                 if any(m.identity == peer for m in members):
@@ -587,7 +619,7 @@ class Node:
                 self._announcement = await lobby.announce(
                     self._ad(table_id, game, options, members, seats, mesh.listen_port or 0)
                 )
-                self.emit("announced", service=self._announcement.service_name)
+                self.emit(Announced(service=self._announcement.service_name))
             with trio.move_on_after(self.cfg.open_timeout_s):
                 while len(members) < seats:
                     event = await self._lobby_event(mesh)
@@ -605,7 +637,7 @@ class Node:
                 )
             if self._announcement is not None:
                 await self._announcement.withdraw()
-                self.emit("withdrawn")
+                self.emit(Withdrawn())
             manifest = Manifest(
                 wire.PROTOCOL_VERSION,
                 table_id,
@@ -664,7 +696,7 @@ class Node:
                 return
             members.append(member)
             self.gate.joined(member.identity)
-            self.emit("joined", name=member.name, fingerprint=fingerprint(member.identity))
+            self.emit(Joined(name=member.name, fingerprint=fingerprint(member.identity)))
         welcome = wire.Welcome(game, options, seats, tuple(members))
         for m in members[1:]:
             self.mesh.send_nowait(m.identity, welcome)
@@ -675,7 +707,7 @@ class Node:
         sigs: dict[int, bytes] = {0: sign_manifest(self.identity, raw)}
         others = [m.identity for m in manifest.seats[1:]]
         self.mesh.broadcast(wire.ManifestOffer(raw), others)
-        self.emit("forming", seats=manifest.n_seats)
+        self.emit(Forming(seats=manifest.n_seats))
         with trio.fail_after(FORM_TIMEOUT_S):
             while len(sigs) < manifest.n_seats:
                 event = await self.mesh.inbox.receive()
@@ -756,7 +788,7 @@ class Node:
                 expect_tid = bytes.fromhex(ad.table_id)
             assert address is not None
             mesh = await self._open_mesh(stack, expect_tid, self.cfg.host, self.cfg.port)
-            self.emit("connecting", address=address)
+            self.emit(Connecting(address=address))
             try:
                 opener = await mesh.dial(address, expect_fingerprint=expect_fp)
             except HandshakeFailed as exc:
@@ -765,7 +797,7 @@ class Node:
                 raise NodeError(f"cannot reach the table at {address}: {exc.reason}") from exc
             assert mesh.table_id is not None
             await opener.send(wire.Join(self.member(mesh.address)))
-            self.emit("waiting", table_id=mesh.table_id.hex())
+            self.emit(Waiting(table_id=mesh.table_id.hex()))
             await self._await_genesis(opener.peer)
             return await self._play(stack, fresh=True)
         raise AssertionError("unreachable")  # pragma: no cover
@@ -775,7 +807,7 @@ class Node:
     ) -> discovery.TableAd:
         lobby = await stack.enter_async_context(discovery.open_lobby(self.cfg.interface))
         browser = await lobby.browse()
-        self.emit("searching", table_id=table_id)
+        self.emit(Searching(table_id=table_id))
         if table_id is not None:
             wanted = table_id.lower()
             await browser.wait_for(
@@ -821,7 +853,7 @@ class Node:
                     raise NodeError(_reject_text(msg.reason, msg.detail))
                 if isinstance(msg, wire.Welcome):
                     welcome = msg
-                    self.emit("welcome", taken=len(msg.members), total=msg.seats_total)
+                    self.emit(Welcomed(taken=len(msg.members), total=msg.seats_total))
                 elif isinstance(msg, wire.ManifestOffer):
                     manifest = self._check_offer(msg.manifest, welcome, opener)
                     offered = msg.manifest
@@ -874,7 +906,7 @@ class Node:
         self.store = store
         self._set_genesis(loaded.genesis)
         assert self.manifest is not None
-        self.emit("resuming", entries=len(loaded.entries), torn_bytes=loaded.torn_bytes)
+        self.emit(Resuming(entries=len(loaded.entries), torn_bytes=loaded.torn_bytes))
         from p2p.mesh import parse_address
 
         host, port = parse_address(self.manifest.seats[self.my_seat].address)
@@ -920,14 +952,14 @@ class Node:
             self._new_record()
         assert self.store is not None
         stack.callback(self.store.close)
-        self.emit("formed", table_id=manifest.table_id.hex(), slot=self.my_seat)
+        self.emit(Formed(table_id=manifest.table_id.hex(), slot=self.my_seat))
         for slot in range(self.my_seat):
             member = manifest.seats[slot]
             mesh.keep_connected(member.identity, member.address)
         others = keys - {self.identity.public}
         with trio.move_on_after(MESH_TIMEOUT_S):
             await mesh.wait_connected(frozenset(others))
-        self.emit("meshed", connected=len(mesh.connections), of=len(others))
+        self.emit(Meshed(connected=len(mesh.connections), of=len(others)))
         for peer in list(mesh.connections):
             mesh.send_nowait(peer, wire.Fetch(manifest.table_id, self.record.step))
         for event in self.early:
@@ -1024,7 +1056,7 @@ class Node:
         if close is not None:
             close()  # give the terminal back before saying anything
         self.player = self._bot()
-        self.emit("handed_over")
+        self.emit(HandedOver())
         return self.player
 
     def _start_decision(self) -> None:
@@ -1096,7 +1128,7 @@ class Node:
         if self.cfg.trace_steps:
             for view in offer.completed:
                 kind = view.entries[0].kind if view.entries else ""
-                self.emit("step", step=view.number, kind=kind)
+                self.emit(StepDone(step=view.number, kind=kind))
         for cheat in offer.cheats:
             self._on_cheat(cheat, via)
         self._relay(offer, via)
@@ -1118,7 +1150,7 @@ class Node:
         except RemoteProtocolError as exc:
             if via is not None:
                 self.cheats.append(CheatReport(via, "RemoteProtocolError", str(exc), via))
-                self.emit("cheat", culprit=via, kind="RemoteProtocolError", reason=str(exc))
+                self.emit(CheatSeen(culprit=via, kind="RemoteProtocolError", reason=str(exc)))
             return
         if offer.status is Status.ACCEPTED:
             if persist:
@@ -1149,7 +1181,7 @@ class Node:
             if self._equivocations:
                 return  # the proven fork explains it
             self._suspects.append((exc, via))
-            self.emit("fork", seat=exc.seat, via=via)
+            self.emit(Forked(seat=exc.seat, via=via))
             for slot in {via, exc.seat}:
                 if slot is not None and slot != self.my_seat:
                     self._fetch_whole_record(slot)
@@ -1187,10 +1219,10 @@ class Node:
             return
         if isinstance(exc, Dispute):
             self.disputed = exc.reason
-            self.emit("dispute", seat=exc.seat, reason=exc.reason)
+            self.emit(Disputed(seat=exc.seat, reason=exc.reason))
             return
         self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
-        self.emit("convicted", culprit=exc.seat, kind=type(exc).__name__, reason=exc.reason)
+        self.emit(Convicted(culprit=exc.seat, kind=type(exc).__name__, reason=exc.reason))
         if self.mesh is not None and self.record is not None:
             # relay what convicts it, so a seat it fed a different story convicts it too
             for signed in self.record.signed_from(max(1, self.record.step - 1)):
@@ -1215,20 +1247,20 @@ class Node:
         culprit = via if blame_via and via is not None else exc.seat
         report = CheatReport(culprit, type(exc).__name__, exc.reason, via)
         self.cheats.append(report)
-        self.emit("cheat", culprit=culprit, kind=report.kind, reason=exc.reason)
+        self.emit(CheatSeen(culprit=culprit, kind=report.kind, reason=exc.reason))
 
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
         mesh, rec, manifest = self.mesh, self.record, self.manifest
         assert mesh is not None and rec is not None and manifest is not None
         if isinstance(event, PeerUp):
             slot = self._slot_of(event.peer)
-            self.emit("peer_up", slot=slot)
+            self.emit(SeatUp(slot=slot))
             mesh.send_nowait(event.peer, wire.Fetch(manifest.table_id, rec.step))
             if rec.finished:
                 mesh.send_nowait(event.peer, Finished(manifest.table_id, rec.step, rec.head))
             return
         if isinstance(event, PeerDown):
-            self.emit("peer_down", slot=self._slot_of(event.peer), reason=event.reason)
+            self.emit(SeatDown(slot=self._slot_of(event.peer), reason=event.reason))
             return
         via = self._slot_of(event.peer)
         if via is None:
@@ -1244,7 +1276,7 @@ class Node:
                 self.fetches.request(event.peer, msg)  # answered off this loop (p2p/fetch.py)
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
-            self.emit("peer_finished", slot=via, step=msg.step)
+            self.emit(SeatFinished(slot=via, step=msg.step))
         # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
 
     def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
@@ -1287,7 +1319,9 @@ class Node:
                 # linger a moment so the evidence we relayed reaches every seat
                 if ended_at is None:
                     ended_at = now
-                    self.emit("ended", culprit=self.convicted.culprit if self.convicted else None)
+                    self.emit(
+                        EndedEarly(culprit=self.convicted.culprit if self.convicted else None)
+                    )
                 if now >= ended_at + min(self.cfg.linger_s, 2.0):
                     return
             game = game_of(rec)
@@ -1297,29 +1331,29 @@ class Node:
             for ev in events:
                 if isinstance(ev, Stalled):
                     self.stalls.append(ev)
-                    self.emit("stalled", seat=ev.seat, step=ev.step, silent_for=ev.silent_for)
+                    self.emit(SeatStalled(seat=ev.seat, step=ev.step, silent_for=ev.silent_for))
                     if self._equivocations:
                         # a proven equivocator and a record that cannot go on: end the table
                         culprit = min(seat for seat, _ in self._equivocations)
                         self.aborted = culprit
-                        self.emit("aborted", seat=culprit, reason="equivocation")
+                        self.emit(Aborted(seat=culprit, reason="equivocation"))
                         return
                     self._blame_suspects()
                     for peer in list(mesh.connections):
                         mesh.send_nowait(peer, wire.Fetch(manifest.table_id, rec.step))
                 else:
                     self.recoveries.append(ev)
-                    self.emit("recovered", seat=ev.seat)
+                    self.emit(SeatRecovered(seat=ev.seat))
             if rec.finished:
                 if not announced_finish:
                     announced_finish = True
                     linger_until = now + self.cfg.linger_s
                     mesh.broadcast(Finished(manifest.table_id, rec.step, rec.head))
-                    self.emit("finished", steps=rec.step - 1, head=rec.head.hex())
+                    self.emit(RecordFinished(steps=rec.step - 1, head=rec.head.hex()))
                 for slot, head in self.finished_peers.items():
                     if head != rec.head and slot not in self.divergent:
                         self.divergent.append(slot)
-                        self.emit("divergent", slot=slot)
+                        self.emit(Divergent(slot=slot))
                         self._fetch_whole_record(slot)  # find the step where we forked
                 # with a divergent head, linger for the fetch that shows where we forked
                 settled = not self.divergent or self._equivocations
@@ -1328,7 +1362,7 @@ class Node:
                     return
                 assert linger_until is not None
                 if now >= linger_until:
-                    self.emit("linger_timeout", missing=others - len(self.finished_peers))
+                    self.emit(LingerTimeout(missing=others - len(self.finished_peers)))
                     self._blame_suspects()
                     return
             deadline = monitor.next_deadline() if not rec.finished else linger_until
@@ -1411,6 +1445,4 @@ __all__ = [
     "CheatReport",
     "load_identity",
     "record_path",
-    "LocalProtocolError",
-    "ProtocolError",
 ]

@@ -45,7 +45,7 @@ from p2p.errors import (
     LocalProtocolError,
     MalformedEntry,
     OutOfTurn,
-    ProtocolError,
+    P2PError,
     RemoteProtocolError,
     Replay,
     WrongTable,
@@ -277,7 +277,7 @@ class Record:
         offer = self._offer_decoded(entry, signed)
         return offer
 
-    def _blame_undecodable(self, signed: Signed, problem: RemoteProtocolError) -> ProtocolError:
+    def _blame_undecodable(self, signed: Signed, problem: RemoteProtocolError) -> P2PError:
         """The error for entry bytes that do not decode: :class:`MalformedEntry` naming the
         seat whose key verifies the signature (the seat the envelope header claims is tried
         first, then every other), else ``problem`` itself."""

@@ -12,7 +12,7 @@ the seat-order commitments, the protocol's moves, and equivocation.
 
 Envelopes are replayed in canonical order (by step, then seat, file order
 breaking ties): the file's order within a round of concurrent responders
-depends on arrival at the peer that wrote it (RECORD_FORMAT.md §1), and the
+depends on arrival at the peer that wrote it (``p2p/RECORD_FORMAT.md`` §1), and the
 earliest violation is the one reported.  The first violation ends the check;
 :class:`Failure` says what it is, at which step, which seat the entry names,
 and which seat (if any) it *proves* cheated: an entry signed by the seat it
@@ -33,17 +33,19 @@ from crypto.identity import fingerprint
 from p2p.errors import (
     CheatDetected,
     CorruptRecordFile,
+    Dispute,
     Equivocation,
     ForgedSignature,
     Impersonation,
     InvalidGenesis,
     MalformedEntry,
-    ProtocolError,
+    P2PError,
     RemoteProtocolError,
+    UnreadableRecord,
     WrongTable,
 )
 from p2p.forming import FormingRule, Manifest, table_rule
-from p2p.game_rule import Dispute, GameProtocol
+from p2p.game_rule import GameProtocol
 from p2p.record import Record, Status
 from p2p.seat import game_of
 from p2p.store import MAGIC, MAGIC_V1, load
@@ -55,10 +57,6 @@ GAP = "Gap"
 """Failure kind: entries for later steps follow a step that never completed."""
 CORRUPT = "CorruptRecordFile"
 MALFORMED_ENTRY = "MalformedEntry"
-
-
-class UnreadableRecord(Exception):
-    """The input cannot be read as a record file at all (missing, unreadable, not one)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -294,7 +292,7 @@ def _undecodable_failure(record: Record, env: Envelope, problem: RemoteProtocolE
         what = "an entry that does not decode" if isinstance(exc, MalformedEntry) else exc.reason
         message = f"frame {env.frame}: seat {exc.seat} signed {what}: {problem}"
         return Failure(type(exc).__name__, message, exc.seat, exc.seat, None, (env,))
-    except ProtocolError:
+    except P2PError:
         pass
     message = f"frame {env.frame}: entry does not decode and no seat signed it: {problem}"
     return Failure(MALFORMED_ENTRY, message, None, None, None, (env,))

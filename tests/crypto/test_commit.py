@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from crypto.commit import (
-    JointRandom,
+    JointStream,
     bad_reveals,
     check_commitment,
     check_reveals,
@@ -83,19 +83,19 @@ def test_reveals_individually_checked_and_blamed():
 
 
 def test_joint_random_deterministic_and_order_independent():
-    a = JointRandom.from_reveals(b"c", {0: b"x", 1: b"y"})
-    b = JointRandom.from_reveals(b"c", {1: b"y", 0: b"x"})
+    a = JointStream.from_reveals(b"c", {0: b"x", 1: b"y"})
+    b = JointStream.from_reveals(b"c", {1: b"y", 0: b"x"})
     assert a.seed == b.seed
     assert a.dice(10) == b.dice(10)
-    assert JointRandom.from_reveals(b"c", {0: b"x", 1: b"z"}).seed != a.seed
-    assert JointRandom.from_reveals(b"d", {0: b"x", 1: b"y"}).seed != a.seed
-    assert JointRandom.from_reveals(b"c", {0: b"xy", 1: b""}).seed != a.seed
+    assert JointStream.from_reveals(b"c", {0: b"x", 1: b"z"}).seed != a.seed
+    assert JointStream.from_reveals(b"d", {0: b"x", 1: b"y"}).seed != a.seed
+    assert JointStream.from_reveals(b"c", {0: b"xy", 1: b""}).seed != a.seed
     with pytest.raises(InvalidEncoding):
-        JointRandom.from_reveals(b"c", {})
+        JointStream.from_reveals(b"c", {})
 
 
 def test_dice_unbiased_by_construction():
-    jr = JointRandom(bytes(64))
+    jr = JointStream(bytes(64))
     counts = collections.Counter(jr.dice(6000))
     assert set(counts) == {1, 2, 3, 4, 5, 6}
     # loose chi-square style sanity bound (expected 1000 each)
@@ -105,7 +105,7 @@ def test_dice_unbiased_by_construction():
 def test_below_rejects_instead_of_modulo():
     """A stream whose first byte would be biased by % 6 must be rejected, not reduced."""
 
-    class Scripted(JointRandom):
+    class Scripted(JointStream):
         __slots__ = ("script",)
 
         def random_bytes(self, n):
@@ -119,7 +119,7 @@ def test_below_rejects_instead_of_modulo():
 
 @given(st.binary(min_size=64, max_size=64), st.integers(min_value=1, max_value=60))
 def test_permutation_and_choice(seed, n):
-    jr = JointRandom(seed)
+    jr = JointStream(seed)
     perm = jr.permutation(n)
     assert sorted(perm) == list(range(n))
     seq = list(range(100, 100 + n))
@@ -129,8 +129,8 @@ def test_permutation_and_choice(seed, n):
 
 def test_joint_random_bad_inputs():
     with pytest.raises(InvalidEncoding):
-        JointRandom(b"short")
-    jr = JointRandom(bytes(64))
+        JointStream(b"short")
+    jr = JointStream(bytes(64))
     with pytest.raises(InvalidEncoding):
         jr.below(0)
     with pytest.raises(InvalidEncoding):

@@ -1,4 +1,4 @@
-"""Shared hygiene checks for the network tests (P2): no leaked threads or Trio tasks.
+"""Shared hygiene checks for the network tests: no leaked threads or Trio tasks.
 
 Every network test wraps its body in :func:`no_leaks`, which records the live
 threads first and, at the end, checks that no Trio task besides the test's own

@@ -14,7 +14,7 @@ from crypto.seal import SealKey
 from p2p.demo import DemoProtocol, next_body
 from p2p.forming import (
     Manifest,
-    Reveal,
+    Opening,
     make_genesis,
     manifest_bytes,
     new_table_id,
@@ -59,7 +59,7 @@ class Table:
         )
         self.rule = table_rule
         self.records = [Record(self.genesis, self.rule) for _ in range(n)]
-        self.secret_reveals: dict[int, Reveal] = {}
+        self.secret_reveals: dict[int, Opening] = {}
 
     def honest_body(self, seat: int, rec: Record | None = None) -> Body | None:
         rec = rec or self.records[seat]

@@ -23,7 +23,7 @@ from crypto.group import G, add, random_scalar
 from crypto.shuffle import remask_with
 from engine.errors import EngineError
 from engine.players import BotPlayer
-from p2p.forming import Reveal as Opening
+from p2p.forming import Opening
 from p2p.game_rule import (
     FINAL_KIND,
     FinalBody,

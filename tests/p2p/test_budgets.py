@@ -1,6 +1,6 @@
 """Hostile clients against real nodes and meshes on loopback, with memory budgets.
 
-Each attack of issue 11 as a test: a lobby flood of strangers, a seated
+Each attack a node must survive, as a test: a lobby flood of strangers, a seated
 peer flooding future entries, a reader that asks for the record and never
 reads, a flood of stalled handshakes from one address, and a peer that
 goes away for good (redialled forever).  Memory is measured as the bytes
@@ -22,7 +22,8 @@ import trio
 
 from crypto.identity import IdentityKey
 from p2p import fetch, lobby, mesh, wire
-from p2p.mesh import FramedStream, Inbound, PeerUp, Rejected, handshake_dialer, open_mesh
+from p2p.errors import ConnectionClosed, Rejected
+from p2p.mesh import FramedStream, Inbound, PeerUp, handshake_dialer, open_mesh
 from p2p.node import Node, TableResult
 from p2p.record import MAX_HELD_BYTES_PER_SEAT, Accepted, entry_signing_input
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
@@ -77,7 +78,7 @@ async def _stranger(
         for _ in range(FLOOD_MESSAGES):
             try:
                 await conn.send(blob)
-            except mesh.ConnectionClosed:
+            except ConnectionClosed:
                 return
             sent.append(FLOOD_BLOB)
         await conn.closed.wait()  # cut off by the opener (too much before joining)
@@ -256,7 +257,7 @@ async def test_a_reader_that_never_reads_costs_bounded_bytes_and_never_blocks(
                 await handshake_dialer(framed, asker, table)
 
                 async def ask() -> None:  # keeps asking (which also keeps it alive), never reads
-                    with contextlib.suppress(mesh.ConnectionClosed):
+                    with contextlib.suppress(ConnectionClosed):
                         for _ in range(FETCHES):
                             await framed.send(wire.Fetch(table, 0))
                             await trio.sleep(ASK_EVERY_S)

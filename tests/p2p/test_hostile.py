@@ -20,8 +20,9 @@ import trio
 from crypto.identity import IdentityKey
 from crypto.session import Ephemeral
 from p2p import wire
-from p2p.mesh import FramedStream, PeerUp, Rejected, open_mesh
-from p2p.node import Node, NodeError
+from p2p.errors import NodeError, Rejected
+from p2p.mesh import FramedStream, PeerUp, open_mesh
+from p2p.node import Node
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
 from tests.p2p._tables import config
 

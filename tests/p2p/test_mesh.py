@@ -18,14 +18,12 @@ from crypto.errors import CryptoError
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from p2p import wire
+from p2p.errors import ConnectionClosed, HandshakeFailed, Rejected
 from p2p.mesh import (
-    ConnectionClosed,
     FramedStream,
-    HandshakeFailed,
     Inbound,
     PeerDown,
     PeerUp,
-    Rejected,
     format_address,
     open_for_seat,
     open_mesh,

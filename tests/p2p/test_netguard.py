@@ -16,7 +16,8 @@ import pytest
 import trio
 
 from p2p import netguard
-from p2p.discovery import ENV_INTERFACE, InterfaceError, open_lobby, resolve_interface
+from p2p.discovery import ENV_INTERFACE, open_lobby, resolve_interface
+from p2p.errors import InterfaceError, NetworkGuardError
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
 
 TIMEOUT_S = 10
@@ -69,13 +70,13 @@ def test_live_hook_refuses_and_records(monkeypatch: pytest.MonkeyPatch) -> None:
     seen = len(netguard.violations)
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         # a UDP connect only sets the default destination: nothing is sent either way
-        with pytest.raises(netguard.NetworkGuardError, match="192.0.2.1"):
+        with pytest.raises(NetworkGuardError, match="192.0.2.1"):
             sock.connect((TEST_NET, 9))
         sock.connect((LOOPBACK, 9))
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as sock:
         sock.setsockopt(socket.IPPROTO_IP, socket.IP_MULTICAST_IF, socket.inet_aton(LOOPBACK))
         assert netguard.multicast_interface_is_loopback(sock)
-    with pytest.raises(netguard.NetworkGuardError):
+    with pytest.raises(NetworkGuardError):
         socket.getaddrinfo("example.org", 80)
     assert len(netguard.violations) == seen + 2
     # the refusals were deliberate: keep them out of the per-test violation check

@@ -29,7 +29,7 @@ from p2p.errors import (
 )
 from p2p.forming import (
     Manifest,
-    Reveal,
+    Opening,
     new_table_id,
     open_genesis,
     seat_order_commit,
@@ -358,7 +358,7 @@ def test_invalid_moves_are_named():
         for j in range(3):
             if j != s:
                 t2.records[j].offer(signed)
-    bad = Reveal(b"\x00" * 32, t2.secret_reveals[2].nonce)
+    bad = Opening(b"\x00" * 32, t2.secret_reveals[2].nonce)
     with pytest.raises(InvalidMove, match="seat-order reveal") as ei:
         t2.records[0].offer(t2.craft(2, 2, bad))
     assert ei.value.seat == 2

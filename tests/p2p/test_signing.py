@@ -17,10 +17,11 @@ from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from p2p import wire
 from p2p.demo import DemoProtocol
+from p2p.errors import NodeError
 from p2p.forming import Manifest, manifest_bytes, new_table_id
 from p2p.game_rule import GameProtocol
 from p2p.mesh import Inbound, open_mesh
-from p2p.node import Node, NodeError
+from p2p.node import Node
 from p2p.signing import SignedManifests, timeout_problem
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
 from tests.p2p._tables import config

@@ -162,7 +162,7 @@ def _frame_offsets(data: bytes) -> list[int]:
 
 
 def test_a_flipped_length_header_mid_file_is_corruption_and_resume_touches_nothing(tmp_path):
-    """The issue's case: one bit of frame 10's length flipped.  Format 1 took the rest of
+    """The reported case: one bit of frame 10's length flipped.  Format 1 took the rest of
     the file for a torn tail (verify said ok, resume cut the file).  Now the header has its
     own checksum: every flip of every length bit, in several frames, is refused."""
     t = finished_table(steps=30)

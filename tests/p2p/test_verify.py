@@ -25,11 +25,12 @@ import trio
 from crypto.identity import IdentityKey
 from p2p import netguard
 from p2p.demo import Count
+from p2p.errors import UnreadableRecord
 from p2p.forming import Commit
 from p2p.node import TableResult, load_identity
 from p2p.record import entry_signing_input
 from p2p.store import FRAME_HEADER, MAGIC, _frame, load
-from p2p.verify import CORRUPT, GAP, UnreadableRecord, VerifyReport, verify_record_file
+from p2p.verify import CORRUPT, GAP, VerifyReport, verify_record_file
 from p2p.wire import Body, Entry, Signed, decode_body, encode_body
 from tests.p2p._nethelpers import no_leaks
 from tests.p2p._tables import run_table

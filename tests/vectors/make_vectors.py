@@ -17,7 +17,7 @@ import pathlib
 from crypto import shuffle_proof_cc as cc
 from crypto import shuffle_proof_tw as tw
 from crypto import shuffle_proof_tw_batch as twb
-from crypto.commit import JointRandom, commit
+from crypto.commit import JointStream, commit
 from crypto.deck import DECK_SIZES, deck_points
 from crypto.elgamal import encode_pile, mask, remask_proven
 from crypto.group import base_mul, hash_to_point, mul, random_scalar, scalar_to_bytes
@@ -71,7 +71,7 @@ def build() -> dict:
         "commitment": c.hex(),
     }
 
-    jr = JointRandom.from_reveals(b"dice-ctx", {0: b"a" * 32, 1: b"b" * 32, 2: b"c" * 32})
+    jr = JointStream.from_reveals(b"dice-ctx", {0: b"a" * 32, 1: b"b" * 32, 2: b"c" * 32})
     out["joint_random"] = {
         "seed": jr.seed.hex(),
         "dice": jr.dice(10),

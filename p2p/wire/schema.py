@@ -1,48 +1,27 @@
-"""The wire format: length-prefixed msgpack frames and typed, schema-checked messages.
-
-Sans-I/O (h11 style): nothing here touches a socket.  :func:`encode_frame`
-turns a message into bytes to send, and :class:`FrameDecoder` turns received
-bytes back into messages, however the stream was split or coalesced.
-
-Frame layout::
-
-    +----------------------+-----------------------------------+--------------+
-    | length: u32 big end. | body: msgpack [tag, {field: val}] | tag (16)     |
-    +----------------------+-----------------------------------+--------------+
-
-``length`` counts body bytes and must be in ``1..MAX_FRAME_BYTES``.  The
-handshake frames travel without the tag; every frame after the handshake
-carries one (:class:`crypto.session.FrameMac`), ``length`` then counts body
-and tag, and a frame whose tag fails breaks the stream for good.  The body
-is one msgpack array of two items, the message type tag (str) and a map of
-fields in schema order.  A nested struct is a map; a nested tagged message
-(e.g. a record entry's body) is again ``[tag, map]``.
+"""Wire schema: field specs, schema-checked message classes, and their canonical bodies.
 
 Every message class is a frozen slotted dataclass whose fields carry their
 schema as ``typing.Annotated`` metadata (``Annotated[int, UInt(max=...)]``).
 Building a message locally checks the schema and raises
-:class:`LocalProtocolError`; decoding checks it and raises
-:class:`RemoteProtocolError`.  Decoding also demands the *canonical* encoding
-(exactly the bytes :func:`encode_body` would produce), so each message has one
-encoding: two differing byte strings always mean two differing messages, which
-is what equivocation detection relies on.
+:class:`~p2p.errors.LocalProtocolError`; decoding checks it and raises
+:class:`~p2p.errors.RemoteProtocolError`.  Decoding also demands the
+*canonical* encoding (exactly the bytes :func:`encode_body` would produce), so
+each message has one encoding: two differing byte strings always mean two
+differing messages, which is what equivocation detection relies on.
 
-Signatures are always checked over raw bytes that were received, never over a
-re-encoding: :class:`FrameDecoder` hands out every message with its exact raw
-body, and signed record entries travel as opaque ``bin`` fields
-(:class:`SignedEntry`) that are decoded only after the signature is checked
-over them.
+A body is one msgpack array of two items, the message type tag (str) and a
+map of fields in schema order.  A nested struct is a map; a nested tagged
+message (e.g. a record entry's body) is again ``[tag, map]``.
 
-New message types (later issues: game actions, shuffle proofs) are added by
-declaring a dataclass and decorating it with :func:`message` (frames) or
-:func:`body` (record entry bodies).
+New message types are added by declaring a dataclass and decorating it with
+:func:`message` (frames), :func:`body` (record entry bodies) or
+:func:`table_protocol` (the protocol a table's manifest names).
 """
 
 from __future__ import annotations
 
-import struct
 import typing
-from collections.abc import Callable, Iterable
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from typing import Annotated, Any, ClassVar, TypeVar
 
@@ -51,8 +30,7 @@ import msgpack
 from crypto.errors import CryptoError
 from crypto.identity import check_identity_key
 from crypto.seal import check_seal_key
-from crypto.session import TAG_BYTES, FrameMac
-from p2p.errors import LocalProtocolError, RemoteProtocolError
+from p2p.errors import LocalProtocolError, RemoteProtocolError, SchemaError
 
 # ---------------------------------------------------------------------------
 # Limits.  A 104-card Terelius-Wikstroem shuffle proof carries two decks of 104
@@ -61,15 +39,7 @@ from p2p.errors import LocalProtocolError, RemoteProtocolError
 # malicious length prefix from costing us more than 1 MiB of buffer.
 # ---------------------------------------------------------------------------
 
-PROTOCOL_VERSION = 2
-"""Version 2: the table manifest names the protocol its record follows after forming
-(``Manifest.protocol``), so an offline verifier needs nothing but the record file."""
-HANDSHAKE_VERSION = 3
-"""The link protocol a ``Hello`` names.  Version 3: X25519 ephemerals and the genesis
-hash in the hello, both hellos signed as sent, every later frame authenticated."""
 MAX_FRAME_BYTES = 1 << 20
-LENGTH_PREFIX = struct.Struct(">I")
-LENGTH_PREFIX_BYTES = LENGTH_PREFIX.size
 
 MAX_STR_LEN = 4096  # no string field may be longer (names, addresses, reasons)
 MAX_ARRAY_LEN = 16384  # enough for vectors of 104 x several items; bounds allocation
@@ -103,10 +73,6 @@ _UNPACK_LIMITS: dict[str, Any] = {
     "raw": False,
     "use_list": False,  # tuples: immutable, so frozen messages stay frozen
 }
-
-
-class SchemaError(ValueError):
-    """Internal: a value broke a field spec.  Turned into Local/RemoteProtocolError."""
 
 
 # ---------------------------------------------------------------------------
@@ -349,13 +315,13 @@ class Body(Struct):
     __slots__ = ()
 
 
-class Protocol(Struct):
+class TableProtocol(Struct):
     """The protocol a table's record follows after the seat order, with its parameters.
 
     It is a field of the signed table manifest (``[tag, fields]``), so every
     rule parameter that decides who owes what is fixed before play and can be
     read back from the record alone.  Subclasses (registered with
-    :func:`protocol`) build the rule that takes over once the seat order is
+    :func:`table_protocol`) build the rule that takes over once the seat order is
     drawn.
     """
 
@@ -414,9 +380,9 @@ def body(tag: str) -> Callable[[S], S]:
     return _register(tag, Body)
 
 
-def protocol(tag: str) -> Callable[[S], S]:
-    """Class decorator: register a manifest :class:`Protocol` type under ``tag``."""
-    return _register(tag, Protocol)
+def table_protocol(tag: str) -> Callable[[S], S]:
+    """Class decorator: register a manifest :class:`TableProtocol` type under ``tag``."""
+    return _register(tag, TableProtocol)
 
 
 def registered(tag: str) -> type[Struct] | None:
@@ -444,7 +410,7 @@ def _build_from_map(cls: type[Struct], content: dict[str, Any], path: str) -> St
 
 
 # ---------------------------------------------------------------------------
-# Encoding and decoding of bodies and frames
+# Canonical bodies
 # ---------------------------------------------------------------------------
 
 
@@ -453,20 +419,6 @@ def encode_body(msg: Struct) -> bytes:
     if not msg.TAG:
         raise LocalProtocolError(f"{type(msg).__name__} is not a registered message type")
     return msgpack.packb([msg.TAG, _fields_to_map(msg)], use_bin_type=True)
-
-
-def frame(body_bytes: bytes) -> bytes:
-    """Prefix raw body bytes with their length (to relay bytes without re-encoding)."""
-    if not 0 < len(body_bytes) <= MAX_FRAME_BYTES:
-        raise LocalProtocolError(f"frame body of {len(body_bytes)} bytes exceeds MAX_FRAME_BYTES")
-    return LENGTH_PREFIX.pack(len(body_bytes)) + body_bytes
-
-
-def encode_frame(msg: Message) -> bytes:
-    """Length prefix + canonical body of a top-level message."""
-    if not isinstance(msg, Message):
-        raise LocalProtocolError(f"{type(msg).__name__} is not a top-level Message")
-    return frame(encode_body(msg))
 
 
 def _unpack(raw: bytes) -> Any:
@@ -510,136 +462,6 @@ def decode_body(raw: bytes, base: type[Struct] = Struct) -> Struct:
     return msg
 
 
-@dataclass(frozen=True, slots=True)
-class Decoded:
-    """A message as received, with the exact body bytes it came in (for signatures)."""
-
-    message: Message
-    raw: bytes
-
-
-class FrameDecoder:
-    """Sans-I/O frame decoder: ``feed(bytes) -> [Decoded, ...]``.
-
-    Copes with frames split across reads and several frames in one read.
-
-    Error behaviour (documented contract):
-
-    * A frame whose length prefix is 0 or above :data:`MAX_FRAME_BYTES` raises
-      :class:`RemoteProtocolError` as soon as the prefix arrives (we never
-      buffer an oversized body).  The stream's framing is then lost: the
-      decoder is *broken*, and every later ``feed`` raises again.  Close the
-      connection.
-    * A well-delimited frame whose body is bad (bad msgpack, unknown type,
-      schema violation, non-canonical) is consumed and raises
-      :class:`RemoteProtocolError`; the decoder stays usable and the next
-      ``feed`` (even ``feed(b"")``) continues with the following frame.
-    * Messages decoded before a bad frame in the same ``feed`` call are never
-      lost: ``feed`` returns them and leaves the bad frame in the buffer, so
-      the *next* call raises for it.  Ordering is preserved.
-    * After :meth:`authenticate`, a frame whose tag fails (injected, altered,
-      replayed, reordered) breaks the decoder like a bad length: the link's
-      frame counters can no longer be trusted.
-
-    :meth:`push` and :meth:`next` decode one frame at a time, so a stream can
-    switch to authenticated frames exactly at a frame boundary (the handshake).
-    """
-
-    __slots__ = ("_buf", "_pos", "_broken", "_mac", "_deferred", "max_frame")
-
-    def __init__(self, max_frame: int = MAX_FRAME_BYTES) -> None:
-        self.max_frame = max_frame
-        """Largest body accepted (a handshake allows far less than a record entry)."""
-        self._buf = bytearray()
-        self._pos = 0
-        self._broken: str | None = None
-        self._mac: FrameMac | None = None
-        self._deferred: RemoteProtocolError | None = None
-
-    @property
-    def buffered(self) -> int:
-        """Bytes received but not yet consumed as whole frames."""
-        return len(self._buf) - self._pos
-
-    @property
-    def broken(self) -> bool:
-        return self._broken is not None
-
-    def feed(self, data: bytes) -> list[Decoded]:
-        self.push(data)
-        if self._deferred is not None:
-            exc, self._deferred = self._deferred, None
-            raise exc
-        out: list[Decoded] = []
-        while True:
-            try:
-                decoded = self.next()
-            except RemoteProtocolError as exc:
-                if out:
-                    self._deferred = exc  # report the bad frame on the next call, after these
-                    return out
-                raise
-            if decoded is None:
-                return out
-            out.append(decoded)
-
-    def push(self, data: bytes) -> None:
-        """Add received bytes (decode them with :meth:`next`)."""
-        if self._broken is not None:
-            raise RemoteProtocolError(f"stream unusable after earlier error: {self._broken}")
-        self._buf += data
-
-    def authenticate(self, mac: FrameMac) -> None:
-        """From the next frame on, every frame must carry a valid tag under ``mac``."""
-        self._mac = mac
-
-    def _break(self, reason: str) -> RemoteProtocolError:
-        self._broken = reason
-        self._buf = bytearray()
-        self._pos = 0
-        return RemoteProtocolError(reason)
-
-    def next(self) -> Decoded | None:
-        """The next whole frame's message, or ``None`` until more bytes arrive.
-
-        A bad frame raises (see the class docstring); a frame error leaves the
-        pending bytes for the following frames (it is consumed).
-        """
-        if self._broken is not None:
-            raise RemoteProtocolError(f"stream unusable after earlier error: {self._broken}")
-        buf = self._buf
-        if len(buf) - self._pos < LENGTH_PREFIX_BYTES:
-            self._compact()
-            return None
-        (length,) = LENGTH_PREFIX.unpack_from(buf, self._pos)
-        extra = TAG_BYTES if self._mac is not None else 0
-        if not extra < length <= self.max_frame + extra:
-            raise self._break(
-                f"frame length {length} outside {extra + 1}..{self.max_frame + extra}"
-            )
-        end = self._pos + LENGTH_PREFIX_BYTES + length
-        if len(buf) < end:
-            self._compact()
-            return None
-        raw = bytes(buf[self._pos + LENGTH_PREFIX_BYTES : end - extra])
-        if self._mac is not None:
-            try:
-                self._mac.check(raw, bytes(buf[end - extra : end]))
-            except CryptoError as exc:
-                raise self._break(f"frame authentication failed: {exc}") from None
-        self._consume(end)
-        return Decoded(decode_body(raw, Message), raw)
-
-    def _consume(self, end: int) -> None:
-        self._pos = end
-        self._compact()
-
-    def _compact(self) -> None:
-        if self._pos and (self._pos == len(self._buf) or self._pos > MAX_FRAME_BYTES):
-            del self._buf[: self._pos]
-            self._pos = 0
-
-
 # ---------------------------------------------------------------------------
 # Common field types
 # ---------------------------------------------------------------------------
@@ -659,246 +481,3 @@ Address = Annotated[str, Str(max_len=MAX_ADDRESS_LEN)]
 Blob = Annotated[bytes, Bytes(max_len=MAX_FRAME_BYTES)]
 OptionValue = OneOf((Bool(), UInt(), Str(max_len=MAX_NAME_LEN)))
 Options = Annotated[dict[str, Any], Map(OptionValue, max_len=MAX_OPTIONS)]
-
-
-# ---------------------------------------------------------------------------
-# Handshake
-# ---------------------------------------------------------------------------
-
-AUTH_DOMAIN = b"slaiga/handshake/v3"
-
-
-@message("hello")
-@dataclass(frozen=True, slots=True)
-class Hello(Message):
-    """First frame each side sends: who I am, for which table, a fresh nonce, a fresh
-    X25519 ephemeral key, and the genesis hash of the record I hold (empty before the
-    table is formed), so that peers on two forks of one table refuse each other."""
-
-    version: U32
-    table_id: TableId
-    identity: Key
-    nonce: Nonce
-    ephemeral: SealPublicKey
-    genesis: Annotated[bytes, OneOf((Bytes(size=0), Bytes(size=HASH_BYTES)))]
-
-
-@message("auth")
-@dataclass(frozen=True, slots=True)
-class Auth(Message):
-    """Second frame: Ed25519 signature over :func:`auth_transcript` (signer's view)."""
-
-    signature: Signature
-
-
-def auth_transcript(signer_hello: bytes, peer_hello: bytes) -> bytes:
-    """What a handshake signature covers: both hellos' exact body bytes, the signer's first.
-
-    The hellos hold both nonces (this one connection: no replay), the table
-    id (no cross-table relay), both identity keys (no relay to a third
-    party), both ephemeral keys (the session keys belong to the two signers)
-    and both genesis hashes.  The signer's hello comes first, so the two
-    sides sign different strings and a signature cannot be reflected back at
-    its author.
-    """
-    for label, value in (("signer_hello", signer_hello), ("peer_hello", peer_hello)):
-        if type(value) is not bytes or not 0 < len(value) <= MAX_FRAME_BYTES:
-            raise LocalProtocolError(f"auth transcript: {label} must be hello bytes")
-    return (
-        AUTH_DOMAIN
-        + len(signer_hello).to_bytes(4, "big")
-        + signer_hello
-        + len(peer_hello).to_bytes(4, "big")
-        + peer_hello
-    )
-
-
-def session_transcript(listener_hello: bytes, dialer_hello: bytes) -> bytes:
-    """The bytes the link keys are salted with (both hellos, listener first)."""
-    return auth_transcript(listener_hello, dialer_hello)
-
-
-def authenticated_frame(mac: FrameMac, frame_bytes: bytes) -> bytes:
-    """A plain frame (length + body) turned into an authenticated one (length + body + tag)."""
-    body_bytes = frame_bytes[LENGTH_PREFIX_BYTES:]
-    return LENGTH_PREFIX.pack(len(body_bytes) + TAG_BYTES) + body_bytes + mac.tag(body_bytes)
-
-
-# ---------------------------------------------------------------------------
-# Lobby: joining a table that is still forming
-# ---------------------------------------------------------------------------
-
-REJECT_REASONS = frozenset({"full", "gone", "version", "identity", "busy", "fork", "stranger"})
-
-
-@struct
-@dataclass(frozen=True, slots=True)
-class Member(Struct):
-    """One seat's public facts, as listed in the lobby and in the manifest."""
-
-    name: Name
-    identity: Key
-    seal_key: SealPublicKey
-    address: Address
-
-
-@message("join")
-@dataclass(frozen=True, slots=True)
-class Join(Message):
-    """Ask to take a seat (sent after the handshake, which proved ``member.identity``)."""
-
-    member: Annotated[Member, Nested(Member)]
-
-
-@message("welcome")
-@dataclass(frozen=True, slots=True)
-class Welcome(Message):
-    """Seat granted: the table's facts and who has joined so far (opener first)."""
-
-    game: Name
-    options: Options
-    seats_total: Annotated[int, UInt(min=1, max=MAX_SEATS)]
-    members: Annotated[tuple[Member, ...], Seq(Nested(Member), max_len=MAX_SEATS)]
-
-
-@message("reject")
-@dataclass(frozen=True, slots=True)
-class Reject(Message):
-    """Seat refused; ``reason`` is one of :data:`REJECT_REASONS`."""
-
-    reason: Annotated[str, Str(choices=REJECT_REASONS)]
-    detail: Annotated[str, Str(max_len=MAX_REASON_LEN)]
-
-
-@message("manifest")
-@dataclass(frozen=True, slots=True)
-class ManifestOffer(Message):
-    """The table is full: here are the exact manifest bytes everyone must sign."""
-
-    manifest: Blob
-
-
-@message("manifest_sig")
-@dataclass(frozen=True, slots=True)
-class ManifestSignature(Message):
-    """A seat's Ed25519 signature over the exact manifest bytes."""
-
-    table_id: TableId
-    seat: Seat
-    signature: Signature
-
-
-@message("genesis")
-@dataclass(frozen=True, slots=True)
-class Genesis(Message):
-    """Step 0 of the record: the manifest bytes and every seat's signature, in seat order."""
-
-    manifest: Blob
-    signatures: Annotated[tuple[bytes, ...], Seq(Bytes(size=SIGNATURE_BYTES), max_len=MAX_SEATS)]
-
-
-# ---------------------------------------------------------------------------
-# Keepalive
-# ---------------------------------------------------------------------------
-
-
-@message("ping")
-@dataclass(frozen=True, slots=True)
-class Ping(Message):
-    nonce: U32
-
-
-@message("pong")
-@dataclass(frozen=True, slots=True)
-class Pong(Message):
-    nonce: U32
-
-
-# ---------------------------------------------------------------------------
-# The record
-# ---------------------------------------------------------------------------
-
-
-@message("entry")
-@dataclass(frozen=True, slots=True)
-class Entry(Message):
-    """One record entry, as signed.  Travels *encoded* inside :class:`SignedEntry`.
-
-    ``prev`` is the hash of the chain position this entry extends (see
-    ``p2p.record`` for how concurrent responders share one ``prev``).  The
-    entry's *kind* is the tag of its body.
-    """
-
-    table_id: TableId
-    seat: Seat
-    step: Step
-    prev: Hash
-    body: Annotated[Body, Tagged(Body)]
-
-    @property
-    def kind(self) -> str:
-        return self.body.TAG
-
-
-@message("signed")
-@dataclass(frozen=True, slots=True)
-class Signed(Message):
-    """Signed envelope: exact entry bytes plus the sender's Ed25519 signature over them.
-
-    Sent live to the other seats, relayed in :class:`Fetched`, and stored in
-    record files.  The ``entry`` bytes are decoded only after the signature
-    over them has been checked.
-    """
-
-    entry: Blob
-    signature: Signature
-
-
-@message("fetch")
-@dataclass(frozen=True, slots=True)
-class Fetch(Message):
-    """Ask a peer for every entry it holds from ``from_step`` on (resume after a crash)."""
-
-    table_id: TableId
-    from_step: Step
-
-
-@message("fetched")
-@dataclass(frozen=True, slots=True)
-class Fetched(Message):
-    """Reply to :class:`Fetch`: a batch of signed envelopes; ``more`` if another batch follows."""
-
-    table_id: TableId
-    entries: Annotated[tuple[Signed, ...], Seq(Tagged(Signed), max_len=MAX_FETCH_ENTRIES)]
-    more: Annotated[bool, Bool()]
-
-
-def fetched_batches(table_id: bytes, entries: Iterable[Signed]) -> list[Fetched]:
-    """Split signed envelopes into :class:`Fetched` replies that each fit in one frame."""
-    budget = MAX_FRAME_BYTES - 1024  # room for the reply's own framing
-    batches: list[Fetched] = []
-    cur: list[Signed] = []
-    size = 0
-    for e in entries:
-        n = len(e.entry) + len(e.signature) + 32
-        if cur and (size + n > budget or len(cur) == MAX_FETCH_ENTRIES):
-            batches.append(cur)  # type: ignore[arg-type]
-            cur, size = [], 0
-        cur.append(e)
-        size += n
-    batches.append(cur)  # type: ignore[arg-type]
-    return [Fetched(table_id, tuple(b), more=i < len(batches) - 1) for i, b in enumerate(batches)]
-
-
-# ---------------------------------------------------------------------------
-# Private payloads (sealed to one seat with crypto.seal); a record entry body
-# ---------------------------------------------------------------------------
-
-
-@body("sealed")
-@dataclass(frozen=True, slots=True)
-class Sealed(Body):
-    """A payload only ``to_seat`` can open; the ciphertext is bound to table/step/seats."""
-
-    to_seat: Seat
-    ciphertext: Blob

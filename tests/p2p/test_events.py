@@ -1,0 +1,31 @@
+"""Node events: each kind renders for a person and serialises to the JSON line tools parse."""
+
+from __future__ import annotations
+
+import json
+import typing
+from dataclasses import fields
+
+from p2p.events import EVENT_KINDS, Listening, NodeEvent, SeatStalled
+
+SAMPLES: dict[object, object] = {int: 3, float: 1.25, str: "x", int | None: None, str | None: None}
+
+
+def test_every_kind_describes_itself_and_keeps_its_json_fields() -> None:
+    assert len(EVENT_KINDS) == 32
+    for kind, cls in EVENT_KINDS.items():
+        assert kind == cls.KIND and issubclass(cls, NodeEvent)
+        hints = typing.get_type_hints(cls)
+        event = cls(**{f.name: SAMPLES[hints[f.name]] for f in fields(cls)})
+        assert event.describe(), kind
+        line = json.loads(json.dumps({"event": event.KIND, **event.data()}, sort_keys=True))
+        assert set(line) == {"event"} | {f.name for f in fields(cls)}
+
+
+def test_fields_and_text_of_two_kinds_tools_rely_on() -> None:
+    ev = Listening(address="127.0.0.1:4000", table_id="ab" * 8)
+    assert ev.data() == {"address": "127.0.0.1:4000", "table_id": "ab" * 8}
+    assert ev.describe() == f"listening on 127.0.0.1:4000, table {'ab' * 8}"
+    stalled = SeatStalled(seat=2, step=7, silent_for=3.04)
+    assert stalled.KIND == "stalled"
+    assert stalled.describe() == "seat 2 owes step 7 and has been silent 3.0s"
