@@ -349,27 +349,27 @@ def test_join_at_a_terminal_lets_the_person_pick_among_open_tables(tmp_path: Pat
         return peers.start("open", *args, "--bot", "heuristic", "--json", "--linger", "2", *folder)
 
     with CliPeers() as peers:
-        opener("Ann", "slave", "--seats", "4")
-        dice = opener("Cid", "slajens", "--seats", "2", "--option", "rounds=1")
+        opener("Pia", "slave", "--seats", "4")
+        dice = opener("Quin", "slajens", "--seats", "2", "--option", "rounds=1")
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:  # both tables announced before the person looks
             seen = json.loads(run_cli("lobby", "--json", "--timeout", "1").stdout or "[]")
-            if {t["name"] for t in seen} >= {"Ann", "Cid"}:
+            if {t["name"] for t in seen} >= {"Pia", "Quin"}:
                 break
         else:
             raise AssertionError("the two tables were never announced")
         pane = Pane(tmp_path, "--name", "Bob", "--bot", "heuristic", command="join")
         try:
             menu = pane.wait_for("Which table?")
-            assert "2 open tables in sight" in menu and "Ann" in menu and "Cid" in menu
-            pick = next(line for line in menu.splitlines() if "opened by Cid" in line)
+            assert "2 open tables in sight" in menu and "Pia" in menu and "Quin" in menu
+            pick = next(line for line in menu.splitlines() if "opened by Quin" in line)
             pane.send(pick.split()[0], "enter")
             assert pane.exit_status() == 0, pane.screen()
             out, err = dice.communicate(timeout=120)
             assert dice.returncode == 0, err
             result = json.loads(out)
             assert result["game"] == "slajens" and result["finished"]
-            assert sorted(result["seats"]) == ["Bob", "Cid"]
+            assert sorted(result["seats"]) == ["Bob", "Quin"]
         finally:
             pane.close()
 
