@@ -236,7 +236,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
     from cli import state
     from cli.netplay import play_networked, player_factory
     from p2p.errors import NodeError
-    from p2p.events import Listening, NodeEvent
+    from p2p.events import Forming, Joined, Listening, Meshed, NodeEvent
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:
@@ -258,8 +258,16 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
         )
 
         def progress(event: NodeEvent) -> None:
-            if isinstance(event, Listening) and not args.json and interactive:
-                err.print("[dim]starting the bot peers and forming the table…[/]")
+            if args.json or not interactive:
+                return
+            if isinstance(event, Listening):
+                err.print("[dim]· starting the bot peers…[/]")
+            elif isinstance(event, Joined):
+                err.print(f"[dim]· {event.name} sat down[/]")
+            elif isinstance(event, Forming):
+                err.print("[dim]· every seat signs the table's manifest…[/]")
+            elif isinstance(event, Meshed):
+                err.print("[dim]· table formed; drawing the seat order and shuffling…[/]")
 
         try:
             result = play_networked(
