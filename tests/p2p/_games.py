@@ -100,6 +100,7 @@ class GameTable:
         cheats: dict[int, str] | None = None,
         bots: dict[int, str] | None = None,
         extra: list[str] | None = None,
+        extra_for: dict[int, list[str]] | None = None,
     ) -> None:
         self.tmp = tmp
         self.game = game
@@ -108,6 +109,8 @@ class GameTable:
         self.cheats = cheats or {}
         self.bots = bots or {}
         self.extra = extra or []
+        self.extra_for = extra_for or {}
+        """More options for one peer, after ``extra`` (so they win)."""
         self.peers: list[_Peer] = []
 
     def state_dir(self, i: int) -> Path:
@@ -137,6 +140,7 @@ class GameTable:
             "--state-dir",
             str(self.state_dir(i)),
             *self.extra,
+            *self.extra_for.get(i, []),
         ]
 
     def start(self) -> GameTable:
