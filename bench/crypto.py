@@ -52,6 +52,7 @@ import time
 from collections.abc import Callable
 from typing import Any
 
+from bench import help_text
 from crypto import hand_proofs as hp
 from crypto import inequality as ineq
 from crypto import shuffle_proof_cc as cc
@@ -658,7 +659,7 @@ def run_mentalpoker(venv: str, ec_repeat: int, eg_repeat: int) -> tuple[dict | N
 
 
 def _parser() -> argparse.ArgumentParser:
-    p = argparse.ArgumentParser(prog="slaiga bench crypto", description=__doc__.split("\n")[0])
+    p = argparse.ArgumentParser(prog="slaiga bench crypto", description=help_text(__doc__, True))
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--repeat", type=int, default=5, help="runs per figure (median reported)")
     p.add_argument("--quick", action="store_true", help="one run each, small CC, no comparison")

@@ -14,6 +14,7 @@ import statistics
 import time
 from dataclasses import dataclass
 
+from bench import help_text
 from engine import registry, runner
 from engine.dealer import LocalDealer
 from engine.errors import EngineError
@@ -56,7 +57,7 @@ def batch(cfg: Config, games: int, seed: int) -> tuple[float, int]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    ap = argparse.ArgumentParser(prog="slaiga bench engine", description=__doc__)
+    ap = argparse.ArgumentParser(prog="slaiga bench engine", description=help_text(__doc__))
     ap.add_argument("--repeat", type=int, default=5, help="batches per configuration (median)")
     ap.add_argument("--scale", type=float, default=1.0, help="multiply batch sizes")
     ap.add_argument("--only", action="append", help="only these configuration keys")

@@ -45,6 +45,7 @@ from typing import Any
 
 import trio
 
+from bench import help_text
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from p2p import netguard, wire
@@ -387,9 +388,7 @@ def run(frames: int = DEFAULT_FRAMES, live: int = DEFAULT_LIVE, seed: int = 0) -
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(
-        prog="slaiga bench fuzz", description=__doc__.split("\n")[0].strip("`")
-    )
+    parser = argparse.ArgumentParser(prog="slaiga bench fuzz", description=help_text(__doc__, True))
     parser.add_argument(
         "--frames", type=int, default=DEFAULT_FRAMES, help="inputs for the frame decoder"
     )

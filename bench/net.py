@@ -35,6 +35,7 @@ from pathlib import Path
 
 import trio
 
+from bench import help_text
 from p2p.node import Node, NodeConfig
 
 PEER_COUNTS = (2, 4, 6, 8)
@@ -147,7 +148,7 @@ def run(peer_counts=PEER_COUNTS, latency_steps=LATENCY_STEPS, throughput_steps=T
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="slaiga bench net", description=__doc__.split("\n")[0])
+    parser = argparse.ArgumentParser(prog="slaiga bench net", description=help_text(__doc__, True))
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--quick", action="store_true", help="few steps (smoke test)")
     parser.add_argument("--peers", default=",".join(map(str, PEER_COUNTS)))

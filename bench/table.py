@@ -29,6 +29,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from bench import help_text
 from p2p import local_table
 
 GAMES = ("slave", "slajens", "slaiga", "honest-slaiga", "aight-of-spaides")
@@ -121,7 +122,7 @@ def inprocess_game(game: str, seats: int) -> dict[str, Any]:
 
 
 def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(prog="slaiga bench table", description=__doc__)
+    parser = argparse.ArgumentParser(prog="slaiga bench table", description=help_text(__doc__))
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--games", nargs="*", default=list(GAMES), choices=GAMES)
     parser.add_argument("--seats", type=int, default=4)

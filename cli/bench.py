@@ -11,15 +11,16 @@ SUITES = {
     "net": "bench.net",
     "table": "bench.table",
     "fuzz": "bench.fuzz",
+    "soak": "bench.soak",
 }
 ALL = ("engine", "crypto", "net", "table")
-"""What ``bench all`` runs (fuzzing is a check, not a benchmark: run it by name)."""
+"""What ``bench all`` runs (fuzz and soak are checks, not benchmarks: run them by name)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
-        help="run benchmarks (engine, crypto, net, table, or all) or the fuzzer (fuzz)",
+        help="run benchmarks (engine, crypto, net, table, or all) or a check (fuzz: the frame fuzzer; soak: hundreds of games looking for leaks)",
         description="Run a benchmark suite. Figures are medians over repeated runs in one "
         "process; ratios are measured in the same run.",
     )

@@ -67,7 +67,7 @@ from cli.render import (
 from cli.screen import Prompter, Terminal
 from engine import registry
 from engine.game import Action, Event, Game
-from engine.players import BotPlayer
+from engine.players import BotPlayer, LeftTable
 
 DEFAULT_ANSWER_TIMEOUT_S = 20.0
 KEY_POLL_S = 0.5  # how often the countdown and the screen refresh while waiting for a key
@@ -75,7 +75,7 @@ EVENTS_KEPT = 200
 HINT_SEED = 0x5EED
 
 
-class PlayerQuit(Exception):
+class PlayerQuit(LeftTable):
     """The person left the table (typed quit, or closed the input)."""
 
 

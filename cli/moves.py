@@ -165,6 +165,11 @@ def pick_legal(legal: Sequence[Action], test: Callable[[Action], bool], why: str
     raise MoveError(why)
 
 
+def plan_of(legal: Sequence[Action], test: Callable[[Action], bool], why: str) -> Plan:
+    """The plan of one action: the legal action that passes ``test`` (see ``pick_legal``)."""
+    return (pick_legal(legal, test, why),)
+
+
 def dry_run(game: Game, action: Action) -> str | None:
     """Why the game would refuse ``action`` now (tried on a copy), or ``None``."""
     try:
@@ -292,24 +297,20 @@ class SlaveMoves(Moves):
         legal = game.legal_actions(seat)
         toks = words_of(text)
         if toks == ["pass"]:
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: type(a).__name__ in ("Pass", "NotOpener"),
-                    self._no_pass(game, seat),
-                ),
+            return plan_of(
+                legal,
+                lambda a: type(a).__name__ in ("Pass", "NotOpener"),
+                self._no_pass(game, seat),
             )
         if toks and toks[0] in ("play", "give"):
             toks = toks[1:]
         if not toks:
             raise MoveError("name the cards, like 9h 9s")
         handles = set(take_cards(toks, hand_of(game, seat)))
-        return (
-            pick_legal(
-                legal,
-                lambda a: set(getattr(a, "cards", ())) == handles,
-                self._why_not(game, seat, handles),
-            ),
+        return plan_of(
+            legal,
+            lambda a: set(getattr(a, "cards", ())) == handles,
+            self._why_not(game, seat, handles),
         )
 
     def _no_pass(self, game: Game, seat: int) -> str:
@@ -321,7 +322,7 @@ class SlaveMoves(Moves):
         return "you lead a new pile, so you must play a set"
 
     def _why_not(self, game: Game, seat: int, handles: set[int]) -> str:
-        from engine.slave import beats, set_problem
+        from engine.games.slave.rules import beats, set_problem
 
         v = game.view(seat)
         faces = self._faces(game, seat, sorted(handles))
@@ -606,44 +607,36 @@ class SlaigaMoves(Moves):
             )
         if first in ("draw", "take", "reload"):
             source = "discard" if first == "take" or "discard" in toks[1:] else "draw"
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: type(a).__name__ == "Draw" and a.source == source,
-                    f"you cannot draw from the {source} pile now",
-                ),
+            return plan_of(
+                legal,
+                lambda a: type(a).__name__ == "Draw" and a.source == source,
+                f"you cannot draw from the {source} pile now",
             )
         if first == "shoot" and kind == "turn":
             return self._parse_shoot(game, seat, toks[1:], legal)
         if first == "jack" and kind == "turn":
             target, rest = self._target(game, seat, toks[1:])
             h = one_card(rest, hand)
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: type(a).__name__ == "JackShot" and a.target == target and a.card == h,
-                    "a jack shot needs one of your jacks",
-                ),
+            return plan_of(
+                legal,
+                lambda a: type(a).__name__ == "JackShot" and a.target == target and a.card == h,
+                "a jack shot needs one of your jacks",
             )
         if first == "slaiga":
             h = one_card(toks[1:], hand)
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: type(a).__name__ == "ClaimWin" and a.card == h,
-                    "you cannot say slaiga now",
-                ),
+            return plan_of(
+                legal,
+                lambda a: type(a).__name__ == "ClaimWin" and a.card == h,
+                "you cannot say slaiga now",
             )
         if first == "look":
             if len(toks) != 2 or not toks[1].isdigit():
                 raise MoveError("look N: how many draw-pile cards the king reveals")
             n = int(toks[1])
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: type(a).__name__ == "KingLook" and a.count == n,
-                    "the king reveals 1 to 6 cards (no more than the pile holds)",
-                ),
+            return plan_of(
+                legal,
+                lambda a: type(a).__name__ == "KingLook" and a.count == n,
+                "the king reveals 1 to 6 cards (no more than the pile holds)",
             )
         if first == "swap":
             return self._parse_swap(game, seat, toks[1:], legal, kind)
@@ -698,12 +691,10 @@ class SlaigaMoves(Moves):
         target, rest = self._target(game, seat, toks)
         if len(rest) == 1 and rest[0] in SUIT_ALIASES:
             suit = parse_suit(rest[0])
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: type(a).__name__ == "Shoot" and a.target == target and a.suit == suit,
-                    f"you cannot shoot at {sym(suit)} now",
-                ),
+            return plan_of(
+                legal,
+                lambda a: type(a).__name__ == "Shoot" and a.target == target and a.suit == suit,
+                f"you cannot shoot at {sym(suit)} now",
             )
         claim_at = rest.index("claim") if "claim" in rest else len(rest)
         card_toks, claim = rest[:claim_at], rest[claim_at + 1 :]
@@ -731,7 +722,7 @@ class SlaigaMoves(Moves):
             lambda a: type(a).__name__ == "Shoot" and a.target == target and a.suit == target_suit,
             f"you cannot shoot {self.names(target)} with a {sym(suit)} shot now",
         )
-        from engine.slaiga_game import ShotCard
+        from engine.games.slaiga.actions import ShotCard
 
         return (shoot, ShotCard(seat, h, ace))
 
@@ -752,22 +743,18 @@ class SlaigaMoves(Moves):
                 take = discard[n].handle
             else:
                 take = one_card(ref, {c.handle: c.face for c in discard if c.face is not None})
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: type(a).__name__ == "QueenSwap" and a.give == give and a.take == take,
-                    "you cannot swap those",
-                ),
+            return plan_of(
+                legal,
+                lambda a: type(a).__name__ == "QueenSwap" and a.give == give and a.take == take,
+                "you cannot swap those",
             )
         step = self.step(game, seat)
         pile = {h: face(game, seat, h) for h in step.handles}
         take = one_card(ref, {h: f for h, f in pile.items() if f is not None})
-        return (
-            pick_legal(
-                legal,
-                lambda a: type(a).__name__ == "Swap" and a.card == give and a.pile_card == take,
-                "you cannot swap those",
-            ),
+        return plan_of(
+            legal,
+            lambda a: type(a).__name__ == "Swap" and a.card == give and a.pile_card == take,
+            "you cannot swap those",
         )
 
     def _parse_place(self, game: Game, seat: int, toks: list[str], legal: Sequence[Action]) -> Plan:
@@ -794,7 +781,7 @@ class SlaigaMoves(Moves):
             if not 0 <= pos <= size + grow:
                 raise MoveError(f"positions run from 0 (top) to {size + grow} (bottom)")
             used.append(h)
-            from engine.slaiga_game import Place
+            from engine.games.slaiga.actions import Place
 
             plan.append(Place(seat, h, pos))
         if not plan:
@@ -983,7 +970,8 @@ class SlaigaMoves(Moves):
     def _shoot_menu(
         self, game: Game, seat: int, legal: Sequence[Action], hint: Action | None
     ) -> Node | Plan:
-        from engine.slaiga_game import ShotCard, is_shoot
+        from engine.games.slaiga.actions import ShotCard
+        from engine.games.slaiga.hands import is_shoot
 
         shoots = [a for a in legal if type(a).__name__ == "Shoot"]
         hand = sorted(hand_of(game, seat).items(), key=lambda kv: _suit_order(kv[1]))
@@ -1081,7 +1069,7 @@ class SlaigaMoves(Moves):
     ) -> Node | Plan:
         size = len(game.view(seat)["draw"])
         cards = sorted({a.card for a in legal}, key=lambda h: _suit_order(face(game, seat, h)))
-        from engine.slaiga_game import Place
+        from engine.games.slaiga.actions import Place
 
         def position(h: int) -> Number:
             default = (
@@ -1200,10 +1188,10 @@ class AightMoves(Moves):
         return game.view(seat)["book"]
 
     def _context(self, game: Game, seat: int) -> Any:
-        from engine.aight_rules import Context
+        from engine.games.aight.rulebook import Standings
 
         v = game.view(seat)
-        return Context(tuple(v["unmaus"]), tuple(v["created"]))
+        return Standings(tuple(v["unmaus"]), tuple(v["created"]))
 
     def _required(self, game: Game, seat: int, kind: str, f: Card | None) -> tuple[str, ...]:
         v = game.view(seat)
@@ -1291,7 +1279,7 @@ class AightMoves(Moves):
 
     # -- typing
     def parse(self, game: Game, seat: int, text: str) -> Plan:
-        from engine.aight import Call, Draw, Play, PlayDrawn, Spend
+        from engine.games.aight.actions import Call, Draw, Play, PlayDrawn, Spend
 
         v = game.view(seat)
         legal = game.legal_actions(seat)
@@ -1314,12 +1302,10 @@ class AightMoves(Moves):
             return (pick_legal(legal, lambda a: type(a).__name__ == want, f"you cannot {one} now"),)
         if one in ("yes", "no", "uphold", "reject"):
             yes = one in ("yes", "uphold")
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: getattr(a, "upheld", getattr(a, "yes", None)) is yes,
-                    "there is no vote now",
-                ),
+            return plan_of(
+                legal,
+                lambda a: getattr(a, "upheld", getattr(a, "yes", None)) is yes,
+                "there is no vote now",
             )
         if low[0] in ("improper", "improper!", "call"):
             if phase != "window":
@@ -1457,7 +1443,7 @@ class AightMoves(Moves):
         return game.view(seat)["phase"] == "interlude"  # a custom rule is always possible
 
     def menu(self, game: Game, seat: int, hint: Action | None = None) -> Node | Plan:
-        from engine.aight import Call, KeepRule, Spend
+        from engine.games.aight.actions import Call, KeepRule, Spend
 
         legal = game.legal_actions(seat)
         v = game.view(seat)
@@ -1641,7 +1627,7 @@ def _with(a: Action, **changes: Any) -> Action:
 
 
 def rule_text(spec: Any) -> str:
-    from engine.aight_rules import describe
+    from engine.games.aight.rulebook import describe
 
     return describe(spec)
 
@@ -1705,32 +1691,24 @@ class SlajensMoves(Moves):
         first = toks[0]
         if toks in (["roll"], ["reroll"], ["keep", "none"]):
             if v["phase"] == "rolling":
-                return (
-                    pick_legal(
-                        legal, lambda a: getattr(a, "keep", None) == (), "you cannot reroll now"
-                    ),
+                return plan_of(
+                    legal, lambda a: getattr(a, "keep", None) == (), "you cannot reroll now"
                 )
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: type(a).__name__ == "RollDice" and a.target < 0,
-                    "you cannot roll now",
-                ),
+            return plan_of(
+                legal,
+                lambda a: type(a).__name__ == "RollDice" and a.target < 0,
+                "you cannot roll now",
             )
         if toks == ["stop"]:
-            return (
-                pick_legal(
-                    legal, lambda a: type(a).__name__ == "Stop", "you have no dice to score yet"
-                ),
+            return plan_of(
+                legal, lambda a: type(a).__name__ == "Stop", "you have no dice to score yet"
             )
         if toks in (["defend"], ["accept"]):
             yes = first == "defend"
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: getattr(a, "defend", None) is yes,
-                    "nobody is stealing from you now",
-                ),
+            return plan_of(
+                legal,
+                lambda a: getattr(a, "defend", None) is yes,
+                "nobody is stealing from you now",
             )
         if first == "steal":
             if len(toks) != 3 or not toks[2].isdigit():
@@ -1742,15 +1720,12 @@ class SlajensMoves(Moves):
             problem = game.steal_problem(seat, target, amount)
             if problem:
                 raise MoveError(self.names.replace(problem))
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: (
-                        getattr(a, "target", None) == target
-                        and getattr(a, "amount", None) == amount
-                    ),
-                    "you cannot steal now",
+            return plan_of(
+                legal,
+                lambda a: (
+                    getattr(a, "target", None) == target and getattr(a, "amount", None) == amount
                 ),
+                "you cannot steal now",
             )
         if first == "keep":
             if v["phase"] != "rolling":
@@ -1770,12 +1745,10 @@ class SlajensMoves(Moves):
             keep_t = tuple(sorted(keep))
             if len(keep_t) == 5:
                 return (pick_legal(legal, lambda a: type(a).__name__ == "Stop", "stop"),)
-            return (
-                pick_legal(
-                    legal,
-                    lambda a: getattr(a, "keep", None) == keep_t,
-                    "keep some dice, reroll the rest",
-                ),
+            return plan_of(
+                legal,
+                lambda a: getattr(a, "keep", None) == keep_t,
+                "keep some dice, reroll the rest",
             )
         raise MoveError(
             "roll, keep VALUES (e.g. keep 6 6 1), stop, steal NAME AMOUNT, defend or accept"
@@ -1791,7 +1764,7 @@ class SlajensMoves(Moves):
         return "Your turn: roll"
 
     def menu(self, game: Game, seat: int, hint: Action | None = None) -> Node | Plan:
-        from engine.slajens import Keep, RollDice, Stop
+        from engine.games.slajens.actions import Keep, RollDice, Stop
 
         legal = game.legal_actions(seat)
         v = game.view(seat)

@@ -295,7 +295,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
     elif quiet:
         # even with --json, say what is going on during long waits, on stderr
         def on_event(kind: str, data: dict[str, Any]) -> None:  # noqa: F811
-            if kind in ("stalled", "cheat", "abandoned") and not args.quiet:
+            if kind in ("stalled", "cheat", "abandoned", "handed_over") and not args.quiet:
                 _err.print(f"{_describe(kind, data)}")
 
     return NodeConfig(
@@ -321,6 +321,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         make_player=player_factory(
             args.bot, think_ms=max(0, args.bot_think_ms), quiet=args.json or args.quiet
         ),
+        bot_after_leave=args.bot is None,
         trace_steps=args.trace_steps,
     )
 
@@ -353,6 +354,8 @@ def _describe(kind: str, data: dict[str, Any]) -> str:
         "peer_finished": "seat {slot} has the whole record too",
         "peer_dropped": "dropped seat {slot}: {reason}",
         "step": "step {step} ({kind}) complete",
+        "handed_over": "you left the table: a bot plays your seat to the end so that the"
+        " others can finish (Ctrl-C leaves at once; the others would then wait for your seat)",
     }
     template = texts.get(kind)
     if template is None:
@@ -491,9 +494,44 @@ def run_open(args: argparse.Namespace) -> int:
     return _run_node(args, node, lambda: node.open(args.game, args.seats, options))
 
 
+def _pick_table(args: argparse.Namespace) -> str | None:
+    """At a terminal, with no TABLE-ID or --peer: list the open tables in sight and let the
+    person pick one when there are several (``None``: leave the choice to the node)."""
+
+    async def scan() -> list[discovery.TableAd]:
+        async with discovery.open_lobby(args.interface) as lobby:
+            _err.print(f"[dim]·[/dim] looking for tables for {args.timeout:g}s…")
+            return await lobby.scan(args.timeout)
+
+    tables = [t for t in trio.run(scan) if not t.is_full]
+    if len(tables) < 2:
+        return None
+    _err.print(f"{len(tables)} open tables in sight:")
+    for i, t in enumerate(tables, 1):
+        _err.print(
+            f"  {i}  {t.game:<17} {t.seats_taken}/{t.seats_total} seats"
+            f"  opened by {t.name}  (table {t.table_id})"
+        )
+    for _ in range(5):
+        answer = input(f"Which table? [1-{len(tables)}, Enter to stop] ").strip()
+        if not answer:
+            raise NodeError("no table chosen")
+        if answer.isdigit() and 1 <= int(answer) <= len(tables):
+            return tables[int(answer) - 1].table_id
+        _err.print(f"  type a number from 1 to {len(tables)}")
+    raise NodeError("no table chosen")
+
+
 def run_join(args: argparse.Namespace) -> int:
     if args.table_id and args.peer:
         return _fail("give a TABLE-ID or --peer, not both", args.json)
+    if not args.table_id and not args.peer and not args.json and sys.stdin.isatty():
+        try:
+            args.table_id = _pick_table(args)
+        except (NodeError, discovery.DiscoveryError) as exc:
+            return _fail(str(exc), args.json)
+        except EOFError:
+            return _fail("no table chosen", args.json)
     try:
         cfg = _config(args, use_discovery=args.peer is None)
     except discovery.DiscoveryError as exc:

@@ -155,10 +155,13 @@ def play_networked(
         make_player=make_player,
     )
     node = Node(cfg)
+    result = None
     try:
         result = trio.run(node.open, game, seats, options)
     finally:
-        deadline = time.monotonic() + BOT_PEER_WAIT_S
+        # after a game, the bots finish their own records (briefly); if the person left
+        # or the game failed, nobody is left to play with: stop them at once
+        deadline = time.monotonic() + (BOT_PEER_WAIT_S if result is not None else 0.0)
         for p in procs:
             try:
                 p.wait(timeout=max(0.1, deadline - time.monotonic()))

@@ -4,13 +4,10 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 
 from cli.rules import doc_ref, plain_help
 from engine import registry
 from engine.errors import EngineError
-
-RULEBOOK_CITE = re.compile(r"\s*\(RULES\.md §\d+\)")
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -31,7 +28,7 @@ def describe(name: str) -> dict:
     cls = spec.game_class
     return {
         "game": name,
-        "description": RULEBOOK_CITE.sub("", spec.description),
+        "description": spec.description,
         "rules": doc_ref(name),
         "seats": {"min": cls.MIN_SEATS, "max": cls.MAX_SEATS, "default": spec.default_seats},
         "bots": list(spec.bots),

@@ -2,10 +2,10 @@
 
 The table is a loop of *players* (``engine.players.Player``): a
 :class:`~cli.human.HumanPlayer` for you and bots for the other seats. Where
-the moves go is a *backend*: ``--local`` plays through today's trusted local
-dealer (``engine.dealer.LocalDealer``, ``engine.runner``) in this process; a
-networked backend (bot peer processes on loopback, full crypto) drives the
-same players through the table node. A backend is an async callable
+the moves go is a *backend*: ``--local`` plays through the trusted local
+dealer (``engine.dealer.LocalDealer``) in this process, on the one game loop
+``engine.runner.play_async``; a networked backend (bot peer processes on
+loopback, full crypto) drives the same players through the table node. A backend is an async callable
 ``(players, table) -> summary`` (see :func:`local_backend`), so the screen and
 the moves are the same whichever plays the table.
 
@@ -29,6 +29,7 @@ import trio
 from cli import args as checked
 from cli.human import DEFAULT_ANSWER_TIMEOUT_S, HumanPlayer, PlayerQuit, WatchingPlayer
 from cli.narrate import BOT_NAMES, unique_names
+from cli.netplay import ThinkingBot
 from cli.simulate import derive_seed
 from engine import registry, runner
 from engine.dealer import LocalDealer
@@ -150,55 +151,31 @@ async def local_backend(
 ) -> dict[str, Any]:
     """Play one game through the trusted local dealer; return the final summary.
 
-    Every player is told only the events its seat may see; each seat's decision
-    is awaited in turn (the first of several that may answer). The summary has
-    the same keys as a networked table's (``record`` and ``record_head`` are
-    ``None``: a local game keeps no record).
+    The game loop is ``engine.runner.play_async``: every player is told only the
+    events its seat may see, and each seat's decision is awaited in turn. The
+    summary has the keys of a networked table's (``record`` and ``record_head``
+    are ``None``: a local game keeps no record).
     """
     spec = registry.get(table.game_name)
     game: Game = spec.factory(table.seats, table.options)
     dealer = LocalDealer(game.deck, derive_seed(table.seed, game_no, "dealer"))
-
-    def publish(events: Sequence[Any]) -> None:
-        for s, player in enumerate(players):
-            player.observe(game, s, [e for e in events if e.visible_to(s)])
-
-    publish(runner.start(game, dealer))
-    actions = 0
-    capped = False
-    while not game.is_over():
-        if actions >= MAX_ACTIONS:
-            capped = True
-            break
-        movers = game.to_move()
-        if not movers:
-            raise EngineError(f"{game.NAME}: nobody to move in phase {game.phase!r}")
-        seat = movers[0]
-        if seat != table.me and table.bot_delay:
-            await trio.sleep(table.bot_delay)
-        action = await players[seat].decide(game, seat)
-        publish(runner.step(game, dealer, action))
-        actions += 1
-    outcome = game.outcome() if not capped else None
-    summary: dict[str, Any] = {
+    seated = [
+        ThinkingBot(p, table.bot_delay)
+        if s != table.me and table.bot_delay and isinstance(p, BotPlayer)
+        else p
+        for s, p in enumerate(players)
+    ]
+    about: dict[str, Any] = {
         "table_id": "local",
         "game": table.game_name,
-        "seat": table.me,
         "names": list(table.names),
-        "ranking": list(outcome.ranking) if outcome else [],
-        "draw": outcome.draw if outcome else True,
-        "reason": outcome.reason if outcome else f"action cap {MAX_ACTIONS} reached",
-        "scores": list(outcome.scores) if outcome and outcome.scores is not None else None,
-        "state_hash": game.state_hash(),
         "record_head": None,
         "record": None,
         "culprit": None,
         "seed": table.seed,
-        "actions": actions,
     }
-    for s, player in enumerate(players):
-        player.finish(dict(summary, seat=s))
-    return summary
+    result = await runner.play_async(game, dealer, seated, max_actions=MAX_ACTIONS, about=about)
+    return {**about, **result.summary(), "seat": table.me}
 
 
 def make_table(args: argparse.Namespace) -> Table:

@@ -1,6 +1,6 @@
 """Making a rule in Aight of Spaides: a short typed form, and a step-by-step builder.
 
-A rule is a trigger and an effect (``engine.aight_rules``). People make one in
+A rule is a trigger and an effect (``engine.games.aight.rulebook``). People make one in
 three steps: *when* (a card, a rank, a suit, a colour, an event, or always),
 *then* (the effects that trigger allows) and the effect's details (how many
 cards, which words, which rule to repeal...). Before confirming they read the
@@ -23,7 +23,8 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from cli.menus import Ask, Choice, MoveError, Node, Number, Option, Plan, choose
-from engine.aight_rules import (
+from engine.cards import RANK_NAMES, RANKS, SUIT_NAMES, SUIT_SYMBOLS, Card, parse_card
+from engine.games.aight.rulebook import (
     EFFECT_TRIGGERS,
     EVENTS,
     MAX_DRAW_NEXT,
@@ -36,7 +37,6 @@ from engine.aight_rules import (
     Announce,
     AnyCard,
     BadRule,
-    Context,
     CreateRule,
     DrawNext,
     ForbidOn,
@@ -55,12 +55,12 @@ from engine.aight_rules import (
     SetPenalty,
     SetUnmauCount,
     SkipNext,
+    Standings,
     Trigger,
     Wild,
     WinCondition,
     describe,
 )
-from engine.cards import RANK_NAMES, RANKS, SUIT_NAMES, SUIT_SYMBOLS, Card, parse_card
 
 EVENT_WORDS = {"unmau": "unmau", "draw": "draw", "penalty": "penalty", "turn_start": "turn"}
 WORD_EVENTS = {v: k for k, v in EVENT_WORDS.items()}
@@ -380,7 +380,7 @@ def parse_rule(text: str | Sequence[str]) -> RuleSpec:
     return spec
 
 
-def rule_problem(book: RuleBook, spec: RuleSpec, context: Context | None) -> str | None:
+def rule_problem(book: RuleBook, spec: RuleSpec, context: Standings | None) -> str | None:
     """Why the rule book would refuse ``spec`` now, or ``None``."""
     try:
         book.validate(spec, context)
@@ -427,7 +427,7 @@ def pattern_menu(title: str, then: Callable[[Trigger], Node | Plan]) -> Choice:
 class RuleBuilder:
     """The question tree that makes one rule, ending in ``finish(spec)``."""
 
-    def __init__(self, book: RuleBook, context: Context | None, finish: Finish) -> None:
+    def __init__(self, book: RuleBook, context: Standings | None, finish: Finish) -> None:
         self.book = book
         self.context = context
         self.finish = finish
@@ -631,7 +631,7 @@ EFFECT_LABELS = {
 }
 
 
-def rule_menu(book: RuleBook, context: Context | None, finish: Finish) -> Choice:
+def rule_menu(book: RuleBook, context: Standings | None, finish: Finish) -> Choice:
     """The builder's first question; answering all of them ends in ``finish(spec)``."""
     return RuleBuilder(book, context, finish).start()
 

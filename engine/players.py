@@ -21,6 +21,11 @@ from engine.bots import Bot
 from engine.game import Action, Event, Game
 
 
+class LeftTable(Exception):
+    """Raised by :meth:`Player.decide` when the one playing the seat leaves the table
+    (a person quits); the game loop decides whether someone else takes the seat."""
+
+
 class Player(Protocol):
     """The seat-side interface of every game loop (bots, people)."""
 
@@ -30,7 +35,7 @@ class Player(Protocol):
         ...
 
     async def decide(self, game: Game, seat: int) -> Action:
-        """Choose one of ``game.legal_actions(seat)``."""
+        """Choose one of ``game.legal_actions(seat)`` (or raise :class:`LeftTable`)."""
         ...
 
     def progress(self, text: str) -> None:

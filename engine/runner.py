@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import random
 from collections import Counter
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import Callable, Coroutine, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -43,6 +43,19 @@ class SimResult:
     events: Counter[str] = field(default_factory=Counter)
     stats: dict = field(default_factory=dict)
 
+    def summary(self) -> dict[str, Any]:
+        """The result as the players' final summary states it (plain data)."""
+        outcome = self.outcome
+        return {
+            "ranking": list(outcome.ranking),
+            "draw": outcome.draw,
+            "reason": outcome.reason,
+            "scores": list(outcome.scores) if outcome.scores is not None else None,
+            "state_hash": self.state_hash,
+            "actions": self.actions,
+            "turns": self.turns,
+        }
+
 
 def settle(game: Game, dealer: Dealer) -> list[Event]:
     """Discharge every pending obligation; return the events that resulted."""
@@ -57,9 +70,6 @@ def apply(game: Game, dealer: Dealer, action: Action) -> list[Event]:
     events = game.apply(action)
     events.extend(settle(game, dealer))
     return events
-
-
-step = apply  # the old name, for callers that have not moved to ``apply`` yet
 
 
 def start(game: Game, dealer: Dealer) -> list[Event]:
@@ -96,13 +106,15 @@ async def play_async(
     max_actions: int = DEFAULT_MAX_ACTIONS,
     on_event: Callable[[Event], None] | None = None,
     check: Callable[[Game], None] | None = None,
+    about: Mapping[str, Any] | None = None,
 ) -> SimResult:
     """Play ``game`` to its end with one player per seat (``players[s]`` plays seat ``s``).
 
     Each player sees only the events its seat may see and decides from its seat's
-    view and legal actions; at the end every player is told the result. ``check``
-    (if given) runs after every action, for invariants in tests. Reaching
-    ``max_actions`` ends the game as a draw instead of hanging.
+    view and legal actions; at the end every player is told the result
+    (``SimResult.summary()`` with its own ``seat``, after what ``about`` says of
+    the table). ``check`` (if given) runs after every action, for invariants in
+    tests. Reaching ``max_actions`` ends the game as a draw instead of hanging.
     """
     if len(players) != game.seats:
         raise EngineError(f"{len(players)} players for {game.seats} seats")
@@ -143,17 +155,9 @@ async def play_async(
     if outcome is None:
         outcome = game.outcome()
     result = SimResult(outcome, actions, game.turns, game.state_hash(), counts)
-    summary = {
-        "ranking": list(outcome.ranking),
-        "draw": outcome.draw,
-        "reason": outcome.reason,
-        "scores": list(outcome.scores) if outcome.scores is not None else None,
-        "state_hash": result.state_hash,
-        "actions": actions,
-        "turns": result.turns,
-    }
-    for player in seats:
-        player.finish(summary)
+    summary = {**(about or {}), **result.summary()}
+    for seat, player in enumerate(seats):
+        player.finish({**summary, "seat": seat})
     return result
 
 

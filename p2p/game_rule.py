@@ -134,9 +134,9 @@ from engine.obligations import (
     Transfer,
 )
 from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
+from p2p.faces import handle_indices, index_face
 from p2p.forming import Commit
 from p2p.forming import Reveal as Opening
-from p2p.mental_dealer import handle_indices, index_face
 from p2p.order import Owed, StepView
 from p2p.wire import (
     MAX_SEATS,
@@ -944,26 +944,47 @@ class GameRule:
             return
         if isinstance(st, AtLeastInSet):
             hs = self._check_handles(st.handles)
-            if st.at_least <= 0:
+            at_least = st.at_least
+            if at_least <= 0:
                 return  # holds for any faces
             allowed = self._indices(lambda f: f in st.faces)
-            check: Callable[[int, Any], Any] = lambda seat, b: self._check_in_set(  # noqa: E731
-                seat, hs, allowed, st.at_least, b
-            )
-            make = lambda: self._make_in_set(hs, allowed, st.at_least)  # noqa: E731
+
+            def prove(secret: int, pub: Point, held: list[HeldCard], idx: list[int], ctx: Context):
+                return prove_cards_in_set(secret, pub, held, idx, allowed, at_least, self.deck, ctx)
+
+            def verify(pub: Point, held: list[HeldCard], raw: bytes, ctx: Context) -> None:
+                if at_least > len(hs) or not allowed:
+                    raise InvalidProof(f"claim about {len(hs)} cards cannot hold for any faces")
+                proof = decode_cards_in_set_proof(raw, pub, held, allowed, at_least, self.deck)
+                verify_cards_in_set(pub, held, allowed, at_least, self.deck, proof, ctx)
+
         elif isinstance(st, NoneOfFace):
             hs = self._check_handles(st.handles)
             forbidden = self._indices(lambda f: f == st.face)
             if not hs or not forbidden:
                 return
-            check = lambda seat, b: self._check_none_of(seat, hs, forbidden, b)  # noqa: E731
-            make = lambda: self._make_none_of(hs, forbidden)  # noqa: E731
+
+            def prove(secret: int, pub: Point, held: list[HeldCard], idx: list[int], ctx: Context):
+                return prove_none_of(secret, pub, held, idx, forbidden, self.deck, ctx)
+
+            def verify(pub: Point, held: list[HeldCard], raw: bytes, ctx: Context) -> None:
+                proof = InequalityProof.decode(raw, len(hs) * len(forbidden))
+                verify_none_of(pub, held, forbidden, self.deck, proof, ctx)
+
         else:
             raise LocalProtocolError(f"no proof shape for {type(st).__name__}: {st}")
         yield from self._ensure_held(p, hs)
-        yield Need(PROOF_KIND, (p,), check, "proving a claim", self._for_me((p,), make))
+        yield Need(
+            PROOF_KIND,
+            (p,),
+            lambda seat, b: self._check_held_proof(seat, hs, verify, b),
+            "proving a claim",
+            self._for_me((p,), lambda: self._make_held_proof(hs, prove)),
+        )
 
-    def _make_in_set(self, hs, allowed, at_least) -> Body:
+    def _make_held_proof(self, hs: Sequence[int], prove: Callable[..., Any]) -> Body:
+        """Our proof about our held cards ``hs``: ``prove(secret, public share, held
+        cards, their crypto indices, context)`` makes it in the statement's shape."""
         mine = self.mine
         assert mine is not None
         forged = self._cheat("proof", hs)
@@ -971,61 +992,21 @@ class GameRule:
             return forged
         held = self._held(mine.seat, hs)
         try:
-            proof = prove_cards_in_set(
-                mine.secret,
-                self.pubs[mine.seat],
-                held,
-                self._my_indices(hs),
-                allowed,
-                at_least,
-                self.deck,
-                self._ctx(mine.seat),
+            proof = prove(
+                mine.secret, self.pubs[mine.seat], held, self._my_indices(hs), self._ctx(mine.seat)
             )
         except (InvalidProof, InvalidEncoding) as exc:
             raise LocalProtocolError(f"we cannot prove our own claim: {exc}") from exc
         return ProofBody(proof.encode())
 
-    def _check_in_set(self, seat, hs, allowed, at_least, b: ProofBody) -> None:
+    def _check_held_proof(
+        self, seat: int, hs: Sequence[int], verify: Callable[..., None], b: ProofBody
+    ) -> None:
+        """Check ``seat``'s proof about its held cards ``hs``: ``verify(public share, held
+        cards, proof bytes, context)`` decodes and verifies it in the statement's shape."""
         if self._trusted(seat):
             return
-        held = self._held(seat, hs)
-        if at_least > len(hs) or not allowed:
-            raise InvalidProof(f"claim about {len(hs)} cards cannot hold for any faces")
-        proof = decode_cards_in_set_proof(
-            b.proof, self.pubs[seat], held, allowed, at_least, self.deck
-        )
-        verify_cards_in_set(
-            self.pubs[seat], held, allowed, at_least, self.deck, proof, self._ctx(seat)
-        )
-        self.proofs_checked += 1
-
-    def _make_none_of(self, hs, forbidden) -> Body:
-        mine = self.mine
-        assert mine is not None
-        forged = self._cheat("proof", hs)
-        if forged is not None:
-            return forged
-        held = self._held(mine.seat, hs)
-        try:
-            proof = prove_none_of(
-                mine.secret,
-                self.pubs[mine.seat],
-                held,
-                self._my_indices(hs),
-                forbidden,
-                self.deck,
-                self._ctx(mine.seat),
-            )
-        except (InvalidProof, InvalidEncoding) as exc:
-            raise LocalProtocolError(f"we cannot prove our own claim: {exc}") from exc
-        return ProofBody(proof.encode())
-
-    def _check_none_of(self, seat, hs, forbidden, b: ProofBody) -> None:
-        if self._trusted(seat):
-            return
-        held = self._held(seat, hs)
-        proof = InequalityProof.decode(b.proof, len(hs) * len(forbidden))
-        verify_none_of(self.pubs[seat], held, forbidden, self.deck, proof, self._ctx(seat))
+        verify(self.pubs[seat], self._held(seat, hs), b.proof, self._ctx(seat))
         self.proofs_checked += 1
 
     # ---- highest given: sealed to its verifier ------------------------------------------------

@@ -42,7 +42,13 @@ sent as a ``Reject`` frame so the other side can print a clear reason.
 
 **Handshake slots** are bounded in total (:data:`MAX_PENDING_HANDSHAKES`)
 and per remote address (:data:`MAX_HANDSHAKES_PER_ADDRESS`), so one host
-that opens stalled sockets cannot lock the seats out.
+that opens stalled sockets cannot lock the seats out.  Once the table is
+formed (:meth:`Mesh.seat_hosts_only`), a connection from a host that holds no
+seat in the manifest is refused (``Reject("stranger")``) before it costs a
+handshake slot.  So that this never locks out an honest seat on a machine
+with several addresses, every dial leaves from the address the mesh listens
+on: the source address of a seat's connection is the host of the address it
+put in the manifest.
 
 Who dials whom is decided by the caller (the node: a later joiner dials the
 earlier members), so a pair never races two connections; if a peer comes
@@ -56,6 +62,7 @@ from __future__ import annotations
 import collections
 import contextlib
 import functools
+import ipaddress
 import itertools
 import math
 import secrets
@@ -150,6 +157,14 @@ def parse_address(text: str) -> tuple[str, int]:
     if not sep or not host or not port_text.isdigit() or not 0 < int(port_text) < 65536:
         raise ValueError(f"peer address {text!r} is not host:port")
     return host.strip("[]"), int(port_text)
+
+
+def _host_key(host: str) -> str:
+    """One spelling per host, so that ``::1`` and ``0:0::1`` compare equal."""
+    try:
+        return ipaddress.ip_address(host).compressed
+    except ValueError:
+        return host.lower()
 
 
 def format_address(host: str, port: int) -> str:
@@ -760,6 +775,12 @@ class Mesh:
         )
         self.handshake_failure_count = 0
         self.closing = False
+        self.seat_hosts: frozenset[str] | None = None
+        """The hosts of the manifest's seats once the table is formed; ``None`` before."""
+
+    def seat_hosts_only(self, addresses: list[str]) -> None:
+        """From now on, refuse incoming connections from any host but these seats'."""
+        self.seat_hosts = frozenset(_host_key(parse_address(a)[0]) for a in addresses)
 
     def bytes_held(self) -> int:
         """Bytes held by the mesh's own queues and buffers (inbox, outboxes, decoders)."""
@@ -808,6 +829,11 @@ class Mesh:
         except OSError:
             await framed.aclose()
             return
+        if self.seat_hosts is not None and _host_key(address) not in self.seat_hosts:
+            failure = await _refuse(framed, "stranger", f"{address} holds no seat at this table")
+            self._failed(str(failure))
+            await framed.aclose()
+            return
         busy = self._slot_refusal(address)
         if busy is not None:
             failure = await _refuse(framed, "busy", busy)
@@ -853,9 +879,10 @@ class Mesh:
     ) -> Connection:
         """Connect and authenticate; adopts the listener's table id if we had none."""
         host, port = parse_address(address)
+        source = self.listen_host if self.listen_host not in (None, "", "0.0.0.0", "::") else None
         try:
             with trio.fail_after(CONNECT_TIMEOUT_S):
-                stream = await trio.open_tcp_stream(host, port)
+                stream = await trio.open_tcp_stream(host, port, local_address=source)
         except (OSError, trio.TooSlowError) as exc:
             raise ConnectionClosed(f"cannot connect to {address}: {exc!r}") from exc
         framed = FramedStream(stream)

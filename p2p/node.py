@@ -49,7 +49,7 @@ import trio
 from crypto.identity import IdentityKey, fingerprint
 from crypto.seal import SealKey
 from engine.errors import EngineError
-from engine.players import BotPlayer, Player
+from engine.players import BotPlayer, LeftTable, Player
 from p2p import discovery, wire
 from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
 from p2p.errors import (
@@ -227,6 +227,10 @@ class NodeConfig:
     make_player: Callable[[list[str], int, str], Player] | None = None
     """Who plays our seat once the game starts: called with the seat names in engine-seat
     order, our engine seat and the game name.  ``None``: a heuristic bot."""
+    bot_after_leave: bool = False
+    """When our player leaves mid-game (its ``decide`` raises ``LeftTable``), a heuristic
+    bot plays our seat to the end, so that the other seats can finish the game; ``False``:
+    the leave ends this node (the others then see our seat silent)."""
     trace_steps: bool = False
     """Emit a ``step`` event (number, kind) as each record step completes (benchmarks)."""
     cheat: Any = None
@@ -412,8 +416,8 @@ class Node:
                 keepalive_dead=self.cfg.keepalive_dead,
             )
         )
-        if self.genesis is not None:  # resuming: peers on another fork are refused
-            self.mesh.genesis = genesis_hash(self.genesis)
+        if self.genesis is not None:  # resuming
+            self._arm_mesh(self.mesh)
         await self._start_background(stack, self.mesh)
         return self.mesh
 
@@ -694,11 +698,18 @@ class Node:
         self.genesis = genesis
         self.manifest = open_genesis(genesis)
         if self.mesh is not None:
-            self.mesh.genesis = genesis_hash(genesis)
+            self._arm_mesh(self.mesh)
         seat = self.manifest.seat_of(self.identity.public)
         if seat is None:
             raise NodeError("our identity is not seated in the genesis manifest")
         self.my_seat = seat
+
+    def _arm_mesh(self, mesh: Mesh) -> None:
+        """The table is formed: peers on another fork are refused, and so is any host
+        that holds no seat in the manifest."""
+        assert self.genesis is not None and self.manifest is not None
+        mesh.genesis = genesis_hash(self.genesis)
+        mesh.seat_hosts_only([m.address for m in self.manifest.seats])
 
     def _buffer(self, event: Inbound) -> None:
         self.early.add(event)
@@ -998,9 +1009,22 @@ class Node:
             if self.cfg.make_player is not None:
                 self.player = self.cfg.make_player(names, game.mine.seat, self.manifest.game)
             else:
-                spec = game.spec
-                rng = random.Random(secrets.randbits(64))
-                self.player = BotPlayer.make(spec.bots["heuristic"], game.mine.seat, rng)
+                self.player = self._bot()
+        return self.player
+
+    def _bot(self) -> Player:
+        game = game_of(self.record) if self.record is not None else None
+        assert game is not None and game.mine is not None
+        rng = random.Random(secrets.randbits(64))
+        return BotPlayer.make(game.spec.bots["heuristic"], game.mine.seat, rng)
+
+    def _hand_over(self, left: Player) -> Player:
+        """Our player left: a bot takes the seat so that the table can finish."""
+        close = getattr(left, "close", None)
+        if close is not None:
+            close()  # give the terminal back before saying anything
+        self.player = self._bot()
+        self.emit("handed_over")
         return self.player
 
     def _start_decision(self) -> None:
@@ -1020,7 +1044,13 @@ class Node:
             view = driver.seat_view()
             assert view is not None
             engine, seat = view
-            action = await player.decide(engine, seat)
+            try:
+                action = await player.decide(engine, seat)
+            except LeftTable:
+                if not self.cfg.bot_after_leave or self.player is not player:
+                    raise
+                player = self._hand_over(player)
+                continue
             if rec.step != step or not driver.owes_decision() or self._ended():
                 self._deciding = None
                 return
@@ -1363,6 +1393,7 @@ def _reject_text(kind: str, detail: str) -> str:
         "version": "version mismatch",
         "identity": "identity failed the handshake",
         "busy": "table is busy",
+        "stranger": "not a seat of this table",
     }.get(kind, kind)
     return f"{prefix}: {detail}" if detail and detail != kind else prefix
 

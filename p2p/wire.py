@@ -728,7 +728,7 @@ def authenticated_frame(mac: FrameMac, frame_bytes: bytes) -> bytes:
 # Lobby: joining a table that is still forming
 # ---------------------------------------------------------------------------
 
-REJECT_REASONS = frozenset({"full", "gone", "version", "identity", "busy", "fork"})
+REJECT_REASONS = frozenset({"full", "gone", "version", "identity", "busy", "fork", "stranger"})
 
 
 @struct

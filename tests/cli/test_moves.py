@@ -58,7 +58,7 @@ def games_with_decisions(game_name: str, seeds: range, kinds=("random", "heurist
             seat = game.to_move()[0]
             yield game, seat
             action = bots[seat].act(game.view(seat), game.legal_actions(seat))
-            publish(runner.step(game, dealer, action))
+            publish(runner.apply(game, dealer, action))
             steps += 1
 
 
@@ -168,7 +168,7 @@ def test_a_shot_is_said_in_one_breath():
     shoot, card = moves.parse(game, 0, f"shoot bob {code} claim As")
     assert (shoot.target, shoot.suit) == (1, 2)  # a ♠ shot means target ♥
     assert (card.card, card.ace) == (low.handle, True)
-    runner.step(game, LocalDealer(game.deck, 0), shoot)
+    runner.apply(game, LocalDealer(game.deck, 0), shoot)
     assert card in game.legal_actions(0)  # the second half is a legal move once asked
 
 
@@ -190,7 +190,7 @@ def test_slajens_keeps_dice_by_value():
     game = spec.factory(2, {})
     dealer = LocalDealer(game.deck, 0, dice=(6, 2, 6, 1, 6))
     runner.start(game, dealer)
-    runner.step(game, dealer, game.legal_actions(0)[0])
+    runner.apply(game, dealer, game.legal_actions(0)[0])
     moves = moves_for("slajens", Names(["Ann", "Bob"], 0))
     (keep,) = moves.parse(game, 0, "keep 6 6 6")
     assert keep.keep == (0, 2, 4)

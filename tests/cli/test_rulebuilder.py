@@ -10,14 +10,14 @@ from cli.narrate import Names
 from cli.rulebuilder import format_rule, parse_rule, rule_menu
 from cli.screen import Prompter
 from engine import registry, runner
-from engine.aight_rules import (
+from engine.dealer import LocalDealer
+from engine.games.aight.rulebook import (
     EVENTS,
     AllowOn,
     Always,
     Amend,
     Announce,
     AnyCard,
-    Context,
     CreateRule,
     DrawNext,
     ForbidOn,
@@ -35,12 +35,12 @@ from engine.aight_rules import (
     SetPenalty,
     SetUnmauCount,
     SkipNext,
+    Standings,
     Wild,
     WinCondition,
     catalogue,
     describe,
 )
-from engine.dealer import LocalDealer
 
 TRIGGERS = (
     Always(),
@@ -215,7 +215,7 @@ CHANGES = (
 @pytest.mark.parametrize("spec", catalogue() + CHANGES, ids=format_rule)
 def test_every_catalogue_rule_can_be_made_from_the_menus(spec):
     book = RuleBook()
-    root = rule_menu(book, Context((0, 0), (0, 0)), lambda s: (s,))
+    root = rule_menu(book, Standings((0, 0), (0, 0)), lambda s: (s,))
     keys = keys_for(root, spec, book)
     assert keys is not None, f"cannot build {format_rule(spec)}"
     result, _ = press(root, keys)
@@ -268,7 +268,7 @@ def aight_after_first_play(seed: int = 3):
     dealer = LocalDealer(game.deck, seed)
     runner.start(game, dealer)
     play = next(a for a in game.legal_actions(0) if type(a).__name__ == "Play")
-    runner.step(game, dealer, play)
+    runner.apply(game, dealer, play)
     return game, dealer
 
 
@@ -283,7 +283,7 @@ def test_improper_calls_can_cite_any_active_rule():
     assert [o.label for o in cite.options][:6] == list(game.view(1)["book"].lines()[:6])
     (call,) = moves.parse(game, 1, "improper 4")
     assert call.cite == 4 and validate_plan(game, 1, (call,)) is None
-    runner.step(game, dealer, call)  # the engine accepts the citation
+    runner.apply(game, dealer, call)  # the engine accepts the citation
     with pytest.raises(MoveError, match="no rule #99"):
         moves.parse(game, 2, "improper 99")
 

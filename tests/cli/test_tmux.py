@@ -15,6 +15,9 @@ the rule builder, then breaks it and is called Improper!. The last two use
 ``--local`` (the trusted local dealer), because they need a known deal (the 8♠
 in hand) and bots tuned to check everything (``--bot-param``); bots there answer
 at once (``--bot-delay 0``).
+
+Also ``slaiga join`` at a terminal with two open tables in sight: it lists
+them and the person picks one by number.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import socket
 import subprocess
 import sys
 import time
@@ -45,12 +49,14 @@ SPECIAL = {"enter": "Enter", "down": "Down", "up": "Up", "esc": "Escape", "space
 class Pane:
     """``slaiga play ...`` in a private tmux server, read and typed at like a person."""
 
-    def __init__(self, tmp: Path, *args: str) -> None:
+    def __init__(self, tmp: Path, *args: str, command: str = "play") -> None:
         self.server = f"slaiga-test-{os.getpid()}-{uuid.uuid4().hex[:8]}"
         self.trace = tmp / "trace.jsonl"
         self.trace.touch()
         self.status = tmp / "status"
-        cmd = [sys.executable, "-m", "cli", "play", *args, "--trace", str(self.trace)]
+        cmd = [sys.executable, "-m", "cli", command, *args]
+        if command == "play":
+            cmd += ["--trace", str(self.trace)]
         shell = " ".join(_quote(c) for c in cmd)
         env = f"PYTHONPATH={_quote(str(ROOT))} LANG=C.UTF-8 LC_ALL=C.UTF-8"
         env += f" SLAIGA_HOME={_quote(str(tmp / 'home'))} SLAIGA_INTERFACE=127.0.0.1"
@@ -330,3 +336,98 @@ def test_aight_a_rule_made_with_the_eight_of_spades_then_called_improper(pane_fa
     pane.wait_for("Leave the game?")
     pane.send("y")
     assert pane.exit_status() == 0
+
+
+def test_join_at_a_terminal_lets_the_person_pick_among_open_tables(tmp_path: Path) -> None:
+    """Two tables announced on loopback; ``slaiga join`` lists both and joins the one picked
+    (the Slave table stays open: ``CliPeers`` stops it at the end)."""
+    from tests.p2p._procs import CliPeers, run_cli
+
+    def opener(name: str, *args: str):  # type: ignore[no-untyped-def]
+        folder = ["--state-dir", str(tmp_path / name), "--name", name]
+        return peers.start("open", *args, "--bot", "heuristic", "--json", "--linger", "2", *folder)
+
+    with CliPeers() as peers:
+        opener("Ann", "slave", "--seats", "4")
+        dice = opener("Cid", "slajens", "--seats", "2", "--option", "rounds=1")
+        deadline = time.monotonic() + WAIT_S
+        while time.monotonic() < deadline:  # both tables announced before the person looks
+            seen = json.loads(run_cli("lobby", "--json", "--timeout", "1").stdout or "[]")
+            if {t["name"] for t in seen} >= {"Ann", "Cid"}:
+                break
+        else:
+            raise AssertionError("the two tables were never announced")
+        pane = Pane(tmp_path, "--name", "Bob", "--bot", "heuristic", command="join")
+        try:
+            menu = pane.wait_for("Which table?")
+            assert "2 open tables in sight" in menu and "Ann" in menu and "Cid" in menu
+            pick = next(line for line in menu.splitlines() if "opened by Cid" in line)
+            pane.send(pick.split()[0], "enter")
+            assert pane.exit_status() == 0, pane.screen()
+            out, err = dice.communicate(timeout=120)
+            assert dice.returncode == 0, err
+            result = json.loads(out)
+            assert result["game"] == "slajens" and result["finished"]
+            assert sorted(result["seats"]) == ["Bob", "Cid"]
+        finally:
+            pane.close()
+
+
+def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) -> None:
+    """At a LAN table (``slaiga join``), a person who quits hands the seat to a bot, so the
+    other peers finish the game: same record head, nobody named, the record verifies."""
+    from tests.p2p._procs import CliPeers
+    from tests.p2p.test_resume import _free_port
+
+    port = _free_port()
+    with CliPeers() as peers:
+        opener = peers.start(
+            "open", "slajens", "--seats", "2", "--option", "rounds=2", "--bot", "heuristic",
+            "--no-announce", "--port", str(port), "--json", "--linger", "5",
+            "--state-dir", str(tmp_path / "ann"), "--name", "Ann",
+        )  # fmt: skip
+        deadline = time.monotonic() + WAIT_S
+        while True:  # the opener listens before the person joins
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                if time.monotonic() > deadline:
+                    raise
+                time.sleep(0.1)
+        pane = Pane(tmp_path, "--peer", f"127.0.0.1:{port}", "--name", "Bob", command="join")
+        try:
+            pane.wait_for("Keep which dice?")
+            pane.send("quit", "enter")
+            pane.wait_for("Leave the game?")
+            pane.send("y")
+            pane.wait_for("a bot plays your seat to the end")
+            assert pane.exit_status() == 0, pane.screen()
+            out, err = opener.communicate(timeout=120)
+        finally:
+            pane.close()
+    assert opener.returncode == 0, err
+    result = json.loads(out)
+    assert result["finished"] and result["culprit"] is None
+    assert sorted(result["seats"]) == ["Ann", "Bob"]
+    mine = list((tmp_path / "home").glob("**/tables/*.rec"))
+    assert len(mine) == 1
+    from p2p.verify import verify_record_file
+
+    report = verify_record_file(mine[0])
+    assert report.ok and report.finished and report.head == result["record_head"]
+
+
+def test_leaving_a_table_against_bots_ends_the_command_at_once(tmp_path: Path) -> None:
+    """``slaiga play`` against bot peers: leaving stops the bots and ends the command (it
+    used to wait for bots that had nobody left to play with)."""
+    pane = Pane(tmp_path, "slajens", "--seats", "2")
+    try:
+        pane.wait_for("Keep which dice?")
+        pane.send("quit", "enter")
+        pane.wait_for("Leave the game?")
+        pane.send("y")
+        assert pane.exit_status() == 0, pane.screen()
+        assert "You left the table." in pane.screen()
+    finally:
+        pane.close()

@@ -1,4 +1,4 @@
-"""Tests of Aight of Spaides (engine/aight.py) and its bots (engine/aight_bots.py)."""
+"""Tests of Aight of Spaides (engine/games/aight/rules.py) and its bots (engine/games/aight/bots.py)."""
 
 import random
 from collections import Counter

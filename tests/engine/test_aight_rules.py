@@ -1,4 +1,4 @@
-"""Tests of Aight of Spaides' rule language (engine/aight_rules.py)."""
+"""Tests of Aight of Spaides' rule language (engine/games/aight/rulebook.py)."""
 
 import contextlib
 import random

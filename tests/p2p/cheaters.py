@@ -53,7 +53,7 @@ KINDS = (
     "impersonation",
     "illegal-play",
 )
-"""The catalogue, in the order of the issue that asked for it."""
+"""The catalogue of cheats, each caught by every honest peer."""
 
 GAME_OF = {
     "token": ("slave", 4),
@@ -161,7 +161,7 @@ class Cheater:
         name = rule.engine.NAME
         public = rule.engine
         if self.kind == "foreign-card" and name == "slave":
-            from engine.slave import Play
+            from engine.games.slave.actions import Play
 
             others = [
                 h for s in range(public.seats) if s != seat for h in public.zones[f"hand:{s}"]
@@ -171,7 +171,7 @@ class Cheater:
                 return Play(seat, (others[0],))
         if self.kind == "illegal-play" and name == "slave" and public.phase == "play":
             from engine.cards import slave_key
-            from engine.slave import Play
+            from engine.games.slave.actions import Play
 
             top = getattr(public, "top", ())
             if top:
@@ -182,7 +182,7 @@ class Cheater:
                     self.done = True
                     return Play(seat, (low[0],))
         if self.kind == "false-miss" and name == "honest-slaiga":
-            from engine.slaiga_game import Miss
+            from engine.games.slaiga.actions import Miss
 
             trial = copy.deepcopy(public)
             try:
@@ -193,7 +193,7 @@ class Cheater:
             return Miss(seat)
         if self.kind == "gift-not-highest" and name == "slave":
             from engine.cards import slave_key
-            from engine.slave import Give, Pass, Play
+            from engine.games.slave.actions import Give, Pass, Play
 
             if public.phase == "exchange" and isinstance(honest, Give):
                 hand = sorted(

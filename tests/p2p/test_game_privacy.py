@@ -1,7 +1,8 @@
 """Privacy of a whole game: everything a peer received plus its own secrets opens exactly
 the cards its seat was shown, and no other card.
 
-Through a whole game of Slave and of Slaiga (every seat's real protocol code,
+Through a whole game of Slave (with its exchange, where each gift is sealed to its
+receiver), Slaiga and Honest Slaiga (every seat's real protocol code,
 ``p2p.local_table``), at many points and at the end, for every seat and every
 card: the seat combines every token it holds for the card's current ciphertext
 (all that was published, and its own share).  If that opens the card, the seat's
@@ -17,8 +18,9 @@ from crypto.errors import InvalidProof
 from crypto.group import mul
 from crypto.reveal import unmask
 from p2p import local_table
-from p2p.game_rule import SHUFFLE_KIND
+from p2p.game_rule import SEALED_KIND, SHUFFLE_KIND
 from p2p.seat import game_of
+from p2p.wire import decode_body
 
 EVERY = 60  # check after every 60th entry (and at the end)
 
@@ -57,9 +59,15 @@ def check_privacy(table: local_table.LocalTable, cache: dict) -> None:
 
 
 @pytest.mark.parametrize(
-    ("game", "options"), [("slave", {"games": 1}), ("slaiga", {"max_turns": 60})]
+    ("game", "options", "proofs"),
+    [
+        # the second deal opens with the exchange: gifts sealed to their receivers
+        ("slave", {"games": 2}, {SEALED_KIND}),
+        ("slaiga", {"max_turns": 60}, set()),
+        ("honest-slaiga", {"max_turns": 40}, set()),
+    ],
 )
-def test_a_peer_opens_exactly_what_its_seat_was_shown(game, options):
+def test_a_peer_opens_exactly_what_its_seat_was_shown(game, options, proofs):
     table = local_table.new_table(game, 4, options)
     cache: dict = {}
     count = [0]
@@ -73,3 +81,5 @@ def test_a_peer_opens_exactly_what_its_seat_was_shown(game, options):
     assert not table.cheats
     assert all(r.finished for r in table.records)
     check_privacy(table, cache)
+    kinds = {decode_body(s.entry).body.TAG for s in table.log}
+    assert proofs <= kinds, f"no {proofs - kinds} entry in this game"

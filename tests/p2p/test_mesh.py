@@ -369,3 +369,25 @@ async def test_peers_on_two_forks_of_a_table_refuse_each_other() -> None:
             mb.genesis = ma.genesis
             await mb.dial(ma.address)
             assert ma.connected(b.public) or await next_of(ma, PeerUp)
+
+
+async def test_once_formed_only_the_seats_hosts_get_a_handshake() -> None:
+    """After forming, a host that holds no seat is refused (``stranger``) before it costs a
+    handshake slot; a seat still gets in, because a dial leaves from the address its mesh
+    listens on (the host it put in the manifest)."""
+    a, b, c = IdentityKey.generate(), IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with (
+            no_leaks(),
+            open_mesh(a, table, host=LOOPBACK) as ma,
+            open_mesh(b, table, host="127.0.0.2") as mb,
+            open_mesh(c, table, host="127.0.0.3") as mc,
+        ):
+            ma.seat_hosts_only([ma.address, mb.address])
+            with pytest.raises(Rejected) as refused:
+                await mc.dial(ma.address)
+            assert refused.value.kind == "stranger" and "127.0.0.3" in refused.value.detail
+            assert ma.pending_handshakes == 0
+            await mb.dial(ma.address)
+            assert (await next_of(ma, PeerUp)).peer == b.public

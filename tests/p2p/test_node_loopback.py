@@ -93,7 +93,7 @@ def test_table_as_separate_processes(tmp_path: Path) -> None:
     assert sorted(s["name"] for s in seats) == ["Ann", "Bob", "Cy"]
     assert all(o["seats"] == seats for o in outs)
     assert all(set(s) >= {"name", "fingerprint"} for s in seats)
-    # every option, defaults included, is in the manifest all peers signed (RULES.md §5)
+    # every option, defaults included, is in the manifest all peers signed (docs/design.md)
     assert all(o["options"] == outs[0]["options"] for o in outs)
     assert outs[0]["options"]["jokers"] is False and outs[0]["options"]["max_turns"] == 1000
 
