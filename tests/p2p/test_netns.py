@@ -170,12 +170,18 @@ class Peer:
                 else:
                     self.noise.append(line.rstrip())
 
-    def find(self, kind: str, **match: object) -> dict | None:
+    def find(self, kind: str, since: int = 0, **match: object) -> dict | None:
+        """The first ``kind`` event matching ``match`` among events ``since`` onwards."""
         with self._lock:
-            for event in self.events:
+            for event in self.events[since:]:
                 if event["event"] == kind and all(event.get(k) == v for k, v in match.items()):
                     return event
         return None
+
+    def mark(self) -> int:
+        """How many events have come so far (for ``find(..., since=)``)."""
+        with self._lock:
+            return len(self.events)
 
     def stderr_text(self) -> str:
         with self._lock:
@@ -261,10 +267,6 @@ def _under_way(tables: Path, at_least: int, peers: list[Peer]) -> int:
     )
 
 
-def _stalls(peer: Peer) -> list[dict]:
-    return [e for e in list(peer.events) if e["event"] == "stalled"]
-
-
 def _blackhole(topo: Topology, a: int, b: int, action: str) -> None:
     """Drop every packet between peers ``a`` and ``b`` only (a route in each namespace)."""
     _ip("-n", topo.peer_ns[a], "route", action, "blackhole", f"{topo.address(b)}/32")
@@ -305,41 +307,58 @@ def _cut_one_link(topo: Topology, tables: Path, slots: list[int], peers: list[Pe
     """Blackhole the link between peers 0 and 1 only, and heal it.  Each end of the broken
     link gets the other's entries through peer 2, which relays what it accepts, so nobody
     waits out a stall: no peer reports one while the link is down (a count, not a time)."""
-    stalls_before = [len(_stalls(p)) for p in peers]
+    marks = [p.mark() for p in peers]
     _blackhole(topo, 0, 1, "add")
     # both ends of the cut link find out (their keepalive drops it) ...
-    _wait("peer 0 to lose peer 1", lambda: peers[0].find("peer_down", slot=slots[1]), peers)
-    _wait("peer 1 to lose peer 0", lambda: peers[1].find("peer_down", slot=slots[0]), peers)
+    for a, b in ((0, 1), (1, 0)):
+        _wait(
+            f"peer {a} to lose peer {b}",
+            lambda a=a, b=b: peers[a].find("peer_down", marks[a], slot=slots[b]),
+            peers,
+        )
     # ... and the game goes on through the third peer
     _under_way(tables, entries_in(tables) + RELAY_ENTRIES, peers)
-    during = [e for p, n in zip(peers, stalls_before, strict=True) for e in _stalls(p)[n:]]
-    assert during == [], during
+    during = [p.find("stalled", n) for p, n in zip(peers, marks, strict=True)]
+    assert during == [None] * PEERS, during
+    healed = peers[0].mark()
     _blackhole(topo, 0, 1, "del")
-    _wait("peers 0 and 1 to redial", lambda: peers[0].find("peer_up", slot=slots[1]), peers)
+    _wait(
+        "peers 0 and 1 to redial",
+        lambda: peers[0].find("peer_up", healed, slot=slots[1]),
+        peers,
+    )
 
 
-def _partition(topo: Topology, cut: int, slots: list[int], peers: list[Peer]) -> None:
+def _partition(topo: Topology, cut: int, slots: list[int], peers: list[Peer]) -> list[int]:
     """Set peer ``cut``'s bridge port down until it has lost every link and the others report
-    its seat stalled (and it theirs), then bring it back up."""
+    its seat stalled (and it theirs), then bring it back up.  Returns each peer's event
+    count when the cut began."""
     cut_slot = slots[cut]
-    rest = [k for k in range(PEERS) if k != cut]
+    marks = [p.mark() for p in peers]
     topo.set_port(cut, "down")
-    for k in rest:
+    for k in range(PEERS):
+        if k == cut:
+            continue
         # every peer still on the bridge reports the cut-off seat as stalled
         _wait(
             f"a stall of seat {cut_slot}",
-            lambda k=k: peers[k].find("stalled", seat=cut_slot),
+            lambda k=k: peers[k].find("stalled", marks[k], seat=cut_slot),
             peers,
         )
         # and the cut-off peer loses its link to every one of them
         _wait(
             f"the cut-off peer to lose seat {slots[k]}",
-            lambda k=k: peers[cut].find("peer_down", slot=slots[k]),
+            lambda k=k: peers[cut].find("peer_down", marks[cut], slot=slots[k]),
             peers,
         )
-    _wait("the cut-off peer to see a stall", lambda: peers[cut].find("stalled"), peers)
+    _wait(
+        "the cut-off peer to see a stall",
+        lambda: peers[cut].find("stalled", marks[cut]),
+        peers,
+    )
     assert not any(p.find("finished") for p in peers), "the game finished during the cut"
     topo.set_port(cut, "up")
+    return marks
 
 
 def test_a_game_across_namespaces_survives_a_cut_link_and_a_partition(tmp_path: Path) -> None:
@@ -354,7 +373,7 @@ def test_a_game_across_namespaces_survives_a_cut_link_and_a_partition(tmp_path: 
             _under_way(tables, CUT_AT_ENTRIES, peers)
             _cut_one_link(topo, tables, slots, peers)
             cut = PEERS - 1
-            _partition(topo, cut, slots, peers)
+            marks = _partition(topo, cut, slots, peers)
             results = [p.finish(STEP_TIMEOUT_S * 2) for p in peers]
         finally:
             for p in peers:
@@ -365,5 +384,5 @@ def test_a_game_across_namespaces_survives_a_cut_link_and_a_partition(tmp_path: 
         assert not p.find("linger_timeout"), p.stderr_text()
     for k in range(PEERS):
         if k != cut:
-            assert peers[k].find("recovered", seat=slots[cut]), peers[k].stderr_text()
+            assert peers[k].find("recovered", marks[k], seat=slots[cut]), peers[k].stderr_text()
     check_same_finished_game(results, PEERS)
