@@ -158,6 +158,9 @@ def play_networked(
     result = None
     try:
         result = trio.run(node.open, game, seats, options)
+    except BaseException:
+        close_player(node.player, None)  # give the terminal back before anything is said
+        raise
     finally:
         # after a game, the bots finish their own records (briefly); if the person left
         # or the game failed, nobody is left to play with: stop them at once
