@@ -38,14 +38,23 @@ class _Peer:
             args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
         )
         self.err_lines: list[str] = []
-        self.out = ""
-        self._t_err = threading.Thread(target=self._read_err, daemon=True)
-        self._t_err.start()
+        self.out_lines: list[str] = []
+        # one reader thread per pipe: stderr is watched while the peer runs, and nothing
+        # else may read it (``communicate`` would take lines away from ``err_lines``)
+        self._readers = [
+            threading.Thread(target=self._read, args=(pipe, lines), daemon=True)
+            for pipe, lines in (
+                (self.proc.stderr, self.err_lines),
+                (self.proc.stdout, self.out_lines),
+            )
+        ]
+        for t in self._readers:
+            t.start()
 
-    def _read_err(self) -> None:
-        assert self.proc.stderr is not None
-        for line in self.proc.stderr:
-            self.err_lines.append(line)
+    @staticmethod
+    def _read(pipe, lines: list[str]) -> None:  # type: ignore[no-untyped-def]
+        for line in pipe:
+            lines.append(line)
 
     def address(self, timeout: float) -> str:
         deadline = time.monotonic() + timeout
@@ -60,13 +69,14 @@ class _Peer:
 
     def finish(self, timeout: float) -> PeerOutcome:
         try:
-            out, _ = self.proc.communicate(timeout=timeout)
+            self.proc.wait(timeout=timeout)
         except subprocess.TimeoutExpired:
             self.proc.kill()
-            out, _ = self.proc.communicate()
-        self._t_err.join(timeout=5)
+            self.proc.wait()
+        for t in self._readers:
+            t.join(timeout=5)
         result = None
-        for line in (out or "").splitlines():
+        for line in self.out_lines:
             line = line.strip()
             if line.startswith("{"):
                 result = json.loads(line)
@@ -90,6 +100,7 @@ class GameTable:
         cheats: dict[int, str] | None = None,
         bots: dict[int, str] | None = None,
         extra: list[str] | None = None,
+        extra_for: dict[int, list[str]] | None = None,
     ) -> None:
         self.tmp = tmp
         self.game = game
@@ -98,6 +109,8 @@ class GameTable:
         self.cheats = cheats or {}
         self.bots = bots or {}
         self.extra = extra or []
+        self.extra_for = extra_for or {}
+        """More options for one peer, after ``extra`` (so they win)."""
         self.peers: list[_Peer] = []
 
     def state_dir(self, i: int) -> Path:
@@ -127,6 +140,7 @@ class GameTable:
             "--state-dir",
             str(self.state_dir(i)),
             *self.extra,
+            *self.extra_for.get(i, []),
         ]
 
     def start(self) -> GameTable:

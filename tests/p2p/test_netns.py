@@ -1,4 +1,5 @@
-"""Several hosts: one peer per network namespace, real multicast discovery, a cut link.
+"""Several hosts: one peer per network namespace, real multicast discovery, a real game
+(three bots playing Slaiga) through a partition and through one cut link.
 
 Topology (everything created here, with a random suffix, and removed at the end)::
 
@@ -11,12 +12,18 @@ the bridge namespace with its far end born directly in a peer namespace, so
 the host namespace never sees an interface, an address or a route of ours.
 
 Each peer is a real ``python -m cli.net`` process started with ``ip netns
-exec``.  The opener announces the table over zeroconf on ``eth0``; the joiners
-find it by multicast DNS (no ``--peer``).  While the demonstration protocol
-runs, the bridge port of one peer is set down: the others must report that
-seat as stalled (``--events`` prints progress as JSON lines on stderr).  The
-port comes back up, the table carries on, and every record must end with
-the same head.
+exec``, its seat played by the heuristic bot.  ``--events`` prints progress
+as JSON lines on stderr, ``--json`` the game's result on stdout.
+
+* *Partition*: the opener announces the table over zeroconf on ``eth0`` and
+  the joiners find it by multicast DNS (no ``--peer``).  Mid-game the bridge
+  port of one peer is set down until every link of it has dropped (short
+  keepalives) and the others report its seat as stalled; the port comes back
+  up, the links are redialled, the game finishes with the same record, state
+  and ranking everywhere, and nobody is named.
+* *One cut link*: only the route between two peers is blackholed mid-game.
+  Each end gets the other's entries through the third peer, which relays what
+  it accepts, so the game plays on with no stall while the link is down.
 
 The test needs root (CI runs it as root).  It skips only if a network
 namespace cannot be created at all, and says why.
@@ -39,19 +46,28 @@ from pathlib import Path
 import pytest
 
 from p2p import netguard
+from tests.p2p._faults import check_same_finished_game, entries_in, named
 
 REPO = Path(__file__).resolve().parents[2]
 PEERS = 3
-DEMO_STEPS = 150
-PACE_MS = 15
-"""Think time per own demo entry, so the protocol is still running when the link is cut."""
-STALL_AFTER_MS = 400
-CUT_AFTER_BYTES = 6000
-"""Cut the link once the opener's record file is this big (some 25 entries in)."""
+GAME = ["slaiga", "--seats", str(PEERS), "--option", "max_turns=30"]
+THINK_MS = 25
+"""Each bot thinks this long per decision, so the game is still running through both faults."""
+STALL_AFTER_MS = 1500
+"""Roomy, so that while one link is down only a missing relay (not a slow machine) makes a
+seat wait this long; for machine steps and decisions alike."""
+KEEPALIVE = ["--keepalive", "0.2", "--keepalive-dead", "1.5"]
+"""A link that hears nothing for 1.5 s is dropped, so each cut drops the links it cuts and
+healing needs real redials."""
+CUT_AT_ENTRIES = 30
+"""Cut the first link once the opener's record holds this many entries: keys and the
+shuffles are done, and the deal and the play are under way."""
+RELAY_ENTRIES = 40
+"""Entries the game must add while the one link is down and both its ends know it."""
 SUBNET_PREFIX = "10.213"
 IP_TIMEOUT_S = 10
-STEP_TIMEOUT_S = 20
-"""Bound on each phase: table announced, protocol under way, stall seen, all finished."""
+STEP_TIMEOUT_S = 30
+"""Bound on each phase: table announced, game under way, stall seen, all finished."""
 POLL_S = 0.02
 
 
@@ -154,12 +170,18 @@ class Peer:
                 else:
                     self.noise.append(line.rstrip())
 
-    def find(self, kind: str, **match: object) -> dict | None:
+    def find(self, kind: str, since: int = 0, **match: object) -> dict | None:
+        """The first ``kind`` event matching ``match`` among events ``since`` onwards."""
         with self._lock:
-            for event in self.events:
+            for event in self.events[since:]:
                 if event["event"] == kind and all(event.get(k) == v for k, v in match.items()):
                     return event
         return None
+
+    def mark(self) -> int:
+        """How many events have come so far (for ``find(..., since=)``)."""
+        with self._lock:
+            return len(self.events)
 
     def stderr_text(self) -> str:
         with self._lock:
@@ -212,113 +234,37 @@ def _namespaces(n: int) -> Iterator[Topology]:
         assert not problems, f"could not remove namespaces: {problems}"
 
 
-def _common(steps: int, pace_ms: int) -> list[str]:
-    """The options every peer of a namespace test gets (events on stderr, JSON on stdout)."""
-    return [
-        "--interface",
-        "eth0",
-        "--json",
-        "--events",
-        "--demo-steps",
-        str(steps),
-        "--demo-pace-ms",
-        str(pace_ms),
-        "--stall-after-ms",
-        str(STALL_AFTER_MS),
-        "--max-wait-ms",
-        "60000",
-    ]
+COMMON = [
+    "--interface",
+    "eth0",
+    "--json",
+    "--events",
+    "--bot",
+    "heuristic",
+    "--bot-think-ms",
+    str(THINK_MS),
+    "--stall-after-ms",
+    str(STALL_AFTER_MS),
+    "--decide-stall-ms",
+    str(STALL_AFTER_MS),
+    "--max-wait-ms",
+    "60000",
+    "--decide-max-ms",
+    "60000",
+    "--linger",
+    "15",
+    *KEEPALIVE,
+]
+"""The options of every peer: events on stderr, the result on stdout, a thinking bot."""
 
 
-def test_table_across_namespaces_survives_a_cut_link(tmp_path: Path) -> None:
-    common = _common(DEMO_STEPS, PACE_MS)
-    peers: list[Peer] = []
-    with _namespaces(PEERS) as topo:
-        try:
-            opener = Peer(
-                topo.peer_ns[0],
-                [
-                    "open",
-                    "slaiga",
-                    "--seats",
-                    str(PEERS),
-                    "--name",
-                    "n0",
-                    "--state-dir",
-                    str(tmp_path / "n0"),
-                    *common,
-                ],
-            )
-            peers.append(opener)
-            announced = _wait("the table to be announced", lambda: opener.find("announced"), peers)
-            assert announced
-            listening = opener.find("listening")
-            assert listening is not None
-            assert listening["address"].startswith(topo.address(0) + ":")
-            table_id = listening["table_id"]
-            for k in range(1, PEERS):
-                peers.append(
-                    Peer(
-                        topo.peer_ns[k],
-                        [
-                            "join",
-                            table_id,
-                            "--timeout",
-                            "10",
-                            "--name",
-                            f"n{k}",
-                            "--state-dir",
-                            str(tmp_path / f"n{k}"),
-                            *common,
-                        ],
-                    )
-                )
-            # the joiners found the table by multicast DNS: they dialled the opener's veth address
-            for p in peers[1:]:
-                connecting = _wait(
-                    "a joiner to find the table", lambda p=p: p.find("connecting"), peers
-                )
-                assert connecting["address"].startswith(topo.address(0) + ":")
-            slots = [
-                _wait("the table to form", lambda p=p: p.find("formed"), peers)["slot"]
-                for p in peers
-            ]
-            assert sorted(slots) == list(range(PEERS))
-
-            record = tmp_path / "n0" / "tables" / f"{table_id}.rec"
-            _wait(
-                "the protocol to get under way",
-                lambda: record.exists() and record.stat().st_size > CUT_AFTER_BYTES,
-                peers,
-            )
-            cut = PEERS - 1
-            topo.set_port(cut, "down")
-            cut_slot = slots[cut]
-            # every peer still on the bridge reports the cut-off seat as stalled
-            for p in peers[:cut]:
-                _wait(
-                    f"a stall of seat {cut_slot}",
-                    lambda p=p: p.find("stalled", seat=cut_slot),
-                    peers,
-                )
-            # and the cut-off peer sees the rest of the table go silent
-            _wait("the cut-off peer to see a stall", lambda: peers[cut].find("stalled"), peers)
-            assert not any(p.find("finished") for p in peers), "the table finished during the cut"
-            topo.set_port(cut, "up")
-
-            results = [p.finish(STEP_TIMEOUT_S * 2) for p in peers]
-        finally:
-            for p in peers:
-                p.kill()
-    for p in peers[:cut]:
-        assert p.find("recovered", seat=cut_slot) is not None, p.stderr_text()
-    # every peer heard every other one confirm the end (nobody waited out its linger)
-    assert not any(p.find("linger_timeout") for p in peers)
-    heads = {r["record_head"] for r in results}
-    assert len(heads) == 1, heads
-    assert all(r["finished"] and r["record_steps"] == DEMO_STEPS + 2 for r in results)
-    assert all(r["table_id"] == table_id for r in results)
-    assert all(cut_slot in r.get("stalls", []) for r in results[:cut])
+def _under_way(tables: Path, at_least: int, peers: list[Peer]) -> int:
+    """Wait until the record under ``tables`` holds ``at_least`` entries; return the count."""
+    return _wait(
+        f"{at_least} entries in the record",
+        lambda: (n := entries_in(tables)) >= at_least and n,
+        peers,
+    )
 
 
 def _blackhole(topo: Topology, a: int, b: int, action: str) -> None:
@@ -327,57 +273,116 @@ def _blackhole(topo: Topology, a: int, b: int, action: str) -> None:
     _ip("-n", topo.peer_ns[b], "route", action, "blackhole", f"{topo.address(a)}/32")
 
 
-RELAY_STEPS = 300
-RELAY_PACE_MS = 10
+def _start_table(topo: Topology, tmp_path: Path, peers: list[Peer]) -> list[int]:
+    """The opener announces a table on its ``eth0``; the joiners find it by multicast DNS.
+    Returns each peer's slot once all are seated and meshed."""
+    opener = Peer(
+        topo.peer_ns[0],
+        ["open", *GAME, "--name", "n0", "--state-dir", str(tmp_path / "n0"), *COMMON],
+    )
+    peers.append(opener)
+    listening = _wait("the opener to listen", lambda: opener.find("listening"), peers)
+    assert listening["address"].startswith(topo.address(0) + ":")
+    for k in range(1, PEERS):
+        peers.append(
+            Peer(
+                topo.peer_ns[k],
+                ["join", listening["table_id"], "--timeout", "10", "--name", f"n{k}"]
+                + ["--state-dir", str(tmp_path / f"n{k}"), *COMMON],
+            )
+        )
+    # the joiners found the table by multicast DNS: they dialled the opener's veth address
+    for p in peers[1:]:
+        connecting = _wait("a joiner to find the table", lambda p=p: p.find("connecting"), peers)
+        assert connecting["address"].startswith(topo.address(0) + ":")
+    assert opener.find("announced"), opener.stderr_text()
+    for p in peers:
+        _wait("the table to form and mesh", lambda p=p: p.find("meshed"), peers)
+    slots = [p.find("formed")["slot"] for p in peers]  # type: ignore[index]
+    assert sorted(slots) == list(range(PEERS))
+    return slots
 
 
-def test_one_cut_link_costs_no_pace_entries_are_relayed(tmp_path: Path) -> None:
-    """Only the link between two peers is cut; every other link stays up.  Each end of the
-    broken link gets the other's entries through the third peer, which relays what it
-    accepts, so nobody waits out a stall: no peer reports one while the link is down (a
-    count, not a time), and every record ends with the same head."""
-    common = _common(RELAY_STEPS, RELAY_PACE_MS)
+def _cut_one_link(topo: Topology, tables: Path, slots: list[int], peers: list[Peer]) -> None:
+    """Blackhole the link between peers 0 and 1 only, and heal it.  Each end of the broken
+    link gets the other's entries through peer 2, which relays what it accepts, so nobody
+    waits out a stall: no peer reports one while the link is down (a count, not a time)."""
+    marks = [p.mark() for p in peers]
+    _blackhole(topo, 0, 1, "add")
+    # both ends of the cut link find out (their keepalive drops it) ...
+    for a, b in ((0, 1), (1, 0)):
+        _wait(
+            f"peer {a} to lose peer {b}",
+            lambda a=a, b=b: peers[a].find("peer_down", marks[a], slot=slots[b]),
+            peers,
+        )
+    # ... and the game goes on through the third peer
+    _under_way(tables, entries_in(tables) + RELAY_ENTRIES, peers)
+    during = [p.find("stalled", n) for p, n in zip(peers, marks, strict=True)]
+    assert during == [None] * PEERS, during
+    healed = peers[0].mark()
+    _blackhole(topo, 0, 1, "del")
+    _wait(
+        "peers 0 and 1 to redial",
+        lambda: peers[0].find("peer_up", healed, slot=slots[1]),
+        peers,
+    )
+
+
+def _partition(topo: Topology, cut: int, slots: list[int], peers: list[Peer]) -> list[int]:
+    """Set peer ``cut``'s bridge port down until it has lost every link and the others report
+    its seat stalled (and it theirs), then bring it back up.  Returns each peer's event
+    count when the cut began."""
+    cut_slot = slots[cut]
+    marks = [p.mark() for p in peers]
+    topo.set_port(cut, "down")
+    for k in range(PEERS):
+        if k == cut:
+            continue
+        # every peer still on the bridge reports the cut-off seat as stalled
+        _wait(
+            f"a stall of seat {cut_slot}",
+            lambda k=k: peers[k].find("stalled", marks[k], seat=cut_slot),
+            peers,
+        )
+        # and the cut-off peer loses its link to every one of them
+        _wait(
+            f"the cut-off peer to lose seat {slots[k]}",
+            lambda k=k: peers[cut].find("peer_down", marks[cut], slot=slots[k]),
+            peers,
+        )
+    _wait(
+        "the cut-off peer to see a stall",
+        lambda: peers[cut].find("stalled", marks[cut]),
+        peers,
+    )
+    assert not any(p.find("finished") for p in peers), "the game finished during the cut"
+    topo.set_port(cut, "up")
+    return marks
+
+
+def test_a_game_across_namespaces_survives_a_cut_link_and_a_partition(tmp_path: Path) -> None:
+    """One game, two faults in turn: one link cut (relayed around), then one peer cut off
+    from the table (partition).  The game finishes with the same record, state and ranking
+    on every peer, each record file verifies, and nobody is named."""
     peers: list[Peer] = []
     with _namespaces(PEERS) as topo:
         try:
-            opener = Peer(
-                topo.peer_ns[0],
-                ["open", "slaiga", "--seats", str(PEERS), "--no-announce"]
-                + ["--state-dir", str(tmp_path / "n0"), *common],
-            )
-            peers.append(opener)
-            listening = _wait("the opener to listen", lambda: opener.find("listening"), peers)
-            for k in range(1, PEERS):
-                peers.append(
-                    Peer(
-                        topo.peer_ns[k],
-                        ["join", "--peer", listening["address"]]
-                        + ["--state-dir", str(tmp_path / f"n{k}"), *common],
-                    )
-                )
-            for p in peers:
-                _wait("the table to form and mesh", lambda p=p: p.find("meshed"), peers)
-            table_id = listening["table_id"]
-            record = tmp_path / "n0" / "tables" / f"{table_id}.rec"
-            _wait(
-                "the protocol to get under way",
-                lambda: record.exists() and record.stat().st_size > CUT_AFTER_BYTES,
-                peers,
-            )
-            _blackhole(topo, 0, 1, "add")
-            cut_at = len(record.read_bytes())
-            _wait(
-                "the table to go on during the cut",
-                lambda: record.stat().st_size > cut_at + 4 * CUT_AFTER_BYTES,
-                peers,
-            )
-            stalls_during_cut = [e for p in peers for e in p.events if e["event"] == "stalled"]
-            _blackhole(topo, 0, 1, "del")
+            slots = _start_table(topo, tmp_path, peers)
+            tables = tmp_path / "n0" / "tables"
+            _under_way(tables, CUT_AT_ENTRIES, peers)
+            _cut_one_link(topo, tables, slots, peers)
+            cut = PEERS - 1
+            marks = _partition(topo, cut, slots, peers)
             results = [p.finish(STEP_TIMEOUT_S * 2) for p in peers]
         finally:
             for p in peers:
                 p.kill()
-    assert stalls_during_cut == [], stalls_during_cut
-    heads = {r["record_head"] for r in results}
-    assert len(heads) == 1, heads
-    assert all(r["finished"] and r["record_steps"] == RELAY_STEPS + 2 for r in results)
+    for p in peers:
+        assert named(p.events) == [], p.stderr_text()
+        # every peer heard every other one confirm the end (nobody waited out its linger)
+        assert not p.find("linger_timeout"), p.stderr_text()
+    for k in range(PEERS):
+        if k != cut:
+            assert peers[k].find("recovered", marks[k], seat=slots[cut]), peers[k].stderr_text()
+    check_same_finished_game(results, PEERS)
