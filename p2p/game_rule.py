@@ -44,8 +44,10 @@ obligation                 record steps
                            inequality proofs) checked by every peer;
                            ``HighestGiven``: ``sealed-proof`` to the verifier,
                            then the verifier's ``verdict`` (see below)
-``Roll`` / ``JointRandom`` a ``commit`` round, then a ``reveal`` round;
-                           values by rejection sampling from the joint seed
+``Roll`` / ``JointRandom`` a ``dice`` round opening every seat's commitment
+                           (made in the previous draw's ``dice`` round, or in
+                           a ``commit`` round for the first draw); values by
+                           rejection sampling from the joint seed
 (an action is owed)        an ``action`` round of the seats to move; answers
                            of a multi-seat round are applied in the engine's
                            own order
@@ -134,7 +136,7 @@ from engine.obligations import (
 )
 from p2p.errors import CheatDetected, Dispute, InvalidMove, LocalProtocolError
 from p2p.faces import handle_indices, index_face
-from p2p.forming import Commit, Opening
+from p2p.forming import SEAT_ORDER_VALUE_BYTES, Commit
 from p2p.order import Owed, StepView
 from p2p.wire import (
     MAX_SEATS,
@@ -165,13 +167,13 @@ PROOF_KIND = "proof"
 SEALED_KIND = "sealed-proof"
 VERDICT_KIND = "verdict"
 COMMIT_KIND = "commit"
-REVEAL_KIND = "reveal"
+DICE_KIND = "dice"
 ACTION_KIND = "action"
 FINAL_KIND = "final"
 
 MACHINE_KINDS = frozenset(
     {KEY_KIND, SHUFFLE_KIND, TOKENS_KIND, REMASK_KIND, PROOF_KIND, SEALED_KIND, COMMIT_KIND}
-    | {REVEAL_KIND, FINAL_KIND}
+    | {DICE_KIND, FINAL_KIND}
 )
 """Kinds a peer's software sends by itself (stall limits for machines apply)."""
 DECISION_KINDS = frozenset({ACTION_KIND, VERDICT_KIND})
@@ -270,6 +272,17 @@ class VerdictBody(Body):
     accept: Annotated[bool, Bool()]
     payload: Blob
     signature: Annotated[bytes, Bytes(max_len=64)]
+
+
+@body(DICE_KIND)
+@dataclass(frozen=True, slots=True)
+class DiceBody(Body):
+    """A seat's opening of its commitment for this joint draw, and its commitment for the
+    next draw (see ``GameRule._joint``)."""
+
+    value: Annotated[bytes, Bytes(size=SEAT_ORDER_VALUE_BYTES)]
+    nonce: Annotated[bytes, Bytes(size=32)]
+    next: Hash
 
 
 @body(ACTION_KIND)
@@ -414,6 +427,9 @@ class GameRule:
         self.outcome: Outcome | None = None
         self.final_hash: str | None = None
         self.done = False
+        self._chained: tuple[int, dict[int, bytes]] | None = None
+        """The next joint draw's number and every seat's commitment to it, once a draw
+        has carried them."""
         self._flow = self._main()
         self._need: Need | None = next(self._flow)
         self._owed = self._owed_of(self._need)
@@ -1190,41 +1206,59 @@ class GameRule:
         return d[:32], d[32:64]
 
     def _joint(self) -> _Flow:
+        """One joint random draw by commit and reveal.
+
+        A draw's ``dice`` round opens every seat's commitment and carries its
+        commitment for the *next* draw, so only the first draw of a game needs
+        a ``commit`` round of its own: each later roll is one round, not two.
+        A draw is named by the step that committed to it (a ``commit`` step,
+        or the previous draw's ``dice`` step); its contexts and its joint
+        label carry that number.
+        """
         everyone = tuple(range(self.n))
-        commit_step = self.step_no
+        if self._chained is not None:
+            draw, commits = self._chained
+        else:
+            draw = self.step_no
 
-        def make_commit() -> Body:
-            value, nonce = self._dice_secret(commit_step)
-            c, _ = commit(value, self._dice_context(commit_step, self.mine.seat), nonce)  # type: ignore[union-attr]
-            return Commit(c)
+            def make_commit() -> Body:
+                value, nonce = self._dice_secret(draw)
+                c, _ = commit(value, self._dice_context(draw, self.mine.seat), nonce)  # type: ignore[union-attr]
+                return Commit(c)
 
-        commits = yield Need(
-            COMMIT_KIND,
-            everyone,
-            lambda seat, b: b.commitment,
-            "rolling",
-            self._for_me(everyone, make_commit),
-        )
+            commits = yield Need(
+                COMMIT_KIND,
+                everyone,
+                lambda seat, b: b.commitment,
+                "rolling",
+                self._for_me(everyone, make_commit),
+            )
+        following = self.step_no  # this dice step commits to the next draw
 
         def make_open() -> Body:
-            value, nonce = self._dice_secret(commit_step)
-            forged = self._cheat("opening", value, nonce)
-            return forged if forged is not None else Opening(value, nonce)
+            value, nonce = self._dice_secret(draw)
+            next_value, next_nonce = self._dice_secret(following)
+            seat = self.mine.seat  # type: ignore[union-attr]
+            ahead, _ = commit(next_value, self._dice_context(following, seat), next_nonce)
+            body = DiceBody(value, nonce, ahead)
+            forged = self._cheat("opening", body)
+            return forged if forged is not None else body
 
-        def check_open(seat: int, b: Opening) -> bytes:
+        def check_open(seat: int, b: DiceBody) -> DiceBody:
             try:
                 check_commitment(
-                    commits[seat], b.value, b.nonce, self._dice_context(commit_step, seat), seat
+                    commits[seat], b.value, b.nonce, self._dice_context(draw, seat), seat
                 )
             except CommitmentMismatch as exc:
                 raise InvalidMove(self.order[seat], f"dice reveal: {exc}") from None
-            return b.value
+            return b
 
-        values = yield Need(
-            REVEAL_KIND, everyone, check_open, "rolling", self._for_me(everyone, make_open)
+        opened = yield Need(
+            DICE_KIND, everyone, check_open, "rolling", self._for_me(everyone, make_open)
         )
-        label = _JOINT_DOMAIN + self._ctx(0, commit_step).encode()
-        return JointStream.from_reveals(label, values)
+        self._chained = (following, {seat: b.next for seat, b in opened.items()})
+        label = _JOINT_DOMAIN + self._ctx(0, draw).encode()
+        return JointStream.from_reveals(label, {seat: b.value for seat, b in opened.items()})
 
     # ---- actions and the end ---------------------------------------------------------------------
 

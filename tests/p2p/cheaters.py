@@ -15,6 +15,7 @@ game hooks work in process too, with ``p2p.local_table`` (``SeatKeys.cheat``).
 from __future__ import annotations
 
 import copy
+import dataclasses
 import random
 from typing import Any
 
@@ -23,9 +24,9 @@ from crypto.group import G, add, random_scalar
 from crypto.shuffle import remask_with
 from engine.errors import EngineError
 from engine.players import BotPlayer
-from p2p.forming import Opening
 from p2p.game_rule import (
     FINAL_KIND,
+    DiceBody,
     FinalBody,
     ProofBody,
     RemaskBody,
@@ -47,6 +48,8 @@ KINDS = (
     "gift-not-highest",
     "false-complaint",
     "dice",
+    "dice-nonce",
+    "dice-next",
     "out-of-turn",
     "replay",
     "equivocation",
@@ -66,6 +69,8 @@ GAME_OF = {
     "gift-not-highest": ("slave", 4),
     "false-complaint": ("slave", 4),
     "dice": ("slajens", 3),
+    "dice-nonce": ("slajens", 3),
+    "dice-next": ("slajens", 3),  # caught when the next draw is opened
     "out-of-turn": ("slajens", 3),
     "replay": ("slajens", 3),
     "equivocation": ("slajens", 3),
@@ -143,9 +148,13 @@ class Cheater:
             return VerdictBody(False, payload, sig)
         return None
 
-    def opening(self, rule: Any, value: bytes, nonce: bytes) -> Opening | None:
-        if self._once("dice"):
-            return Opening(bytes(b ^ 1 for b in value), nonce)
+    def opening(self, rule: Any, body: DiceBody) -> DiceBody | None:
+        """Each field of a dice entry in turn: the opened value, its nonce, and the
+        commitment to the next draw."""
+        for kind, name in (("dice", "value"), ("dice-nonce", "nonce"), ("dice-next", "next")):
+            if self._once(kind):
+                flipped = bytes(b ^ 1 for b in getattr(body, name))
+                return dataclasses.replace(body, **{name: flipped})
         return None
 
     # ---- decisions ----

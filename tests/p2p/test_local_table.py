@@ -94,3 +94,12 @@ def test_face_index_mapping_matches_engine_decks():
     deck = list(reversed(standard_deck(copies=2)))
     idx = handle_indices(deck, 104)
     assert len(set(idx)) == 104 and [index_face(k, 104) for k in idx] == deck
+
+
+def test_only_the_first_draw_has_a_commit_round():
+    """Each later draw's commitments ride in the previous draw's entries."""
+    table = local_table.run(local_table.new_table("slajens", 3, {"rounds": 2}))
+    kinds = [e.body.TAG for e in table.records[0].entries() if e.body.TAG in ("commit", "dice")]
+    # three for the seat order (the table's forming), three for the first draw
+    assert kinds.count("commit") == 6 and kinds[:6] == ["commit"] * 6
+    assert kinds.count("dice") >= 3 * 2 * 2  # every seat, two rounds, at least two rolls
