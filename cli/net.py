@@ -203,9 +203,10 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
 
     p = sub.add_parser(
         "join",
-        help="join a table: by its id, by --peer HOST:PORT, or the only one in sight",
+        help="join a table: by its id, by --peer HOST:PORT, or the one in sight",
         description="Join a table on the local network: the one with TABLE-ID, the one at "
-        "--peer HOST:PORT, or (with neither) the only table in sight.",
+        "--peer HOST:PORT, or (with neither) the open table in sight; at a terminal, when "
+        "several are open, you pick one from a list.",
         epilog=checked.EXIT_STATUS,
     )
     p.add_argument("table_id", nargs="?", default=None, help="table id from `slaiga lobby`")
