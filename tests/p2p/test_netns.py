@@ -50,9 +50,11 @@ from tests.p2p._faults import check_same_finished_game, entries_in, named
 
 REPO = Path(__file__).resolve().parents[2]
 PEERS = 3
-GAME = ["slaiga", "--seats", str(PEERS), "--option", "max_turns=30"]
-THINK_MS = 25
-"""Each bot thinks this long per decision, so the game is still running through both faults."""
+GAME = ["slaiga", "--seats", str(PEERS), "--option", "max_turns=60"]
+THINK_MS = 100
+"""Each bot thinks this long per decision, so that the game is still running through both
+faults however fast the machine is (the faults wait on events and entry counts, and a game
+that ends first fails the test)."""
 STALL_AFTER_MS = 1500
 """Roomy, so that while one link is down only a missing relay (not a slow machine) makes a
 seat wait this long; for machine steps and decisions alike."""
