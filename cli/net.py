@@ -429,15 +429,21 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
     return EXIT_OK if not result.divergent else EXIT_FAILED
 
 
-def run_lobby(args: argparse.Namespace) -> int:
+def _scan(args: argparse.Namespace) -> list[discovery.TableAd]:
+    """The tables announced on ``--interface`` within ``--timeout`` seconds."""
+
     async def scan() -> list[discovery.TableAd]:
         async with discovery.open_lobby(args.interface) as lobby:
             if not args.json:
-                _err.print(f"[dim]·[/dim] listening for tables for {args.timeout:g}s…")
+                _err.print(f"[dim]·[/dim] looking for tables for {args.timeout:g}s…")
             return await lobby.scan(args.timeout)
 
+    return trio.run(scan)
+
+
+def run_lobby(args: argparse.Namespace) -> int:
     try:
-        tables = trio.run(scan)
+        tables = _scan(args)
     except DiscoveryError as exc:
         return _fail(str(exc), args.json)
     if args.json:
@@ -471,16 +477,12 @@ def run_open(args: argparse.Namespace) -> int:
 
 def _pick_table(args: argparse.Namespace) -> str | None:
     """At a terminal, with no TABLE-ID or --peer: list the open tables in sight and let the
-    person pick one when there are several (``None``: leave the choice to the node)."""
-
-    async def scan() -> list[discovery.TableAd]:
-        async with discovery.open_lobby(args.interface) as lobby:
-            _err.print(f"[dim]·[/dim] looking for tables for {args.timeout:g}s…")
-            return await lobby.scan(args.timeout)
-
-    tables = [t for t in trio.run(scan) if not t.is_full]
+    person pick one when there are several.  With one, that one (the node then finds it
+    without a second full scan); with none, ``None`` (the node looks once more, and says
+    so if there is still none)."""
+    tables = [t for t in _scan(args) if not t.is_full]
     if len(tables) < 2:
-        return None
+        return tables[0].table_id if tables else None
     _err.print(f"{len(tables)} open tables in sight:")
     for i, t in enumerate(tables, 1):
         _err.print(
