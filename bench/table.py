@@ -12,7 +12,12 @@ compares the time per record entry (``ratio_raw`` the plain times).
 ``action_ms_median``/``action_ms_p90``: from the step before an action to the
 end of everything that action caused (reveals, proofs), for actions whose cycle
 needs no shuffle; ``first_decision_s``: from the table being formed to the
-first decision being owed.  All figures from one run on this machine.
+first decision being owed.  ``loop_block_ms_max``/``loop_block_ms_p99``: how late a
+watchdog task in each peer's Trio loop woke (p2p/loopwatch.py, a 10 ms sleep again
+and again) while the game ran, over the samples of every peer
+(``..._per_peer``: each peer's own); a long proof or check on the loop shows as a
+late wake.  On a loaded machine the OS scheduler adds to it.  All figures from one
+run on this machine.
 """
 
 from __future__ import annotations
@@ -31,6 +36,7 @@ from typing import Any
 
 from bench import help_text
 from p2p import local_table
+from p2p.loopwatch import summarize
 
 GAMES = ("slave", "slajens", "slaiga", "honest-slaiga", "aight-of-spaides")
 OPTIONS = {"slave": {"games": 1}, "slajens": {"rounds": 5}}
@@ -59,7 +65,7 @@ def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[
 def network_game(game: str, seats: int, tmp: Path) -> dict[str, Any]:
     env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK, SLAIGA_LOOPBACK_ONLY="1")
     opts = [f"--option={k}={v}" for k, v in OPTIONS.get(game, {}).items()]
-    common = ["--bot", "heuristic", "--json", "--events", "--linger", "5"]
+    common = ["--bot", "heuristic", "--json", "--events", "--linger", "5", "--loop-watch"]
     opener, lines = _peer(
         ["open", game, "--seats", str(seats), "--no-announce", "--trace-steps", *opts, *common]
         + ["--state-dir", str(tmp / "p0")],
@@ -76,11 +82,11 @@ def network_game(game: str, seats: int, tmp: Path) -> dict[str, Any]:
         opener.kill()
         raise RuntimeError("the opener did not listen")
     joiners = [
-        _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)[0]
+        _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)
         for i in range(1, seats)
     ]
     results = []
-    for proc in [opener, *joiners]:
+    for proc in [opener, *(p for p, _ in joiners)]:
         assert proc.stdout is not None
         out = proc.stdout.read()  # stderr is read by the thread started in _peer
         proc.wait(timeout=1800)
@@ -101,7 +107,19 @@ def network_game(game: str, seats: int, tmp: Path) -> dict[str, Any]:
             cycle_kinds = []
         cycle_kinds.append(kind)
     heads = {r["record_head"] for r in results}
+    watches = [
+        json.loads(x)["samples"]
+        for peer_lines in [lines, *(ls for _, ls in joiners)]
+        for x in peer_lines
+        if x.startswith('{"event": "loop_watch"')
+    ]
+    per_peer = [summarize(samples, formed, finished) for samples in watches]
+    pooled = summarize([s for samples in watches for s in samples], formed, finished)
     return {
+        "loop_block_ms_max": pooled["loop_block_ms_max"],
+        "loop_block_ms_p99": pooled["loop_block_ms_p99"],
+        "loop_block_ms_max_per_peer": [p["loop_block_ms_max"] for p in per_peer],
+        "loop_block_ms_p99_per_peer": [p["loop_block_ms_p99"] for p in per_peer],
         "wall_s": finished - formed,
         "entries": results[0]["entries"],
         "agree": len(heads) == 1,
@@ -145,6 +163,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{game:18} wall {r['wall_s']:.2f}s  in-process {r['inprocess_s']:.2f}s"
                 f"  ratio/entry {r['ratio']:.2f}  action median {r['action_ms_median']} ms"
                 f"  p90 {r['action_ms_p90']} ms  first decision {r['first_decision_s']:.2f}s"
+                f"  loop blocked max {r['loop_block_ms_max']} ms p99 {r['loop_block_ms_p99']} ms"
             )
     if args.json:
         print(json.dumps(report, sort_keys=True))

@@ -47,6 +47,7 @@ from p2p.events import (
 )
 from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
 from p2p.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
+from p2p.loopwatch import LoopWatch, watched
 from p2p.node import OPEN_TIMEOUT_S, Node, NodeConfig, TableResult
 
 ENV_HOME = state.ENV_HOME
@@ -141,6 +142,9 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         help="how long a player may think before the table is abandoned",
     )
     p.add_argument("--trace-steps", action="store_true", help=argparse.SUPPRESS)
+    # slaiga bench table: sample the event loop's lateness (p2p/loopwatch.py) and print
+    # the samples as one "loop_watch" JSON line on stderr at the end
+    p.add_argument("--loop-watch", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive-dead", type=float, default=5.0, help=argparse.SUPPRESS)
     p.add_argument("--linger", type=float, default=10.0, help=argparse.SUPPRESS)
@@ -406,8 +410,9 @@ def _fail(message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
 
 def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ignore[no-untyped-def]
     result = None
+    watch = LoopWatch() if getattr(args, "loop_watch", False) else None
     try:
-        result = trio.run(action)
+        result = trio.run(action) if watch is None else trio.run(watched, action, watch)
     except PlayerQuit:
         close_player(node.player, None)
         _err.print("You left the table; the others will see you as gone.")
@@ -421,6 +426,12 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
     except trio.TooSlowError:
         close_player(node.player, None)
         return _fail("timed out while forming the table", args.json)
+    finally:
+        if watch is not None:
+            line = {"event": "loop_watch", "t": round(time.monotonic(), 3)}
+            line["interval_ms"] = watch.interval_s * 1000
+            sys.stderr.write(json.dumps({**line, "samples": watch.samples}) + "\n")
+            sys.stderr.flush()
     if isinstance(result.manifest.protocol, GameProtocol):
         close_player(node.player, result.game_summary())
     _print_result(result, args.json)
