@@ -41,6 +41,15 @@ from p2p.loopwatch import summarize
 GAMES = ("slave", "slajens", "slaiga", "honest-slaiga", "aight-of-spaides")
 OPTIONS = {"slave": {"games": 1}, "slajens": {"rounds": 5}}
 LOOPBACK = "127.0.0.1"
+ON_LOOP_KEYS = (
+    "wall_s",
+    "entries",
+    "first_decision_s",
+    "action_ms_median",
+    "action_ms_p90",
+    "loop_block_ms_max",
+    "loop_block_ms_p99",
+)
 
 
 def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[str]]:
@@ -62,10 +71,12 @@ def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[
     return proc, lines
 
 
-def network_game(game: str, seats: int, tmp: Path) -> dict[str, Any]:
+def network_game(game: str, seats: int, tmp: Path, offload: bool = True) -> dict[str, Any]:
     env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK, SLAIGA_LOOPBACK_ONLY="1")
     opts = [f"--option={k}={v}" for k, v in OPTIONS.get(game, {}).items()]
     common = ["--bot", "heuristic", "--json", "--events", "--linger", "5", "--loop-watch"]
+    if not offload:
+        common.append("--no-offload")
     opener, lines = _peer(
         ["open", game, "--seats", str(seats), "--no-announce", "--trace-steps", *opts, *common]
         + ["--state-dir", str(tmp / "p0")],
@@ -139,24 +150,45 @@ def inprocess_game(game: str, seats: int) -> dict[str, Any]:
     return {"inprocess_s": elapsed, "inprocess_entries": entries}
 
 
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="slaiga bench table", description=help_text(__doc__))
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--games", nargs="*", default=list(GAMES), choices=GAMES)
     parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument(
+        "--offload",
+        choices=("on", "off", "both"),
+        default="on",
+        help="proofs made and checked in worker threads (on), on the event loop (off), or "
+        "both: each game is played first with off, reported under 'on_loop', then with on",
+    )
     args = parser.parse_args(argv)
     report: dict[str, Any] = {}
     for game in args.games:
         if not args.json:
             print(f"{game}: playing over {args.seats} peer processes…", file=sys.stderr)
+        before: dict[str, Any] | None = None
+        if args.offload == "both":
+            with tempfile.TemporaryDirectory(prefix="slaiga-bench-") as tmp:
+                before = network_game(game, args.seats, Path(tmp), offload=False)
         with tempfile.TemporaryDirectory(prefix="slaiga-bench-") as tmp:
-            net = network_game(game, args.seats, Path(tmp))
+            net = network_game(game, args.seats, Path(tmp), offload=args.offload != "off")
         local = inprocess_game(game, args.seats)
         per_net = net["wall_s"] / max(1, net["entries"])
         per_local = local["inprocess_s"] / max(1, local["inprocess_entries"])
         row = {**net, **local, "ratio": per_net / per_local}
         row["ratio_raw"] = net["wall_s"] / local["inprocess_s"]
-        report[game] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}
+        if before is not None:
+            row["on_loop"] = {k: before[k] for k in ON_LOOP_KEYS}
+        report[game] = _rounded(row)
         if not args.json:
             r = report[game]
             print(
@@ -165,6 +197,8 @@ def main(argv: list[str] | None = None) -> int:
                 f"  p90 {r['action_ms_p90']} ms  first decision {r['first_decision_s']:.2f}s"
                 f"  loop blocked max {r['loop_block_ms_max']} ms p99 {r['loop_block_ms_p99']} ms"
             )
+            if "on_loop" in r:
+                print(f"{'':18} with proofs on the event loop: {r['on_loop']}")
     if args.json:
         print(json.dumps(report, sort_keys=True))
     return 0

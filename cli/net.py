@@ -145,6 +145,8 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
     # slaiga bench table: sample the event loop's lateness (p2p/loopwatch.py) and print
     # the samples as one "loop_watch" JSON line on stderr at the end
     p.add_argument("--loop-watch", action="store_true", help=argparse.SUPPRESS)
+    # slaiga bench table --offload: proofs made and checked on the event loop (p2p/offload.py)
+    p.add_argument("--no-offload", action="store_true", help=argparse.SUPPRESS)
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive-dead", type=float, default=5.0, help=argparse.SUPPRESS)
     p.add_argument("--linger", type=float, default=10.0, help=argparse.SUPPRESS)
@@ -343,6 +345,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         ),
         bot_after_leave=args.bot is None,
         trace_steps=args.trace_steps,
+        offload=not getattr(args, "no_offload", False),
     )
 
 

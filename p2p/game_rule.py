@@ -345,6 +345,24 @@ def _decode_points(blob: bytes, count: int) -> list[Point]:
     return [Point.decode(blob[i : i + POINT_BYTES]) for i in range(0, len(blob), POINT_BYTES)]
 
 
+def _shuffle_and_prove(
+    inputs: tuple[Ciphertext, ...], joint: Point, ctx: Context
+) -> tuple[tuple[Ciphertext, ...], Any]:
+    """Permute and re-mask ``inputs``, and prove it (pure: may run in a worker thread)."""
+    out, witness = shuffle_deck(inputs, joint)
+    return out, prove_shuffle_batchable(inputs, out, joint, witness, ctx)
+
+
+def _decode_shuffle(
+    inputs: tuple[Ciphertext, ...], joint: Point, ctx: Context, b: ShuffleBody
+) -> ShuffleStatement:
+    """A shuffle entry as a statement, every point and scalar validated (pure)."""
+    n = len(inputs)
+    out = tuple(decode_pile(b.pile, n))
+    proof = TWCommitmentProof.decode(b.proof, expected_size=n)
+    return ShuffleStatement(inputs, out, joint, proof, ctx)
+
+
 def _derive(secret: bytes, domain: bytes, *parts: int) -> bytes:
     h = hashlib.sha512(domain + len(secret).to_bytes(2, "big") + secret)
     for p in parts:
@@ -376,7 +394,9 @@ class Need:
     """What the current step needs: entries of ``kind`` from engine seats ``seats``.
 
     ``check(seat, body)`` validates one entry and returns its parsed value;
-    ``make()`` builds our own entry (live peers only).
+    ``make()`` builds our own entry (live peers only).  ``pre(seat, body)`` and
+    ``premake()``, when set, return jobs (:data:`Job`) that do the expensive part of
+    ``check`` or ``make`` ahead of the fold (see :meth:`GameRule.prework`).
     """
 
     kind: str
@@ -385,6 +405,14 @@ class Need:
     what: str
     make: Callable[[], Body] | None = None
     parsed: dict[int, Any] = field(default_factory=dict)
+    pre: Callable[[int, Any], Job] | None = None
+    premake: Callable[[], Job] | None = None
+
+
+Job = Callable[[], Callable[[], None]]
+"""Work ahead of the fold: calling it does the expensive, pure part (it touches only
+values captured when the job was made, so it may run in a worker thread); what it
+returns is called back on the event loop to keep the result for the fold."""
 
 
 _Flow = Generator[Need, dict[int, Any], Any]
@@ -438,6 +466,13 @@ class GameRule:
         self._chained: tuple[int, dict[int, bytes]] | None = None
         """The next joint draw's number and every seat's commitment to it, once a draw
         has carried them."""
+        self._ahead: dict[tuple[str, int, int], tuple[Any, ...]] = {}
+        """(kind, engine seat, step) -> an entry checked ahead of the fold by a job of
+        :meth:`prework`: the body, what its check depended on, and the parsed value."""
+        self._made: dict[int, tuple[Any, ...]] = {}
+        """step -> our own shuffle made ahead by a job of :meth:`premake`."""
+        self._checked_ahead: list[ShuffleStatement] = []
+        """Shuffle statements of this round already verified ahead (not batched again)."""
         self._flow = self._main()
         self._need: Need | None = next(self._flow)
         self._owed = self._owed_of(self._need)
@@ -481,6 +516,39 @@ class GameRule:
             self._owed = None
             raise
         self._owed = self._owed_of(self._need)
+
+    # ---- work ahead of the fold (p2p/offload.py runs the jobs in worker threads) -------
+
+    def prework(self, slot: int, step: int, body_: Body) -> Job | None:
+        """A job checking the expensive part of ``body_`` (a shuffle proof, reveal tokens)
+        that ``slot`` sent for ``step``, if that is what the current step waits for; the
+        fold then uses the result instead of checking again, but only for the very same
+        body and the very same statement (inputs, key, context).  A job that raises
+        keeps nothing: the fold checks the entry itself and names the fault."""
+        need, seat = self._need, self.engine_seat_of.get(slot)
+        if need is None or need.pre is None or step != self.step_no or seat is None:
+            return None
+        if seat not in need.seats or seat in need.parsed or self._trusted(seat):
+            return None
+        if getattr(body_, "TAG", None) != need.kind:
+            return None
+        return need.pre(seat, body_)
+
+    def premake(self) -> Job | None:
+        """A job making our own entry for the current step ahead (a shuffle and its
+        proof), unless it is made already; ``produce`` then uses it."""
+        need = self._need
+        if need is None or need.premake is None or self.step_no in self._made:
+            return None
+        if self.mine is None or self.mine.seat not in need.seats:
+            return None
+        return need.premake()
+
+    def _keep_ahead(self, key: tuple[str, int, int], value: tuple[Any, ...]) -> None:
+        for old in [k for k in self._ahead if k[2] < self.step_no]:
+            del self._ahead[old]
+        if key[2] == self.step_no:
+            self._ahead[key] = value
 
     def _owed_of(self, need: Need | None) -> Owed | None:
         if need is None:
@@ -769,15 +837,18 @@ class GameRule:
                 lambda seat, b, inputs=inputs: self._parse_shuffle(seat, inputs, b),
                 "shuffling",
                 self._for_me((s,), lambda inputs=inputs: self._make_shuffle(inputs)),
+                pre=lambda seat, b, inputs=inputs: self._pre_shuffle(seat, inputs, b),
+                premake=lambda inputs=inputs: self._premake_shuffle(inputs),
             )
             statement = out[s]
-            if not self._trusted(s):
+            if not self._trusted(s) and not any(statement is v for v in self._checked_ahead):
                 statements.append(statement)
             for h, ct in zip(hs, statement.outputs, strict=True):
                 self.cts[h] = ct
                 self.ptok[h] = {}  # no token opens the new ciphertexts
                 if self.mine is not None:
                     self.mine.known.pop(h, None)
+        self._checked_ahead.clear()
         self._verify_shuffles(statements)
 
     def _verify_shuffles(self, statements: list[ShuffleStatement]) -> None:
@@ -804,22 +875,65 @@ class GameRule:
     def _make_shuffle(self, inputs: tuple[Ciphertext, ...]) -> Body:
         mine = self.mine
         assert mine is not None and self.joint is not None
-        out, witness = shuffle_deck(inputs, self.joint)
-        proof = prove_shuffle_batchable(inputs, out, self.joint, witness, self._ctx(mine.seat))
+        made = self._made.pop(self.step_no, None)
+        self._made.clear()
+        if made is not None and made[0] is inputs and made[1] == self._ctx(mine.seat):
+            out, proof = made[2], made[3]
+        else:
+            out, proof = _shuffle_and_prove(inputs, self.joint, self._ctx(mine.seat))
         forged = self._cheat("shuffle", inputs, out, proof)
         if forged is not None:
             return forged
         return ShuffleBody(encode_pile(out), proof.encode())
 
+    def _premake_shuffle(self, inputs: tuple[Ciphertext, ...]) -> Job:
+        mine, joint, step = self.mine, self.joint, self.step_no
+        assert mine is not None and joint is not None
+        ctx = self._ctx(mine.seat)
+
+        def job() -> Callable[[], None]:
+            out, proof = _shuffle_and_prove(inputs, joint, ctx)
+
+            def keep() -> None:
+                if self.step_no == step:
+                    self._made[step] = (inputs, ctx, out, proof)
+
+            return keep
+
+        return job
+
     def _parse_shuffle(
         self, seat: int, inputs: tuple[Ciphertext, ...], b: ShuffleBody
     ) -> ShuffleStatement:
-        """Decode (validating every point and scalar); the proof is checked in a batch."""
+        """Decode (validating every point and scalar); the proof is checked in a batch,
+        unless a job of :meth:`prework` checked this very statement already."""
         assert self.joint is not None
-        n = len(inputs)
-        out = tuple(decode_pile(b.pile, n))
-        proof = TWCommitmentProof.decode(b.proof, expected_size=n)
-        return ShuffleStatement(inputs, out, self.joint, proof, self._ctx(seat))
+        ctx = self._ctx(seat)
+        ahead = self._ahead.pop((SHUFFLE_KIND, seat, self.step_no), None)
+        if ahead is not None:
+            body, st = ahead
+            if (
+                body == b
+                and st.inputs == inputs
+                and st.joint_key == self.joint
+                and st.context == ctx
+            ):
+                self._checked_ahead.append(st)
+                self.proofs_checked += 1
+                return st
+        return _decode_shuffle(inputs, self.joint, ctx, b)
+
+    def _pre_shuffle(self, seat: int, inputs: tuple[Ciphertext, ...], b: ShuffleBody) -> Job:
+        joint, step = self.joint, self.step_no
+        assert joint is not None
+        ctx = self._ctx(seat)
+
+        def job() -> Callable[[], None]:
+            st = _decode_shuffle(inputs, joint, ctx, b)
+            verify_shuffles_batch([st])
+            return lambda: self._keep_ahead((SHUFFLE_KIND, seat, step), (b, st))
+
+        return job
 
     # ---- tokens -----------------------------------------------------------------------------------
 
@@ -835,6 +949,7 @@ class GameRule:
             lambda seat, b: self._check_tokens(seat, need[seat], b),
             "showing cards",
             self._for_me(owing, lambda: self._make_tokens(need[self.mine.seat])),  # type: ignore[union-attr]
+            pre=lambda seat, b: self._pre_tokens(seat, need[seat], b),
         )
         for s in owing:
             for h, tok in zip(need[s], got[s], strict=True):
@@ -852,13 +967,30 @@ class GameRule:
         return TokensBody(b"".join(t.data for t in tokens), proof.encode())
 
     def _check_tokens(self, seat: int, hs: Sequence[int], b: TokensBody) -> list[Point]:
-        tokens = _decode_points(b.tokens, len(hs))
         cts = [self.cts[h] for h in hs]
+        ahead = self._ahead.pop((TOKENS_KIND, seat, self.step_no), None)
+        if ahead is not None:
+            body, checked_cts, ctx, tokens = ahead
+            if body == b and checked_cts == cts and ctx == self._ctx(seat):
+                self.proofs_checked += 1
+                return tokens
+        tokens = _decode_points(b.tokens, len(hs))
         proof = DleqProof.decode(b.proof)
         if not self._trusted(seat):
             verify_tokens(self.pubs[seat], cts, tokens, proof, self._ctx(seat))
             self.proofs_checked += 1
         return tokens
+
+    def _pre_tokens(self, seat: int, hs: Sequence[int], b: TokensBody) -> Job:
+        cts = [self.cts[h] for h in hs]
+        pub, step, ctx = self.pubs[seat], self.step_no, self._ctx(seat)
+
+        def job() -> Callable[[], None]:
+            tokens = _decode_points(b.tokens, len(cts))
+            verify_tokens(pub, cts, tokens, DleqProof.decode(b.proof), ctx)
+            return lambda: self._keep_ahead((TOKENS_KIND, seat, step), (b, cts, ctx, tokens))
+
+        return job
 
     # ---- reveals and transfers --------------------------------------------------------------
 

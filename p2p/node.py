@@ -133,6 +133,7 @@ from p2p.mesh import (
     open_mesh,
     open_task_nursery,
 )
+from p2p.offload import Offload
 from p2p.record import Offer, Record, Status
 from p2p.seat import SeatDriver, game_of, rule_factory
 from p2p.signing import SignedManifests, offer_problems, timeout_problem
@@ -265,6 +266,8 @@ class NodeConfig:
     the leave ends this node (the others then see our seat silent)."""
     trace_steps: bool = False
     """Emit a ``step`` event (number, kind) as each record step completes (benchmarks)."""
+    offload: bool = True
+    """Make and check shuffle proofs and tokens in worker threads (p2p/offload.py)."""
     cheat: Any = None
     """Test hook for a cheating seat (tests/p2p/cheaters.py): replaces some of our game
     contributions; ``None`` is honest."""
@@ -417,6 +420,7 @@ class Node:
         self.player: Player | None = None
         self._deciding: int | None = None
         self._nursery: trio.Nursery | None = None
+        self._offload = Offload() if cfg.offload else None
         self._evidence: set[bytes] = set()
         self._said: str | None = None
 
@@ -983,12 +987,13 @@ class Node:
     def _ended(self) -> bool:
         return self.convicted is not None or self.disputed is not None
 
-    def _act(self) -> None:
+    def _act(self, ahead: bool = False) -> None:
         """Sign, persist (fsync) and send every entry we owe, as long as we owe one.
 
         Decisions go to our player: a bot answers at once, a person in a task of its
         own while this loop keeps the table alive.  With ``demo_pace_ms`` set, at
-        most one demo entry goes out per pace interval.
+        most one demo entry goes out per pace interval.  With ``ahead`` (the record
+        loop), an entry that can be made in a worker thread is left to the loop.
         """
         rec, driver = self.record, self.driver
         assert rec is not None and driver is not None
@@ -1002,6 +1007,8 @@ class Node:
                 if now < self._pace_until:
                     return
                 self._pace_until = now + pace
+            if ahead and self._offload is not None and self._offload.wants_premake(game_of(rec)):
+                return  # the record loop makes it in a worker thread (p2p/offload.py)
             body = self._produce(sorted(kinds)[0])
             if body is None:
                 player = self._player()
@@ -1281,6 +1288,8 @@ class Node:
             return
         msg = event.message
         if isinstance(msg, wire.Signed):
+            if self._offload is not None:  # its proof checked in a worker thread first
+                await self._offload.prework(game_of(rec), msg, manifest.table_id, rec.keys)
             self._offer(msg, via)
         elif isinstance(msg, wire.Fetched):
             if msg.table_id == manifest.table_id:
@@ -1327,7 +1336,9 @@ class Node:
         linger_until: float | None = None
         self._deliver()
         while True:
-            self._act()
+            self._act(ahead=True)
+            while self._offload is not None and await self._offload.premake(game_of(rec)):
+                self._act(ahead=True)  # our own shuffle was made in a worker thread
             now = trio.current_time()
             if self._ended():
                 # linger a moment so the evidence we relayed reaches every seat
