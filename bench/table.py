@@ -16,8 +16,10 @@ first decision being owed.  ``loop_block_ms_max``/``loop_block_ms_p99``: how lat
 watchdog task in each peer's Trio loop woke (p2p/loopwatch.py, a 10 ms sleep again
 and again) while the game ran, over the samples of every peer
 (``..._per_peer``: each peer's own); a long proof or check on the loop shows as a
-late wake.  On a loaded machine the OS scheduler adds to it.  All figures from one
-run on this machine.
+late wake.  On a loaded machine the OS scheduler adds to it.  Peers make and check
+shuffle proofs and tokens in worker threads (p2p/offload.py); ``--offload both``
+plays each game first with them on the event loop and reports those figures under
+``on_loop``.  All figures from one run on this machine.
 """
 
 from __future__ import annotations
