@@ -1129,6 +1129,9 @@ class Node:
             for view in offer.completed:
                 kind = view.entries[0].kind if view.entries else ""
                 self.emit(StepDone(step=view.number, kind=kind))
+        # a held entry refused at its step is evidence like any refused entry: kept first
+        for exc, signed in offer.refused:
+            self._keep_evidence(signed, exc)
         for cheat in offer.cheats:
             self._on_cheat(cheat, via)
         self._relay(offer, via)
