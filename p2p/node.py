@@ -135,7 +135,7 @@ from p2p.mesh import (
 )
 from p2p.record import Offer, Record, Status
 from p2p.seat import SeatDriver, game_of, rule_factory
-from p2p.signing import SignedManifests, offer_problems, timeout_problem
+from p2p.signing import SignedManifests, offer_problems, play_problem, timeout_problem
 from p2p.silence import Recovered, SilenceMonitor, Stalled
 from p2p.store import RecordFile
 from p2p.wire import Hash, Step, TableId
@@ -209,6 +209,17 @@ def load_identity(state_dir: Path) -> tuple[IdentityKey, SealKey]:
 
 def record_path(state_dir: Path, table_id: bytes) -> Path:
     return state_dir / TABLES_DIR / f"{table_id.hex()}{RECORD_SUFFIX}"
+
+
+def already_played(state_dir: Path, table_id: bytes) -> str | None:
+    """Why a table id must not be formed afresh here: this state folder already holds its
+    record or its secret (an old manifest replayed, or a table to resume); else ``None``."""
+    if record_path(state_dir, table_id).exists() or secret_path(state_dir, table_id).exists():
+        return (
+            f"table {table_id.hex()} was already played from this state folder;"
+            f" use `slaiga resume {table_id.hex()}` to go on with it"
+        )
+    return None
 
 
 def options_digest(options: dict[str, Any]) -> str:
@@ -597,6 +608,11 @@ class Node:
         absurd = timeout_problem(self.cfg.stall_after_ms, self.cfg.max_wait_ms, protocol)
         if absurd:
             raise NodeError(f"the joiners would refuse these limits: {absurd}")
+        unplayable = (
+            play_problem(game, seats, options) if isinstance(protocol, GameProtocol) else None
+        )
+        if unplayable:
+            raise NodeError(f"the joiners would refuse this game: {unplayable}")
         table_id = new_table_id()
         async with contextlib.AsyncExitStack() as stack:
             mesh = await self._open_mesh(stack, table_id, self.cfg.host, self.cfg.port)
@@ -888,6 +904,9 @@ class Node:
             announced=self._lobby_ad,
             options_digest=options_digest,
         )
+        played = already_played(self.cfg.state_dir, manifest.table_id)
+        if played:
+            raise NodeError(f"refusing to sign the manifest: {played}")
         twice = SignedManifests(self.cfg.state_dir).problem(manifest.table_id, raw)
         if twice:
             problems.append(twice)
@@ -944,6 +963,9 @@ class Node:
         keys = {m.identity for m in manifest.seats}
         mesh.admit = lambda peer: None if peer in keys else ("full", "not seated at this table")
         if fresh:
+            played = already_played(self.cfg.state_dir, manifest.table_id)
+            if played:
+                raise NodeError(played)
             path = record_path(self.cfg.state_dir, manifest.table_id)
             path.parent.mkdir(parents=True, exist_ok=True)
             # the per-table secret (our key share, our dice) is durable before any entry
