@@ -394,7 +394,28 @@ def _print_result(result: TableResult, as_json: bool) -> None:
     if "record_steps" in summary:
         _out.print(f"record: {summary['record_steps']} steps, head {summary['record_head']}")
     for cheat in summary.get("cheats", []):
-        _out.print(f"[red]cheat by slot {cheat['culprit']}: {cheat['kind']}: {cheat['reason']}")
+        _out.print(f"[red]cheat by {cheat['name']}: {cheat['kind']}: {cheat['reason']}")
+
+
+def _abandoned(exc: TableAbandoned, as_json: bool) -> int:
+    """A table given up for a silent player: who was absent (seat and name), the table
+    and our record file, as the full result object with ``--json``."""
+    result = exc.result
+    if not isinstance(result, TableResult):
+        return _fail(str(exc), as_json, EXIT_ABANDONED)
+    if isinstance(result.manifest.protocol, GameProtocol):
+        summary = result.game_summary()
+    else:
+        summary = result.summary()
+        summary["record"] = str(result.record_file) if result.record_file else None
+    summary["error"] = str(exc)
+    if as_json:
+        print(json.dumps(summary, sort_keys=True), flush=True)
+    _err.print(f"[red]error:[/red] {exc}")
+    if not as_json and summary.get("record"):
+        _out.print(f"record: {summary['record']}")
+        _out.print(f"check it yourself: slaiga verify {summary['record']}")
+    return EXIT_ABANDONED
 
 
 def _fail(message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
@@ -414,7 +435,7 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
         return EXIT_ABANDONED
     except TableAbandoned as exc:
         close_player(node.player, None)
-        return _fail(str(exc), args.json, EXIT_ABANDONED)
+        return _abandoned(exc, args.json)
     except (P2PError, ValueError) as exc:
         close_player(node.player, None)
         return _fail(str(exc), args.json)

@@ -77,10 +77,12 @@ from p2p.events import (
     Disputed,
     Divergent,
     EndedEarly,
+    FalseHead,
     Forked,
     Formed,
     Forming,
     HandedOver,
+    HeadClaimed,
     Joined,
     LingerTimeout,
     Listening,
@@ -305,6 +307,8 @@ class TableResult:
     divergent: list[int] = field(default_factory=list)
     aborted: int | None = None
     """The seat whose proven equivocation ended the table early (``None``: it did not)."""
+    absent: int | None = None
+    """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
     convicted: CheatReport | None = None
     """The proven cheat that ended the game (its signed entry is in our record file)."""
     disputed: str | None = None
@@ -325,6 +329,14 @@ class TableResult:
             return slot
         return self.seat_order.index(slot)
 
+    def player(self, slot: int | None) -> dict[str, Any] | None:
+        """A player as the results name it: ``seat`` (place in the seat order, from 0;
+        ``None`` before the draw), ``slot`` (join order) and ``name``."""
+        if slot is None:
+            return None
+        seat = self.seat_order.index(slot) if slot in self.seat_order else None
+        return {"seat": seat, "slot": slot, "name": self.manifest.seats[slot].name}
+
     def game_summary(self) -> dict[str, Any]:
         """The final object of ``slaiga open/join/resume/play --json``."""
         culprit = self.convicted.culprit if self.convicted is not None else self.aborted
@@ -341,7 +353,12 @@ class TableResult:
             "record_head": self.record.head.hex() if self.record is not None else None,
             "record": str(self.record_file) if self.record_file is not None else None,
             "culprit": self.engine_seat(culprit),
-            "finished": bool(self.game) and self.convicted is None and self.disputed is None,
+            "culprit_name": self.manifest.seats[culprit].name if culprit is not None else None,
+            "absent": self.player(self.absent),
+            "finished": bool(self.game)
+            and self.convicted is None
+            and self.disputed is None
+            and self.absent is None,
             "entries": self.entries,
             "proofs": self.proofs,
         }
@@ -377,12 +394,24 @@ class TableResult:
             out["finished"] = self.record.finished
         if self.cheats:
             out["cheats"] = [
-                {"culprit": c.culprit, "kind": c.kind, "reason": c.reason} for c in self.cheats
+                {
+                    "culprit": c.culprit,
+                    "name": self.manifest.seats[c.culprit].name,
+                    "kind": c.kind,
+                    "reason": c.reason,
+                }
+                for c in self.cheats
             ]
         if self.stalls:
             out["stalls"] = [s.seat for s in self.stalls]
         if self.aborted is not None:
-            out["aborted"] = {"culprit": self.aborted, "reason": "equivocation"}
+            out["aborted"] = {
+                "culprit": self.aborted,
+                "name": self.manifest.seats[self.aborted].name,
+                "reason": "equivocation",
+            }
+        if self.absent is not None:
+            out["absent"] = self.player(self.absent)
         return out
 
 
@@ -416,8 +445,16 @@ class Node:
         self.finished_peers: dict[int, bytes] = {}
         self.divergent: list[int] = []
         self.aborted: int | None = None
+        self.absent: int | None = None
+        """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
         self._suspects: list[tuple[BrokenChain, int | None]] = []
         self._fork_fetches: set[tuple[int, int]] = set()
+        self._head_checks: dict[int, int] = {}
+        """Seats whose claimed head differs from ours, and the step their record is fetched
+        from next to compare it with ours (a head claim is a hint, not evidence)."""
+        self._head_checked: set[int] = set()
+        self._head_forks: set[int] = set()
+        self._false_heads: set[int] = set()
         self._equivocations: set[tuple[int, int]] = set()
         self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
@@ -474,7 +511,7 @@ class Node:
             return self.record.signed_from(step) if self.record is not None else []
 
         def dropped(peer: bytes, reason: str) -> None:
-            self.emit(SeatDropped(slot=self._slot_of(peer), reason=reason))
+            self.emit(SeatDropped(**self._who(self._slot_of(peer)), reason=reason))
 
         self.fetches = FetchServer(nursery, mesh, entries_from, dropped)
 
@@ -515,8 +552,9 @@ class Node:
         except TableAbandoned as exc:
             if not self._ready_to_blame(now, monitor):
                 return []
-            self.emit(Abandoned(seat=exc.seat, waited=exc.waited))
-            raise
+            self.emit(Abandoned(**self._who(exc.seat), waited=exc.waited))
+            self.absent = exc.seat
+            raise TableAbandoned(exc.seat, exc.waited, self._who(exc.seat)["name"]) from None
 
     def _ready_to_blame(self, now: float, monitor: SilenceMonitor) -> bool:
         rec, mesh = self.record, self.mesh
@@ -569,11 +607,29 @@ class Node:
     def _slot_of(self, peer: bytes) -> int | None:
         return self.manifest.seat_of(peer) if self.manifest is not None else None
 
+    def _seat_order(self) -> tuple[int, ...]:
+        """Slots in the drawn seat order (empty before it is drawn)."""
+        if self.record is not None and isinstance(self.record.rule, FormingRule):
+            return self.record.rule.seat_order or ()
+        return ()
+
+    def _who(self, slot: int | None) -> dict[str, Any]:
+        """How events name the player in ``slot``: ``name``, ``seat`` (its place in the
+        seat order, from 0, like the results; ``None`` before the draw) and ``slot``."""
+        manifest = self.manifest
+        if slot is None or manifest is None or not 0 <= slot < manifest.n_seats:
+            return {"name": "a peer not yet seated", "seat": None, "slot": slot}
+        order = self._seat_order()
+        seat = order.index(slot) if slot in order else None
+        return {"name": manifest.seats[slot].name, "seat": seat, "slot": slot}
+
+    def _culprit(self, slot: int) -> dict[str, Any]:
+        who = self._who(slot)
+        return {"name": who["name"], "culprit": who["seat"], "culprit_slot": slot}
+
     def _result(self) -> TableResult:
         assert self.manifest is not None
-        order: tuple[int, ...] = ()
-        if self.record is not None and isinstance(self.record.rule, FormingRule):
-            order = self.record.rule.seat_order or ()
+        order = self._seat_order()
         game = game_of(self.record) if self.record is not None else None
         return TableResult(
             convicted=self.convicted,
@@ -592,6 +648,7 @@ class Node:
             peers_finished=set(self.finished_peers),
             divergent=list(self.divergent),
             aborted=self.aborted,
+            absent=self.absent,
         )
 
     # -- opening --------------------------------------------------------
@@ -987,7 +1044,11 @@ class Node:
         for event in self.early:
             await self._handle(event)
         self.early.clear()
-        await self._run_record()
+        try:
+            await self._run_record()
+        except TableAbandoned as exc:
+            exc.result = self._result()  # who was absent, the table, our record file
+            raise
         return self._result()
 
     def _produce(self, kind: str) -> wire.Body | None:
@@ -1175,7 +1236,9 @@ class Node:
         except RemoteProtocolError as exc:
             if via is not None:
                 self.cheats.append(CheatReport(via, "RemoteProtocolError", str(exc), via))
-                self.emit(CheatSeen(culprit=via, kind="RemoteProtocolError", reason=str(exc)))
+                self.emit(
+                    CheatSeen(**self._culprit(via), kind="RemoteProtocolError", reason=str(exc))
+                )
             return
         if offer.status is Status.ACCEPTED:
             if persist:
@@ -1206,7 +1269,7 @@ class Node:
             if self._equivocations:
                 return  # the proven fork explains it
             self._suspects.append((exc, via))
-            self.emit(Forked(seat=exc.seat, via=via))
+            self.emit(Forked(**self._who(exc.seat), via=via))
             for slot in {via, exc.seat}:
                 if slot is not None and slot != self.my_seat:
                     self._fetch_whole_record(slot)
@@ -1244,10 +1307,10 @@ class Node:
             return
         if isinstance(exc, Dispute):
             self.disputed = exc.reason
-            self.emit(Disputed(seat=exc.seat, reason=exc.reason))
+            self.emit(Disputed(**self._who(exc.seat), reason=exc.reason))
             return
         self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
-        self.emit(Convicted(culprit=exc.seat, kind=type(exc).__name__, reason=exc.reason))
+        self.emit(Convicted(**self._culprit(exc.seat), kind=type(exc).__name__, reason=exc.reason))
         if self.mesh is not None and self.record is not None:
             # relay what convicts it, so a seat it fed a different story convicts it too
             for signed in self.record.signed_from(max(1, self.record.step - 1)):
@@ -1272,20 +1335,20 @@ class Node:
         culprit = via if blame_via and via is not None else exc.seat
         report = CheatReport(culprit, type(exc).__name__, exc.reason, via)
         self.cheats.append(report)
-        self.emit(CheatSeen(culprit=culprit, kind=report.kind, reason=exc.reason))
+        self.emit(CheatSeen(**self._culprit(culprit), kind=report.kind, reason=exc.reason))
 
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
         mesh, rec, manifest = self.mesh, self.record, self.manifest
         assert mesh is not None and rec is not None and manifest is not None
         if isinstance(event, PeerUp):
             slot = self._slot_of(event.peer)
-            self.emit(SeatUp(slot=slot))
+            self.emit(SeatUp(**self._who(slot)))
             mesh.send_nowait(event.peer, wire.Fetch(manifest.table_id, rec.step))
             if rec.finished:
                 mesh.send_nowait(event.peer, Finished(manifest.table_id, rec.step, rec.head))
             return
         if isinstance(event, PeerDown):
-            self.emit(SeatDown(slot=self._slot_of(event.peer), reason=event.reason))
+            self.emit(SeatDown(**self._who(self._slot_of(event.peer)), reason=event.reason))
             return
         via = self._slot_of(event.peer)
         if via is None:
@@ -1301,19 +1364,64 @@ class Node:
                 self.fetches.request(event.peer, msg)  # answered off this loop (p2p/fetch.py)
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
-            self.emit(SeatFinished(slot=via, step=msg.step))
+            self.emit(SeatFinished(**self._who(via), step=msg.step))
         # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
 
     def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
         """Offer a fetched piece; if the peer holds more and this piece moved us on, ask it
-        for the next piece (replies come in bounded pieces, p2p/fetch.py)."""
+        for the next piece (replies come in bounded pieces, p2p/fetch.py).  While we
+        compare a seat's record with ours (:meth:`_check_head`), its pieces are walked to
+        the end whether or not they move us on."""
         rec, mesh = self.record, self.mesh
         assert rec is not None and mesh is not None
         before = rec.step, len(rec.signed_from(rec.step))
+        forks = len(self._equivocations), len(self._suspects)
         for signed in msg.entries:
             self._offer(signed, via)
+        if (len(self._equivocations), len(self._suspects)) != forks and via in self._head_checks:
+            self._head_forks.add(via)  # its signed entries fork from ours
+        cursor = self._head_checks.get(via)
+        if cursor is not None:
+            last = max((_entry_step(s) for s in msg.entries), default=cursor)
+            if msg.more:
+                self._head_checks[via] = max(last, cursor + 1)
+                mesh.send_nowait(peer, wire.Fetch(msg.table_id, self._head_checks[via]))
+            else:
+                del self._head_checks[via]
+            return
         if msg.more and (rec.step, len(rec.signed_from(rec.step))) != before:
             mesh.send_nowait(peer, wire.Fetch(msg.table_id, rec.step))
+
+    def _check_head(self, slot: int, head: bytes) -> None:
+        """A finished seat claims another head than ours.  The claim is not signed, so it
+        proves nothing: fetch that seat's whole record and compare.  Only signed entries
+        that fork from ours (equivocation, a chain we do not know) make it divergent; a
+        record that matches ours leaves the claim a false one, and the game stands."""
+        mesh, manifest = self.mesh, self.manifest
+        assert mesh is not None and manifest is not None
+        if slot in self._head_checked:
+            return
+        self._head_checked.add(slot)
+        self._head_checks[slot] = 1
+        self.emit(HeadClaimed(**self._who(slot), head=head.hex()))
+        mesh.send_nowait(manifest.seats[slot].identity, wire.Fetch(manifest.table_id, 1))
+
+    def _settle_heads(self, rec: Record) -> bool:
+        """Judge every head claim that differs from ours; ``True`` once none is still being
+        compared (a seat whose record forks from ours is then in :attr:`divergent`)."""
+        for slot, head in self.finished_peers.items():
+            if head != rec.head:
+                self._check_head(slot, head)
+        for slot in sorted(self._head_checked - set(self._head_checks)):
+            if slot in self.divergent or slot in self._false_heads:
+                continue
+            if slot in self._head_forks or self._equivocations:
+                self.divergent.append(slot)
+                self.emit(Divergent(**self._who(slot)))
+            else:
+                self._false_heads.add(slot)
+                self.emit(FalseHead(**self._who(slot)))
+        return not self._head_checks
 
     async def _run_record(self) -> None:
         async with trio.open_nursery() as nursery:
@@ -1344,9 +1452,10 @@ class Node:
                 # linger a moment so the evidence we relayed reaches every seat
                 if ended_at is None:
                     ended_at = now
-                    self.emit(
-                        EndedEarly(culprit=self.convicted.culprit if self.convicted else None)
-                    )
+                    if self.convicted is not None:
+                        self.emit(EndedEarly(**self._culprit(self.convicted.culprit)))
+                    else:
+                        self.emit(EndedEarly(name=None, culprit=None, culprit_slot=None))
                 if now >= ended_at + min(self.cfg.linger_s, 2.0):
                     return
             game = game_of(rec)
@@ -1356,32 +1465,29 @@ class Node:
             for ev in events:
                 if isinstance(ev, Stalled):
                     self.stalls.append(ev)
-                    self.emit(SeatStalled(seat=ev.seat, step=ev.step, silent_for=ev.silent_for))
+                    self.emit(
+                        SeatStalled(**self._who(ev.seat), step=ev.step, silent_for=ev.silent_for)
+                    )
                     if self._equivocations:
                         # a proven equivocator and a record that cannot go on: end the table
                         culprit = min(seat for seat, _ in self._equivocations)
                         self.aborted = culprit
-                        self.emit(Aborted(seat=culprit, reason="equivocation"))
+                        self.emit(Aborted(**self._who(culprit), reason="equivocation"))
                         return
                     self._blame_suspects()
                     for peer in list(mesh.connections):
                         mesh.send_nowait(peer, wire.Fetch(manifest.table_id, rec.step))
                 else:
                     self.recoveries.append(ev)
-                    self.emit(SeatRecovered(seat=ev.seat))
+                    self.emit(SeatRecovered(**self._who(ev.seat)))
             if rec.finished:
                 if not announced_finish:
                     announced_finish = True
                     linger_until = now + self.cfg.linger_s
                     mesh.broadcast(Finished(manifest.table_id, rec.step, rec.head))
                     self.emit(RecordFinished(steps=rec.step - 1, head=rec.head.hex()))
-                for slot, head in self.finished_peers.items():
-                    if head != rec.head and slot not in self.divergent:
-                        self.divergent.append(slot)
-                        self.emit(Divergent(slot=slot))
-                        self._fetch_whole_record(slot)  # find the step where we forked
-                # with a divergent head, linger for the fetch that shows where we forked
-                settled = not self.divergent or self._equivocations
+                # a head unlike ours is compared entry by entry before anything is said
+                settled = self._settle_heads(rec)
                 if len(self.finished_peers) >= others and settled:
                     self._blame_suspects()
                     return
@@ -1405,6 +1511,15 @@ class Node:
                     except trio.WouldBlock:
                         break
                     await self._handle(event)
+
+
+def _entry_step(signed: wire.Signed) -> int:
+    """The step an envelope's entry claims (0 when it does not decode)."""
+    try:
+        entry = wire.decode_body(signed.entry, wire.Entry)
+    except RemoteProtocolError:
+        return 0
+    return entry.step  # type: ignore[attr-defined]
 
 
 def _cut(text: str, limit: int) -> str:
