@@ -1044,11 +1044,7 @@ class Node:
         for event in self.early:
             await self._handle(event)
         self.early.clear()
-        try:
-            await self._run_record()
-        except TableAbandoned as exc:
-            exc.result = self._result()  # who was absent, the table, our record file
-            raise
+        await self._run_record()
         return self._result()
 
     def _produce(self, kind: str) -> wire.Body | None:
@@ -1428,6 +1424,9 @@ class Node:
             self._nursery = nursery
             try:
                 await self._record_loop()
+            except TableAbandoned as exc:
+                exc.result = self._result()  # who was absent, the table, our record file
+                raise
             finally:
                 self._nursery = None
                 nursery.cancel_scope.cancel()

@@ -35,6 +35,9 @@ from p2p.store import RecordFile
 from tests.p2p._nethelpers import LOOPBACK
 from tests.p2p._tables import config
 
+PLAYERS = ["Ann", "Bob", "Cid", "Dee", "Eli", "Fay"]
+"""The players' names by slot (names no seat number can be mistaken for)."""
+
 
 class _Outbox:
     """``NodeConfig.behaviour``: the node's own entries go here instead of the mesh."""
@@ -112,12 +115,23 @@ class NodeTable:
 
 
 @asynccontextmanager
-async def node_table(tmp: Path, game: str, seats: int, **cfg: Any) -> AsyncIterator[NodeTable]:
+async def node_table(
+    tmp: Path,
+    game: str,
+    seats: int,
+    limits: tuple[int, int, int, int] | None = None,
+    **cfg: Any,
+) -> AsyncIterator[NodeTable]:
+    """The table, with ``limits`` as in :func:`p2p.local_table.game_genesis`; ``cfg``
+    goes to the node's :class:`p2p.node.NodeConfig`."""
     outbox = _Outbox()
     node = Node(config(tmp, 0, behaviour=outbox, **cfg))
     ids = [node.identity] + [IdentityKey.generate() for _ in range(seats - 1)]
     seals = [node.seal_key] + [SealKey.generate() for _ in range(seats - 1)]
-    genesis, ids, seals = game_genesis(game, seats, identities=ids, seals=seals)
+    names = PLAYERS[:seats]
+    genesis, ids, seals = game_genesis(
+        game, seats, identities=ids, seals=seals, limits=limits, names=names
+    )
     node._set_genesis(genesis)
     assert node.manifest is not None
     table_id = node.manifest.table_id
