@@ -43,6 +43,7 @@ from p2p.events import (
     SeatStalled,
     SeatUp,
     StepDone,
+    Vanished,
     Welcomed,
 )
 from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
@@ -309,7 +310,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         # even with --json, say what is going on during long waits, on stderr
         def on_event(event: NodeEvent) -> None:  # noqa: F811
             if (
-                isinstance(event, SeatStalled | CheatSeen | Abandoned | HandedOver)
+                isinstance(event, SeatStalled | Vanished | CheatSeen | Abandoned | HandedOver)
                 and not args.quiet
             ):
                 _err.print(event.describe())

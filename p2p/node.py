@@ -99,6 +99,7 @@ from p2p.events import (
     SeatStalled,
     SeatUp,
     StepDone,
+    Vanished,
     Waiting,
     Welcomed,
     Withdrawn,
@@ -123,6 +124,7 @@ from p2p.game_rule import (
     DEFAULT_DECIDE_STALL_MS,
     GameProtocol,
     SeatKeys,
+    SeatList,
     decide_limits,
     describe,
 )
@@ -177,6 +179,18 @@ class Finished(wire.Message):
     table_id: TableId
     step: Step
     head: Hash
+
+
+@wire.message("links")
+@dataclass(frozen=True, slots=True)
+class Links(wire.Message):
+    """The slots a peer holds a link to now, sent to every linked seat when that changes.
+
+    Unsigned, so only a hint: it lets each peer tell a player whose machine is gone
+    (no link to anyone) from one who is merely thinking, and say so by name."""
+
+    table_id: TableId
+    slots: SeatList
 
 
 # ---------------------------------------------------------------------------
@@ -455,6 +469,11 @@ class Node:
         self._head_checked: set[int] = set()
         self._head_forks: set[int] = set()
         self._false_heads: set[int] = set()
+        self._links: dict[int, frozenset[int]] = {}
+        """The slots each seat last said it holds a link to (:class:`Links`)."""
+        self._unlinked_since: dict[int, float] = {}
+        """Slots nobody we hear from holds a link to, and since when."""
+        self._vanished: set[tuple[int, int]] = set()
         self._equivocations: set[tuple[int, int]] = set()
         self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
@@ -1342,9 +1361,11 @@ class Node:
             mesh.send_nowait(event.peer, wire.Fetch(manifest.table_id, rec.step))
             if rec.finished:
                 mesh.send_nowait(event.peer, Finished(manifest.table_id, rec.step, rec.head))
+            self._tell_links()
             return
         if isinstance(event, PeerDown):
             self.emit(SeatDown(**self._who(self._slot_of(event.peer)), reason=event.reason))
+            self._tell_links()
             return
         via = self._slot_of(event.peer)
         if via is None:
@@ -1358,10 +1379,82 @@ class Node:
         elif isinstance(msg, wire.Fetch):
             if msg.table_id == manifest.table_id and self.fetches is not None:
                 self.fetches.request(event.peer, msg)  # answered off this loop (p2p/fetch.py)
+        elif isinstance(msg, Links) and msg.table_id == manifest.table_id:
+            self._links[via] = frozenset(msg.slots)
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
             self.emit(SeatFinished(**self._who(via), step=msg.step))
         # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
+
+    # -- a vanished player -------------------------------------------------
+
+    def _linked(self) -> frozenset[int]:
+        mesh = self.mesh
+        if mesh is None:
+            return frozenset()
+        slots = (self._slot_of(peer) for peer in mesh.connections)
+        return frozenset(s for s in slots if s is not None)
+
+    def _tell_links(self) -> None:
+        """Tell every linked seat whom we hold a link to (on every change of our links)."""
+        mesh, manifest = self.mesh, self.manifest
+        if mesh is None or manifest is None:
+            return
+        mesh.broadcast(Links(manifest.table_id, tuple(sorted(self._linked()))))
+
+    def _track_links(self, now: float) -> None:
+        """Which seats no one we hear from holds a link to (we included), and since when.
+
+        While we hold no link at all it may be us who are cut off, so nobody is
+        judged then (the clocks start again when a link is back)."""
+        manifest = self.manifest
+        assert manifest is not None
+        mine = self._linked()
+        if not mine:
+            self._unlinked_since.clear()
+            return
+        heard = set(mine)
+        for slot in mine:
+            heard |= self._links.get(slot, frozenset())
+        for slot in range(manifest.n_seats):
+            if slot == self.my_seat or slot in heard:
+                self._unlinked_since.pop(slot, None)
+            else:
+                self._unlinked_since.setdefault(slot, now)
+
+    def _tell_vanished(self, monitor: SilenceMonitor, now: float) -> float | None:
+        """Say by name which player owing a decision has had no link to anyone for the
+        machine steps' limit (its machine is most likely gone, while the table would
+        wait the whole decision limit); returns when to look again (``None``: no need).
+
+        Ending the table early is the remaining players' call (a signed vote,
+        docs/design.md); until then the table waits, as the manifest says."""
+        rec, manifest = self.record, self.manifest
+        assert rec is not None and manifest is not None
+        self._track_links(now)
+        limit = manifest.max_wait_ms / 1000
+        if monitor.max_wait <= limit:
+            return None  # a machine step: the table gives up at this limit anyway
+        wake: float | None = None
+        for slot in sorted(rec.waiting_on()):
+            since = self._unlinked_since.get(slot)
+            if since is None or (slot, rec.step) in self._vanished:
+                continue
+            if now - since < limit:
+                wake = min(wake or math.inf, since + limit)
+                continue
+            self._vanished.add((slot, rec.step))
+            silent = monitor.silent_for(slot, now) or 0.0
+            event = Vanished(
+                **self._who(slot),
+                step=rec.step,
+                silent_for=round(now - since, 1),
+                gives_up_in=round(max(0.0, monitor.max_wait - silent), 1),
+            )
+            self.emit(event)
+            if self.player is not None:
+                self.player.progress(event.describe())  # the person at this seat hears it
+        return wake
 
     def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
         """Offer a fetched piece; if the peer holds more and this piece moved us on, ask it
@@ -1443,6 +1536,7 @@ class Node:
         others = manifest.n_seats - 1
         announced_finish = False
         linger_until: float | None = None
+        self._tell_links()
         self._deliver()
         while True:
             self._act()
@@ -1461,6 +1555,7 @@ class Node:
             limits = decide if game is not None and game.waits_for_decision() else machine_limits
             monitor.stall_after, monitor.max_wait = limits
             events = self._silence(monitor, now)
+            vanish_check = self._tell_vanished(monitor, now)
             for ev in events:
                 if isinstance(ev, Stalled):
                     self.stalls.append(ev)
@@ -1496,6 +1591,8 @@ class Node:
                     self._blame_suspects()
                     return
             deadline = monitor.next_deadline() if not rec.finished else linger_until
+            if vanish_check is not None and not rec.finished:
+                deadline = min(deadline or vanish_check, vanish_check)
             if ended_at is not None:
                 deadline = ended_at + min(self.cfg.linger_s, 2.0)
             if rec.owes(self.my_seat) and self._pace_until > now:
