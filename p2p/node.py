@@ -1012,6 +1012,7 @@ class Node:
                 secret_path(self.cfg.state_dir, self.manifest.table_id)
             )
             self._new_record()
+            self._evidence.update(s.signature for s in loaded.entries)  # in the file already
             for signed in loaded.entries:
                 self._offer(signed, via=None, persist=False)
             return await self._play(stack, fresh=False)
@@ -1308,10 +1309,20 @@ class Node:
         that ``slaiga verify`` re-checks (its own signer is the one it convicts)."""
         if isinstance(exc, ForgedSignature | BrokenChain) or self.store is None:
             return
-        if not self._is_game() or signed.signature in self._evidence:
+        if not self._is_game():
             return
-        self._evidence.add(signed.signature)
-        self.store.append(signed, sync=True)
+        envelopes = [signed]
+        if isinstance(exc, Equivocation):
+            # both versions: the other one may be held for a future step (so not in the
+            # file), and one envelope alone proves nothing
+            first, first_sig = exc.evidence[0], exc.evidence[1]
+            envelopes.insert(0, wire.Signed(first, first_sig))
+        rec = self.record
+        for env in envelopes:
+            if env.signature in self._evidence or (rec is not None and rec.holds(env)):
+                continue  # already in the file (as evidence, or accepted)
+            self._evidence.add(env.signature)
+            self.store.append(env, sync=True)
 
     def _is_game(self) -> bool:
         return self.manifest is not None and isinstance(self.manifest.protocol, GameProtocol)

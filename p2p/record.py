@@ -227,6 +227,10 @@ class Record:
             for s in sorted(self.steps[k]):
                 yield self.steps[k][s].entry
 
+    def holds(self, signed: Signed) -> bool:
+        """Whether these very envelope bytes joined the record (accepted, not just held)."""
+        return self._verified.get(signed.signature) == signed.entry
+
     def held_count(self) -> int:
         return self._held_count
 

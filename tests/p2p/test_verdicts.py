@@ -78,6 +78,34 @@ async def test_a_held_entry_refused_at_its_step_is_kept_and_verify_names_its_aut
     assert "PROVEN: " + PLAYERS[CHEATER] in event.describe()
 
 
+async def test_both_versions_of_a_held_equivocation_are_kept(tmp_path: Path) -> None:
+    """Two different signed entries from one seat for a future step: the first is held,
+    the second is refused as equivocation.  Both go into the record file (one alone
+    proves nothing), so ``verify`` names the seat even though the file stops before
+    that step (before, it kept only the second: "gap", no culprit)."""
+    with trio.fail_after(TIMEOUT_S):
+        async with node_table(tmp_path, "high-card", 3) as t:
+            t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
+            rec = t.record
+            key = t.drivers[CHEATER].identity
+            versions = []
+            for value in (1, 2):
+                raw = wire.encode_body(
+                    wire.Entry(rec.table_id, CHEATER, rec.step + 1, rec.head, Count(value))
+                )
+                versions.append(wire.Signed(raw, key.sign(entry_signing_input(raw))))
+            for signed in versions:
+                t.node._offer(signed, via=CHEATER)
+            convicted = t.node.convicted
+            assert convicted is not None and convicted.kind == "Equivocation"
+            assert convicted.culprit == CHEATER
+            path = t.node.store.path
+        report = verify_record_file(path)
+    f = report.failure
+    assert f is not None and (f.kind, f.culprit) == ("Equivocation", CHEATER), f
+    assert {e.entry for e in f.evidence} == {v.entry for v in versions}
+
+
 SHORT = (250, 1000, 250, 1000)
 """Silence limits (ms) short enough to abandon a table within a test."""
 
