@@ -343,6 +343,13 @@ class TableResult:
             return slot
         return self.seat_order.index(slot)
 
+    def _culprit(self, slot: int) -> dict[str, Any]:
+        return {
+            "culprit": self.engine_seat(slot) if slot in self.seat_order else None,
+            "culprit_slot": slot,
+            "name": self.manifest.seats[slot].name,
+        }
+
     def player(self, slot: int | None) -> dict[str, Any] | None:
         """A player as the results name it: ``seat`` (place in the seat order, from 0;
         ``None`` before the draw), ``slot`` (join order) and ``name``."""
@@ -406,24 +413,16 @@ class TableResult:
             out["record_steps"] = self.record.step - 1
             out["record_head"] = self.record.head.hex()
             out["finished"] = self.record.finished
+        # players as everywhere else: culprit/seat in the seat order, *_slot, name
         if self.cheats:
             out["cheats"] = [
-                {
-                    "culprit": c.culprit,
-                    "name": self.manifest.seats[c.culprit].name,
-                    "kind": c.kind,
-                    "reason": c.reason,
-                }
+                {**self._culprit(c.culprit), "kind": c.kind, "reason": c.reason}
                 for c in self.cheats
             ]
         if self.stalls:
-            out["stalls"] = [s.seat for s in self.stalls]
+            out["stalls"] = [self.player(s.seat) for s in self.stalls]
         if self.aborted is not None:
-            out["aborted"] = {
-                "culprit": self.aborted,
-                "name": self.manifest.seats[self.aborted].name,
-                "reason": "equivocation",
-            }
+            out["aborted"] = {**self._culprit(self.aborted), "reason": "equivocation"}
         if self.absent is not None:
             out["absent"] = self.player(self.absent)
         return out

@@ -28,10 +28,13 @@ from p2p.events import (
     SeatStalled,
 )
 from p2p.mesh import unwrap_single_error
+from p2p.node import CheatReport, TableResult
 from p2p.record import entry_signing_input
 from p2p.seat import game_of
+from p2p.silence import Stalled
 from p2p.verify import verify_record_file
 from tests.p2p._node_table import PLAYERS, node_table
+from tests.p2p._tables import Table
 
 TIMEOUT_S = 30
 CHEATER = 2
@@ -246,3 +249,27 @@ async def test_an_unanswered_false_head_claim_is_no_divergence(tmp_path: Path) -
         finally:
             await cm.__aexit__(None, None, None)
     assert result.divergent == [] and result.game_summary()["finished"]
+
+
+def test_a_demo_tables_summary_names_players_as_the_game_results_do() -> None:
+    """``slaiga open/join --json`` of a demo table gave culprits and stalls as slots under
+    ``culprit``, which the game results use for the seat in the seat order."""
+    table = Table(3)
+    order = (2, 0, 1)
+    result = TableResult(
+        manifest=table.manifest,
+        my_seat=0,
+        seat_order=order,
+        record=None,
+        record_file=None,
+        cheats=[CheatReport(2, "OutOfTurn", "spoke out of turn", 2)],
+        stalls=[Stalled(1, 5, 3.0)],
+        aborted=2,
+        absent=1,
+    )
+    out = result.summary()
+    cheat = {"culprit": 0, "culprit_slot": 2, "name": "p2"}
+    assert out["cheats"] == [{**cheat, "kind": "OutOfTurn", "reason": "spoke out of turn"}]
+    assert out["aborted"] == {**cheat, "reason": "equivocation"}
+    assert out["stalls"] == [{"seat": 2, "slot": 1, "name": "p1"}]
+    assert out["absent"] == {"seat": 2, "slot": 1, "name": "p1"}
