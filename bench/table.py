@@ -172,6 +172,12 @@ def main(argv: list[str] | None = None) -> int:
         help="proofs made and checked in worker threads (on), on the event loop (off), or "
         "both: each game is played first with off, reported under 'on_loop', then with on",
     )
+    parser.add_argument(
+        "--state-root",
+        default=None,
+        help="directory for the peers' state directories (default: the system's temporary "
+        "directory); e.g. a tmpfs to see what the record files' fsyncs cost",
+    )
     args = parser.parse_args(argv)
     report: dict[str, Any] = {}
     for game in args.games:
@@ -179,9 +185,9 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{game}: playing over {args.seats} peer processes…", file=sys.stderr)
         before: dict[str, Any] | None = None
         if args.offload == "both":
-            with tempfile.TemporaryDirectory(prefix="slaiga-bench-") as tmp:
+            with tempfile.TemporaryDirectory(prefix="slaiga-bench-", dir=args.state_root) as tmp:
                 before = network_game(game, args.seats, Path(tmp), offload=False)
-        with tempfile.TemporaryDirectory(prefix="slaiga-bench-") as tmp:
+        with tempfile.TemporaryDirectory(prefix="slaiga-bench-", dir=args.state_root) as tmp:
             net = network_game(game, args.seats, Path(tmp), offload=args.offload != "off")
         local = inprocess_game(game, args.seats)
         per_net = net["wall_s"] / max(1, net["entries"])
