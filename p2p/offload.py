@@ -61,8 +61,9 @@ class Offload:
     async def prework(self, rule: Any, signed: Signed, table_id: bytes, keys: Any) -> None:
         """Check the signature and proof of ``signed`` in a worker thread, if its step is
         the one the record is at and its proof is one the rule can check ahead."""
-        if rule is None:
-            return
+        need = rule.need if rule is not None else None
+        if need is None or need.pre is None:
+            return  # nothing to check ahead at this step: do not even decode
         try:
             entry = decode_body(signed.entry, Entry)
         except RemoteProtocolError:
