@@ -71,7 +71,7 @@ from engine.players import BotPlayer, LeftTable
 
 DEFAULT_ANSWER_TIMEOUT_S = 20.0
 KEY_POLL_S = 0.5  # how often the countdown and the screen refresh while waiting for a key
-EVENTS_KEPT = 200
+EVENTS_KEPT = 2000  # the log (`log`, PgUp) reads back this far
 HINT_SEED = 0x5EED
 
 
@@ -106,6 +106,9 @@ class HumanPlayer:
         self.term = terminal if terminal is not None else Terminal()
         self.trace_path = Path(trace) if trace else None
         self.events: list[str] = []
+        self._hand_before: set[int] | None = None
+        self.told = 0  # events told so far (the list keeps the last EVENTS_KEPT)
+        self.moved_at = 0  # ``told`` when you last answered a question
         self.game: Game | None = None
         self.progress_text = ""
         self.queue: list[Action] = []
@@ -137,10 +140,15 @@ class HumanPlayer:
 
     def observe(self, game: Game, seat: int, events: Sequence[Event]) -> None:
         self.game = game
+        came = self._new_in_hand(game)
         for ev in events:
             if not ev.visible_to(self.seat):
                 continue  # callers filter already; a person never sees another's secret
-            self.events.append(narrate(ev, self.names))
+            told = narrate(ev, self.names)
+            if came and _comes_to_me(ev, self.seat):
+                told += f" (you get {came.pop(0)})"
+            self.events.append(told)
+            self.told += 1
             self._learn_event(ev)
             if self.hint_bot is not None:
                 self.hint_bot.observe(ev)
@@ -151,6 +159,16 @@ class HumanPlayer:
             self._show_result(None)
         else:
             self.redraw()
+
+    def _new_in_hand(self, game: Game) -> list[str]:
+        """Faces in our hand now that were not there at the last step (to name a card a
+        jack-volley winner gives us, or the one we took)."""
+        if self.game_name not in ("slaiga", "honest-slaiga"):
+            return []
+        now = {c.handle: c.face for c in game.view(self.seat).get("hand", ())}
+        before = self._hand_before if self._hand_before is not None else set(now)
+        self._hand_before = set(now)
+        return [str(f) for h, f in now.items() if h not in before and f is not None]
 
     def progress(self, text: str) -> None:
         self.progress_text = self.names.replace(text)
@@ -204,6 +222,13 @@ class HumanPlayer:
 
     def note(self, text: str) -> None:
         self.events.append("→ " + text)
+        self.told += 1
+        del self.events[:-EVENTS_KEPT]
+
+    @property
+    def since(self) -> int:
+        """How many events came after your last answer (shown under a heading until the next)."""
+        return min(self.told - self.moved_at, len(self.events))
 
     def table_view(self) -> TableView | None:
         game = self.game
@@ -217,6 +242,7 @@ class HumanPlayer:
             self.events,
             self.progress_text,
             game.is_over(),
+            self.since,
         )
 
     def screen(self) -> list[Text]:
@@ -233,12 +259,16 @@ class HumanPlayer:
         self.term.start()
         self.term.draw(self.screen())
 
-    async def _page(self, title: str, body: Sequence[str], deadline: float | None = None) -> None:
-        """A full-screen page; it closes by itself when an answer window's time is up."""
-        page = 0
+    async def _page(
+        self, title: str, body: Sequence[str], deadline: float | None = None, last: bool = False
+    ) -> None:
+        """A full-screen page; it closes by itself when an answer window's time is up.
+        ``last``: open at the last page (the log, newest last)."""
+        page = 10**9 if last else 0
         while True:
             width, height = self.term.size()
             lines, pages = render_page(title, body, page, width, height)
+            page = min(page, pages - 1)
             self.term.draw(lines)
             left = None if deadline is None else deadline - trio.current_time()
             if left is not None and left <= 0:
@@ -290,6 +320,7 @@ class HumanPlayer:
                 if left is not None and left <= 0:
                     self.note("time is up: you " + self.moves.describe(game, seat, default))
                     self._trace("answer", game, seat, legal, default)
+                    self.moved_at = self.told
                     return default
                 countdown = None if left is None else int(left + 0.999)
                 if countdown != self.countdown:
@@ -319,6 +350,7 @@ class HumanPlayer:
                         continue
                     self.queue = list(plan[1:])
                     self._trace("answer", game, seat, legal, plan[0])
+                    self.moved_at = self.told
                     return plan[0]
                 if result[0] == "help":
                     await self._page("Help: your moves now", self.moves.help(game, seat), deadline)
@@ -327,6 +359,13 @@ class HumanPlayer:
 
                     await self._page(
                         "Rules", table_rules(self.game_name, game.view(seat)), deadline
+                    )
+                elif result[0] == "log":
+                    await self._page(
+                        "Log: every event so far, newest last",
+                        self.events or ["(nothing has happened yet)"],
+                        deadline,
+                        last=True,
                     )
                 elif result[0] == "quit" and await self._confirm_quit():
                     raise PlayerQuit("you left the table")
@@ -417,6 +456,15 @@ class HumanPlayer:
         if self.trace_path is not None:
             with self.trace_path.open("a", encoding="utf-8") as f:
                 f.write(json.dumps({"event": "finish", **dict(summary)}, default=str) + "\n")
+
+
+def _comes_to_me(ev: Event, me: int) -> bool:
+    """A card moves into our hand by this event, face known to us only (Slaiga's jack volley)."""
+    if ev.kind == "give-back":
+        return ev.seat != me and f"seat {me} a card back" in ev.text
+    if ev.kind == "jack-pick":
+        return ev.seat == me
+    return False
 
 
 class WatchingPlayer(BotPlayer):

@@ -21,7 +21,7 @@ from typing import Any
 
 from rich.text import Text
 
-from cli.narrate import Names
+from cli.narrate import Names, words
 from engine.cards import JOKER_RANK, SUIT_SYMBOLS, Card, slave_key
 from engine.game import CardView
 
@@ -110,6 +110,7 @@ class TableView:
     events: Sequence[str] = ()
     progress: str = ""
     over: bool = False
+    since: int = 0  # how many of ``events`` (the newest) came after your last move
 
 
 @dataclass
@@ -123,8 +124,9 @@ class PromptView:
     input: str = ""
     message: str = ""
     countdown: int | None = None
-    hint: str = "type a move, or ↑↓ and Enter · Esc back · ? help"
+    hint: str = "type a move, or ↑↓ and Enter · Esc back · ? help · PgUp log"
     extra: Sequence[str] = field(default_factory=tuple)  # lines under the title
+    marked: bool = False  # the input was refused and is selected (typing replaces it)
 
 
 # ---- per game --------------------------------------------------------------------------
@@ -167,7 +169,8 @@ class SlaveLook(Look):
             if s == v["last"]:
                 status.append("played the pile's top")
             if v["games"] > 1:
-                status.append(f"{v['points'][s]} pts")
+                pts = v["points"][s]
+                status.append(f"{pts} pt" if pts == 1 else f"{pts} pts")
             rows.append(SeatRow(s, str(v["hand_sizes"][s]), ", ".join(status)))
         return rows
 
@@ -327,7 +330,7 @@ class AightLook(Look):
             out.append(dl)
         newest = [r for r in v["book"].rules if r.author is not None][-2:]
         for r in newest:
-            out.append(Text(f"Rule {r.describe()} (by {names(r.author)})", style="dim"))
+            out.append(Text(words(f"Rule {r.describe()} (by {names(r.author)})"), style="dim"))
         return out
 
 
@@ -515,7 +518,7 @@ def prompt_lines(p: PromptView, width: int, menu_rows: int) -> list[Text]:
                 _crop(Text(f"{mark}{i + 1:>2} {box}{p.options[i]}{more}", style=style), width)
             )
     line = Text("> ", style="bold")
-    line.append(p.input)
+    line.append(p.input, style="reverse" if p.marked and p.input else "")
     line.append("█", style="blink")
     out.append(_crop(line, width))
     out.append(_crop(Text(p.message or p.hint, style="yellow" if p.message else "dim"), width))
@@ -548,7 +551,7 @@ def render_screen(
         )
         bottom = [_crop(Text(wait, style="italic"), width)]
     rows_left = height - 1 - len(seats) - len(table) - len(hand) - len(bottom)
-    events = event_lines(t.events, width, rows_left)
+    events = event_lines(t.events, width, rows_left, t.since)
     blank = [Text("") for _ in range(max(0, rows_left - len(events)))]
     lines = [head, *seats, *table, *blank, *events, *hand, *bottom]
     if len(lines) > height:  # a tiny terminal: keep the prompt, drop from the top
@@ -556,16 +559,47 @@ def render_screen(
     return lines
 
 
-def event_lines(events: Sequence[str], width: int, rows: int) -> list[Text]:
-    """The latest events that fit in ``rows``, newest last, long ones wrapped once."""
+def event_lines(events: Sequence[str], width: int, rows: int, since: int = 0) -> list[Text]:
+    """The latest events that fit in ``rows``, newest last, long ones wrapped once.
+
+    With ``since`` (the events after your last move), a heading counts them and
+    stays until you move again; when they do not all fit it says how to read
+    the rest (PgUp or ``log``). Older events are dimmed.
+    """
+    if rows <= 0:
+        return []
+    since = min(since, len(events))
+    room = rows - 1 if since else rows
     out: list[Text] = []
-    for e in reversed(events):
-        if len(out) >= rows:
-            break
+    shown = 0
+    for i, e in enumerate(reversed(events)):
         parts = wrap("· " + e, width)[:2]
-        lines = [Text(parts[0])] + [Text("  " + p.strip()) for p in parts[1:]]
+        if len(out) + len(parts) > room:
+            break
+        style = "" if i < since else "dim"
+        lines = [Text(parts[0], style=style)] + [
+            Text("  " + p.strip(), style=style) for p in parts[1:]
+        ]
         out[:0] = [_crop(x, width) for x in lines]
-    return out[-rows:] if rows > 0 else []
+        shown += 1
+    if since:
+        head = f"Since your last move: {plural(since, 'event')}"
+        if since > shown:
+            head += " (PgUp or `log` shows them all)"
+        out.insert(0, _crop(Text(head, style="bold underline"), width))
+    return out[-rows:]
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 card``, ``2 cards``, ``1 match``/``2 matches`` (``many`` for odd plurals)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def article(word: str) -> str:
+    """``a 9``, ``an A``, ``an 8``, ``an ace``: the article a reader says aloud."""
+    first = word.strip()[:1].lower()
+    spoken_vowel = first in "aeiou" or word.strip().startswith(("8", "11", "18", "A"))
+    return f"{'an' if spoken_vowel else 'a'} {word}"
 
 
 def _waiting_for(t: TableView) -> str:

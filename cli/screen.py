@@ -161,7 +161,7 @@ class Prompter:
     """Walks one move's question tree with keys; typed text goes to ``parse``.
 
     ``key`` returns ``None`` to go on, or one of ``("plan", plan)``, ``("help",)``,
-    ``("rules",)``, ``("quit",)``.
+    ``("rules",)``, ``("log",)`` (PgUp, PgDn or typed ``log``), ``("quit",)``.
     """
 
     def __init__(self, root: Node, title: str, parse: Callable[[str], Plan]) -> None:
@@ -169,6 +169,7 @@ class Prompter:
         self.parse = parse
         self.stack: list[tuple[Node, int, list[bool], int]] = []
         self.input = ""
+        self.marked = False  # the input was refused: it is selected, and typing replaces it
         self.message = ""
         self.last_text = ""
         self.node: Node = root
@@ -200,7 +201,7 @@ class Prompter:
         node = self.node
         title = node.title or self.title
         extra: tuple[str, ...] = ()
-        hint = "type a move, or ↑↓ and Enter · Esc back · ? help"
+        hint = "type a move, or ↑↓ and Enter · Esc back · ? help · PgUp log"
         if isinstance(node, Choice):
             return PromptView(
                 title,
@@ -212,6 +213,7 @@ class Prompter:
                 countdown,
                 hint,
                 extra,
+                self.marked,
             )
         if isinstance(node, Pick):
             hint = "↑↓ move · Space ticks · Enter confirms · or type the numbers to tick"
@@ -225,22 +227,32 @@ class Prompter:
                 countdown,
                 hint,
                 extra,
+                self.marked,
             )
         if isinstance(node, Number):
             hint = f"↑↓ change · Enter confirms · or type a number from {node.lo} to {node.hi}"
             extra = (*extra, f"  ‹ {self.value} ›  {node.describe(self.value)}")
-            return PromptView(title, (), 0, None, self.input, self.message, countdown, hint, extra)
+            return PromptView(
+                title, (), 0, None, self.input, self.message, countdown, hint, extra, self.marked
+            )
         hint = (
             f"type and press Enter (for example: {node.example})"
             if node.example
             else "type and press Enter"
         )
-        return PromptView(title, (), 0, None, self.input, self.message, countdown, hint, extra)
+        return PromptView(
+            title, (), 0, None, self.input, self.message, countdown, hint, extra, self.marked
+        )
 
     def key(self, k: str) -> tuple | None:
         node = self.node
         if k != "enter":
             self.message = ""
+        marked, self.marked = self.marked, False
+        if marked and (k in ("backspace", "delete") or (len(k) == 1 and k.isprintable())):
+            self.input = ""  # the refused text was selected: a key replaces it
+            if len(k) != 1:
+                return None
         if k == "esc":
             if self.input and not isinstance(node, Ask):
                 self.input = ""
@@ -253,6 +265,8 @@ class Prompter:
         if k == "clear":
             self.input = ""
             return None
+        if k in ("pgup", "pgdn") and not isinstance(node, Number):
+            return ("log",)  # the whole history, newest last; menus page with Home/End
         if k in ("up", "down", "pgup", "pgdn", "home", "end"):
             self._move(k)
             return None
@@ -318,13 +332,16 @@ class Prompter:
             return self._submit(text, node)
         except MoveError as exc:
             self.message = str(exc)
-            self.input = text  # keep it, to mend
+            self.input = text  # kept and selected: ← or → to mend it, or type anew
+            self.marked = bool(text)
             return None
 
     def refuse(self, message: str) -> None:
-        """The move typed or chosen cannot be made: say why, keep the typed text."""
+        """The move typed or chosen cannot be made: say why, keep the typed text selected
+        (the next key typed replaces it; ← or → first keeps it to mend)."""
         self.message = message
         self.input = self.last_text
+        self.marked = bool(self.last_text)
 
     def _submit(self, text: str, node: Node) -> tuple | None:
         low = text.lower()
@@ -334,6 +351,8 @@ class Prompter:
             return ("rules",)
         if low in ("quit", "exit"):
             return ("quit",)
+        if low in ("log", "history"):
+            return ("log",)
         if low == "back":
             self.back()
             return None
