@@ -73,6 +73,10 @@ DEFAULT_ANSWER_TIMEOUT_S = 20.0
 KEY_POLL_S = 0.5  # how often the countdown and the screen refresh while waiting for a key
 EVENTS_KEPT = 2000  # the log (`log`, PgUp) reads back this far
 HINT_SEED = 0x5EED
+SAFE_HINT_PARAMS = {"mistake_rate": 0, "bluff": 0, "win_bluff": 0}
+RISKY_HINTS = frozenset({"ProposeEnd"})
+"""Moves never preselected, whatever the suggesting bot says: proposing to end the game
+(irreversible once all agree)."""
 
 
 class PlayerQuit(LeftTable):
@@ -118,11 +122,16 @@ class HumanPlayer:
         self.asked = 0
         self.keys = 0
         self.finished = False
+        self.told_result = False
         self.hint_bot = None
         if hints:
             spec = registry.get(game_name)
             if "heuristic" in spec.bots:
-                self.hint_bot = spec.bots["heuristic"](seat, random.Random(HINT_SEED + seat))
+                # a suggestion is never a deliberate slip (the Aight bot's human mistakes)
+                # nor a lie (the Slaiga bot's bluffs): Enter alone is always the safe move
+                self.hint_bot = spec.bots["heuristic"](
+                    seat, random.Random(HINT_SEED + seat), **SAFE_HINT_PARAMS
+                )
 
     # ---- lifetime -------------------------------------------------------------------
 
@@ -198,6 +207,7 @@ class HumanPlayer:
         self._show_result(summary)
         for line in record_lines(summary, self.names):
             _console().print(line)
+        self.told_result = True  # the command prints no second copy
         self._trace_finish(summary)
 
     def _show_result(self, summary: Mapping[str, Any] | None) -> None:
@@ -298,9 +308,12 @@ class HumanPlayer:
         if self.hint_bot is None:
             return None
         try:
-            return self.hint_bot.act(game.view(seat), legal)
+            hint = self.hint_bot.act(game.view(seat), legal)
         except Exception:  # a hint is a courtesy; a bot's bad day must not stop the game
             return None
+        if type(hint).__name__ in RISKY_HINTS:
+            return None  # never preselected: Enter alone must not do what cannot be undone
+        return hint
 
     async def _ask(self, game: Game, seat: int, legal: Sequence[Action]) -> Action:
         hint = self._hint(game, seat, legal)
@@ -475,6 +488,7 @@ class WatchingPlayer(BotPlayer):
         self.names = Names(names, seat)
         self.seat = seat
         self.quiet = quiet
+        self.told_result = False
         self.game: Game | None = None
 
     def observe(self, game: Game, seat: int, events: Sequence[Event]) -> None:
@@ -496,6 +510,7 @@ class WatchingPlayer(BotPlayer):
         outcome = self.game.outcome() if self.game is not None and self.game.is_over() else None
         for line in end_lines(summary, self.names, outcome, ()):
             print(line.plain, flush=True)
+        self.told_result = True
 
 
 def _console() -> Console:

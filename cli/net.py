@@ -28,6 +28,7 @@ from cli import args as checked
 from cli import state
 from cli.human import PlayerQuit
 from cli.netplay import BOT_KINDS, close_player, player_factory
+from cli.render import verify_command
 from engine import registry
 from engine.errors import EngineError
 from engine.options import parse_option_args, resolve_options
@@ -372,7 +373,7 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
     else:
         _out.print(f"{summary['entries']} entries and {summary['proofs']} proofs checked, no cheat")
     _out.print(f"record: {summary['record']}")
-    _out.print(f"check it yourself: slaiga verify {summary['record']}")
+    _out.print(f"check it yourself: {verify_command(summary['record'])}")
 
 
 def _print_result(result: TableResult, as_json: bool) -> None:
@@ -422,8 +423,9 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
         close_player(node.player, None)
         return _fail("timed out while forming the table", args.json)
     if isinstance(result.manifest.protocol, GameProtocol):
-        close_player(node.player, result.game_summary())
-    _print_result(result, args.json)
+        close_player(node.player, result.game_summary())  # it may print the result itself
+    if args.json or not getattr(node.player, "told_result", False):
+        _print_result(result, args.json)
     if result.aborted is not None or result.convicted is not None:
         return EXIT_CHEATER
     return EXIT_OK if not result.divergent else EXIT_FAILED

@@ -701,6 +701,35 @@ def result_lines(
     return out
 
 
+def slaiga_command() -> str:
+    """How to run ``slaiga`` again from this shell: ``slaiga`` when that is on the PATH and is
+    this program, else the path of the program that runs (``.venv/bin/slaiga`` after
+    ``make play``), else ``python -m cli``."""
+    import os
+    import shlex
+    import shutil
+    import sys
+
+    argv0 = sys.argv[0] if sys.argv else ""
+    found = shutil.which("slaiga")
+    if os.path.basename(argv0) == "slaiga":
+        if found and os.path.realpath(found) == os.path.realpath(argv0):
+            return "slaiga"
+        rel = os.path.relpath(argv0)
+        path = rel if not rel.startswith("..") else os.path.abspath(argv0)
+        return shlex.quote(path if "/" in path else "./" + path)
+    if found:
+        return "slaiga"
+    return f"{shlex.quote(sys.executable)} -m cli"
+
+
+def verify_command(record: str) -> str:
+    """The ``slaiga verify`` command for ``record``, as it can be pasted into this shell."""
+    import shlex
+
+    return f"{slaiga_command()} verify {shlex.quote(str(record))}"
+
+
 def record_lines(summary: Any, names: Names) -> list[Text]:
     """The record file, what was checked in it, and the command that checks it again."""
     out = []
@@ -724,7 +753,7 @@ def record_lines(summary: Any, names: Names) -> list[Text]:
                     style="green" if culprit is None else "red",
                 )
             )
-        out.append(Text(f"Check it yourself: slaiga verify {record}", style="bold"))
+        out.append(Text(f"Check it yourself: {verify_command(record)}", style="bold"))
     else:
         out.append(
             Text("A practice game with a trusted local dealer: no record was kept.", style="dim")
