@@ -19,6 +19,7 @@ from typing import Any
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 EXIT_STATUS = (
     "exit status: 0 done; 1 failed (network, files, a table that did not form); "
     "2 bad command line (usage error); 3 table abandoned (a player went silent); "

@@ -20,7 +20,7 @@ SEAT_ONE = re.compile(r"\bseat (\d+)\b")
 CHECK_VERDICT = re.compile(r"the (shot|block) was (\S+):")
 LIST_OF_NUMBERS = re.compile(r"\[(-?\d+(?:, -?\d+)*)\]")
 MAYBE_PLURAL = re.compile(r"\b(-?\d+) (\w+)\(s\)")
-A_BEFORE_VOWEL = re.compile(r"\b([Aa]) (?=(?:A|8|8\d|11|18)\b|[aeiouAEIOU][a-z])")
+A_BEFORE_VOWEL = re.compile(r"(?<![\w♣♦♥♠])(a) (?=(?:A|8|8\d|11|18)\b|[aeiouAEIOU][a-z])")
 JOKER_GLYPH = "🃏"  # double width in some terminals and not in others: shown as Jk
 BOT_NAMES = ("Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lou")
 

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -27,7 +28,13 @@ from rich.table import Table
 from cli import args as checked
 from cli import state
 from cli.human import PlayerQuit
-from cli.netplay import BOT_KINDS, close_player, player_factory
+from cli.netplay import (
+    BOT_KINDS,
+    close_player,
+    player_event_text,
+    player_factory,
+    tell_at_table,
+)
 from cli.render import verify_command
 from engine import registry
 from engine.errors import EngineError
@@ -231,7 +238,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "kept in the state folder.",
         epilog=checked.EXIT_STATUS,
     )
-    p.add_argument("table_id", help="table id")
+    p.add_argument(
+        "table_id",
+        nargs="?",
+        default=None,
+        help="table id (without it: list the tables you can resume)",
+    )
     _common(p)
     _seat_options(p)
     p.set_defaults(func=_guarded(run_resume))
@@ -292,8 +304,15 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
     quiet = args.quiet or args.json
 
     def on_event(event: NodeEvent) -> None:
-        if not quiet and not isinstance(event, QUIET_EVENTS):
-            _err.print(f"[dim]·[/dim] {event.describe()}")
+        if quiet or isinstance(event, QUIET_EVENTS):
+            return
+        node = _running.get("node")
+        text = player_event_text(event, node)
+        if text is None:
+            return
+        if isinstance(event, SeatStalled) and tell_at_table(node, text):
+            return  # on its own line of the table screen, not printed over it
+        _err.print(f"[dim]·[/dim] {text}")
 
     if getattr(args, "events", False):
         # machine-readable progress: one JSON object per line, flushed at once
@@ -405,10 +424,34 @@ def _fail(message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
     return code
 
 
+def resume_hint(node: Node, state_dir: Any, bot: str | None = None) -> str:
+    """What Ctrl-C says: the exact command that takes this seat back to its table."""
+    from cli.render import slaiga_command
+
+    manifest = node.manifest
+    if manifest is None or not isinstance(manifest.protocol, GameProtocol):
+        return "Interrupted before the table formed: nothing to resume."
+    cmd = f"{slaiga_command()} resume {manifest.table_id.hex()}"
+    if state_dir is not None:
+        cmd += f" --state-dir {shlex.quote(str(state_dir))}"
+    if bot:
+        cmd += f" --bot {bot}"
+    return f"Interrupted. To go back to this table, run:\n  {cmd}"
+
+
+_running: dict[str, Node] = {}
+"""The node this command runs (its events are told in player words, on the table screen)."""
+
+
 def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ignore[no-untyped-def]
+    _running["node"] = node
     result = None
     try:
         result = trio.run(action)
+    except KeyboardInterrupt:
+        close_player(node.player, None)
+        _err.print(resume_hint(node, args.state_dir, getattr(args, "bot", None)))
+        return checked.EXIT_INTERRUPTED
     except PlayerQuit:
         close_player(node.player, None)
         _err.print("You left the table; the others will see you as gone.")
@@ -520,12 +563,31 @@ def run_join(args: argparse.Namespace) -> int:
 
 
 def run_resume(args: argparse.Namespace) -> int:
+    from cli import resumable
+
+    folder = state.state_dir(args.state_dir)
+    if args.table_id is None:
+        return resumable.list_tables(folder, args, _out, as_json=args.json)
+    found = resumable.find(folder, args.table_id)
+    if isinstance(found, str):
+        return _fail(found, args.json)
+    if found.against_bots:
+        problem = resumable.restart_bots(found, folder)
+        if problem:
+            return _fail(problem, args.json)
+    args.table_id = found.table_id
     try:
         cfg = _config(args, use_discovery=False)
     except DiscoveryError as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
-    return _run_node(args, node, lambda: node.resume(args.table_id))
+    code = None
+    try:
+        code = _run_node(args, node, lambda: node.resume(args.table_id))
+        return code
+    finally:
+        # after a game the bots finish their records; else nobody is left to play with
+        resumable.reap_bots(resumable.BOT_PEER_WAIT_S if code == EXIT_OK else 0.0)
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -236,7 +236,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
     from cli import state
     from cli.netplay import play_networked, player_factory
     from p2p.errors import NodeError
-    from p2p.events import Forming, Joined, Listening, Meshed, NodeEvent
+    from p2p.events import Forming, Joined, Listening, Meshed, NodeEvent, SeatStalled
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:
@@ -247,6 +247,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
     if not interactive and not args.json:
         err.print(f"a bot plays your seat; watching {table.game_name} at a table of {table.seats}")
     game_no = 0
+    node_of: dict[str, Any] = {}
     while True:
         make = player_factory(
             None,
@@ -260,7 +261,13 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
         def progress(event: NodeEvent) -> None:
             if args.json or not interactive:
                 return
-            if isinstance(event, Listening):
+            if isinstance(event, SeatStalled):
+                from cli.netplay import stall_words, tell_at_table
+
+                text = stall_words(node_of.get("node"), event.seat, event.silent_for)
+                if not tell_at_table(node_of.get("node"), text):
+                    err.print(f"[dim]· {text}[/]")
+            elif isinstance(event, Listening):
                 err.print("[dim]· starting the bot peers…[/]")
             elif isinstance(event, Joined):
                 err.print(f"[dim]· {event.name} sat down[/]")
@@ -280,10 +287,20 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
                 folder,
                 bot=args.bot,
                 on_event=progress,
+                node_box=node_of,
             )
         except PlayerQuit:
             print("You left the table.")
             return checked.EXIT_OK
+        except KeyboardInterrupt:
+            from cli.net import resume_hint
+
+            node = node_of.get("node")
+            if node is None:
+                err.print("Interrupted before the table formed: nothing to resume.")
+            else:
+                err.print(resume_hint(node, args.state_dir))
+            return checked.EXIT_INTERRUPTED
         except (NodeError, OSError) as exc:
             err.print(f"[bold red]error:[/] {exc}")
             return 1

@@ -137,7 +137,9 @@ def _print_human(report: VerifyReport) -> None:
         message = f.message
         if f.kind == "Unfinished":
             owing = " and ".join(_who(report, s) for s in report.waiting_on) or "nobody"
-            message = f"the game stops at step {f.step}, still owed by {owing}; nobody signed its end"
+            message = (
+                f"the game stops at step {f.step}, still owed by {owing}; nobody signed its end"
+            )
         _out.print(f"[bold red]record FAILS verification{where}: {message}")
         _out.print(f"[red]{_culprit_text(report)}")
         for env in f.evidence:

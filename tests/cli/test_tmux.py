@@ -61,6 +61,8 @@ class Pane:
         env = f"PYTHONPATH={_quote(str(ROOT))} LANG=C.UTF-8 LC_ALL=C.UTF-8"
         env += f" SLAIGA_HOME={_quote(str(tmp / 'home'))} SLAIGA_INTERFACE=127.0.0.1"
         env += " SLAIGA_LOOPBACK_ONLY=1"  # the networked table stays on loopback
+        # slaiga installed on the PATH, as for a player (the printed commands say `slaiga`)
+        env += f' PATH={_quote(str(Path(sys.executable).parent))}:"$PATH"'
         run = f"cd {_quote(str(ROOT))} && env {env} {shell}; echo $? > {_quote(str(self.status))}"
         self.tmux("new-session", "-d", "-x", "80", "-y", "24", "-s", "t", run)
         self.tmux("set-option", "-t", "t", "remain-on-exit", "on")
