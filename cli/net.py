@@ -182,7 +182,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "every seat is taken.",
         epilog=checked.EXIT_STATUS,
     )
-    p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument("game", type=checked.game, help=f"one of: {', '.join(registry.names())}")
     p.add_argument(
         "--seats", type=checked.positive, default=4, help="number of players (default 4)"
     )
@@ -300,7 +300,8 @@ def _listen_host(interface: str | None) -> str:
 
 def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
     state_dir = _state_dir(args)
-    name = args.name or os.environ.get("USER") or "player"
+    ask = args.bot is None and not args.json and sys.stdin.isatty() and sys.stdout.isatty()
+    name = state.player_name(state_dir, args.name, ask=ask)
     quiet = args.quiet or args.json
 
     def on_event(event: NodeEvent) -> None:
@@ -439,6 +440,15 @@ def resume_hint(node: Node, state_dir: Any, bot: str | None = None) -> str:
     return f"Interrupted. To go back to this table, run:\n  {cmd}"
 
 
+def discovery_problem(exc: Exception) -> str:
+    """Zeroconf could not start or answer: say so, and the two ways around it."""
+    return (
+        f"{exc}\n  hint: pick the network with --interface (eth0, or one of this machine's "
+        "addresses), or do without the lobby: open with --no-announce and join with "
+        "--peer HOST:PORT"
+    )
+
+
 _running: dict[str, Node] = {}
 """The node this command runs (its events are told in player words, on the table screen)."""
 
@@ -459,6 +469,9 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
     except TableAbandoned as exc:
         close_player(node.player, None)
         return _fail(str(exc), args.json, EXIT_ABANDONED)
+    except DiscoveryError as exc:
+        close_player(node.player, None)
+        return _fail(discovery_problem(exc), args.json)
     except (P2PError, ValueError) as exc:
         close_player(node.player, None)
         return _fail(str(exc), args.json)
@@ -490,7 +503,7 @@ def run_lobby(args: argparse.Namespace) -> int:
     try:
         tables = _scan(args)
     except DiscoveryError as exc:
-        return _fail(str(exc), args.json)
+        return _fail(discovery_problem(exc), args.json)
     if args.json:
         print(json.dumps([t.to_json() for t in tables], sort_keys=True), flush=True)
         return EXIT_OK
@@ -514,7 +527,9 @@ def run_open(args: argparse.Namespace) -> int:
         return _fail(str(exc), args.json, EXIT_USAGE)
     try:
         cfg = _config(args, use_discovery=not args.no_announce)
-    except (NodeError, DiscoveryError) as exc:
+    except DiscoveryError as exc:
+        return _fail(discovery_problem(exc), args.json)
+    except NodeError as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
     return _run_node(args, node, lambda: node.open(args.game, args.seats, options))
@@ -550,14 +565,16 @@ def run_join(args: argparse.Namespace) -> int:
     if not args.table_id and not args.peer and not args.json and sys.stdin.isatty():
         try:
             args.table_id = _pick_table(args)
-        except (NodeError, DiscoveryError) as exc:
+        except DiscoveryError as exc:
+            return _fail(discovery_problem(exc), args.json)
+        except NodeError as exc:
             return _fail(str(exc), args.json)
         except EOFError:
             return _fail("no table chosen", args.json)
     try:
         cfg = _config(args, use_discovery=args.peer is None)
     except DiscoveryError as exc:
-        return _fail(str(exc), args.json)
+        return _fail(discovery_problem(exc), args.json)
     node = Node(cfg)
     return _run_node(args, node, lambda: node.join(args.table_id, args.peer))
 
@@ -579,7 +596,7 @@ def run_resume(args: argparse.Namespace) -> int:
     try:
         cfg = _config(args, use_discovery=False)
     except DiscoveryError as exc:
-        return _fail(str(exc), args.json)
+        return _fail(discovery_problem(exc), args.json)
     node = Node(cfg)
     code = None
     try:

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -52,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "printed move by move.",
         epilog=checked.EXIT_STATUS,
     )
-    p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument("game", type=checked.game, help=f"one of: {', '.join(registry.names())}")
     p.add_argument(
         "--local",
         action="store_true",
@@ -189,7 +188,10 @@ def make_table(args: argparse.Namespace) -> Table:
     if args.bot not in spec.bots:
         raise EngineError(f"unknown bot {args.bot!r}; choose from {', '.join(spec.bots)}")
     bot_params = checked.parse_bot_params(spec.bots[args.bot], args.bot_param, args.bot)
-    me = args.name or os.environ.get("USER") or os.environ.get("USERNAME") or "Player"
+    from cli import state
+
+    interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
+    me = state.player_name(state.state_dir(args.state_dir), args.name, ask=interactive)
     others = [n for n in BOT_NAMES if n.lower() != me.lower()]
     names = [others[(i - (1 if i > args.seat else 0)) % len(others)] for i in range(seats)]
     names[args.seat] = me
