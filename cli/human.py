@@ -230,6 +230,13 @@ class HumanPlayer:
 
     # ---- the screen ------------------------------------------------------------------------
 
+    def tell(self, text: str) -> None:
+        """News from the table itself (a player back after a break), among the events."""
+        self.events.append(text)
+        self.told += 1
+        del self.events[:-EVENTS_KEPT]
+        self.redraw()
+
     def note(self, text: str) -> None:
         self.events.append("→ " + text)
         self.told += 1

@@ -48,6 +48,7 @@ from p2p.events import (
     HandedOver,
     NodeEvent,
     SeatDown,
+    SeatRecovered,
     SeatStalled,
     SeatUp,
     StepDone,
@@ -149,6 +150,8 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         help="how long a player may think before the table is abandoned",
     )
     p.add_argument("--trace-steps", action="store_true", help=argparse.SUPPRESS)
+    # the seat handed to a bot in the background waits for the person's process to exit
+    p.add_argument("--wait-state", type=checked.seconds, default=0.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive-dead", type=float, default=5.0, help=argparse.SUPPRESS)
     p.add_argument("--linger", type=float, default=10.0, help=argparse.SUPPRESS)
@@ -277,7 +280,7 @@ def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
 
 def _state_dir(args: argparse.Namespace) -> Path:
     """The state folder, locked for this process (``cli.state``)."""
-    return state.hold(state.state_dir(args.state_dir))
+    return state.hold(state.state_dir(args.state_dir), getattr(args, "wait_state", 0.0))
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
@@ -313,6 +316,8 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
             return
         if isinstance(event, SeatStalled) and tell_at_table(node, text):
             return  # on its own line of the table screen, not printed over it
+        if isinstance(event, SeatRecovered) and tell_at_table(node, text, as_event=True):
+            return
         _err.print(f"[dim]·[/dim] {text}")
 
     if getattr(args, "events", False):
@@ -358,7 +363,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         make_player=player_factory(
             args.bot, think_ms=max(0, args.bot_think_ms), quiet=args.json or args.quiet
         ),
-        bot_after_leave=args.bot is None,
+        bot_after_leave=False,  # a person who leaves gets the shell back (see _leave)
         trace_steps=args.trace_steps,
     )
 
@@ -440,6 +445,47 @@ def resume_hint(node: Node, state_dir: Any, bot: str | None = None) -> str:
     return f"Interrupted. To go back to this table, run:\n  {cmd}"
 
 
+HAND_OVER_WAIT_S = 30.0
+"""How long the background bot waits for the person's process to let go of the state folder."""
+
+
+def _leave(node: Node, args: argparse.Namespace) -> int:
+    """The person typed quit at a LAN table: they get the shell back at once, and a bot
+    takes the seat in the background (``slaiga resume --bot heuristic`` from our record
+    file), so that the others can finish the game."""
+    import subprocess
+
+    manifest = node.manifest
+    if manifest is None or not isinstance(manifest.protocol, GameProtocol) or node.store is None:
+        _err.print("You left the table.")
+        return EXIT_OK
+    table_id = manifest.table_id.hex()
+    folder = node.cfg.state_dir
+    log = folder / "tables" / f"{table_id}.bot.log"
+    cmd = [sys.executable, "-m", "cli.net", "resume", table_id, "--bot", "heuristic"]
+    cmd += ["--json", "--state-dir", str(folder), "--wait-state", str(HAND_OVER_WAIT_S)]
+    if args.interface:
+        cmd += ["--interface", args.interface]
+    try:
+        with log.open("ab") as out:
+            subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,  # not stopped by this terminal's Ctrl-C or hang-up
+            )
+    except OSError as exc:
+        _err.print(f"You left the table; no bot could take your seat ({exc}).")
+        return EXIT_ABANDONED
+    _err.print(
+        "You left the table: a bot plays your seat to the end in the background, so that "
+        "the others can finish."
+    )
+    _err.print(f"Its record: {folder / 'tables' / (table_id + '.rec')} (log: {log})")
+    return EXIT_OK
+
+
 def discovery_problem(exc: Exception) -> str:
     """Zeroconf could not start or answer: say so, and the two ways around it."""
     return (
@@ -464,8 +510,7 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
         return checked.EXIT_INTERRUPTED
     except PlayerQuit:
         close_player(node.player, None)
-        _err.print("You left the table; the others will see you as gone.")
-        return EXIT_ABANDONED
+        return _leave(node, args)
     except TableAbandoned as exc:
         close_player(node.player, None)
         return _fail(str(exc), args.json, EXIT_ABANDONED)

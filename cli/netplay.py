@@ -124,14 +124,17 @@ def player_event_text(event: NodeEvent, node: Any) -> str | None:
     return words(text.replace("every seat", "every player").replace("seats", "players"))
 
 
-def tell_at_table(node: Any, text: str) -> bool:
-    """Show ``text`` on the person's table screen, on its own line (``False``: no screen
-    is up, the caller prints it)."""
+def tell_at_table(node: Any, text: str, as_event: bool = False) -> bool:
+    """Show ``text`` on the person's table screen: on the waiting line, or (``as_event``)
+    among the events and in the log. ``False``: no screen is up, the caller prints it."""
     player = getattr(node, "player", None)
     term = getattr(player, "term", None)
     if term is None or not getattr(term, "started", False):
         return False
-    player.progress(text)
+    if as_event:
+        player.tell(text)
+    else:
+        player.progress(text)
     return True
 
 

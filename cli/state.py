@@ -86,11 +86,22 @@ class StateLock:
 _held: list[StateLock] = []
 
 
-def hold(folder: Path) -> Path:
-    """Lock ``folder`` for the rest of this process; raise ``StateInUse`` if taken."""
-    if not any(lock.folder == folder for lock in _held):
-        _held.append(StateLock(folder).acquire())
-    return folder
+def hold(folder: Path, wait_s: float = 0.0) -> Path:
+    """Lock ``folder`` for the rest of this process; raise ``StateInUse`` if it is still
+    taken after ``wait_s`` seconds (a process that hands its seat over exits first)."""
+    import time
+
+    if any(lock.folder == folder for lock in _held):
+        return folder
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            _held.append(StateLock(folder).acquire())
+            return folder
+        except StateInUse:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
 
 
 def remembered_name(folder: Path) -> str | None:
