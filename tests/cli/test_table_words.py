@@ -243,3 +243,18 @@ def test_the_suggested_move_is_never_a_proposal_to_end():
             checked += 1
         runner.apply(g, d, bots[s].act(g.view(s), legal))
     assert checked
+
+
+# ---- rules pages -------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("game", registry.names())
+def test_every_table_option_is_on_its_rules_page(game):
+    """Every option `slaiga options GAME` lists is named on the game's page, in the
+    page's options table (`name` | default | meaning)."""
+    from cli.rules import rules_text
+
+    page = rules_text(game)
+    rows = {line.split("|")[1].strip() for line in page.splitlines() if line.startswith("| `")}
+    missing = [o.name for o in registry.get(game).game_class.OPTIONS if f"`{o.name}`" not in rows]
+    assert not missing, f"docs/rules/{game}.md does not list {missing}"
