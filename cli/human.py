@@ -108,6 +108,8 @@ class HumanPlayer:
         self.answer_timeout = answer_timeout
         self.ask_reload = ask_reload
         self.term = terminal if terminal is not None else Terminal()
+        self.term.on_resize = self._resized
+        self.paging: Any = None  # while a page is open: its lines at the terminal's size
         self.trace_path = Path(trace) if trace else None
         self.events: list[str] = []
         self._hand_before: set[int] | None = None
@@ -260,6 +262,7 @@ class HumanPlayer:
             self.progress_text,
             game.is_over(),
             self.since,
+            self.moved_at > 0,
         )
 
     def screen(self) -> list[Text]:
@@ -269,6 +272,12 @@ class HumanPlayer:
         prompt = self.prompter.view(self.countdown) if self.prompter is not None else None
         width, height = self.term.size()
         return render_screen(t, prompt, width, height)
+
+    def _resized(self) -> None:
+        if self.paging is None:
+            self.redraw()
+        else:
+            self.term.draw(self.paging())
 
     def redraw(self) -> None:
         if self.finished:
@@ -282,10 +291,19 @@ class HumanPlayer:
         """A full-screen page; it closes by itself when an answer window's time is up.
         ``last``: open at the last page (the log, newest last)."""
         page = 10**9 if last else 0
+        try:
+            await self._paging(title, body, deadline, page)
+        finally:
+            self.paging = None
+
+    async def _paging(
+        self, title: str, body: Sequence[str], deadline: float | None, page: int
+    ) -> None:
         while True:
             width, height = self.term.size()
             lines, pages = render_page(title, body, page, width, height)
             page = min(page, pages - 1)
+            self.paging = lambda p=page: render_page(title, body, p, *self.term.size())[0]
             self.term.draw(lines)
             left = None if deadline is None else deadline - trio.current_time()
             if left is not None and left <= 0:

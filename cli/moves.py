@@ -1760,6 +1760,10 @@ class SlajensMoves(Moves):
                 ),
                 "you cannot steal now",
             )
+        if toks in (["keep", "all"], ["all"]):
+            return plan_of(
+                legal, lambda a: type(a).__name__ == "Stop", "you have no dice to score yet"
+            )
         if first == "keep":
             if v["phase"] != "rolling":
                 raise MoveError("roll first")
@@ -1784,7 +1788,8 @@ class SlajensMoves(Moves):
                 "keep some dice, reroll the rest",
             )
         raise MoveError(
-            "roll, keep VALUES (e.g. keep 6 6 1), stop, steal NAME AMOUNT, defend or accept"
+            "roll, keep VALUES (e.g. keep 6 6 1), keep all (or stop), steal NAME AMOUNT, "
+            "defend or accept"
         )
 
     def question(self, game: Game, seat: int) -> str:
@@ -1819,6 +1824,7 @@ class SlajensMoves(Moves):
                 [f"{dice_text([d])}" for d in dice],
                 done,
                 preset=preset,
+                typed="keep",
             )
         if v["phase"] == "start":
             rolls = [a for a in legal if isinstance(a, RollDice) and a.target < 0]

@@ -111,6 +111,7 @@ class TableView:
     progress: str = ""
     over: bool = False
     since: int = 0  # how many of ``events`` (the newest) came after your last move
+    moved: bool = True  # you have moved already ("Since your last move", else "So far")
 
 
 @dataclass
@@ -551,7 +552,7 @@ def render_screen(
         )
         bottom = [_crop(Text(wait, style="italic"), width)]
     rows_left = height - 1 - len(seats) - len(table) - len(hand) - len(bottom)
-    events = event_lines(t.events, width, rows_left, t.since)
+    events = event_lines(t.events, width, rows_left, t.since, t.moved)
     blank = [Text("") for _ in range(max(0, rows_left - len(events)))]
     lines = [head, *seats, *table, *blank, *events, *hand, *bottom]
     if len(lines) > height:  # a tiny terminal: keep the prompt, drop from the top
@@ -559,7 +560,9 @@ def render_screen(
     return lines
 
 
-def event_lines(events: Sequence[str], width: int, rows: int, since: int = 0) -> list[Text]:
+def event_lines(
+    events: Sequence[str], width: int, rows: int, since: int = 0, moved: bool = True
+) -> list[Text]:
     """The latest events that fit in ``rows``, newest last, long ones wrapped once.
 
     With ``since`` (the events after your last move), a heading counts them and
@@ -583,9 +586,9 @@ def event_lines(events: Sequence[str], width: int, rows: int, since: int = 0) ->
         out[:0] = [_crop(x, width) for x in lines]
         shown += 1
     if since:
-        head = f"Since your last move: {plural(since, 'event')}"
+        head = f"{'Since your last move' if moved else 'So far'}: {plural(since, 'event')}"
         if since > shown:
-            head += " (PgUp or `log` shows them all)"
+            head += " (PgUp or `log`: all)"
         out.insert(0, _crop(Text(head, style="bold underline"), width))
     return out[-rows:]
 

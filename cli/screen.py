@@ -70,6 +70,8 @@ class Terminal:
         self._saved: list | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.started = False
+        self.on_resize: Callable[[], None] | None = None  # redraw at once on a resize
+        self._old_winch: object = None
 
     def start(self) -> None:
         if self.started:
@@ -83,6 +85,25 @@ class Terminal:
         self.out.write("\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J")
         self.out.flush()
         self.started = True
+        self._watch_resize()
+
+    def _watch_resize(self) -> None:
+        """SIGWINCH calls ``on_resize`` (the screen is redrawn at the new size at once,
+        whether or not a key is being waited for)."""
+        import signal
+        import threading
+
+        if (
+            not hasattr(signal, "SIGWINCH")
+            or threading.current_thread() is not threading.main_thread()
+        ):
+            return
+
+        def resized(signum: int, frame: object) -> None:
+            if self.started and self.on_resize is not None:
+                self.on_resize()
+
+        self._old_winch = signal.signal(signal.SIGWINCH, resized)
 
     def stop(self) -> None:
         if not self.started:
@@ -91,6 +112,11 @@ class Terminal:
 
         self.out.write("\x1b[?25h\x1b[?1049l")
         self.out.flush()
+        if self._old_winch is not None:
+            import signal
+
+            signal.signal(signal.SIGWINCH, self._old_winch)  # type: ignore[arg-type]
+            self._old_winch = None
         if self._saved is not None:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
         self.started = False
@@ -216,7 +242,11 @@ class Prompter:
                 self.marked,
             )
         if isinstance(node, Pick):
-            hint = "↑↓ move · Space ticks · Enter confirms · or type the numbers to tick"
+            hint = (
+                f"↑↓ move · Space ticks · Enter confirms · or type the values ({node.typed} 6 6 1)"
+                if node.typed
+                else "↑↓ move · Space ticks · Enter confirms · or type the numbers to tick"
+            )
             return PromptView(
                 title,
                 list(node.items),
@@ -378,6 +408,8 @@ class Prompter:
                     raise MoveError(f"choose 1 to {len(node.options)}")
                 self.selected = values[0] - 1
                 return self._advance(resolve(node.options[self.selected].then))
+            if isinstance(node, Pick) and node.typed:
+                return ("plan", self.parse(f"{node.typed} {text}"))  # values, not positions
             if isinstance(node, Pick):
                 for v in values:
                     if not 1 <= v <= len(node.items):

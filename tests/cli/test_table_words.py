@@ -34,7 +34,7 @@ from tests.cli.test_human import seat_person
 def test_events_since_your_last_move_have_a_heading_that_says_how_to_read_them_all():
     events = [f"event {i}" for i in range(30)]
     lines = [x.plain for x in event_lines(events, 80, 5, since=12)]
-    assert lines[0] == "Since your last move: 12 events (PgUp or `log` shows them all)"
+    assert lines[0] == "Since your last move: 12 events (PgUp or `log`: all)"
     assert lines[1:] == ["· event 26", "· event 27", "· event 28", "· event 29"]
     few = [x.plain for x in event_lines(events, 80, 5, since=2)]
     assert few[0] == "Since your last move: 2 events"
@@ -47,6 +47,7 @@ def test_events_since_your_last_move_have_a_heading_that_says_how_to_read_them_a
         "· event 28",
         "· event 29",
     ]
+    assert event_lines(events, 80, 3, since=2, moved=False)[0].plain == "So far: 2 events"
 
 
 def test_pgup_pgdn_and_typed_log_open_the_log():
@@ -258,3 +259,25 @@ def test_every_table_option_is_on_its_rules_page(game):
     rows = {line.split("|")[1].strip() for line in page.splitlines() if line.startswith("| `")}
     missing = [o.name for o in registry.get(game).game_class.OPTIONS if f"`{o.name}`" not in rows]
     assert not missing, f"docs/rules/{game}.md does not list {missing}"
+
+
+def test_dice_are_named_one_way_by_value_and_keep_all_stops():
+    from cli.menus import Pick
+
+    spec = registry.get("slajens")
+    game = spec.factory(2, {"rounds": 1})
+    d = LocalDealer(game.deck, 2)
+    runner.start(game, d)
+    seat = game.to_move()[0]
+    runner.apply(game, d, game.legal_actions(seat)[0])  # roll the five dice
+    moves = registry_moves("slajens", seat)
+    dice = game.view(seat)["dice"]
+    menu = moves.menu(game, seat)
+    assert isinstance(menu, Pick) and menu.typed == "keep"
+    p = Prompter(menu, "Q", lambda t: moves.parse(game, seat, t))
+    value = dice[-1]  # typed numbers are die values (as in `keep 6 6 1`), not positions
+    for k in str(value):
+        p.key(k)
+    kind, plan = p.key("enter")
+    assert kind == "plan" and [dice[i] for i in plan[0].keep] == [value]
+    assert type(moves.parse(game, seat, "keep all")[0]).__name__ == "Stop"
