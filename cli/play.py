@@ -69,7 +69,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--seats", type=checked.positive, default=None, help="number of players (game default)"
     )
     p.add_argument(
-        "--seat", type=checked.count, default=0, help="your seat, counted from 0 (default 0)"
+        "--seat",
+        type=checked.positive,
+        default=1,
+        help="your seat with --local, counted from 1 (default 1)",
     )
     p.add_argument(
         "--name",
@@ -183,8 +186,9 @@ def make_table(args: argparse.Namespace) -> Table:
     seats = args.seats if args.seats is not None else spec.default_seats
     options = parse_option_args(args.option)
     spec.game_class(seats, options)  # validates the seat count and every option
-    if not 0 <= args.seat < seats:
-        raise EngineError(f"--seat must be 0 to {seats - 1} at a table of {seats}")
+    if not 1 <= args.seat <= seats:
+        raise EngineError(f"--seat must be 1 to {seats} at a table of {seats}")
+    me_seat = args.seat - 1
     if args.bot not in spec.bots:
         raise EngineError(f"unknown bot {args.bot!r}; choose from {', '.join(spec.bots)}")
     bot_params = checked.parse_bot_params(spec.bots[args.bot], args.bot_param, args.bot)
@@ -193,11 +197,11 @@ def make_table(args: argparse.Namespace) -> Table:
     interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
     me = state.player_name(state.state_dir(args.state_dir), args.name, ask=interactive)
     others = [n for n in BOT_NAMES if n.lower() != me.lower()]
-    names = [others[(i - (1 if i > args.seat else 0)) % len(others)] for i in range(seats)]
-    names[args.seat] = me
+    names = [others[(i - (1 if i > me_seat else 0)) % len(others)] for i in range(seats)]
+    names[me_seat] = me
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     return Table(
-        args.game, seats, options, args.seat, unique_names(names), seed, args.bot_delay, bot_params
+        args.game, seats, options, me_seat, unique_names(names), seed, args.bot_delay, bot_params
     )
 
 
