@@ -263,6 +263,18 @@ class HumanPlayer:
             game.is_over(),
             self.since,
             self.moved_at > 0,
+            self._secret(game),
+        )
+
+    def _secret(self, game: Game) -> frozenset[int]:
+        """Cards on the table (not in a hand) that we see and the others do not: shown as
+        face down to them. Who has seen which card is public knowledge at every table."""
+        if self.game_name not in ("slaiga", "honest-slaiga"):
+            return frozenset()
+        v = game.view(self.seat)
+        table = (*v.get("volley_cards", ()), *v.get("discard", ())[:6])
+        return frozenset(
+            c.handle for c in table if c.face is not None and not game.is_public(c.handle)
         )
 
     def screen(self) -> list[Text]:

@@ -71,6 +71,21 @@ def cards_text(faces: Sequence[Card | None], sep: str = " ") -> Text:
     return out
 
 
+def marked_cards(cards: Sequence[CardView], secret: frozenset[int]) -> Text:
+    """Cards on the table; those only you can see are in brackets: face down to others."""
+    out = Text()
+    for i, c in enumerate(cards):
+        if i:
+            out.append(" ")
+        if c.handle in secret and c.face is not None:
+            out.append("[")
+            out.append_text(face_text(c.face))
+            out.append("]")
+        else:
+            out.append_text(face_text(c.face))
+    return out
+
+
 def suit_text(suit: int | None) -> Text:
     if suit is None or suit not in range(4):
         return Text("?")
@@ -112,6 +127,7 @@ class TableView:
     over: bool = False
     since: int = 0  # how many of ``events`` (the newest) came after your last move
     moved: bool = True  # you have moved already ("Since your last move", else "So far")
+    secret: frozenset[int] = frozenset()  # handles on the table you see and others do not
 
 
 @dataclass
@@ -220,7 +236,7 @@ class SlaigaLook(Look):
         line.append(f" · Discard {len(discard)}")
         if discard:
             line.append(", top→ ")
-            line.append_text(cards_text([c.face for c in discard[:QUEEN_REACH]]))
+            line.append_text(marked_cards(discard[:QUEEN_REACH], t.secret))
             if len(discard) > QUEEN_REACH:
                 line.append(" …")
         out = [line]
@@ -241,8 +257,13 @@ class SlaigaLook(Look):
                     vl.append_text(suit_text(p.suit))
                     vl.append(f"{' ace' if p.ace else ''} {p.role} ")
                 face = cards[i].face if i < len(cards) else None
-                vl.append_text(face_text(face))
+                if i < len(cards) and cards[i].handle in t.secret:
+                    vl.append_text(marked_cards([cards[i]], t.secret))
+                else:
+                    vl.append_text(face_text(face))
             out.append(vl)
+        if any(c.handle in t.secret for c in (*v["volley_cards"], *discard[:QUEEN_REACH])):
+            out.append(Text("[ ]: a card you see that lies face down to the others", style="dim"))
         if v["to_place"]:
             tp = Text("Cards for you to place in the draw pile: ")
             tp.append_text(cards_text([c.face for c in v["to_place"]]))

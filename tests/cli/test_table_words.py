@@ -281,3 +281,32 @@ def test_dice_are_named_one_way_by_value_and_keep_all_stops():
     kind, plan = p.key("enter")
     assert kind == "plan" and [dice[i] for i in plan[0].keep] == [value]
     assert type(moves.parse(game, seat, "keep all")[0]).__name__ == "Stop"
+
+
+def test_your_face_down_cards_are_marked_face_down_to_the_others():
+    """In a Slaiga volley your own face-down shot shows its face to you, in brackets."""
+    import re
+
+    spec = registry.get("slaiga")
+    marked = 0
+    for seed in range(2):
+        game = spec.factory(3, {})
+        d = LocalDealer(game.deck, seed)
+        runner.start(game, d)
+        bots = [spec.bots["heuristic"](s, random.Random(seed + s), bluff=0.5) for s in range(3)]
+        human = HumanPlayer(["Ann", "Bob", "Cat"], 0, "slaiga", terminal=FakeTerminal())
+        human.game = game
+        for _ in range(300):
+            if game.is_over():
+                break
+            secret = human._secret(game)
+            text = plain(human.screen())
+            shown = {m for m in re.findall(r"\[([^\]]+)\]", text) if m.strip()}
+            want = {str(game.face_for(0, h)) for h in secret}
+            assert shown == want, (shown, want, text)
+            for h in secret:  # really seen by us and not by everyone
+                assert game.face_for(0, h) is not None and not game.is_public(h)
+            marked += bool(secret)
+            s = game.to_move()[0]
+            runner.apply(game, d, bots[s].act(game.view(s), game.legal_actions(s)))
+    assert marked, "no deal put a face-down card of ours on the table"
