@@ -52,6 +52,7 @@ from p2p.events import (
     SeatStalled,
     SeatUp,
     StepDone,
+    Vanished,
     Welcomed,
 )
 from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
@@ -314,7 +315,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         text = player_event_text(event, node)
         if text is None:
             return
-        if isinstance(event, SeatStalled) and tell_at_table(node, text):
+        if isinstance(event, SeatStalled | Vanished) and tell_at_table(node, text):
             return  # on its own line of the table screen, not printed over it
         if isinstance(event, SeatRecovered) and tell_at_table(node, text, as_event=True):
             return
@@ -335,7 +336,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         # even with --json, say what is going on during long waits, on stderr
         def on_event(event: NodeEvent) -> None:  # noqa: F811
             if (
-                isinstance(event, SeatStalled | CheatSeen | Abandoned | HandedOver)
+                isinstance(event, SeatStalled | Vanished | CheatSeen | Abandoned | HandedOver)
                 and not args.quiet
             ):
                 _err.print(event.describe())
@@ -420,7 +421,28 @@ def _print_result(result: TableResult, as_json: bool) -> None:
     if "record_steps" in summary:
         _out.print(f"record: {summary['record_steps']} steps, head {summary['record_head']}")
     for cheat in summary.get("cheats", []):
-        _out.print(f"[red]cheat by slot {cheat['culprit']}: {cheat['kind']}: {cheat['reason']}")
+        _out.print(f"[red]cheat by {cheat['name']}: {cheat['kind']}: {cheat['reason']}")
+
+
+def _abandoned(exc: TableAbandoned, as_json: bool) -> int:
+    """A table given up for a silent player: who was absent (seat and name), the table
+    and our record file, as the full result object with ``--json``."""
+    result = exc.result
+    if not isinstance(result, TableResult):
+        return _fail(str(exc), as_json, EXIT_ABANDONED)
+    if isinstance(result.manifest.protocol, GameProtocol):
+        summary = result.game_summary()
+    else:
+        summary = result.summary()
+        summary["record"] = str(result.record_file) if result.record_file else None
+    summary["error"] = str(exc)
+    if as_json:
+        print(json.dumps(summary, sort_keys=True), flush=True)
+    _err.print(f"[red]error:[/red] {exc}")
+    if not as_json and summary.get("record"):
+        _out.print(f"record: {summary['record']}")
+        _out.print(f"check it yourself: slaiga verify {summary['record']}")
+    return EXIT_ABANDONED
 
 
 def _fail(message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
@@ -513,7 +535,7 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
         return _leave(node, args)
     except TableAbandoned as exc:
         close_player(node.player, None)
-        return _fail(str(exc), args.json, EXIT_ABANDONED)
+        return _abandoned(exc, args.json)
     except DiscoveryError as exc:
         close_player(node.player, None)
         return _fail(discovery_problem(exc), args.json)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import os
 import random
-import re
 import secrets
 import subprocess
 import sys
@@ -85,17 +84,11 @@ def player_factory(
     return make
 
 
-def stall_words(node: Any, seat: int, silent_for: float) -> str:
+def stall_words(name: str | None, silent_for: float) -> str:
     """A silent seat in player words: "waiting for Bob (silent 60 s, may have left)"."""
-    name = None
-    manifest = getattr(node, "manifest", None)
-    if manifest is not None and 0 <= seat < len(manifest.seats):
-        name = manifest.seats[seat].name
-    who = name or "a player"
-    return f"waiting for {who} (silent {round(silent_for)} s, may have left)"
+    return f"waiting for {name or 'a player'} (silent {round(silent_for)} s, may have left)"
 
 
-SLOT_WORD = re.compile(r"\b(?:seat|slot) (\d+)")
 NOT_FOR_PLAYERS = frozenset({"finished", "peer_finished", "step", "peer_up", "peer_down"})
 """Node events a person need not read (the end screen tells the record; links flap)."""
 
@@ -110,17 +103,10 @@ def player_event_text(event: NodeEvent, node: Any) -> str | None:
     if kind in NOT_FOR_PLAYERS:
         return None
     if isinstance(event, SeatStalled):
-        return stall_words(node, event.seat, event.silent_for)
+        return stall_words(event.name, event.silent_for)
     if kind == "formed":
         return "the table is formed; connecting to every player"
-    manifest = getattr(node, "manifest", None)
-    names = [m.name for m in manifest.seats] if manifest is not None else []
-
-    def name(m: re.Match[str]) -> str:
-        n = int(m[1])
-        return names[n] if 0 <= n < len(names) else f"player {n + 1}"
-
-    text = SLOT_WORD.sub(name, event.describe())
+    text = event.describe()  # events about a player name them
     return words(text.replace("every seat", "every player").replace("seats", "players"))
 
 

@@ -270,7 +270,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
             if isinstance(event, SeatStalled):
                 from cli.netplay import stall_words, tell_at_table
 
-                text = stall_words(node_of.get("node"), event.seat, event.silent_for)
+                text = stall_words(event.name, event.silent_for)
                 if not tell_at_table(node_of.get("node"), text):
                     err.print(f"[dim]· {text}[/]")
             elif isinstance(event, Listening):

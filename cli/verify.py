@@ -58,7 +58,11 @@ def _culprit_text(report: VerifyReport) -> str:
         if f.kind == "Dispute":
             return "no seat is proven at fault: the dispute cannot be settled from the record"
         return "no seat is proven at fault: the file itself is forged or damaged"
-    return f"culprit: {_who(report, f.culprit)}"
+    name = report.seat_name(f.culprit) or "a player"
+    position = next((s.position for s in report.seats if s.slot == f.culprit), None)
+    # the numbers of the seat table above: seat counted from 1 (when drawn), and slot
+    seat = f"seat {position}, " if position is not None else ""
+    return f"culprit: {name} ({seat}slot {f.culprit})"
 
 
 def _who(report: VerifyReport, slot: int | None) -> str:
@@ -110,11 +114,12 @@ def _print_human(report: VerifyReport) -> None:
         _out.print(f"table {report.table_id}: {report.game}, {len(report.seats)} seats")
         table = Table()
         table.add_column("seat", justify="right")
+        table.add_column("slot", justify="right")
         table.add_column("name")
         table.add_column("fingerprint")
         for s in report.seats:
             pos = str(s.position) if s.position is not None else "-"
-            table.add_row(pos, s.name, s.fingerprint)
+            table.add_row(pos, str(s.slot), s.name, s.fingerprint)
         _out.print(table)
         if report.options:
             opts = ", ".join(f"{k}={v}" for k, v in sorted(report.options.items()))
@@ -167,6 +172,12 @@ def run_verify(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"ok": False, "error": str(exc), "error_kind": "Unreadable"}))
         _err.print(f"[red]error:[/red] {exc}")
+        return EXIT_UNREADABLE
+    except Exception as exc:  # noqa: BLE001 - no file may give a traceback: our bug, one line
+        message = f"this program failed while verifying {args.record} ({type(exc).__name__}: {exc})"
+        if args.json:
+            print(json.dumps({"ok": False, "error": message, "error_kind": "InternalError"}))
+        _err.print(f"[red]error:[/red] {message}; please report it")
         return EXIT_UNREADABLE
     if args.json:
         print(json.dumps(report.to_json(), sort_keys=True), flush=True)
