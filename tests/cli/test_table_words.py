@@ -310,3 +310,32 @@ def test_your_face_down_cards_are_marked_face_down_to_the_others():
             s = game.to_move()[0]
             runner.apply(game, d, bots[s].act(game.view(s), game.legal_actions(s)))
     assert marked, "no deal put a face-down card of ours on the table"
+
+
+# ---- player words for the table's own news, and first steps ------------------------------------
+
+
+def test_node_events_in_player_words():
+    from cli.netplay import player_event_text
+    from p2p.events import Formed, RecordFinished, SeatFinished, SeatRecovered, SeatStalled
+
+    stalled = SeatStalled(name="Bob", seat=1, slot=2, step=17, silent_for=60.04)
+    assert player_event_text(stalled, None) == "waiting for Bob (silent 60 s, may have left)"
+    assert player_event_text(SeatRecovered(name="Bob", seat=1, slot=2), None) == "Bob is back"
+    formed = player_event_text(Formed(table_id="ab", slot=3), None)
+    assert "slot" not in formed and "player" in formed
+    assert player_event_text(SeatFinished(name="Bob", seat=1, slot=2, step=9), None) is None
+    assert player_event_text(RecordFinished(steps=9, head="ff"), None) is None  # no "head"
+
+
+def test_the_name_is_asked_once_then_remembered(tmp_path, monkeypatch):
+    from cli import state
+
+    answers = iter(["  Zoe  "])
+    monkeypatch.setattr("builtins.input", lambda prompt: next(answers))
+    monkeypatch.setenv("USER", "root")
+    assert state.player_name(tmp_path, None, ask=True) == "Zoe"
+    # next time: not asked (input would raise StopIteration), the name is remembered
+    assert state.player_name(tmp_path, None, ask=True) == "Zoe"
+    assert state.player_name(tmp_path, "Ann", ask=True) == "Ann"  # --name wins and is kept
+    assert state.player_name(tmp_path, None, ask=False) == "Ann"
