@@ -259,6 +259,18 @@ def test_every_table_option_is_on_its_rules_page(game):
     rows = {line.split("|")[1].strip() for line in page.splitlines() if line.startswith("| `")}
     missing = [o.name for o in registry.get(game).game_class.OPTIONS if f"`{o.name}`" not in rows]
     assert not missing, f"docs/rules/{game}.md does not list {missing}"
+    # a house choice (the original rules silent) is marked * as the table's choice
+    cells = {
+        line.split("|")[1].strip(): line.split("|")[2]
+        for line in page.splitlines()
+        if line.startswith("| `")
+    }
+    unmarked = [
+        o.name
+        for o in registry.get(game).game_class.OPTIONS
+        if "[house]" in o.help and f"`{o.name}`" in cells and "*" not in cells[f"`{o.name}`"]
+    ]
+    assert not unmarked, f"docs/rules/{game}.md does not mark {unmarked} as the table's choice"
 
 
 def test_dice_are_named_one_way_by_value_and_keep_all_stops():
