@@ -159,7 +159,7 @@ class Cheater:
     def unseal(self, rule: Any, key: bytes) -> bytes | None:
         """Asked to show the junk box's key, show another one."""
         if self._once("gift-wrong-key"):
-            return bytes(32 - len(key)) + bytes([key[0] ^ 1]) + key[1:]
+            return key[:1] + bytes([key[1] ^ 1]) + key[2:]  # (byte 0's low bits are clamped)
         return None
 
     def verdict(self, rule: Any, honest: VerdictBody) -> VerdictBody | None:
