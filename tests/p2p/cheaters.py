@@ -229,7 +229,7 @@ class Cheater:
                 hand = sorted(
                     engine.zones[f"hand:{seat}"], key=lambda h: slave_key(engine.faces[h])
                 )
-                return Give(seat, tuple(hand[: len(honest.cards)]))
+                return Give(seat, tuple(sorted(hand[: len(honest.cards)])))
             # lose the first deal on purpose, to be the one who gives
             legal = engine.legal_actions(seat)
             passes = [a for a in legal if isinstance(a, Pass)]
