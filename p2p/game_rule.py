@@ -61,14 +61,15 @@ was shown it in turn) is carried out as a public reveal, so the seatless
 engine learns the face like every seat engine does and their hashes agree.
 
 *Highest given* (Slave's exchange) is checked by its receiver alone, who must
-not show the lowest given face to anyone.  The giver seals to the receiver:
-its reveal tokens for the given cards and an inequality proof that none of
-its other cards is a face at or above the lowest given one, all signed with
-its identity key inside the box (bound to table, step and seat).  The
-receiver answers ``verdict``: accept, or complain with the opened payload and
-that inner signature.  Anyone can then judge the complaint: a payload whose
-proof fails convicts the giver; one whose proof verifies convicts the
-complainer.
+not show the lowest given face to anyone.  The giver seals to the receiver an
+openable box (:func:`crypto.seal.seal_openable`) of fixed size: its reveal
+tokens for the given cards and an inequality proof, padded to a fixed number of
+leaves, that none of its other cards is a face at or above the lowest given
+one.  The receiver answers ``verdict``: accept (a :class:`Caveat` that
+``slaiga verify`` lists), or complain.  After a complaint the giver owes
+``unseal``: the box's one-time key (derived from the table secret), with which
+anyone opens the box and convicts the giver (a false gift, a wrong key) or the
+complainer (a false complaint).  ``p2p/RECORD_FORMAT.md`` §9 has the details.
 
 Any entry that fails a check raises :class:`p2p.errors.InvalidMove` naming its
 signer; an action that the rules refuse only after a reveal (a Slave play of
@@ -77,8 +78,8 @@ cards that turn out not to beat the pile) is raised when the reveal completes
 entries, so ``slaiga verify`` reaches the same verdict from the file alone.
 
 Secrets that must survive a crash come from a per-table secret that the node
-writes to disk (fsynced) before its first key share: the key share ``x`` and
-the dice commitment values.  Everything else is fresh randomness, because the
+writes to disk (fsynced) before its first key share: the key share ``x``, the
+dice commitment values and the gift boxes' one-time keys.  Everything else is fresh randomness, because the
 node persists each own entry before sending it and never re-creates one.
 """
 
