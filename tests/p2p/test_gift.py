@@ -20,23 +20,30 @@ from pathlib import Path
 import msgpack
 import pytest
 
+from crypto.seal import open_with_ephemeral, seal_openable
 from engine import registry
 from engine.cards import slave_key
 from p2p import local_table
-from p2p.errors import InvalidMove
+from p2p.errors import CheatDetected, InvalidMove
+from p2p.forming import table_rule
 from p2p.game_rule import (
+    _GIFT_KEY_DOMAIN,
     ACTION_KIND,
     SEALED_KIND,
     UNSEAL_KIND,
     VERDICT_KIND,
     GameRule,
+    SealedProofBody,
     SeatKeys,
+    UnsealBody,
+    VerdictBody,
+    _derive,
 )
-from p2p.record import Record
+from p2p.record import Record, entry_signing_input
 from p2p.seat import SeatDriver, game_of, rule_factory
 from p2p.store import RecordFile
 from p2p.verify import verify_record_file
-from p2p.wire import decode_body, encode_body
+from p2p.wire import Entry, Signed, decode_body, encode_body
 from tests.p2p.cheaters import Cheater, force_signing, make_bot
 
 REPO = Path(__file__).resolve().parents[2]
@@ -222,3 +229,140 @@ def test_verify_lists_each_gift_checked_by_its_receiver_alone(tmp_path):
     )
     assert human.returncode == 0
     assert human.stdout.count("checked by its receiver alone") == 2, human.stdout
+
+
+# ---- every field of the gift entries, tampered: the record alone convicts ----
+
+
+@pytest.fixture(scope="module")
+def honest_gift():
+    """An honest Slave table up to its first gift: the entries before it, the sealed gift,
+    the receiver's slot, the keys and the giver's table secret."""
+    table = local_table.new_table("slave", 4, {"games": 2})
+
+    class _Stop(Exception):
+        pass
+
+    def stop_at_verdict(t: local_table.LocalTable) -> None:
+        if decode_body(t.log[-1].entry).body.TAG == VERDICT_KIND:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        local_table.run(table, on_entry=stop_at_verdict)
+    assert not table.cheats
+    entries = [decode_body(s.entry) for s in table.log]
+    at = next(i for i, e in enumerate(entries) if e.body.TAG == SEALED_KIND)
+    receiver = next(e.seat for e in entries[at:] if e.body.TAG == VERDICT_KIND)
+    giver = entries[at].seat
+    game = game_of(table.drivers[giver].record)
+    assert game is not None and game.mine is not None
+    return {
+        "genesis": table.genesis,
+        "before": table.log[:at],
+        "sealed": entries[at],
+        "giver": giver,
+        "receiver": receiver,
+        "ids": {d.slot: d.identity for d in table.drivers},
+        "secret": game.mine.keys.table_secret,
+    }
+
+
+def _replay(g) -> Record:
+    """A fresh verifier's record (no seat, as ``slaiga verify``) up to the gift."""
+    rec = Record(g["genesis"], table_rule)
+    for signed in g["before"]:
+        rec.offer(signed)
+    return rec
+
+
+def _offer(g, rec: Record, slot: int, body) -> CheatDetected | None:
+    entry = Entry(rec.table_id, slot, rec.step, rec.head, body)
+    raw = encode_body(entry)
+    signed = Signed(raw, g["ids"][slot].sign(entry_signing_input(raw)))
+    try:
+        offer = rec.offer(signed)
+    except CheatDetected as exc:
+        return exc
+    return offer.cheats[0] if offer.cheats else None
+
+
+def _gift_parts(g, rec: Record) -> tuple[bytes, bytes, bytes]:
+    """The honest gift box's one-time key, the context and its plaintext."""
+    rule = game_of(rec)
+    assert rule is not None
+    step = g["sealed"].step
+    p, v = rule.engine_seat_of[g["giver"]], rule.engine_seat_of[g["receiver"]]
+    key = _derive(g["secret"], _GIFT_KEY_DOMAIN, step)[:32]
+    ctx = rule._seal_context(step, p, v)
+    receiver = rec.manifest.seats[g["receiver"]].seal_key
+    return key, ctx, open_with_ephemeral(key, receiver, g["sealed"].body.sealed, ctx)
+
+
+def _tampered_boxes(g):
+    box = g["sealed"].body.sealed
+    yield "one byte longer", box + b"\0"
+    yield "one byte shorter", box[:-1]
+    yield "another version", bytes([1]) + box[1:]
+    small = bytes([1]) + bytes(31)  # the X25519 point of order 4 (u = 1)
+    yield "one-time key of small order", box[:1] + small + box[33:]
+
+
+def test_a_gift_box_of_the_wrong_shape_convicts_its_giver_at_once(honest_gift):
+    for what, box in _tampered_boxes(honest_gift):
+        rec = _replay(honest_gift)
+        step = rec.step
+        exc = _offer(honest_gift, rec, honest_gift["giver"], SealedProofBody(box))
+        assert isinstance(exc, CheatDetected), what
+        assert exc.seat == honest_gift["giver"] and rec.step == step, what
+
+
+def _dispute(g, box: bytes, key: bytes | None = None) -> CheatDetected | None:
+    """Offer ``box`` as the gift, a complaint, and the giver's shown key."""
+    rec = _replay(g)
+    assert _offer(g, rec, g["giver"], SealedProofBody(box)) is None
+    assert _offer(g, rec, g["receiver"], VerdictBody(False)) is None
+    if key is None:
+        key = _gift_parts(g, rec)[0]
+    return _offer(g, rec, g["giver"], UnsealBody(key))
+
+
+def test_a_complaint_about_an_honest_gift_convicts_the_receiver(honest_gift):
+    exc = _dispute(honest_gift, honest_gift["sealed"].body.sealed)
+    assert isinstance(exc, InvalidMove) and exc.seat == honest_gift["receiver"]
+    assert "false complaint" in str(exc)
+
+
+def test_a_wrong_key_shown_convicts_the_giver(honest_gift):
+    rec = _replay(honest_gift)
+    key = _gift_parts(honest_gift, rec)[0]
+    wrong = key[:5] + bytes([key[5] ^ 1]) + key[6:]
+    exc = _dispute(honest_gift, honest_gift["sealed"].body.sealed, wrong)
+    assert isinstance(exc, CheatDetected) and exc.seat == honest_gift["giver"]
+
+
+def test_each_field_of_the_sealed_plaintext_tampered_convicts_the_giver(honest_gift):
+    rec = _replay(honest_gift)
+    key, ctx, plain = _gift_parts(honest_gift, rec)
+    receiver = rec.manifest.seats[honest_gift["receiver"]].seal_key
+    # tokens (32 bytes a given card), their DLEQ proof (64), the padded inequality proof
+    n_tok = next(k for k in (1, 2) if (len(plain) - 32 * k - 64 - 32) % 96 == 0)
+    fields = {
+        "a reveal token": 0,
+        "the DLEQ proof": 32 * n_tok + 40,
+        "an inequality Z": 32 * n_tok + 64 + 5,
+        "the inequality challenge": len(plain) - 1,
+    }
+    for what, pos in fields.items():
+        bad = bytearray(plain)
+        bad[pos] ^= 0x01
+        box = seal_openable(receiver, bytes(bad), ctx, key)
+        exc = _dispute(honest_gift, box)
+        assert isinstance(exc, InvalidMove), what
+        assert exc.seat == honest_gift["giver"], (what, exc)
+        assert "is false" in str(exc), (what, exc)
+    # the same plaintext sealed again is still the honest gift: the complainer lies
+    exc = _dispute(honest_gift, seal_openable(receiver, plain, ctx, key))
+    assert isinstance(exc, InvalidMove) and exc.seat == honest_gift["receiver"]
+    # a box that does not open under its own key (sealed for another context)
+    exc = _dispute(honest_gift, seal_openable(receiver, plain, ctx + b"x", key))
+    assert isinstance(exc, InvalidMove) and exc.seat == honest_gift["giver"]
