@@ -977,6 +977,8 @@ class Mesh:
         return format_address(self.listen_host, self.listen_port)
 
     def _slot_refusal(self, address: str) -> str | None:
+        if self.max_pending_handshakes <= 0:
+            return "this peer takes no handshakes"
         if self._pending_by_address.get(address, 0) >= self.max_handshakes_per_address:
             return f"{self.max_handshakes_per_address} handshakes from {address} in progress"
         return None
