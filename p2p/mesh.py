@@ -143,6 +143,9 @@ about half of the lobby."""
 STRANGER_SILENT_S = 2.0
 """How long a stranger may stay silent (no message but keepalives) after its handshake; an
 honest joiner sends its ``Join`` at once."""
+STRANGER_JOIN_S = 10.0
+"""How long a stranger may stay a stranger at all (the lobby's own deadline is the same,
+:data:`p2p.lobby.JOIN_WITHIN_S`; this one also holds once the lobby has closed)."""
 KEEPALIVES_PER_INTERVAL = 4.0
 """Keepalive frames (pings and pongs) a link may send per keepalive interval of ours, on
 average (4 a second by default; an honest peer sends about 2).  More ends the link."""
@@ -776,10 +779,18 @@ class Connection:
         raise ConnectionClosed(self.close_reason, self.peer)
 
     async def _stranger_window(self) -> None:
+        """A stranger that says nothing is cut after a short window, and one that does not
+        join after a longer one."""
+        start = trio.current_time()
         await trio.sleep(self.mesh.stranger_silent)
         if self.stranger and not self.spoke:
             self.mesh.strangers_cut += 1
             self.refuse("busy", f"sent nothing within {self.mesh.stranger_silent:g}s of connecting")
+            return
+        await trio.sleep_until(start + STRANGER_JOIN_S)
+        if self.stranger:
+            self.mesh.strangers_cut += 1
+            self.refuse("busy", f"did not join within {STRANGER_JOIN_S:g}s")
 
     def _meter_keepalive(self) -> None:
         """Pings and pongs are cheap to send and cost us a decode and a reply each: a few a
@@ -1181,9 +1192,13 @@ class Mesh:
         await conn.send(msg)
 
     def broadcast_raw(self, body_bytes: bytes, peers: list[bytes] | None = None) -> int:
-        """Send exact body bytes (e.g. a signed entry) to peers; returns how many got it queued."""
+        """Send exact body bytes (e.g. a signed entry) to ``peers`` (default: every connected
+        peer but strangers); returns how many got it queued."""
         frame_bytes = wire.frame(body_bytes)
-        targets = list(self.connections) if peers is None else peers
+        if peers is None:  # everyone but strangers: they get nothing of the table's
+            targets = [p for p, c in self.connections.items() if not c.stranger]
+        else:
+            targets = peers
         return sum(self.send_frame_nowait(p, frame_bytes) for p in targets)
 
     def broadcast(self, msg: wire.Message, peers: list[bytes] | None = None) -> int:
