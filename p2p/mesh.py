@@ -14,7 +14,25 @@ connections deliver goes into one inbox shared by the mesh, in which each
 peer may hold at most :data:`INBOX_BYTES_PER_PEER`: past that its reader
 stops reading, so TCP pushes back on that peer alone and the others go on.
 :meth:`Mesh.bytes_held` sums what the mesh holds (outboxes, inbox, decoder
-buffers), which the hostile-client tests assert.
+buffers), which the hostile-client tests assert.  A frame is read into one
+buffer of its announced length (:class:`p2p.wire.FrameDecoder`), never a
+buffer grown read by read.
+
+**Strangers** (a peer that dialled us and proved a key but has not joined,
+see :attr:`Mesh.members`) cost little, however many keys they make up: frames
+of at most :data:`STRANGER_MAX_FRAME` (a larger length prefix cuts the link
+before any body is read, and a stranger's reads stop at the end of its
+current frame), :data:`STRANGER_BYTES` in all, one inbox budget shared by
+all strangers, at most :data:`MAX_STRANGERS` at once and
+:data:`MAX_STRANGERS_PER_ADDRESS` per address (a newcomer is never refused:
+the oldest stranger makes room), :data:`STRANGER_SILENT_S` to say anything
+and :data:`STRANGER_JOIN_S` to join.  Broadcasts skip them.
+
+**Keepalives are metered**: a link may send a few pings and pongs a second
+(:data:`KEEPALIVES_PER_INTERVAL`, after a burst of :data:`KEEPALIVE_BURST`);
+more ends the link, and a stranger's count against its allowance.  A link
+closed on purpose (:meth:`Mesh.refuse`, :meth:`Mesh.disconnect`) stops
+reading and sends what is queued, a ``Reject`` say, before it closes.
 
 Handshake (SIGMA with ephemeral Diffie-Hellman; H. Krawczyk, "SIGMA: the
 'SIGn-and-MAc' approach to authenticated Diffie-Hellman", CRYPTO 2003, in the
@@ -42,7 +60,11 @@ sent as a ``Reject`` frame so the other side can print a clear reason.
 
 **Handshake slots** are bounded in total (:data:`MAX_PENDING_HANDSHAKES`)
 and per remote address (:data:`MAX_HANDSHAKES_PER_ADDRESS`), so one host
-that opens stalled sockets cannot lock the seats out.  Once the table is
+that opens stalled sockets cannot lock the seats out; when all slots are
+taken, the oldest pending handshake is dropped for the newcomer, and a
+connection that has not sent a complete ``Hello`` within
+:data:`HELLO_WITHIN_S` loses its slot, so stalled sockets from many
+addresses cannot lock the seats out either.  Once the table is
 formed (:meth:`Mesh.seat_hosts_only`), a connection from a host that holds no
 seat in the manifest is refused (``Reject("stranger")``) before it costs a
 handshake slot.  So that this never locks out an honest seat on a machine

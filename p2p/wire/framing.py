@@ -199,16 +199,17 @@ class FrameDecoder:
         if self._broken is not None:
             raise RemoteProtocolError(f"stream unusable after earlier error: {self._broken}")
         extra = TAG_BYTES if self._mac is not None else 0
+        if self._body is None and not self._head and self._input:
+            whole = self._whole_frame(extra)  # the common case: the frame is in one chunk
+            if whole is not None:
+                return self._finish(whole, extra)
         if self._body is None:
             while len(self._head) < LENGTH_PREFIX_BYTES and self._input_bytes:
                 self._head += self._take(LENGTH_PREFIX_BYTES - len(self._head))
             if len(self._head) < LENGTH_PREFIX_BYTES:
                 return None
             (length,) = LENGTH_PREFIX.unpack(self._head)
-            if not extra < length <= self.max_frame + extra:
-                raise self._break(
-                    f"frame length {length} outside {extra + 1}..{self.max_frame + extra}"
-                )
+            self._check_length(length, extra)
             self._body = bytearray(length)
             self._filled = 0
         body = self._body
@@ -223,14 +224,40 @@ class FrameDecoder:
         self._head = bytearray()
         self._body = None
         self._filled = 0
+        return self._finish(memoryview(body), extra)
+
+    def _check_length(self, length: int, extra: int) -> None:
+        if not extra < length <= self.max_frame + extra:
+            raise self._break(
+                f"frame length {length} outside {extra + 1}..{self.max_frame + extra}"
+            )
+
+    def _whole_frame(self, extra: int) -> memoryview | None:
+        """The next frame, if the first pushed chunk holds all of it (consumed), else ``None``."""
+        chunk = self._input[0]
+        if len(chunk) < LENGTH_PREFIX_BYTES:
+            return None
+        (length,) = LENGTH_PREFIX.unpack_from(chunk)
+        self._check_length(length, extra)
+        end = LENGTH_PREFIX_BYTES + length
+        if len(chunk) < end:
+            return None
+        if len(chunk) == end:
+            self._input.popleft()
+        else:
+            self._input[0] = chunk[end:]
+        self._input_bytes -= end
+        return chunk[LENGTH_PREFIX_BYTES:end]
+
+    def _finish(self, frame_view: memoryview, extra: int) -> Decoded:
+        """Check the tag of a whole frame (body + tag) and decode its body."""
         if extra:
-            raw = bytes(memoryview(body)[:-extra])
+            raw = bytes(frame_view[:-extra])
             assert self._mac is not None
             try:
-                self._mac.check(raw, bytes(body[-extra:]))
+                self._mac.check(raw, bytes(frame_view[-extra:]))
             except CryptoError as exc:
                 raise self._break(f"frame authentication failed: {exc}") from None
         else:
-            raw = bytes(body)
-        del body
+            raw = bytes(frame_view)
         return Decoded(decode_body(raw, Message), raw)
