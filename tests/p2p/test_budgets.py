@@ -5,8 +5,8 @@ peer flooding future entries, a reader that asks for the record and never
 reads, a flood of stalled handshakes from one address, and a peer that
 goes away for good (redialled forever).  Memory is measured as the bytes
 held by the node's own structures (``Node.bytes_held``, ``Mesh.bytes_held``:
-queues, buffers, held entries), sampled while the attack runs, never as RSS
-and never against the clock; each test states its budget and the volume
+queues, buffers, held entries), sampled while the attack runs, and for the
+lobby flood as resident memory too (RSS, from /proc), never against the clock; each test states its budget and the volume
 the attacker tried to push.  The length-header flip is in test_store.py and
 test_verify.py, the small-order key in test_hostile.py.
 """
@@ -14,12 +14,14 @@ test_verify.py, the small-order key in test_hostile.py.
 from __future__ import annotations
 
 import contextlib
+import os
 import secrets
 from pathlib import Path
 
 import pytest
 import trio
 
+from bench import flood
 from crypto.identity import IdentityKey
 from p2p import fetch, mesh, wire
 from p2p.errors import ConnectionClosed, Rejected
@@ -62,6 +64,9 @@ FLOOD_MESSAGES x FLOOD_BLOB = 80 MiB (the first fix kept it out of ``Node.early`
 opener still held up to 1 MiB per stranger's decoder plus 4 MiB per stranger's inbox share,
 81 MiB accounted; now a stranger's frame is at most a few KiB and all strangers share one
 inbox budget)."""
+RSS_MARGIN = 64 * MiB
+"""What the flood may add to this process's resident memory (the opener's alone, in a child
+process and for 60 s, is ``slaiga bench flood``; a short one is in test_strangers.py)."""
 
 
 async def _stranger(
@@ -100,6 +105,8 @@ async def test_lobby_flood_of_strangers_is_capped_and_holds_bounded_bytes(
         async with no_leaks():
             opener = Node(config(tmp_path, 0, demo_steps=6))
             peak = Peak(opener.bytes_held)
+            rss_before = flood.rss(os.getpid())
+            rss_peak = Peak(lambda: flood.rss(os.getpid()))
             async with trio.open_nursery() as nursery:
 
                 async def run_opener() -> None:
@@ -109,6 +116,7 @@ async def test_lobby_flood_of_strangers_is_capped_and_holds_bounded_bytes(
                 while opener.mesh is None or opener.mesh.listen_port is None:
                     await trio.sleep(0.01)
                 nursery.start_soon(peak.run)
+                nursery.start_soon(rss_peak.run)
                 table, address = opener.mesh.table_id, opener.mesh.address
                 go = trio.Event()
                 async with trio.open_nursery() as attack:
@@ -127,13 +135,16 @@ async def test_lobby_flood_of_strangers_is_capped_and_holds_bounded_bytes(
     assert opener.mesh.strangers_evicted >= STRANGERS - mesh.MAX_STRANGERS_PER_ADDRESS  # ...
     assert opener.gate.dropped > 0 and opener.gate.dropped_bytes > 0
     assert peak.value <= LOBBY_BUDGET, f"opener held {peak.value} bytes"
+    rss_growth = rss_peak.value - rss_before  # opener and strangers: one process
+    assert rss_growth <= RSS_MARGIN, f"RSS grew by {rss_growth / MiB:.1f} MiB"
     pushed = STRANGERS * FLOOD_MESSAGES * FLOOD_BLOB
     assert opener.gate.dropped_bytes < pushed // 4  # strangers were cut off early
     assert results[0].record.finished and results[0].record.head == results[1].record.head
     print(
         f"lobby flood: pushed up to {pushed // MiB} MiB, the opener read"
         f" {opener.gate.dropped_bytes / MiB:.1f} MiB and kept none, peak {peak.value / MiB:.1f} MiB,"
-        f" {opener.mesh.strangers_evicted} oldest strangers made room for newer ones"
+        f" {opener.mesh.strangers_evicted} oldest strangers made room for newer ones,"
+        f" RSS +{rss_growth / MiB:.1f} MiB (opener and strangers)"
     )
 
 
