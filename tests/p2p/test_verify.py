@@ -511,11 +511,14 @@ def test_cli_human_output(played: Played, tmp_path: Path) -> None:
     assert f"record verified: {TOTAL_STEPS} steps, head " in proc.stdout
     assert played.results[0].record.head.hex() in proc.stdout  # type: ignore[union-attr]
     path = copy(played, tmp_path)
-    _splice_conflict(played, path, "count", 6, Count(999), False)
+    _, entry, _ = _splice_conflict(played, path, "count", 6, Count(999), False)
     proc = _cli(path)
     assert proc.returncode == 1
     assert "FAILS verification" in proc.stdout and "equivocation" in proc.stdout
-    assert "culprit: seat" in proc.stdout
+    # named as in the seat table above it: name, seat counted from 1, slot
+    seat = played.results[0].seat_order.index(entry.seat) + 1
+    name = played.results[0].manifest.seats[entry.seat].name
+    assert f"culprit: {name} (seat {seat}, slot {entry.seat})" in proc.stdout
 
 
 def test_cli_json_names_the_equivocator(played: Played, tmp_path: Path) -> None:
