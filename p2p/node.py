@@ -517,6 +517,7 @@ class Node:
                 keepalive_dead=self.cfg.keepalive_dead,
             )
         )
+        self.mesh.members = self.gate.members  # everyone else who dials us is a stranger
         if self.genesis is not None:  # resuming
             self._arm_mesh(self.mesh)
         await self._start_background(stack, self.mesh)
@@ -836,6 +837,7 @@ class Node:
         assert self.genesis is not None and self.manifest is not None
         mesh.genesis = genesis_hash(self.genesis)
         mesh.seat_hosts_only([m.address for m in self.manifest.seats])
+        mesh.members = frozenset(m.identity for m in self.manifest.seats)
 
     def _buffer(self, event: Inbound) -> None:
         self.early.add(event)
