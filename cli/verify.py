@@ -50,8 +50,12 @@ def _culprit_text(report: VerifyReport) -> str:
     f = report.failure
     assert f is not None
     if f.culprit is None:
-        if f.kind == "Unfinished":
+        if f.kind in ("Unfinished", "PartialVote"):
             return "no seat is proven at fault: the record simply stops"
+        if f.kind == "EndedByVote":
+            return "no seat is proven at fault: the others agreed to stop, nobody cheated"
+        if f.kind == "BadVote":
+            return "no seat is proven at fault: a vote proves nothing about cheating"
         if f.kind == "Dispute":
             return "no seat is proven at fault: the dispute cannot be settled from the record"
         return "no seat is proven at fault: the file itself is forged or damaged"
