@@ -20,7 +20,7 @@ from cli.net import EXIT_ABANDONED, _abandoned
 from crypto.identity import IdentityKey
 from p2p import wire
 from p2p.endvote import check_vote, sign_vote, tally, vote_message
-from p2p.errors import BadVote, TableAbandoned
+from p2p.errors import BadVote, CorruptRecordFile, TableAbandoned
 from p2p.events import EndedByVote, NodeEvent, VoteCast, VoteRefused
 from p2p.mesh import unwrap_single_error
 from p2p.seat import game_of
@@ -218,3 +218,57 @@ def _resigned(t: NodeTable, vote: wire.EndVote, **change: object) -> wire.EndVot
     return dataclasses.replace(
         v, signature=key.sign(vote_message(v.table_id, v.step, v.head, v.absent))
     )
+
+
+class _Asked:
+    """A person at the terminal who answers the end-or-wait question with ``answer``."""
+
+    def __init__(self, answer: bool) -> None:
+        self.answer = answer
+        self.asked: list[tuple[str, float]] = []
+        self.said: list[str] = []
+
+    async def ask_end(self, name: str, silent_for: float) -> bool:
+        self.asked.append((name, silent_for))
+        return self.answer
+
+    def progress(self, text: str) -> None:
+        self.said.append(text)
+
+
+async def test_a_person_is_asked_and_not_voting_is_waiting(tmp_path: Path) -> None:
+    """A bot votes at once once the player vanished; a person is asked by name, and only
+    their ``end`` signs a vote."""
+    with trio.fail_after(TIMEOUT_S):
+        async with node_table(tmp_path, "high-card", 3) as t:
+            _silence(t)
+            node = t.node
+            waits = _Asked(False)
+            node.player = waits  # type: ignore[assignment]
+            await node._ask_player(waits.ask_end, GONE, t.record.step, 12.3)
+            assert waits.asked == [(PLAYERS[GONE], 12)] and node._my_vote is None
+            ends = _Asked(True)
+            node.player = ends  # type: ignore[assignment]
+            await node._ask_player(ends.ask_end, GONE, t.record.step, 12.3)
+            assert node._my_vote is not None and node._my_vote.absent == GONE
+    with trio.fail_after(TIMEOUT_S):
+        async with node_table(tmp_path / "bot", "high-card", 3) as t:
+            _silence(t)
+            t.node.player = t.node._bot()  # the heuristic bot that plays a --bot seat
+            t.node._ask_end(GONE, 5.0)  # what the vanished check calls: a bot votes yes
+            assert t.node._my_vote is not None and t.node._my_vote.absent == GONE
+
+
+async def test_a_closing_frame_is_the_last_frame(tmp_path: Path) -> None:
+    """The store reads vote frames back; nothing may follow the closing frame."""
+    with trio.fail_after(TIMEOUT_S):
+        async with node_table(tmp_path, "high-card", 3) as t:
+            _silence(t)
+            assert t.node.vote_end(GONE) is None
+            t.node._take_vote(_vote_of(t, 1), via=1)
+            store = t.node.store
+            path = store.path
+            assert load(path).closed
+            store.append(t.record.signed_from(1)[0])
+    with pytest.raises(CorruptRecordFile, match="follows the closing"):
+        load(path)
