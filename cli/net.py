@@ -426,6 +426,30 @@ def _fail(message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
     return code
 
 
+def _crash_line(exc: BaseException, node: Node) -> str:
+    """One line for a bug of this program (never a peer's fault: every peer input is
+    judged before it is used), with the full traceback written to the state folder."""
+    import traceback
+
+    crash = node.cfg.state_dir / "crash.log"
+    where = ""
+    try:
+        crash.parent.mkdir(parents=True, exist_ok=True)
+        with open(crash, "a", encoding="utf-8") as f:
+            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+            f.write("".join(traceback.format_exception(exc)))
+        where = f"; details in {crash}"
+    except OSError:
+        pass
+    record = ""
+    if node.store is not None:
+        record = f"; the record file {node.store.path} is intact"
+    return (
+        f"this program failed ({type(exc).__name__}: {exc}){record}{where}."
+        " Please report it; `slaiga resume` may go on."
+    )
+
+
 def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ignore[no-untyped-def]
     result = None
     try:
@@ -443,6 +467,9 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
     except trio.TooSlowError:
         close_player(node.player, None)
         return _fail("timed out while forming the table", args.json)
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: one line, the details in a file
+        close_player(node.player, None)
+        return _fail(_crash_line(exc, node), args.json)
     if isinstance(result.manifest.protocol, GameProtocol):
         close_player(node.player, result.game_summary())
     _print_result(result, args.json)

@@ -33,7 +33,6 @@ real I/O:
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import json
 import math
@@ -50,7 +49,6 @@ import trio
 
 from crypto.identity import IdentityKey, fingerprint
 from crypto.seal import SealKey
-from engine.errors import EngineError
 from engine.players import BotPlayer, LeftTable, Player
 from p2p import discovery, wire
 from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
@@ -1212,7 +1210,7 @@ class Node:
             if rec.step != step or not driver.owes_decision() or self._ended():
                 self._deciding = None
                 return
-            problem = _try_action(engine, action)
+            problem = engine.check(action)
             if problem is None:
                 break
             player.progress(f"that move is not allowed: {problem}")
@@ -1853,16 +1851,6 @@ def _entry_step(signed: wire.Signed) -> int:
 
 def _cut(text: str, limit: int) -> str:
     return text[:limit]
-
-
-def _try_action(engine: Any, action: Any) -> str | None:
-    """Why ``action`` would be refused by (a copy of) our engine, or ``None``."""
-    trial = copy.deepcopy(engine)
-    try:
-        trial.apply(action)
-    except EngineError as exc:
-        return getattr(exc, "reason", str(exc))
-    return None
 
 
 def secret_path(state_dir: Path, table_id: bytes) -> Path:

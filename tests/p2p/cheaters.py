@@ -96,12 +96,7 @@ def slaiga_candidates(own: Any, seat: int) -> list[Any]:
 
 
 def _accepts(game: Any, action: Any) -> bool:
-    trial = copy.deepcopy(game)
-    try:
-        trial.apply(action)
-    except EngineError:
-        return False
-    return True
+    return game.check(action) is None
 
 
 def lies(public: Any, own: Any, seat: int) -> list[Any]:
