@@ -20,7 +20,7 @@ from cli.net import EXIT_ABANDONED, _abandoned
 from crypto.identity import IdentityKey
 from p2p import wire
 from p2p.endvote import check_vote, sign_vote, tally, vote_message
-from p2p.errors import BadVote, CorruptRecordFile, TableAbandoned
+from p2p.errors import BadVote, CorruptRecordFile, NodeError, TableAbandoned
 from p2p.events import EndedByVote, NodeEvent, VoteCast, VoteRefused
 from p2p.mesh import unwrap_single_error
 from p2p.seat import game_of
@@ -272,3 +272,22 @@ async def test_a_closing_frame_is_the_last_frame(tmp_path: Path) -> None:
             store.append(t.record.signed_from(1)[0])
     with pytest.raises(CorruptRecordFile, match="follows the closing"):
         load(path)
+
+
+async def test_a_resumed_voter_still_voted_and_a_closed_table_is_not_resumed(
+    tmp_path: Path,
+) -> None:
+    """Our vote is in our file before it leaves, so a restart cannot take it back (the
+    resumed peer signs nothing more); a file with the closing frame is not resumed."""
+    with trio.fail_after(TIMEOUT_S):
+        async with node_table(tmp_path, "high-card", 3) as t:
+            _silence(t)
+            assert t.node.vote_end(GONE) is None
+            mine, t.node._my_vote = t.node._my_vote, None  # as after a restart
+            loaded = load(t.node.store.path)
+            t.node._reload_votes(loaded.votes, loaded.closed)
+            assert t.node._my_vote == mine
+            t.node._take_vote(_vote_of(t, 1), via=1)
+            loaded = load(t.node.store.path)
+            with pytest.raises(NodeError, match="ended by vote"):
+                t.node._reload_votes(loaded.votes, loaded.closed)
