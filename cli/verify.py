@@ -93,7 +93,10 @@ def _print_human(report: VerifyReport) -> None:
     f = report.failure
     if f is not None:
         where = f" at step {f.step}" if f.step is not None else ""
-        _out.print(f"[bold red]record FAILS verification{where}: {f.message}")
+        if f.kind == "EndedByVote":  # every entry holds; the players agreed to stop
+            _out.print(f"[bold yellow]record verified, game unfinished: {f.message}")
+        else:
+            _out.print(f"[bold red]record FAILS verification{where}: {f.message}")
         _out.print(f"[red]{_culprit_text(report)}")
         for env in f.evidence:
             _out.print(f"[red]  evidence: frame {env.frame}, signature {env.signature.hex()[:32]}…")
