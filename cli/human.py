@@ -26,7 +26,9 @@ read in a worker thread), ``progress(text)`` during slow steps, and
 ``record_head``, ``record`` (a file path or ``None``) and ``culprit`` (an
 engine seat or ``None``), and, when known, ``entries`` and ``proofs``
 (counts checked). ``decide`` raises :class:`PlayerQuit` when the person
-leaves the table.
+leaves the table. At a LAN table, ``await ask_end(name, silent_for)`` asks
+whether to end the table now that ``name`` has vanished (``True``: a signed
+vote to end it, final; ``False``: wait, also when a move is asked meanwhile).
 
 Moves that need no choice are made at once and shown ("made for you: …"):
 a single legal move, and Slaiga's reload draws (``ask_reload`` to choose).
