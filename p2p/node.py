@@ -1536,8 +1536,18 @@ class Node:
     async def _ask_player(
         self, ask: Callable[[str, float], Any], slot: int, step: int, silent_for: float
     ) -> None:
-        if not await ask(self._who(slot)["name"], round(silent_for)):
-            return  # not voting is waiting
+        """Ask until the person says end; not voting is waiting, and while the player
+        stays gone the question comes back after each further machine steps' limit."""
+        assert self.manifest is not None
+        limit = self.manifest.max_wait_ms / 1000
+        while not await ask(self._who(slot)["name"], round(silent_for)):
+            await trio.sleep(limit)
+            rec, since = self.record, self._unlinked_since.get(slot)
+            if rec is None or rec.step != step or self._ended() or since is None:
+                return  # the table moved on, or the player is back
+            if self._my_vote is not None:
+                return
+            silent_for = trio.current_time() - since
         rec = self.record
         if rec is None or rec.step != step or self._ended():
             return  # the table moved on meanwhile

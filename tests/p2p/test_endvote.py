@@ -221,35 +221,53 @@ def _resigned(t: NodeTable, vote: wire.EndVote, **change: object) -> wire.EndVot
 
 
 class _Asked:
-    """A person at the terminal who answers the end-or-wait question with ``answer``."""
+    """A person at the terminal who answers the end-or-wait question with ``answers``,
+    one per time asked (``then`` runs after each answer)."""
 
-    def __init__(self, answer: bool) -> None:
-        self.answer = answer
+    def __init__(self, *answers: bool, then=lambda: None) -> None:  # type: ignore[no-untyped-def]
+        self.answers = list(answers)
+        self.then = then
         self.asked: list[tuple[str, float]] = []
         self.said: list[str] = []
 
     async def ask_end(self, name: str, silent_for: float) -> bool:
         self.asked.append((name, silent_for))
-        return self.answer
+        answer = self.answers.pop(0)
+        self.then()
+        return answer
 
     def progress(self, text: str) -> None:
         self.said.append(text)
 
 
+QUICK = (100, 200, 100, 600_000)
+"""Silence limits (ms): a machine steps' limit of 0.2 s, so a waiting person is asked
+again quickly; decisions wait 10 minutes."""
+
+
 async def test_a_person_is_asked_and_not_voting_is_waiting(tmp_path: Path) -> None:
-    """A bot votes at once once the player vanished; a person is asked by name, and only
-    their ``end`` signs a vote."""
+    """A bot votes at once once the player vanished; a person is asked by name, again
+    while the player stays gone, and only their ``end`` signs a vote."""
     with trio.fail_after(TIMEOUT_S):
-        async with node_table(tmp_path, "high-card", 3) as t:
+        async with node_table(tmp_path, "high-card", 3, QUICK) as t:
             _silence(t)
             node = t.node
-            waits = _Asked(False)
+
+            def back() -> None:
+                node._unlinked_since.pop(GONE)
+
+            # waits, and the player comes back: no vote, no second question
+            waits = _Asked(False, then=back)
             node.player = waits  # type: ignore[assignment]
             await node._ask_player(waits.ask_end, GONE, t.record.step, 12.3)
             assert waits.asked == [(PLAYERS[GONE], 12)] and node._my_vote is None
-            ends = _Asked(True)
+            # gone again: waits, is asked again, then ends the table
+            node._unlinked_since[GONE] = trio.current_time() - 1
+            ends = _Asked(False, True)
             node.player = ends  # type: ignore[assignment]
-            await node._ask_player(ends.ask_end, GONE, t.record.step, 12.3)
+            await node._ask_player(ends.ask_end, GONE, t.record.step, 1)
+            assert [name for name, _ in ends.asked] == [PLAYERS[GONE]] * 2
+            assert ends.asked[1][1] >= 1
             assert node._my_vote is not None and node._my_vote.absent == GONE
     with trio.fail_after(TIMEOUT_S):
         async with node_table(tmp_path / "bot", "high-card", 3) as t:
