@@ -4,6 +4,10 @@ No network and no keys but those in the record (see :mod:`p2p.verify` and
 ``p2p/RECORD_FORMAT.md``).  Human output goes through ``rich``; ``--json``
 prints exactly one JSON object on stdout.
 
+Checks that only one seat could make (a sealed gift checked by its receiver
+alone) are listed as caveats, in the human output and under ``caveats`` in
+``--json``: the record cannot show they were made honestly.
+
 Exit status: 0 when the record verifies (a torn tail dropped, or a table that
 stopped early, still verify: the report says so); 1 when it fails
 verification (a proven cheat, a forged or damaged file, a gap); 2 when the
@@ -142,6 +146,8 @@ def _print_human(report: VerifyReport) -> None:
     if report.duplicates:
         n = report.duplicates
         _out.print(f"[yellow]{n} duplicate {'entry' if n == 1 else 'entries'} ignored")
+    for c in report.caveats:
+        _out.print(f"[yellow]caveat: {c.message}")
     f = report.failure
     if f is not None:
         where = f" at step {f.step}" if f.step is not None else ""

@@ -144,7 +144,7 @@ from p2p.record import Offer, Record, Status
 from p2p.seat import SeatDriver, game_of, rule_factory
 from p2p.signing import SignedManifests, offer_problems, play_problem, timeout_problem
 from p2p.silence import Recovered, SilenceMonitor, Stalled
-from p2p.store import RecordFile
+from p2p.store import RecordFile, _fsync_dir
 from p2p.wire import Hash, Step, TableId
 
 IDENTITY_FILE = "identity.key"
@@ -153,6 +153,8 @@ TABLES_DIR = "tables"
 RECORD_SUFFIX = ".rec"
 SECRET_SUFFIX = ".secret"
 TABLE_SECRET_BYTES = 32
+"""The per-table secret (key share, dice, gift-box keys); its file also holds the
+table's own X25519 seal key (32 bytes more), and is erased when the table ends."""
 JOIN_TIMEOUT_S = 30.0
 FORM_TIMEOUT_S = 60.0
 MESH_TIMEOUT_S = 20.0
@@ -448,6 +450,9 @@ class Node:
     def __init__(self, cfg: NodeConfig) -> None:
         self.cfg = cfg
         self.identity, self.seal_key = load_identity(cfg.state_dir)
+        self.table_seal = SealKey.generate()
+        """This table's own seal key (the manifest names it; gifts are sealed to it),
+        kept in the table secret file and erased with it: forward secrecy."""
         self.mesh: Mesh | None = None
         self.genesis: wire.Genesis | None = None
         self.manifest: Manifest | None = None
@@ -513,7 +518,7 @@ class Node:
         return wire.Member(
             _cut(self.cfg.name, wire.MAX_NAME_LEN),
             self.identity.public,
-            self.seal_key.public,
+            self.table_seal.public,
             address,
         )
 
@@ -532,6 +537,7 @@ class Node:
                 keepalive_dead=self.cfg.keepalive_dead,
             )
         )
+        self.mesh.members = self.gate.members  # everyone else who dials us is a stranger
         if self.genesis is not None:  # resuming
             self._arm_mesh(self.mesh)
         await self._start_background(stack, self.mesh)
@@ -852,6 +858,7 @@ class Node:
         assert self.genesis is not None and self.manifest is not None
         mesh.genesis = genesis_hash(self.genesis)
         mesh.seat_hosts_only([m.address for m in self.manifest.seats])
+        mesh.members = frozenset(m.identity for m in self.manifest.seats)
 
     def _buffer(self, event: Inbound) -> None:
         self.early.add(event)
@@ -993,7 +1000,7 @@ class Node:
             table_id=self.mesh.table_id,
             opener=opener,
             me=self.identity.public,
-            my_seal_key=self.seal_key.public,
+            my_seal_key=self.table_seal.public,
             welcome=welcome,
             announced=self._lobby_ad,
             options_digest=options_digest,
@@ -1026,7 +1033,7 @@ class Node:
         async with contextlib.AsyncExitStack() as stack:
             self.cfg.port = port
             await self._open_mesh(stack, self.manifest.table_id, host, port)
-            self.table_secret = _load_secret(
+            self.table_secret, self.table_seal = _load_secret(
                 secret_path(self.cfg.state_dir, self.manifest.table_id)
             )
             self._new_record()
@@ -1046,7 +1053,7 @@ class Node:
             if self.table_secret is None:
                 raise NodeError("no table secret: cannot play this seat's game")
             keys = SeatKeys(
-                self.my_seat, self.identity, self.seal_key, self.table_secret, self.cfg.cheat
+                self.my_seat, self.identity, self.table_seal, self.table_secret, self.cfg.cheat
             )
             self.record = Record(self.genesis, rule_factory(keys))
         else:
@@ -1064,8 +1071,11 @@ class Node:
                 raise NodeError(played)
             path = record_path(self.cfg.state_dir, manifest.table_id)
             path.parent.mkdir(parents=True, exist_ok=True)
-            # the per-table secret (our key share, our dice) is durable before any entry
-            self.table_secret = _create_secret(secret_path(self.cfg.state_dir, manifest.table_id))
+            # the per-table secret (our key share, our dice, our seal key) is durable
+            # before any entry
+            self.table_secret, self.table_seal = _create_secret(
+                secret_path(self.cfg.state_dir, manifest.table_id), self.table_seal
+            )
             self.store = RecordFile.create(path, self.genesis)
             self._new_record()
         assert self.store is not None
@@ -1084,6 +1094,10 @@ class Node:
             await self._handle(event)
         self.early.clear()
         await self._run_record()
+        if self.record.finished or self.convicted is not None:
+            # the record is final and we lingered: nothing more needs the table's secrets,
+            # and without them the record opens no card we held or received
+            _erase_secret(secret_path(self.cfg.state_dir, manifest.table_id))
         return self._result()
 
     def _produce(self, kind: str) -> wire.Body | None:
@@ -1867,24 +1881,48 @@ def secret_path(state_dir: Path, table_id: bytes) -> Path:
     return state_dir / TABLES_DIR / f"{table_id.hex()}{SECRET_SUFFIX}"
 
 
-def _create_secret(path: Path) -> bytes:
-    """A fresh per-table secret, durable (fsynced) before any entry of ours leaves."""
+def _create_secret(path: Path, seal: SealKey) -> tuple[bytes, SealKey]:
+    """A fresh per-table secret, stored with the table's seal key ``seal`` and durable
+    (fsynced) before any entry of ours leaves."""
     if path.exists():
         return _load_secret(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = secrets.token_bytes(TABLE_SECRET_BYTES)
-    _write_secret(path, data)
-    return data
+    _write_secret(path, data + seal.private_bytes())
+    return data, seal
 
 
-def _load_secret(path: Path) -> bytes:
+def _load_secret(path: Path) -> tuple[bytes, SealKey]:
     try:
         data = path.read_bytes()
+    except FileNotFoundError:
+        raise NodeError(
+            f"no table secret {path}: it is erased when a table ends (forward secrecy), so"
+            " an ended table cannot be resumed; check its record with slaiga verify"
+        ) from None
     except OSError as exc:
         raise NodeError(f"cannot read the table secret {path}: {exc}") from exc
-    if len(data) != TABLE_SECRET_BYTES:
+    if len(data) != TABLE_SECRET_BYTES + 32:
         raise NodeError(f"table secret {path} is damaged ({len(data)} bytes)")
-    return data
+    return data[:TABLE_SECRET_BYTES], SealKey.from_private_bytes(data[TABLE_SECRET_BYTES:])
+
+
+def _erase_secret(path: Path) -> None:
+    """Overwrite, then remove, a table secret file (and make the removal durable)."""
+    try:
+        size = path.stat().st_size
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, bytes(size))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        path.unlink()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise NodeError(f"cannot erase the table secret {path}: {exc}") from exc
+    _fsync_dir(path.parent)
 
 
 def _reject_text(kind: str, detail: str) -> str:

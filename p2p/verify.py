@@ -125,6 +125,19 @@ class SeatInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class CaveatInfo:
+    """A check that only one seat could make, so the record cannot show it was made
+    honestly: a sealed gift accepted by its receiver alone (``p2p.game_rule.Caveat``).
+    ``seat`` (the giver) and ``checked_by`` are slots."""
+
+    kind: str
+    step: int
+    seat: int
+    checked_by: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class VerifyReport:
     """What :func:`verify_record_file` found.  ``ok`` iff ``failure`` is ``None``.
 
@@ -159,6 +172,8 @@ class VerifyReport:
     game_result: dict[str, Any] | None = None
     ended_by_vote: int | None = None
     """The vanished slot every other seat validly voted to end the table for."""
+    caveats: tuple[CaveatInfo, ...] = ()
+    """Checks only one seat made (listed whether or not the record verifies)."""
 
     def engine_seat(self, slot: int | None) -> int | None:
         """A slot as an engine seat (its place in the seat order, from 0)."""
@@ -219,6 +234,18 @@ class VerifyReport:
                 if self.ended_by_vote is not None
                 else None
             ),
+            "caveats": [
+                {
+                    "kind": c.kind,
+                    "step": c.step,
+                    "seat": self.engine_seat(c.seat),
+                    "seat_slot": c.seat,
+                    "checked_by": self.engine_seat(c.checked_by),
+                    "checked_by_slot": c.checked_by,
+                    "message": c.message,
+                }
+                for c in self.caveats
+            ],
         }
 
 
@@ -460,6 +487,8 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         if failure.kind == ENDED_BY_VOTE:
             ended_by_vote = failure.seat
     result = game.result() if game is not None and game.done else None
+    seats = _seats(manifest, order)
+    caveats = tuple(_caveat(c, seats) for c in game.caveats) if game is not None else ()
     return _describe_manifest(
         name,
         manifest,
@@ -477,6 +506,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         ranking=tuple(result["ranking"]) if result is not None else None,
         game_result=result,
         ended_by_vote=ended_by_vote,
+        caveats=caveats,
         **base,
     )
 
@@ -517,3 +547,21 @@ def _vote_failure(manifest: Manifest, votes: tuple[EndVote, ...], record: Record
         count.absent,
         record.step,
     )
+
+
+def _caveat(c: Any, seats: tuple[SeatInfo, ...]) -> CaveatInfo:
+    """A :class:`p2p.game_rule.Caveat` in player words (seats counted from 1)."""
+    by_slot = {s.slot: s for s in seats}
+
+    def who(slot: int) -> str:
+        s = by_slot.get(slot)
+        if s is None:
+            return f"slot {slot}"
+        return f"seat {s.position if s.position is not None else slot + 1} ({s.name})"
+
+    message = (
+        f"the gift sealed at step {c.step} by {who(c.seat)} was checked by its receiver"
+        f" alone, {who(c.checked_by)}, who accepted it: the record cannot show that the"
+        " cards given were the giver's highest"
+    )
+    return CaveatInfo(c.kind, c.step, c.seat, c.checked_by, message)

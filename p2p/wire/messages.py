@@ -49,9 +49,12 @@ from p2p.wire.schema import (
     struct,
 )
 
-PROTOCOL_VERSION = 2
-"""Version 2: the table manifest names the protocol its record follows after forming
-(``Manifest.protocol``), so an offline verifier needs nothing but the record file."""
+PROTOCOL_VERSION = 3
+"""Version 3: a sealed gift is an openable box of fixed size, its ``verdict`` is only
+accept or complain, and a complaint is settled by the giver's ``unseal`` entry
+(``p2p/RECORD_FORMAT.md`` §9).  Version 2: the table manifest names the protocol its
+record follows after forming (``Manifest.protocol``), so an offline verifier needs
+nothing but the record file."""
 HANDSHAKE_VERSION = 3
 """The link protocol a ``Hello`` names.  Version 3: X25519 ephemerals and the genesis
 hash in the hello, both hellos signed as sent, every later frame authenticated."""

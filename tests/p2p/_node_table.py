@@ -131,7 +131,7 @@ async def node_table(
     outbox = _Outbox()
     node = Node(config(tmp, 0, behaviour=outbox, **cfg))
     ids = [node.identity] + [IdentityKey.generate() for _ in range(seats - 1)]
-    seals = [node.seal_key] + [SealKey.generate() for _ in range(seats - 1)]
+    seals = [node.table_seal] + [SealKey.generate() for _ in range(seats - 1)]
     names = PLAYERS[:seats]
     genesis, ids, seals = game_genesis(
         game, seats, identities=ids, seals=seals, limits=limits, names=names
@@ -141,7 +141,9 @@ async def node_table(
     table_id = node.manifest.table_id
     path = record_path(node.cfg.state_dir, table_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    node.table_secret = _create_secret(secret_path(node.cfg.state_dir, table_id))
+    node.table_secret, node.table_seal = _create_secret(
+        secret_path(node.cfg.state_dir, table_id), node.table_seal
+    )
     node.store = RecordFile.create(path, genesis)
     node._new_record()
     drivers = {}
