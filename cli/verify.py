@@ -114,6 +114,13 @@ def lead_line(report: VerifyReport) -> str:
         return "✗ This record is damaged or cut short: it cannot show the game was fair to its end"
     if f.kind == "Dispute":
         return "✗ The game ended in a dispute the record cannot settle"
+    if f.kind == "EndedByVote":
+        gone = _name(report, report.ended_by_vote)
+        return f"✓ Genuine so far: nobody cheated; {gone} vanished and the others voted to stop"
+    if f.kind == "PartialVote":
+        return "✗ This record stops early: some players voted to end it, not all of them"
+    if f.kind == "BadVote":
+        return "✗ This record holds a vote to end the table that does not hold"
     return "✗ This record is forged or damaged: it proves nothing about the game"
 
 

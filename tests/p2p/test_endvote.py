@@ -17,6 +17,7 @@ import pytest
 import trio
 
 from cli.net import EXIT_ABANDONED, _abandoned
+from cli.verify import lead_line
 from crypto.identity import IdentityKey
 from p2p import wire
 from p2p.endvote import check_vote, sign_vote, tally, vote_message
@@ -97,6 +98,7 @@ async def test_every_other_seat_votes_and_the_table_ends_as_abandoned(
     assert f.culprit is None and f.seat == GONE and PLAYERS[GONE] in f.message
     assert report.to_json()["ended_by_vote"] == who
     assert report.to_json()["culprit"] is None
+    assert lead_line(report).startswith("✓") and f"{PLAYERS[GONE]} vanished" in lead_line(report)
 
 
 async def test_verify_reports_a_partial_and_an_invalid_set_as_such(tmp_path: Path) -> None:
