@@ -65,8 +65,6 @@ def _culprit_text(report: VerifyReport) -> str:
             return "no seat is proven at fault: the others agreed to stop, nobody cheated"
         if f.kind == "BadVote":
             return "no seat is proven at fault: a vote proves nothing about cheating"
-        if f.kind == "Dispute":
-            return "no seat is proven at fault: the dispute cannot be settled from the record"
         return "no seat is proven at fault: the file itself is forged or damaged"
     name = report.seat_name(f.culprit) or "a player"
     position = next((s.position for s in report.seats if s.slot == f.culprit), None)
@@ -112,8 +110,6 @@ def lead_line(report: VerifyReport) -> str:
         return f"✗ Cheating proven: {_name(report, f.culprit)} broke the rules; the record holds the proof"
     if f.kind == "Unfinished":
         return "✗ This record is damaged or cut short: it cannot show the game was fair to its end"
-    if f.kind == "Dispute":
-        return "✗ The game ended in a dispute the record cannot settle"
     if f.kind == "EndedByVote":
         gone = _name(report, report.ended_by_vote)
         return f"✓ Genuine so far: nobody cheated; {gone} vanished and the others voted to stop"

@@ -231,14 +231,6 @@ class Equivocation(CheatDetected):
     """
 
 
-class Dispute(CheatDetected):
-    """A complaint about a sealed proof that nobody can settle (the box did not open
-    for its receiver): the table ends, and no seat is proven to have cheated.
-
-    Raised by the game rule; ``seat`` is the seat whose sealed proof is disputed.
-    """
-
-
 # ---------------------------------------------------------------------------
 # Our side is at fault (a bug, the command line, the environment, our disk)
 # ---------------------------------------------------------------------------

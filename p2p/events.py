@@ -359,18 +359,6 @@ class Convicted(NodeEvent):
     reason: str
 
 
-@_event("dispute", "table ended by a dispute nobody can settle ({name}'s proof): {reason}")
-@dataclass(frozen=True, slots=True)
-class Disputed(NodeEvent):
-    """The game ended on a dispute that the record cannot settle (``name``'s proof is
-    the one disputed)."""
-
-    name: str
-    seat: int | None
-    slot: int
-    reason: str
-
-
 @_event("aborted", "table ended: {name} is proven to have cheated ({reason})")
 @dataclass(frozen=True, slots=True)
 class Aborted(NodeEvent):

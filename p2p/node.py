@@ -58,7 +58,6 @@ from p2p.errors import (
     BrokenChain,
     CheatDetected,
     ConnectionClosed,
-    Dispute,
     Equivocation,
     ForgedSignature,
     HandshakeFailed,
@@ -74,7 +73,6 @@ from p2p.events import (
     CheatSeen,
     Connecting,
     Convicted,
-    Disputed,
     Divergent,
     EndedByVote,
     EndedEarly,
@@ -333,8 +331,6 @@ class TableResult:
     such vote); ``absent`` is then that slot too, and nobody is convicted."""
     convicted: CheatReport | None = None
     """The proven cheat that ended the game (its signed entry is in our record file)."""
-    disputed: str | None = None
-    """A dispute nobody can settle ended the game (no seat proven)."""
     game: dict[str, Any] | None = None
     """The game's agreed result once played (``GameRule.result``), engine seats."""
     entries: int = 0
@@ -385,17 +381,12 @@ class TableResult:
             "culprit_name": self.manifest.seats[culprit].name if culprit is not None else None,
             "absent": self.player(self.absent),
             "ended_by_vote": self.player(self.ended_by_vote),
-            "finished": bool(self.game)
-            and self.convicted is None
-            and self.disputed is None
-            and self.absent is None,
+            "finished": bool(self.game) and self.convicted is None and self.absent is None,
             "entries": self.entries,
             "proofs": self.proofs,
         }
         if self.convicted is not None:
             out["cheat"] = {"kind": self.convicted.kind, "reason": self.convicted.reason}
-        if self.disputed is not None:
-            out["dispute"] = self.disputed
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -500,7 +491,6 @@ class Node:
         self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
         self.convicted: CheatReport | None = None
-        self.disputed: str | None = None
         self.table_secret: bytes | None = None
         self.driver: SeatDriver | None = None
         self.player: Player | None = None
@@ -675,7 +665,6 @@ class Node:
         game = game_of(self.record) if self.record is not None else None
         return TableResult(
             convicted=self.convicted,
-            disputed=self.disputed,
             game=game.result() if game is not None and game.done else None,
             entries=game.entries_checked if game is not None else 0,
             proofs=game.proofs_checked if game is not None else 0,
@@ -1113,11 +1102,7 @@ class Node:
         return driver.machine_body()
 
     def _ended(self) -> bool:
-        return (
-            self.convicted is not None
-            or self.disputed is not None
-            or self.ended_by_vote is not None
-        )
+        return self.convicted is not None or self.ended_by_vote is not None
 
     def _act(self) -> None:
         """Sign, persist (fsync) and send every entry we owe, as long as we owe one.
@@ -1381,10 +1366,6 @@ class Node:
     def _convict(self, exc: CheatDetected, via: int | None) -> None:
         """On a game table a proven cheat ends the game: name the seat, spread the evidence."""
         if not self._is_game() or self._ended():
-            return
-        if isinstance(exc, Dispute):
-            self.disputed = exc.reason
-            self.emit(Disputed(**self._who(exc.seat), reason=exc.reason))
             return
         self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
         self.emit(Convicted(**self._culprit(exc.seat), kind=type(exc).__name__, reason=exc.reason))

@@ -34,7 +34,6 @@ from p2p.endvote import tally
 from p2p.errors import (
     CheatDetected,
     CorruptRecordFile,
-    Dispute,
     Equivocation,
     FoldFailed,
     ForeignEntry,
@@ -310,10 +309,7 @@ def _cheat_failure(
     if isinstance(exc, Equivocation):
         first, first_sig = exc.evidence[0], exc.evidence[1]
         evidence = (Envelope(frames.get(first, 0), first, first_sig), env)
-    if isinstance(exc, Dispute):
-        culprit = None  # a complaint nobody can settle convicts no one
-        message = f"dispute at step {entry.step}: {exc.reason}"
-    elif isinstance(exc, ForgedSignature):
+    if isinstance(exc, ForgedSignature):
         culprit = None  # no key of this table signed it: the file is forged, not the seat
         message = (
             f"forged signature: the entry for step {entry.step} claims seat {entry.seat},"
