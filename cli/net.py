@@ -401,8 +401,6 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
         _out.print(
             f"[red]cheat proven: {names[summary['culprit']]} — {cheat.get('reason', '')}[/red]"
         )
-    elif summary.get("dispute"):
-        _out.print(f"[yellow]ended by a dispute: {summary['dispute']}[/yellow]")
     else:
         _out.print(f"{summary['entries']} entries and {summary['proofs']} proofs checked, no cheat")
     _out.print(f"record: {summary['record']}")

@@ -52,11 +52,12 @@ from crypto.seal import SealKey
 from engine.players import BotPlayer, LeftTable, Player
 from p2p import discovery, wire
 from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
+from p2p.endvote import check_vote, sign_vote, tally
 from p2p.errors import (
+    BadVote,
     BrokenChain,
     CheatDetected,
     ConnectionClosed,
-    Dispute,
     Equivocation,
     ForgedSignature,
     HandshakeFailed,
@@ -72,8 +73,8 @@ from p2p.events import (
     CheatSeen,
     Connecting,
     Convicted,
-    Disputed,
     Divergent,
+    EndedByVote,
     EndedEarly,
     FalseHead,
     Forked,
@@ -98,6 +99,8 @@ from p2p.events import (
     SeatUp,
     StepDone,
     Vanished,
+    VoteCast,
+    VoteRefused,
     Waiting,
     Welcomed,
     Withdrawn,
@@ -326,10 +329,11 @@ class TableResult:
     """The seat whose proven equivocation ended the table early (``None``: it did not)."""
     absent: int | None = None
     """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
+    ended_by_vote: int | None = None
+    """The vanished slot for which every other seat voted to end the table (``None``: no
+    such vote); ``absent`` is then that slot too, and nobody is convicted."""
     convicted: CheatReport | None = None
     """The proven cheat that ended the game (its signed entry is in our record file)."""
-    disputed: str | None = None
-    """A dispute nobody can settle ended the game (no seat proven)."""
     game: dict[str, Any] | None = None
     """The game's agreed result once played (``GameRule.result``), engine seats."""
     entries: int = 0
@@ -379,17 +383,13 @@ class TableResult:
             "culprit": self.engine_seat(culprit),
             "culprit_name": self.manifest.seats[culprit].name if culprit is not None else None,
             "absent": self.player(self.absent),
-            "finished": bool(self.game)
-            and self.convicted is None
-            and self.disputed is None
-            and self.absent is None,
+            "ended_by_vote": self.player(self.ended_by_vote),
+            "finished": bool(self.game) and self.convicted is None and self.absent is None,
             "entries": self.entries,
             "proofs": self.proofs,
         }
         if self.convicted is not None:
             out["cheat"] = {"kind": self.convicted.kind, "reason": self.convicted.reason}
-        if self.disputed is not None:
-            out["dispute"] = self.disputed
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -428,6 +428,8 @@ class TableResult:
             out["aborted"] = {**self._culprit(self.aborted), "reason": "equivocation"}
         if self.absent is not None:
             out["absent"] = self.player(self.absent)
+        if self.ended_by_vote is not None:
+            out["ended_by_vote"] = self.player(self.ended_by_vote)
         return out
 
 
@@ -479,11 +481,19 @@ class Node:
         self._unlinked_since: dict[int, float] = {}
         """Slots nobody we hear from holds a link to, and since when."""
         self._vanished: set[tuple[int, int]] = set()
+        self._votes: dict[int, wire.EndVote] = {}
+        """The first validly signed end vote of each other seat (p2p/endvote.py)."""
+        self._my_vote: wire.EndVote | None = None
+        """Our own end vote once signed: final, we sign no further entry at this table."""
+        self.ended_by_vote: int | None = None
+        """The vanished slot every other seat voted to end the table for."""
+        self._asked_end: set[tuple[int, int]] = set()
+        self._waiting: trio.CancelScope | None = None
+        self._wake_now = False
         self._equivocations: set[tuple[int, int]] = set()
         self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
         self.convicted: CheatReport | None = None
-        self.disputed: str | None = None
         self.table_secret: bytes | None = None
         self.driver: SeatDriver | None = None
         self.player: Player | None = None
@@ -659,7 +669,6 @@ class Node:
         game = game_of(self.record) if self.record is not None else None
         return TableResult(
             convicted=self.convicted,
-            disputed=self.disputed,
             game=game.result() if game is not None and game.done else None,
             entries=game.entries_checked if game is not None else 0,
             proofs=game.proofs_checked if game is not None else 0,
@@ -675,6 +684,7 @@ class Node:
             divergent=list(self.divergent),
             aborted=self.aborted,
             absent=self.absent,
+            ended_by_vote=self.ended_by_vote,
         )
 
     # -- opening --------------------------------------------------------
@@ -1023,6 +1033,7 @@ class Node:
             self._evidence.update(s.signature for s in loaded.entries)  # in the file already
             for signed in loaded.entries:
                 self._offer(signed, via=None, persist=False)
+            self._reload_votes(loaded.votes, loaded.closed)
             return await self._play(stack, fresh=False)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -1095,7 +1106,7 @@ class Node:
         return driver.machine_body()
 
     def _ended(self) -> bool:
-        return self.convicted is not None or self.disputed is not None
+        return self.convicted is not None or self.ended_by_vote is not None
 
     def _act(self, ahead: bool = False) -> None:
         """Sign, persist (fsync) and send every entry we owe, as long as we owe one.
@@ -1108,7 +1119,7 @@ class Node:
         rec, driver = self.record, self.driver
         assert rec is not None and driver is not None
         pace = self.cfg.demo_pace_ms / 1000
-        while not self._ended():
+        while not self._ended() and self._my_vote is None:  # a voter signs nothing more
             kinds = rec.owes(self.my_seat)
             if not kinds:
                 return
@@ -1132,6 +1143,8 @@ class Node:
     def _send_own(self, body: wire.Body) -> None:
         rec, mesh, store = self.record, self.mesh, self.store
         assert rec is not None and mesh is not None and store is not None
+        if self._my_vote is not None:
+            return  # we voted to end the table: voting is final, we sign no further entry
         kind = body.TAG
         offer = rec.sign(self.identity, self.my_seat, body)
         own = offer.accepted[0].signed
@@ -1361,10 +1374,6 @@ class Node:
         """On a game table a proven cheat ends the game: name the seat, spread the evidence."""
         if not self._is_game() or self._ended():
             return
-        if isinstance(exc, Dispute):
-            self.disputed = exc.reason
-            self.emit(Disputed(**self._who(exc.seat), reason=exc.reason))
-            return
         self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
         self.emit(Convicted(**self._culprit(exc.seat), kind=type(exc).__name__, reason=exc.reason))
         if self.mesh is not None and self.record is not None:
@@ -1402,6 +1411,8 @@ class Node:
             mesh.send_nowait(event.peer, wire.Fetch(manifest.table_id, rec.step))
             if rec.finished:
                 mesh.send_nowait(event.peer, Finished(manifest.table_id, rec.step, rec.head))
+            for vote in self._all_votes():  # a seat back on line hears every vote we hold
+                mesh.send_nowait(event.peer, vote)
             self._tell_links()
             return
         if isinstance(event, PeerDown):
@@ -1424,6 +1435,8 @@ class Node:
                 self.fetches.request(event.peer, msg)  # answered off this loop (p2p/fetch.py)
         elif isinstance(msg, Links) and msg.table_id == manifest.table_id:
             self._links[via] = frozenset(msg.slots)
+        elif isinstance(msg, wire.EndVote):
+            self._take_vote(msg, via)
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
             self.emit(SeatFinished(**self._who(via), step=msg.step))
@@ -1497,7 +1510,184 @@ class Node:
             self.emit(event)
             if self.player is not None:
                 self.player.progress(event.describe())  # the person at this seat hears it
+            self._ask_end(slot, now - since)
         return wake
+
+    # -- ending the table by a signed vote (p2p/endvote.py) -----------------
+
+    def _all_votes(self) -> list[wire.EndVote]:
+        votes = list(self._votes.values())
+        if self._my_vote is not None:
+            votes.append(self._my_vote)
+        return votes
+
+    def _ask_end(self, slot: int, silent_for: float) -> None:
+        """The player owing the step vanished: ask ours whether to end the table.  A
+        person answers on the table screen (``ask_end``; not answering is waiting); a
+        bot, or a player that cannot be asked, votes yes at once."""
+        rec = self.record
+        assert rec is not None
+        key = (slot, rec.step)
+        if key in self._asked_end or self._my_vote is not None or self._ended():
+            return
+        self._asked_end.add(key)
+        ask = getattr(self.player, "ask_end", None)
+        if ask is None or self._nursery is None:
+            self.vote_end(slot)
+            return
+        self._nursery.start_soon(self._ask_player, ask, slot, rec.step, silent_for)
+
+    async def _ask_player(
+        self, ask: Callable[[str, float], Any], slot: int, step: int, silent_for: float
+    ) -> None:
+        """Ask until the person says end; not voting is waiting, and while the player
+        stays gone the question comes back after each further machine steps' limit."""
+        assert self.manifest is not None
+        limit = self.manifest.max_wait_ms / 1000
+        while not await ask(self._who(slot)["name"], round(silent_for)):
+            await trio.sleep(limit)
+            rec, since = self.record, self._unlinked_since.get(slot)
+            if rec is None or rec.step != step or self._ended() or since is None:
+                return  # the table moved on, or the player is back
+            if self._my_vote is not None:
+                return
+            silent_for = trio.current_time() - since
+        rec = self.record
+        if rec is None or rec.step != step or self._ended():
+            return  # the table moved on meanwhile
+        problem = self.vote_end(slot)
+        if problem is not None and self.player is not None:
+            self.player.progress(f"no vote sent: {problem}")
+
+    def _vote_problem(self, slot: int, now: float) -> str | None:
+        """Why we may not vote now to end the table for ``slot`` (``None``: we may)."""
+        rec, manifest = self.record, self.manifest
+        if rec is None or manifest is None or self.store is None or self.mesh is None:
+            return "the table is not running"
+        if self._ended() or rec.finished:
+            return "the table has ended"
+        if self._my_vote is not None:
+            return "you already voted"
+        if not 0 <= slot < manifest.n_seats or slot == self.my_seat:
+            return "that is not another player of this table"
+        name = self._who(slot)["name"]
+        if slot not in rec.waiting_on():
+            return f"{name} does not owe step {rec.step}"
+        since = self._unlinked_since.get(slot)
+        limit = manifest.max_wait_ms / 1000
+        if since is None or now - since < limit:
+            return f"{name} has not been without a link to anyone for {limit:g}s"
+        return None
+
+    def vote_end(self, slot: int) -> str | None:
+        """Sign, persist (fsync) and send our vote to end the table for ``slot``: it owes
+        the current step at our head and has had no link to anyone, as we see it, for the
+        machine steps' limit.  Returns why not (``None``: voted).  Final: we sign no
+        further entry at this table."""
+        problem = self._vote_problem(slot, trio.current_time())
+        if problem is not None:
+            return problem
+        rec, manifest, store, mesh = self.record, self.manifest, self.store, self.mesh
+        assert rec is not None and manifest is not None and store is not None
+        assert mesh is not None
+        vote = sign_vote(self.identity, manifest.table_id, self.my_seat, rec.step, rec.head, slot)
+        store.append_vote(vote)  # durable before it leaves: after a restart we still voted
+        self._my_vote = vote
+        mesh.broadcast(vote)
+        self._emit_vote(vote)
+        self._tally()
+        return None
+
+    def _take_vote(self, vote: wire.EndVote, via: int) -> None:
+        """A vote from the link of slot ``via``: checked, kept (one per seat), relayed
+        and counted.  A bad one is refused with the reason; it convicts no one."""
+        rec, manifest = self.record, self.manifest
+        assert rec is not None and manifest is not None
+        if self.ended_by_vote is not None or vote == self._my_vote:
+            return
+        try:
+            check_vote(manifest, vote)
+            if vote.seat == self.my_seat:
+                raise BadVote("a vote in our own name that we never sent")
+            if vote.step <= rec.step:  # not ahead of us: it must be for exactly our record
+                check_vote(manifest, vote, step=rec.step, head=rec.head, owing=rec.waiting_on())
+            known = self._votes.get(vote.seat)
+            if known is not None and known != vote:
+                raise BadVote(f"{self._who(vote.seat)['name']} already voted; a second vote")
+        except BadVote as exc:
+            self.emit(VoteRefused(**self._who(via), reason=str(exc)))
+            return
+        if vote.seat in self._votes:
+            return  # a copy
+        self._votes[vote.seat] = vote
+        mesh = self.mesh
+        if mesh is not None:  # relayed like entries: not back, not to its voter
+            skip = {manifest.seats[via].identity, manifest.seats[vote.seat].identity}
+            targets = [peer for peer in mesh.connections if peer not in skip]
+            if targets:
+                mesh.broadcast(vote, targets)
+        self._emit_vote(vote)
+        self._tally()
+
+    def _emit_vote(self, vote: wire.EndVote) -> None:
+        assert self.manifest is not None
+        same = [
+            v
+            for v in self._all_votes()
+            if (v.step, v.head, v.absent) == (vote.step, vote.head, vote.absent)
+        ]
+        self.emit(
+            VoteCast(
+                voter=self._who(vote.seat)["name"],
+                voter_slot=vote.seat,
+                **self._who(vote.absent),
+                step=vote.step,
+                votes=len(same),
+                needed=self.manifest.n_seats - 1,
+            )
+        )
+
+    def _tally(self) -> None:
+        """With our vote and every other remaining seat's for our very step and head, write
+        them as the record file's closing frame and end the table (nobody convicted)."""
+        mine, rec, manifest, store = self._my_vote, self.record, self.manifest, self.store
+        if mine is None or self.ended_by_vote is not None:
+            return
+        assert rec is not None and manifest is not None and store is not None
+        key = (mine.step, mine.head, mine.absent)
+        votes = {v.seat: v for v in self._all_votes() if (v.step, v.head, v.absent) == key}
+        count = tally(manifest, votes.values(), rec.step, rec.head, rec.waiting_on())
+        if not count.ended:
+            return
+        store.close_with_votes(wire.EndVotes(tuple(votes[s] for s in count.voters)))
+        self.ended_by_vote = self.absent = mine.absent
+        self.emit(EndedByVote(**self._who(mine.absent), step=mine.step))
+        self._wake()
+
+    def _reload_votes(self, votes: tuple[wire.EndVote, ...], closed: bool) -> None:
+        """Votes in our file on resume: our own stays final (we sign nothing more)."""
+        manifest = self.manifest
+        assert manifest is not None
+        if closed:
+            raise NodeError(
+                f"table {manifest.table_id.hex()} was ended by vote; there is nothing to"
+                " resume (slaiga verify shows its record)"
+            )
+        for vote in votes:
+            try:
+                check_vote(manifest, vote)
+            except BadVote:
+                continue
+            if vote.seat == self.my_seat:
+                self._my_vote = vote
+            else:
+                self._votes.setdefault(vote.seat, vote)
+
+    def _wake(self) -> None:
+        """Make the record loop look again now (a vote ended the table from a task)."""
+        self._wake_now = True
+        if self._waiting is not None:
+            self._waiting.cancel()
 
     def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
         """Offer a fetched piece; if the peer holds more and this piece moved us on, ask it
@@ -1592,9 +1782,14 @@ class Node:
                     ended_at = now
                     if self.convicted is not None:
                         self.emit(EndedEarly(**self._culprit(self.convicted.culprit)))
-                    else:
+                    elif self.ended_by_vote is None:
                         self.emit(EndedEarly(name=None, culprit=None, culprit_slot=None))
                 if now >= ended_at + min(self.cfg.linger_s, 2.0):
+                    if self.ended_by_vote is not None:
+                        gone = self.ended_by_vote
+                        waited = now - self._unlinked_since.get(gone, now)
+                        name = self._who(gone)["name"]
+                        raise TableAbandoned(gone, waited, name, by_vote=True)
                     return
             game = game_of(rec)
             limits = decide if game is not None and game.waits_for_decision() else machine_limits
@@ -1642,8 +1837,15 @@ class Node:
                 deadline = ended_at + min(self.cfg.linger_s, 2.0)
             if rec.owes(self.my_seat) and self._pace_until > now:
                 deadline = min(deadline or self._pace_until, self._pace_until)
-            with trio.move_on_at(deadline if deadline is not None else now + 3600):
+            if self._wake_now:  # something ended the table meanwhile: look again now
+                self._wake_now = False
+                continue
+            event = None
+            with trio.move_on_at(deadline if deadline is not None else now + 3600) as waiting:
+                self._waiting = waiting
                 event = await mesh.inbox.receive()
+            self._waiting = None
+            if event is not None:
                 await self._handle(event)
                 # drain what is already queued before acting again (batching)
                 while True:

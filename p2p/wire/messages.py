@@ -294,3 +294,33 @@ class Sealed(Body):
 
     to_seat: Seat
     ciphertext: Blob
+
+
+# ---------------------------------------------------------------------------
+# Ending a table whose player vanished: a signed vote of the seats who remain
+# ---------------------------------------------------------------------------
+
+
+@message("end_vote")
+@dataclass(frozen=True, slots=True)
+class EndVote(Message):
+    """Seat ``seat`` agrees to end the table: ``absent`` owes step ``step`` at ``head`` and
+    has vanished.  ``signature`` is the voter's Ed25519 signature over
+    ``b"slaiga/v1/end" + table_id + u64(step) + head + u8(absent)`` (``p2p.endvote``).
+    Relayed like entries; a voter signs no further entry at that table."""
+
+    table_id: TableId
+    seat: Seat
+    step: Step
+    head: Hash
+    absent: Seat
+    signature: Signature
+
+
+@message("end_votes")
+@dataclass(frozen=True, slots=True)
+class EndVotes(Message):
+    """The closing frame of a record file ended by vote: every remaining seat's vote,
+    by seat (RECORD_FORMAT.md §10)."""
+
+    votes: Annotated[tuple[EndVote, ...], Seq(Tagged(EndVote), max_len=MAX_SEATS)]

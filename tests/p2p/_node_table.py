@@ -58,6 +58,8 @@ class NodeTable:
         self.outbox = outbox
         self.players: dict[int, BotPlayer] = {}
         self.refused: list[CheatDetected] = []
+        self.silent: set[int] = set()
+        """Slots whose drivers say nothing (a player who vanished)."""
 
     @property
     def record(self) -> Record:
@@ -99,6 +101,8 @@ class NodeTable:
             self.deliver(signed, 0)
             moved = True
         for slot, d in self.drivers.items():
+            if slot in self.silent:
+                continue
             signed = self._drive(d)
             if signed is not None:
                 self.deliver(signed, slot)

@@ -242,5 +242,5 @@ async def test_an_open_table_nobody_joins_closes_itself(tmp_path: Path) -> None:
     with trio.fail_after(TIMEOUT_S):
         async with no_leaks():
             node = Node(config(tmp_path, 0, open_timeout_s=0.2))
-            with pytest.raises(NodeError, match="only 1 of 3 seats were taken within 0.2s"):
-                await node.open("slave", 3, {"variant": "classic"})
+            with pytest.raises(NodeError, match="only 1 of 4 seats were taken within 0.2s"):
+                await node.open("slave", 4, {})
