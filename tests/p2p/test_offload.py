@@ -126,7 +126,8 @@ def test_a_result_kept_for_one_shuffle_is_not_used_for_another():
     assert table.cheats, "the swapped shuffle was accepted"
     assert {c.seat for c in table.cheats} == {CULPRIT}
     assert sum(isinstance(c, InvalidMove) for c in table.cheats) == SEATS - 1
-    assert all("shuffle" in str(c) for c in table.cheats)
+    # (and maybe the culprit's entries after it, sent to a table that had ended)
+    assert all("bad shuffle" in str(c) for c in table.cheats if isinstance(c, InvalidMove))
     assert not any(game_of(r).done for r in table.records)
 
 
