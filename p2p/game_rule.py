@@ -1279,6 +1279,7 @@ class GameRule:
             check_sealed,
             "giving cards",
             self._for_me((p,), lambda: self._make_sealed(gift)),
+            premake=lambda: self._premake_sealed(gift),
         )
         verdict_step = self.step_no
         verdict = yield Need(
@@ -1334,15 +1335,37 @@ class GameRule:
         return _derive(mine.keys.table_secret, _GIFT_KEY_DOMAIN, gift.step)[:32]
 
     def _make_sealed(self, gift: _Gift) -> Body:
+        made = self._made.pop(self.step_no, None)
+        self._made.clear()
+        if made is not None and made[0] is gift:
+            return made[1]
+        return self._sealing(gift)()
+
+    def _premake_sealed(self, gift: _Gift) -> Job:
+        """The gift's padded proof and box made in a worker thread (the worst-case
+        statement costs the same for every gift: docs/design.md, the Slave gift)."""
+        step, seal = self.step_no, self._sealing(gift)
+
+        def job() -> Callable[[], None]:
+            body = seal()
+
+            def keep() -> None:
+                if self.step_no == step:
+                    self._made[step] = (gift, body)
+
+            return keep
+
+        return job
+
+    def _sealing(self, gift: _Gift) -> Callable[[], Body]:
+        """Capture on the loop thread everything our gift needs, and return the pure,
+        expensive rest (tokens, the padded inequality proof, the box)."""
         mine = self.mine
         assert mine is not None
         st, need_tok = gift.st, gift.need_tok
         ctx = self._ctx(mine.seat, gift.step)
         pub = self.pubs[mine.seat]
-        if need_tok:
-            tokens, dleq = make_tokens(mine.secret, pub, [self.cts[h] for h in need_tok], ctx)
-        else:
-            tokens, dleq = [], None
+        to_open = [self.cts[h] for h in need_tok]
         key = ORDERS[st.order]
         low = min(key(self._face(k)) for k in self._my_indices(st.given))
         forbidden = self._indices(lambda f: key(f) >= low)
@@ -1351,29 +1374,36 @@ class GameRule:
             forbidden = forged
         filler = gift.pad_with if gift.pad_with in forbidden else min(forbidden)
         held = self._held(mine.seat, st.rest)
-        try:
-            proof = prove_none_of(
-                mine.secret,
-                pub,
-                held,
-                self._my_indices(st.rest),
-                forbidden,
-                self.deck,
-                ctx,
-                pad_to=gift.pad_to,
-                pad_with=filler,
-            )
-        except (InvalidProof, InvalidEncoding) as exc:
-            raise LocalProtocolError(f"we cannot prove our gift is our highest: {exc}") from exc
-        parts = b"".join(t.data for t in tokens) + (dleq.encode() if dleq is not None else b"")
-        plain = parts + proof.encode()
-        plain += bytes(gift.plain_bytes - len(plain))
-        forged_plain = self._cheat("seal", plain)
-        if forged_plain is not None:
-            plain = forged_plain
+        secret, mine_rest, deck = mine.secret, self._my_indices(st.rest), self.deck
         receiver = self.manifest.seats[self.order[st.verifier]].seal_key
         ctx_bytes = self._seal_context(gift.step, mine.seat, st.verifier)
-        return SealedProofBody(seal_openable(receiver, plain, ctx_bytes, self._gift_key(gift)))
+        box_key = self._gift_key(gift)
+
+        def seal() -> Body:
+            tokens, dleq = make_tokens(secret, pub, to_open, ctx) if to_open else ([], None)
+            try:
+                proof = prove_none_of(
+                    secret,
+                    pub,
+                    held,
+                    mine_rest,
+                    forbidden,
+                    deck,
+                    ctx,
+                    pad_to=gift.pad_to,
+                    pad_with=filler,
+                )
+            except (InvalidProof, InvalidEncoding) as exc:
+                raise LocalProtocolError(f"we cannot prove our gift is our highest: {exc}") from exc
+            parts = b"".join(t.data for t in tokens) + (dleq.encode() if dleq is not None else b"")
+            plain = parts + proof.encode()
+            plain += bytes(gift.plain_bytes - len(plain))
+            forged_plain = self._cheat("seal", plain)
+            if forged_plain is not None:
+                plain = forged_plain
+            return SealedProofBody(seal_openable(receiver, plain, ctx_bytes, box_key))
+
+        return seal
 
     def _verify_gift(self, gift: _Gift, plain: bytes) -> dict[int, int]:
         """Check a gift's opened plaintext; return the given cards' indices.
