@@ -1,0 +1,176 @@
+"""Test tiers, marked automatically: ``make check`` runs what needs no child process.
+
+Every test is classified at collection time, never by hand:
+
+* ``process``: the test starts a child process. Found by reading the code the test
+  runs: its own function, the fixtures it uses, and (transitively) the functions and
+  classes of its module that they call. Any of them naming :mod:`subprocess` or a
+  helper module that starts peers (:data:`PROCESS_HELPERS`) makes the test a process
+  test.
+* ``netns`` and ``tmux``: the test files that build network namespaces or drive a
+  terminal (:data:`FILE_MARKS`); both are also ``process``.
+* ``slow``: in-process tests that are too long for the working tier
+  (:data:`SLOW_FIXTURES`, :data:`SLOW_FILES`).
+
+``make check`` deselects ``process`` and ``slow``; ``make test`` (CI) runs everything.
+
+The classification is enforced, not trusted: a test that is not marked ``process``
+and starts a child process anyway fails (``subprocess.Popen`` is refused for it), so
+the fast tier can never quietly grow a child process, and a miss here shows up in CI.
+"""
+
+from __future__ import annotations
+
+import inspect
+import subprocess
+import types
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+PROCESS_HELPERS = frozenset(
+    {
+        "subprocess",
+        "tests.p2p._procs",
+        "tests.p2p._games",
+        "tests.p2p._faults",
+    }
+)
+"""Modules whose use means a child process: the standard one, and the test helpers that
+start ``cli.net`` peers, whole game tables of them, or ``slaiga verify``."""
+
+FILE_MARKS = {
+    "tests/p2p/test_netns.py": ("netns", "process"),
+    "tests/cli/test_tmux.py": ("tmux", "process"),
+}
+"""Whole files, by path from the repository root, and the markers every test in them gets."""
+
+SLOW_FIXTURES: frozenset[str] = frozenset()
+"""Fixtures whose tests are in-process but too long for ``make check``."""
+
+SLOW_FILES: frozenset[str] = frozenset()
+"""Test files (from the repository root) whose every test is in-process but slow."""
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _code_objects(code: types.CodeType) -> Iterator[types.CodeType]:
+    yield code
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            yield from _code_objects(const)
+
+
+def _functions_of(obj: object) -> list[types.FunctionType]:
+    """The plain functions behind ``obj``: itself, or the methods of a class."""
+    obj = inspect.unwrap(obj) if callable(obj) else obj
+    if isinstance(obj, types.FunctionType):
+        return [obj]
+    if isinstance(obj, type):
+        found = []
+        for value in vars(obj).values():
+            if isinstance(value, staticmethod | classmethod):
+                value = value.__func__
+            if isinstance(value, property):
+                value = value.fget
+            if isinstance(value, types.FunctionType):
+                found.append(value)
+        return found
+    return []
+
+
+def _starts_processes(fn: types.FunctionType, seen: set[types.CodeType]) -> bool:
+    """Whether ``fn``, or a function or class of its own module that it names, uses a
+    module from :data:`PROCESS_HELPERS` (as a module, or through a name imported from
+    one; ``import`` statements inside functions count too)."""
+    module = fn.__module__
+    scope = fn.__globals__
+    for code in _code_objects(fn.__code__):
+        if code in seen:
+            continue
+        seen.add(code)
+        for name in code.co_names:
+            if name in PROCESS_HELPERS:  # ``import subprocess`` / ``from tests.p2p._procs``
+                return True
+            value = scope.get(name)
+            if value is None:
+                continue
+            if isinstance(value, types.ModuleType):
+                if value.__name__ in PROCESS_HELPERS:
+                    return True
+                continue
+            if getattr(value, "__module__", None) in PROCESS_HELPERS:
+                return True
+            if getattr(value, "__module__", None) == module:
+                for inner in _functions_of(value):
+                    if _starts_processes(inner, seen):
+                        return True
+    return False
+
+
+def _fixture_functions(item: pytest.Item) -> list[types.FunctionType]:
+    info = getattr(item, "_fixtureinfo", None)
+    if info is None:
+        return []
+    found = []
+    for name in item.fixturenames:
+        for fixturedef in info.name2fixturedefs.get(name, ()):
+            module = getattr(fixturedef.func, "__module__", "")
+            # the project's own fixtures; not pytest's, and not the guard below
+            if module.startswith("tests.") and module != __name__:
+                found.extend(_functions_of(fixturedef.func))
+    return found
+
+
+def _rel(item: pytest.Item) -> str:
+    return Path(str(item.path)).resolve().relative_to(ROOT).as_posix()
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        rel = _rel(item)
+        marks = set(FILE_MARKS.get(rel, ()))
+        fn = getattr(item, "function", None)
+        candidates = _fixture_functions(item)
+        if isinstance(fn, types.FunctionType):
+            candidates.insert(0, fn)
+        seen: set[types.CodeType] = set()
+        if any(_starts_processes(f, seen) for f in candidates):
+            marks.add("process")
+        if rel in SLOW_FILES or SLOW_FIXTURES & set(item.fixturenames):
+            marks.add("slow")
+        for mark in sorted(marks):
+            item.add_marker(mark)
+
+
+class _ProcessRefused(RuntimeError):
+    pass
+
+
+@pytest.fixture(autouse=True)
+def _only_process_tests_start_processes(
+    request: pytest.FixtureRequest, monkeypatch: pytest.MonkeyPatch
+) -> Iterator[None]:
+    """A test not marked ``process`` may not start a child process (see the module doc)."""
+    if request.node.get_closest_marker("process") is not None:
+        yield
+        return
+    tried: list[str] = []
+    real_init = subprocess.Popen.__init__
+
+    def refuse(self: subprocess.Popen, args: object, *a: object, **kw: object) -> None:
+        tried.append(repr(args))
+        raise _ProcessRefused(
+            f"{request.node.nodeid} starts a child process but is not marked 'process'"
+        )
+
+    monkeypatch.setattr(subprocess.Popen, "__init__", refuse)
+    try:
+        yield
+    finally:
+        monkeypatch.setattr(subprocess.Popen, "__init__", real_init)
+    assert not tried, (
+        f"this test started a child process ({tried[0]}) but tests/conftest.py did not mark "
+        "it 'process': teach PROCESS_HELPERS or FILE_MARKS about what it uses"
+    )
