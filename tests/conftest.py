@@ -9,8 +9,9 @@ Every test is classified at collection time, never by hand:
   test.
 * ``netns`` and ``tmux``: the test files that build network namespaces or drive a
   terminal (:data:`FILE_MARKS`); both are also ``process``.
-* ``slow``: in-process tests that are too long for the working tier
-  (:data:`SLOW_FIXTURES`, :data:`SLOW_FILES`).
+* ``slow``: in-process tests that are too long for the working tier: the ones that
+  play hundreds of random games or whole tables of real nodes (:data:`SLOW`, by file or
+  by test function, with the reason).
 
 ``make check`` deselects ``process`` and ``slow``; ``make test`` (CI) runs everything.
 
@@ -46,11 +47,25 @@ FILE_MARKS = {
 }
 """Whole files, by path from the repository root, and the markers every test in them gets."""
 
-SLOW_FIXTURES: frozenset[str] = frozenset()
-"""Fixtures whose tests are in-process but too long for ``make check``."""
-
-SLOW_FILES: frozenset[str] = frozenset()
-"""Test files (from the repository root) whose every test is in-process but slow."""
+SLOW = {
+    "tests/engine/test_slaiga_random.py::test_random_games_conserve_cards_and_end": (
+        "2,000 random games, card conservation checked after every action"
+    ),
+    "tests/engine/test_slaiga_random.py::test_heuristic_games_finish_with_places": (
+        "120 whole games between heuristic bots"
+    ),
+    "tests/engine/test_aight.py::test_thousands_of_random_games_conserve_cards_and_keep_rules_valid": (
+        "thousands of random games"
+    ),
+    "tests/engine/test_slave.py::test_random_play_thousands_of_deals": "thousands of deals",
+    "tests/engine/test_slajens.py::test_random_play_score_arithmetic": "random games per option",
+    "tests/p2p/test_node_loopback.py": "whole tables of real nodes, up to 8 seats, 300 steps",
+    "tests/p2p/test_game_privacy.py": "whole games with every proof, privacy checked throughout",
+    "tests/crypto/test_bench_crypto.py": "a real (quick) crypto benchmark run",
+}
+"""In-process tests too long for ``make check``, by file or by ``file::function`` (every
+parametrisation), with why. ``make check`` prints the tests that took longest, so a test
+that should join this list shows itself."""
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -138,7 +153,8 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         seen: set[types.CodeType] = set()
         if any(_starts_processes(f, seen) for f in candidates):
             marks.add("process")
-        if rel in SLOW_FILES or SLOW_FIXTURES & set(item.fixturenames):
+        function = item.nodeid.split("[", 1)[0]
+        if rel in SLOW or function in SLOW:
             marks.add("slow")
         for mark in sorted(marks):
             item.add_marker(mark)

@@ -174,12 +174,36 @@ class GameTable:
             p.kill()
 
 
+VERIFY_TIMEOUT_S = 300
+
+
 def verify_json(path: str) -> tuple[int, dict[str, Any]]:
     """Run ``slaiga verify --json`` on a record file as a real subprocess."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "cli", "verify", "--json", path],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return proc.returncode, json.loads(proc.stdout)
+    ((code, report),) = verify_all_json([path])
+    return code, report
+
+
+def verify_all_json(paths: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    """``slaiga verify --json`` on each record file, one real subprocess per file, all run
+    side by side (every core does its share); the exit code and report of each, in order."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "cli", "verify", "--json", path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for path in paths
+    ]
+    try:
+        found = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=VERIFY_TIMEOUT_S)
+            assert out.strip(), err
+            found.append((proc.returncode, json.loads(out)))
+        return found
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.p2p._games import GameTable, verify_json
+from tests.p2p._games import GameTable, verify_all_json
 from tests.p2p.cheaters import GAME_OF, KINDS
 
 EXIT_CHEATER = 4
@@ -56,10 +56,11 @@ def test_cheat_caught_by_every_honest_peer(tmp_path, kind):
     for out in outs:
         assert out.returncode == EXIT_CHEATER, out.stderr[-3000:]
         assert out.result is not None
+    verified = verify_all_json([out.result["record"] for out in outs])
+    for out, (code, report) in zip(outs, verified, strict=True):
         culprit = out.result["culprit"]
         assert culprit is not None
         culprits.add(culprit)
-        code, report = verify_json(out.result["record"])
         assert code == 1, report
         assert report["culprit"] == culprit, (report, out.result)
         # the culprit is the cheater, named p1 (join order does not fix its slot)

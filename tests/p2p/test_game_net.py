@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.p2p._games import GameTable, verify_json
+from tests.p2p._games import GameTable, verify_all_json
 
 SHORT = {
     "slave": {"games": 1},
@@ -28,8 +28,9 @@ def play_and_check(tmp_path, game: str, seats: int, options: dict) -> list[dict]
     assert all(r["culprit"] is None and r["finished"] for r in results)
     assert sorted(r["seat"] for r in results) == list(range(seats))
     assert sorted(results[0]["ranking"]) == list(range(seats))
-    for r in results:
-        code, report = verify_json(r["record"])
+    for r, (code, report) in zip(
+        results, verify_all_json([r["record"] for r in results]), strict=True
+    ):
         assert code == 0, report
         assert report["ok"] and report["finished"]
         assert report["ranking"] == r["ranking"]
