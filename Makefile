@@ -16,8 +16,14 @@ $(BIN)/python:
 install: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
 
-install-dev: $(BIN)/python
+# editable install: only a change to pyproject.toml needs it again (make check stays quick)
+DEV_STAMP := $(VENV)/.installed-dev
+
+install-dev: $(DEV_STAMP)
+
+$(DEV_STAMP): $(BIN)/python pyproject.toml
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
 
 play: install
 	$(BIN)/slaiga play slaiga
