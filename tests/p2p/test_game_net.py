@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.p2p._games import GameTable, verify_all_json
+from tests.p2p._games import GameTable, PeerOutcome, tables_side_by_side, verify_all_json
 
 SHORT = {
     "slave": {"games": 1},
@@ -16,9 +16,12 @@ SHORT = {
 }
 
 
-def play_and_check(tmp_path, game: str, seats: int, options: dict) -> list[dict]:
+def play(tmp_path, game: str, seats: int, options: dict) -> list[PeerOutcome]:
     with GameTable(tmp_path, game, seats, options) as table:
-        outs = table.start().finish(timeout=600)
+        return table.start().finish(timeout=600)
+
+
+def check(outs: list[PeerOutcome], seats: int) -> list[dict]:
     for out in outs:
         assert out.returncode == 0, out.stderr[-3000:]
         assert out.result is not None
@@ -39,12 +42,19 @@ def play_and_check(tmp_path, game: str, seats: int, options: dict) -> list[dict]
     return results
 
 
+@pytest.fixture(scope="module")
+def short_games(request, tmp_path_factory):
+    """Every game of :data:`SHORT`, played two tables at a time in the background; each
+    game's test checks its own table."""
+    root = tmp_path_factory.mktemp("games")
+    return tables_side_by_side(request, "game", lambda g: play(root / g, g, 4, SHORT[g]))
+
+
 @pytest.mark.parametrize("game", sorted(SHORT))
-def test_every_game_between_four_peer_processes(tmp_path, game):
-    play_and_check(tmp_path, game, 4, SHORT[game])
+def test_every_game_between_four_peer_processes(short_games, game):
+    check(short_games[game].result(), 4)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("game", "seats"), [("slaiga", 6), ("aight-of-spaides", 8)])
 def test_larger_tables(tmp_path, game, seats):
-    play_and_check(tmp_path, game, seats, {"max_turns": 8})
+    check(play(tmp_path, game, seats, {"max_turns": 8}), seats)
