@@ -41,6 +41,12 @@ PROCESS_HELPERS = frozenset(
 """Modules whose use means a child process: the standard one, and the test helpers that
 start ``cli.net`` peers, whole game tables of them, or ``slaiga verify``."""
 
+PROCESS_CALLS = frozenset(
+    {"Popen", "run_process", "open_process", "create_subprocess_exec", "create_subprocess_shell"}
+)
+"""Names of calls that start a child process from elsewhere (Trio's, asyncio's): naming one
+(``trio.run_process(...)``) marks the test too."""
+
 FILE_MARKS = {
     "tests/p2p/test_netns.py": ("netns", "process"),
     "tests/cli/test_tmux.py": ("tmux", "process"),
@@ -106,8 +112,8 @@ def _starts_processes(fn: types.FunctionType, seen: set[types.CodeType]) -> bool
             continue
         seen.add(code)
         for name in code.co_names:
-            if name in PROCESS_HELPERS:  # ``import subprocess`` / ``from tests.p2p._procs``
-                return True
+            if name in PROCESS_HELPERS or name in PROCESS_CALLS:
+                return True  # ``import subprocess``, ``from tests.p2p._procs``, ``.run_process``
             value = scope.get(name)
             if value is None:
                 continue
@@ -128,12 +134,18 @@ def _fixture_functions(item: pytest.Item) -> list[types.FunctionType]:
     info = getattr(item, "_fixtureinfo", None)
     if info is None:
         return []
+    root = item.config.rootpath
     found = []
     for name in item.fixturenames:
+        if name == GUARD:
+            continue
         for fixturedef in info.name2fixturedefs.get(name, ()):
-            module = getattr(fixturedef.func, "__module__", "")
-            # the project's own fixtures; not pytest's, and not the guard below
-            if module.startswith("tests.") and module != __name__:
+            # the project's own fixtures (defined under the root), not pytest's or a plugin's
+            try:
+                source = inspect.getsourcefile(fixturedef.func)
+            except TypeError:
+                continue
+            if source is not None and Path(source).resolve().is_relative_to(root):
                 found.extend(_functions_of(fixturedef.func))
     return found
 
@@ -160,6 +172,9 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(mark)
 
 
+GUARD = "_only_process_tests_start_processes"
+
+
 class _ProcessRefused(RuntimeError):
     pass
 
@@ -177,6 +192,7 @@ def _only_process_tests_start_processes(
 
     def refuse(self: subprocess.Popen, args: object, *a: object, **kw: object) -> None:
         tried.append(repr(args))
+        self.returncode, self._child_created = None, False  # a tidy half-made Popen
         raise _ProcessRefused(
             f"{request.node.nodeid} starts a child process but is not marked 'process'"
         )
