@@ -13,19 +13,21 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-install: $(BIN)/python
+# installed once; again only when pyproject.toml changes (the code is an editable install)
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
+	touch $@
 
-# editable install: only a change to pyproject.toml needs it again (make check stays quick)
-DEV_STAMP := $(VENV)/.installed-dev
+install: $(VENV)/.installed
 
-install-dev: $(DEV_STAMP)
-
-$(DEV_STAMP): $(BIN)/python pyproject.toml
+# the same with the dev extras (so make check starts at once)
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 	touch $@
 
-play: install
+install-dev: $(VENV)/.installed-dev
+
+play: $(VENV)/.installed
 	$(BIN)/slaiga play slaiga
 
 test: install-dev

@@ -4,6 +4,10 @@ No network and no keys but those in the record (see :mod:`p2p.verify` and
 ``p2p/RECORD_FORMAT.md``).  Human output goes through ``rich``; ``--json``
 prints exactly one JSON object on stdout.
 
+Checks that only one seat could make (a sealed gift checked by its receiver
+alone) are listed as caveats, in the human output and under ``caveats`` in
+``--json``: the record cannot show they were made honestly.
+
 Exit status: 0 when the record verifies (a torn tail dropped, or a table that
 stopped early, still verify: the report says so); 1 when it fails
 verification (a proven cheat, a forged or damaged file, a gap); 2 when the
@@ -51,15 +55,74 @@ def _culprit_text(report: VerifyReport) -> str:
     assert f is not None
     if f.culprit is None:
         if f.kind == "Unfinished":
-            return "no seat is proven at fault: the record simply stops"
-        if f.kind == "Dispute":
-            return "no seat is proven at fault: the dispute cannot be settled from the record"
+            return (
+                "no seat is proven at fault: the record is damaged or cut short "
+                "(it ends before every player signed the end of the game)"
+            )
+        if f.kind == "PartialVote":
+            return "no seat is proven at fault: the record stops, and not everyone voted to end it"
+        if f.kind == "EndedByVote":
+            return "no seat is proven at fault: the others agreed to stop, nobody cheated"
+        if f.kind == "BadVote":
+            return "no seat is proven at fault: a vote proves nothing about cheating"
         return "no seat is proven at fault: the file itself is forged or damaged"
-    name = report.seat_name(f.culprit)
-    return f"culprit: seat {report.engine_seat(f.culprit)}" + (f" ({name})" if name else "")
+    name = report.seat_name(f.culprit) or "a player"
+    position = next((s.position for s in report.seats if s.slot == f.culprit), None)
+    # the numbers of the seat table above: seat counted from 1 (when drawn), and slot
+    seat = f"seat {position}, " if position is not None else ""
+    return f"culprit: {name} ({seat}slot {f.culprit})"
+
+
+def _who(report: VerifyReport, slot: int | None) -> str:
+    """A seat as a player reads it: "seat 2 (Bob)", seats counted from 1."""
+    seat = report.engine_seat(slot)
+    name = report.seat_name(slot)
+    where = f"seat {seat + 1}" if seat is not None else "a seat"
+    return where + (f" ({name})" if name else "")
+
+
+def _name(report: VerifyReport, slot: int | None) -> str:
+    return report.seat_name(slot) or _who(report, slot)
+
+
+def _winner(report: VerifyReport) -> str | None:
+    if not report.ranking:
+        return None
+    by_pos = {s.position: s for s in report.seats}
+    first = by_pos.get(report.ranking[0] + 1)
+    return first.name if first is not None else f"seat {report.ranking[0] + 1}"
+
+
+def lead_line(report: VerifyReport) -> str:
+    """The verdict in one plain sentence, before the technical lines."""
+    f = report.failure
+    if f is None and report.finished and report.is_game:
+        won = _winner(report)
+        return "✓ This game is genuine: nobody cheated" + (f"; {won} won" if won else "")
+    if f is None:
+        if report.is_game:
+            owing = " and ".join(_name(report, s) for s in report.waiting_on)
+            return "✓ Genuine so far: nobody cheated, but the game stopped before its end" + (
+                f" (waiting for {owing})" if owing else ""
+            )
+        return "✓ This record is genuine: every entry is signed and in order"
+    if f.culprit is not None:
+        return f"✗ Cheating proven: {_name(report, f.culprit)} broke the rules; the record holds the proof"
+    if f.kind == "Unfinished":
+        return "✗ This record is damaged or cut short: it cannot show the game was fair to its end"
+    if f.kind == "EndedByVote":
+        gone = _name(report, report.ended_by_vote)
+        return f"✓ Genuine so far: nobody cheated; {gone} vanished and the others voted to stop"
+    if f.kind == "PartialVote":
+        return "✗ This record stops early: some players voted to end it, not all of them"
+    if f.kind == "BadVote":
+        return "✗ This record holds a vote to end the table that does not hold"
+    return "✗ This record is forged or damaged: it proves nothing about the game"
 
 
 def _print_human(report: VerifyReport) -> None:
+    lead = lead_line(report)
+    _out.print(f"[bold {'green' if lead.startswith('✓') else 'red'}]{lead}")
     if report.table_id is not None:
         _out.print(f"table {report.table_id}: {report.game}, {len(report.seats)} seats")
         table = Table()
@@ -78,15 +141,35 @@ def _print_human(report: VerifyReport) -> None:
             params = ", ".join(f"{k}={v}" for k, v in report.protocol.items() if k != "kind")
             _out.print(f"protocol: {report.protocol['kind']} ({params})")
         if not report.seat_order_known:
-            _out.print("[yellow]the seat order was never drawn: seats shown in slot order")
+            _out.print(
+                "[yellow]the seat order was never drawn: seats shown in the order they sat down"
+            )
     if report.torn_bytes:
         _out.print(f"[yellow]torn last frame dropped ({report.torn_bytes} bytes)")
     if report.duplicates:
-        _out.print(f"[yellow]{report.duplicates} duplicate entr(y/ies) ignored")
+        n = report.duplicates
+        _out.print(f"[yellow]{n} duplicate {'entry' if n == 1 else 'entries'} ignored")
+    for c in report.caveats:
+        _out.print(f"[yellow]caveat: {c.message}")
     f = report.failure
     if f is not None:
         where = f" at step {f.step}" if f.step is not None else ""
-        _out.print(f"[bold red]record FAILS verification{where}: {f.message}")
+        message = f.message
+        if f.kind == "Unfinished":
+            owing = " and ".join(_who(report, s) for s in report.waiting_on) or "nobody"
+            message = (
+                f"the game stops at step {f.step}, still owed by {owing}; nobody signed its end"
+            )
+        if f.kind == "EndedByVote":  # every entry holds; the players agreed to stop
+            others = " and ".join(
+                _who(report, s.slot) for s in report.seats if s.slot != report.ended_by_vote
+            )
+            _out.print(
+                f"[bold yellow]record verified, game unfinished: ended by vote at step {f.step}:"
+                f" {_who(report, report.ended_by_vote)} vanished, and {others} voted to stop"
+            )
+        else:
+            _out.print(f"[bold red]record FAILS verification{where}: {message}")
         _out.print(f"[red]{_culprit_text(report)}")
         for env in f.evidence:
             _out.print(f"[red]  evidence: frame {env.frame}, signature {env.signature.hex()[:32]}…")
@@ -99,10 +182,10 @@ def _print_human(report: VerifyReport) -> None:
         names = [by_pos[p + 1].name if p + 1 in by_pos else str(p) for p in report.ranking]
         _out.print("ranking: " + ", ".join(f"{i}. {n}" for i, n in enumerate(names, 1)))
     if not report.finished:
-        owing = ", ".join(str(s) for s in report.waiting_on) or "-"
+        owing = " and ".join(_who(report, s) for s in report.waiting_on) or "nobody"
         _out.print(
             f"[yellow]unfinished: the table stopped while step {report.steps + 1}"
-            f" was owed by seat(s) {owing}"
+            f" was owed by {owing}"
         )
 
 
@@ -113,6 +196,12 @@ def run_verify(args: argparse.Namespace) -> int:
         if args.json:
             print(json.dumps({"ok": False, "error": str(exc), "error_kind": "Unreadable"}))
         _err.print(f"[red]error:[/red] {exc}")
+        return EXIT_UNREADABLE
+    except Exception as exc:  # noqa: BLE001 - no file may give a traceback: our bug, one line
+        message = f"this program failed while verifying {args.record} ({type(exc).__name__}: {exc})"
+        if args.json:
+            print(json.dumps({"ok": False, "error": message, "error_kind": "InternalError"}))
+        _err.print(f"[red]error:[/red] {message}; please report it")
         return EXIT_UNREADABLE
     if args.json:
         print(json.dumps(report.to_json(), sort_keys=True), flush=True)

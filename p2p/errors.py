@@ -59,6 +59,30 @@ class RemoteProtocolError(PeerError):
     """
 
 
+class ForeignEntry(RemoteProtocolError):
+    """A signed entry that names another table than ours.
+
+    Identity keys outlive tables, so players who met before hold each other's
+    entries from earlier tables.  Such an entry says nothing about this table:
+    its signature is never checked against our seats, it is never kept as
+    evidence, and its signer is never blamed.  Only the peer that sent it here
+    is at fault (an honest peer relays only entries of this table), and that
+    cannot be proven to anyone else.
+    """
+
+    def __init__(self, table_id: bytes | None, ours: bytes) -> None:
+        self.table_id = table_id
+        named = table_id.hex()[:16] if table_id is not None else "no readable table"
+        super().__init__(f"an entry of another table ({named}), not of {ours.hex()[:16]}")
+
+
+class BadVote(RemoteProtocolError):
+    """A received end vote (``wire.EndVote``) that does not hold: another table, a step or
+    head that is not the record's, a signer who is no remaining seat, a signature that does
+    not verify, or a seat voted out that does not owe the step.  It is refused and proves
+    nothing (a vote convicts no one); the message says which check failed."""
+
+
 class InvalidGenesis(RemoteProtocolError):
     """A table manifest or its signatures are malformed or do not verify.
 
@@ -115,10 +139,24 @@ class TableAbandoned(PeerError):
     convicted (silence proves nothing: it may be the network).
     """
 
-    def __init__(self, seat: int, waited: float) -> None:
-        super().__init__(f"table abandoned: seat {seat} silent for {waited:.1f}s")
+    def __init__(
+        self, seat: int, waited: float, name: str | None = None, *, by_vote: bool = False
+    ) -> None:
+        who = name if name is not None else f"the player in slot {seat}"
+        if by_vote:
+            text = f"table ended by vote: {who} vanished, and every other player voted to stop"
+        else:
+            text = f"table abandoned: {who} silent for {waited:.1f}s"
+        super().__init__(text)
+        self.by_vote = by_vote
+        """The players who remain ended it by a signed vote (nobody convicted)."""
         self.seat = seat
+        """The silent seat's slot (the record's numbering)."""
         self.waited = waited
+        self.name = name
+        """The silent player's name (the node adds it)."""
+        self.result: object = None
+        """The node's ``TableResult`` once the table has ended (``absent`` set)."""
 
 
 # ---------------------------------------------------------------------------
@@ -137,19 +175,25 @@ class CheatDetected(P2PError):
     misbehaviour.
     """
 
-    def __init__(self, seat: int, reason: str, evidence: tuple[bytes, ...] = ()) -> None:
+    def __init__(
+        self,
+        seat: int,
+        reason: str,
+        evidence: tuple[bytes, ...] = (),
+        step: int | None = None,
+    ) -> None:
         super().__init__(f"seat {seat}: {reason}")
         self.seat = seat
         self.reason = reason
         self.evidence = tuple(evidence)
+        self.step = step
+        """The record step of the entry that deviated, when it is known and earlier than
+        the step where the deviation came to light (a lie shown by a later reveal); the
+        record then keeps that seat's entry of that step as the evidence."""
 
 
 class ForgedSignature(CheatDetected):
     """An entry's signature does not verify under the claimed seat's key."""
-
-
-class WrongTable(CheatDetected):
-    """An entry names another table id than ours (cross-table replay)."""
 
 
 class Impersonation(CheatDetected):
@@ -187,14 +231,6 @@ class Equivocation(CheatDetected):
     """
 
 
-class Dispute(CheatDetected):
-    """A complaint about a sealed proof that nobody can settle (the box did not open
-    for its receiver): the table ends, and no seat is proven to have cheated.
-
-    Raised by the game rule; ``seat`` is the seat whose sealed proof is disputed.
-    """
-
-
 # ---------------------------------------------------------------------------
 # Our side is at fault (a bug, the command line, the environment, our disk)
 # ---------------------------------------------------------------------------
@@ -202,6 +238,11 @@ class Dispute(CheatDetected):
 
 class LocalError(P2PError):
     """Base of failures on our side: a bug, bad usage or configuration, the environment, a file."""
+
+
+class FoldFailed(LocalError):
+    """Our own code failed while folding a completed step (a bug on our side, never a
+    peer's fault): the record keeps every entry, and the table cannot go on here."""
 
 
 class LocalProtocolError(LocalError):

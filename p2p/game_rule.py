@@ -61,24 +61,28 @@ was shown it in turn) is carried out as a public reveal, so the seatless
 engine learns the face like every seat engine does and their hashes agree.
 
 *Highest given* (Slave's exchange) is checked by its receiver alone, who must
-not show the lowest given face to anyone.  The giver seals to the receiver:
-its reveal tokens for the given cards and an inequality proof that none of
-its other cards is a face at or above the lowest given one, all signed with
-its identity key inside the box (bound to table, step and seat).  The
-receiver answers ``verdict``: accept, or complain with the opened payload and
-that inner signature.  Anyone can then judge the complaint: a payload whose
-proof fails convicts the giver; one whose proof verifies convicts the
-complainer.
+not show the lowest given face to anyone.  The giver seals to the receiver an
+openable box (:func:`crypto.seal.seal_openable`) of fixed size: its reveal
+tokens for the given cards and an inequality proof, padded to a fixed number of
+leaves, that none of its other cards is a face at or above the lowest given
+one.  The receiver answers ``verdict``: accept (a :class:`Caveat` that
+``slaiga verify`` lists), or complain.  After a complaint the giver owes
+``unseal``: the box's one-time key (derived from the table secret), with which
+anyone opens the box and convicts the giver (a false gift, a wrong key) or the
+complainer (a false complaint).  ``p2p/RECORD_FORMAT.md`` §9 has the details.
 
 Any entry that fails a check raises :class:`p2p.errors.InvalidMove` naming its
-signer; an action that the rules refuse only after a reveal (a Slave play of
-cards that turn out not to beat the pile) is raised when the reveal completes
-(from :meth:`GameRule.advance`), naming the actor.  The record keeps the
-entries, so ``slaiga verify`` reaches the same verdict from the file alone.
+signer.  Any engine error met while folding completed steps is a seat's fault
+too, whenever it comes: an action that the rules refuse only after a reveal (a
+Slave play of cards that turn out not to beat the pile, a Slaiga discard
+declared a king that shows a 6, a false shot, block, cancel or win claim) is
+raised when the reveal completes (from :meth:`GameRule.advance`), naming the
+actor, with the step of its signed action, which the record keeps as the
+evidence.  So ``slaiga verify`` reaches the same verdict from the file alone.
 
 Secrets that must survive a crash come from a per-table secret that the node
-writes to disk (fsynced) before its first key share: the key share ``x`` and
-the dice commitment values.  Everything else is fresh randomness, because the
+writes to disk (fsynced) before its first key share: the key share ``x``, the
+dice commitment values and the gift boxes' one-time keys.  Everything else is fresh randomness, because the
 node persists each own entry before sending it and never re-creates one.
 """
 
@@ -104,11 +108,21 @@ from crypto.hand_proofs import (
     prove_cards_in_set,
     verify_cards_in_set,
 )
-from crypto.identity import IdentityKey, verify_signature
+from crypto.identity import IdentityKey
 from crypto.inequality import InequalityProof, prove_none_of, verify_none_of
+from crypto.inequality import proof_size as inequality_proof_size
 from crypto.keys import KeyShare, joint_key, make_key_share, verify_key_share
 from crypto.reveal import make_tokens, reveal_index, unmask, verify_tokens
-from crypto.seal import SealKey, open_sealed, seal
+from crypto.seal import (
+    SealKey,
+    check_seal_key,
+    ephemeral_public,
+    open_openable,
+    open_with_ephemeral,
+    openable_ephemeral,
+    openable_size,
+    seal_openable,
+)
 from crypto.shuffle import shuffle_deck
 from crypto.shuffle_proof_tw_batch import (
     ShuffleStatement,
@@ -120,7 +134,7 @@ from crypto.transcript import Context
 from crypto.transfer import start_transfer, verify_transfer
 from engine import registry
 from engine.cards import ORDERS, Card
-from engine.errors import EngineError, IllegalAction
+from engine.errors import EngineError, FalseClaim, IllegalAction
 from engine.game import Action, Event, Game, Outcome
 from engine.obligations import (
     AtLeastInSet,
@@ -134,7 +148,7 @@ from engine.obligations import (
     Shuffle,
     Transfer,
 )
-from p2p.errors import CheatDetected, Dispute, InvalidMove, LocalProtocolError
+from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
 from p2p.faces import handle_indices, index_face
 from p2p.forming import SEAT_ORDER_VALUE_BYTES, Commit
 from p2p.order import Owed, StepView
@@ -166,6 +180,7 @@ REMASK_KIND = "remask"
 PROOF_KIND = "proof"
 SEALED_KIND = "sealed-proof"
 VERDICT_KIND = "verdict"
+UNSEAL_KIND = "unseal"
 COMMIT_KIND = "commit"
 DICE_KIND = "dice"
 ACTION_KIND = "action"
@@ -173,7 +188,7 @@ FINAL_KIND = "final"
 
 MACHINE_KINDS = frozenset(
     {KEY_KIND, SHUFFLE_KIND, TOKENS_KIND, REMASK_KIND, PROOF_KIND, SEALED_KIND, COMMIT_KIND}
-    | {DICE_KIND, FINAL_KIND}
+    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND}
 )
 """Kinds a peer's software sends by itself (stall limits for machines apply)."""
 DECISION_KINDS = frozenset({ACTION_KIND, VERDICT_KIND})
@@ -188,7 +203,7 @@ _DICE_DOMAIN = b"slaiga/v1/game/dice"
 _DICE_CONTEXT = b"slaiga/v1/game/dice-commit"
 _JOINT_DOMAIN = b"slaiga/v1/game/joint-random"
 _SEAL_DOMAIN = b"slaiga/v1/game/sealed-proof"
-_INNER_DOMAIN = b"slaiga/v1/game/sealed-proof-signature"
+_GIFT_KEY_DOMAIN = b"slaiga/v1/game/gift-box-key"
 _ACTION_UNPACK = {
     "max_str_len": 4096,
     "max_bin_len": 0,
@@ -266,12 +281,19 @@ class SealedProofBody(Body):
 @body(VERDICT_KIND)
 @dataclass(frozen=True, slots=True)
 class VerdictBody(Body):
-    """The verifier's answer to a sealed proof: accept, or complain with the opened
-    payload and the prover's signature over it (both empty on accept)."""
+    """The verifier's answer to a sealed proof: accept, or complain (then the giver
+    owes an ``unseal`` entry that settles the complaint)."""
 
     accept: Annotated[bool, Bool()]
-    payload: Blob
-    signature: Annotated[bytes, Bytes(max_len=64)]
+
+
+@body(UNSEAL_KIND)
+@dataclass(frozen=True, slots=True)
+class UnsealBody(Body):
+    """The giver's answer to a complaint: its gift box's one-time X25519 private key,
+    with which anyone opens the box exactly as its receiver did."""
+
+    key: Annotated[bytes, Bytes(size=32)]
 
 
 @body(DICE_KIND)
@@ -333,6 +355,30 @@ class SeatKeys:
     cheat: Any = None
     """Test hook (tests/p2p/cheaters.py): an object whose methods may replace this
     seat's honest contributions; ``None`` is honest."""
+
+
+@dataclass(frozen=True, slots=True)
+class _Gift:
+    """One sealed gift's public facts: the statement, the given cards whose giver token
+    is in the box, the step that seals it, the padded statement and plaintext size."""
+
+    st: HighestGiven
+    need_tok: tuple[int, ...]
+    step: int
+    pad_to: int
+    pad_with: int
+    plain_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Caveat:
+    """A check that only one seat could make: the gift sealed at record ``step`` by
+    slot ``seat`` was checked by slot ``checked_by`` alone, who accepted it."""
+
+    step: int
+    seat: int
+    checked_by: int
+    kind: str = "gift"
 
 
 def _decode_points(blob: bytes, count: int) -> list[Point]:
@@ -424,9 +470,16 @@ class GameRule:
         self.public_events: list[Event] = []
         self.proofs_checked = 0
         self.entries_checked = 0
+        self.caveats: list[Caveat] = []
+        """Checks made by one seat alone (accepted sealed gifts), for ``slaiga verify``."""
         self.outcome: Outcome | None = None
         self.final_hash: str | None = None
         self.done = False
+        self._acted: dict[int, int] = {}
+        """Engine seat -> the record step of its last action (the evidence of a lie that a
+        later reveal shows)."""
+        self._actor: int | None = None
+        """The engine seat whose action the engine is carrying out (reveals included)."""
         self._chained: tuple[int, dict[int, bytes]] | None = None
         """The next joint draw's number and every seat's commitment to it, once a draw
         has carried them."""
@@ -447,7 +500,15 @@ class GameRule:
             value = need.check(seat, body_)
         except CheatDetected:
             raise
-        except (CryptoError, EngineError, ValueError, TypeError, KeyError) as exc:
+        except (
+            CryptoError,
+            EngineError,
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            OverflowError,
+        ) as exc:
             raise InvalidMove(slot, f"{need.kind} at step {self.step_no}: {exc}") from None
         need.parsed[seat] = value
         self.entries_checked += 1
@@ -583,13 +644,14 @@ class GameRule:
             if not movers:
                 raise LocalProtocolError(f"{self.engine.NAME}: nobody to move")
             acts = yield Need(ACTION_KIND, movers, self._check_action, "deciding")
+            acted_at = self.step_no - 1  # the record step that holds these actions
             for s in movers:
                 if s not in acts:
                     continue
                 yield from self._settle()
                 if s not in self.engine.to_move():
                     continue  # the round's earlier answers made this one moot
-                self._apply(acts[s])
+                self._apply(acts[s], acted_at)
             yield from self._settle()
             self._compare()
         self.outcome = self.engine.outcome()
@@ -609,21 +671,53 @@ class GameRule:
         if mine is not None and self.mine is not None:
             self.mine.events.extend(ev for ev in mine if ev.visible_to(self.mine.seat))
 
-    def _apply(self, action: Action) -> None:
+    def _apply(self, action: Action, acted_at: int) -> None:
         slot = self.order[action.seat]
+        self._acted[action.seat] = acted_at
+        self._actor = action.seat
         try:
             public = self.engine.apply(action)
         except IllegalAction as exc:
-            raise InvalidMove(slot, f"illegal action: {exc.reason} ({action!r})") from None
+            raise InvalidMove(
+                slot, f"illegal action: {exc.reason} ({action!r})", step=acted_at
+            ) from None
+        except EngineError as exc:
+            raise InvalidMove(
+                slot, f"refused by the rules: {exc} ({action!r})", step=acted_at
+            ) from None
         self._events(public, None)
         mine = self.mine
         if mine is not None and not mine.lagging:
             try:
                 self._events(None, mine.engine.apply(action))
-            except IllegalAction:
+            except EngineError:
                 # our seat knows faces that make the move illegal already; the table
                 # finds out when the cards are revealed (and convicts the actor then)
                 mine.lagging = True
+
+    def _late_conviction(self, exc: EngineError) -> CheatDetected:
+        """The conviction for an engine error raised while the table folds a reveal.
+
+        Every ``EngineError`` met while folding signed entries is a seat's fault
+        (docs/design.md, "Every deviation convicts its author"): the seat the error
+        names (a false claim, a move the revealed faces make illegal), else the seat
+        whose action the engine is still carrying out.  The deviation happened at that
+        seat's action step, so that signed action is the evidence, whenever the
+        reveal that exposed it came.  Only an error with no seat to name, before any
+        action, is our own bug.
+        """
+        seat = getattr(exc, "seat", None)
+        if not isinstance(seat, int) or not 0 <= seat < self.n:
+            seat = self._actor
+        if seat is None:
+            raise LocalProtocolError(f"the engine refused a dealer answer: {exc}") from exc
+        if isinstance(exc, FalseClaim):
+            what = f"false claim, shown by the reveal: {exc.statement}"
+        elif isinstance(exc, IllegalAction):
+            what = f"illegal action, shown by the reveal: {exc.reason}"
+        else:
+            what = f"refused by the rules once the cards were shown: {exc}"
+        return InvalidMove(self.order[seat], what, step=self._acted.get(seat))
 
     def _settle(self) -> _Flow:
         """Discharge every pending obligation of the seatless (and our) engine."""
@@ -636,15 +730,13 @@ class GameRule:
             public, private = yield from self._discharge(ob)
             try:
                 self._events(self.engine.resolve(public), None)
-            except IllegalAction as exc:
-                slot = self.order[exc.seat] if exc.seat is not None else None
-                if slot is None:
-                    raise LocalProtocolError(f"engine refused an answer: {exc}") from exc
-                raise InvalidMove(
-                    slot, f"illegal action, shown by the reveal: {exc.reason}"
-                ) from None
+            except EngineError as exc:
+                raise self._late_conviction(exc) from None
             if mine is not None and not mine.lagging:
-                self._events(None, mine.engine.resolve(private))
+                try:
+                    self._events(None, mine.engine.resolve(private))
+                except EngineError:
+                    mine.lagging = True  # the table's engine is the judge; ours stops here
 
     def _compare(self) -> None:
         """Our seat engine must agree with the table's (public) engine; a difference is
@@ -1021,6 +1113,8 @@ class GameRule:
     # ---- highest given: sealed to its verifier ------------------------------------------------
 
     def _prove_highest(self, st: HighestGiven) -> _Flow:
+        """A gift sealed to its receiver, the receiver's verdict, and, on a complaint, the
+        giver's one-time key that lets anyone open the box and decide who lied."""
         p, v = st.seat, st.verifier
         given = self._check_handles(st.given)
         rest = self._check_handles(st.rest)
@@ -1030,48 +1124,88 @@ class GameRule:
             raise LocalProtocolError(f"unknown card order {st.order!r}")
         yield from self._ensure_held(p, given + rest)
         need_tok = tuple(h for h in given if p not in self.ptok[h])
-        sealed_step = self.step_no
+        pad_to, pad_with = self._gift_padding(st)
+        leaves = len(st.rest) * pad_to
+        plain = POINT_BYTES * len(st.given) + PROOF_BYTES + inequality_proof_size(leaves)
+        gift = _Gift(st, need_tok, self.step_no, pad_to, pad_with, plain)
 
         def check_sealed(seat: int, b: SealedProofBody) -> bytes:
+            if len(b.sealed) != openable_size(gift.plain_bytes):
+                raise InvalidEncoding(
+                    f"a gift box must be {openable_size(gift.plain_bytes)} bytes,"
+                    f" not {len(b.sealed)}"
+                )
+            check_seal_key(openable_ephemeral(b.sealed))
             mine = self.mine
             if mine is not None and mine.seat == v:
-                mine.verdict = self._judge_sealed(st, need_tok, b.sealed, sealed_step)
+                mine.verdict = self._judge_sealed(gift, b.sealed)
             return b.sealed
 
-        yield Need(
+        sealed = yield Need(
             SEALED_KIND,
             (p,),
             check_sealed,
             "giving cards",
-            self._for_me((p,), lambda: self._make_sealed(st, need_tok)),
+            self._for_me((p,), lambda: self._make_sealed(gift)),
         )
+        verdict_step = self.step_no
         verdict = yield Need(
             VERDICT_KIND,
             (v,),
-            lambda seat, b: self._check_verdict(st, need_tok, sealed_step, b),
+            lambda seat, b: b.accept,
             "checking the gift",
             self._for_me((v,), self._make_verdict),
         )
-        said = verdict[v]
-        if said is False:
-            raise Dispute(
-                self.order[p],
-                f"seat {self.order[v]} says the sealed gift proof of step {sealed_step}"
-                " does not open",
-            )
-        if isinstance(said, str):
-            raise InvalidMove(self.order[p], said)
+        if verdict[v]:
+            self.caveats.append(Caveat(gift.step, self.order[p], self.order[v]))
+            return
+        # a complaint: the giver shows the box's one-time key, and anyone opens the box
+        box = sealed[p]
+        shown = yield Need(
+            UNSEAL_KIND,
+            (p,),
+            lambda seat, b: self._judge_unsealed(gift, box, verdict_step, b),
+            "showing the gift",
+            self._for_me((p,), lambda: self._make_unseal(gift)),
+        )
+        culprit, reason = shown[p]
+        raise InvalidMove(self.order[culprit], reason)
+
+    def _gift_padding(self, st: HighestGiven) -> tuple[int, int]:
+        """The padded statement's size and filler, from public facts only.
+
+        ``pad_to`` is the largest forbidden set any true gift of ``len(st.given)``
+        cards over ``len(st.rest)`` others can have (every card of ``rest`` lies below
+        the lowest given one); ``pad_with`` the highest face, which every forbidden set
+        holds.  So the proof's size and the work to make and check it do not depend on
+        the lowest given face."""
+        key = ORDERS[st.order]
+        keys = [key(self._face(k)) for k in range(self.size)]
+        pad_to = 0
+        for low in set(keys):
+            below = sum(1 for x in keys if x < low)
+            if below >= len(st.rest) and self.size - below >= len(st.given):
+                pad_to = max(pad_to, self.size - below)
+        if pad_to == 0:
+            raise LocalProtocolError("no gift of this size can be proven highest")
+        pad_with = max(range(self.size), key=lambda k: (keys[k], -k))
+        return pad_to, pad_with
 
     def _seal_context(self, step: int, prover: int, verifier: int) -> bytes:
         return _SEAL_DOMAIN + self._ctx(prover, step).encode() + bytes([verifier])
 
-    def _inner_message(self, step: int, prover: int, payload: bytes) -> bytes:
-        return _INNER_DOMAIN + self._ctx(prover, step).encode() + payload
-
-    def _make_sealed(self, st: HighestGiven, need_tok: tuple[int, ...]) -> Body:
+    def _gift_key(self, gift: _Gift) -> bytes:
+        """The gift box's one-time X25519 key, derived from the table secret so that it
+        survives a crash (the giver may have to show it after a restart)."""
         mine = self.mine
         assert mine is not None
-        ctx = self._ctx(mine.seat)
+        return _derive(mine.keys.table_secret, _GIFT_KEY_DOMAIN, gift.step)[:32]
+
+    def _make_sealed(self, gift: _Gift) -> Body:
+        mine = self.mine
+        assert mine is not None
+        st, need_tok = gift.st, gift.need_tok
+        ctx = self._ctx(mine.seat, gift.step)
         pub = self.pubs[mine.seat]
         if need_tok:
             tokens, dleq = make_tokens(mine.secret, pub, [self.cts[h] for h in need_tok], ctx)
@@ -1083,47 +1217,57 @@ class GameRule:
         forged = self._cheat("highest", st, forbidden)
         if forged is not None:
             forbidden = forged
+        filler = gift.pad_with if gift.pad_with in forbidden else min(forbidden)
         held = self._held(mine.seat, st.rest)
         try:
             proof = prove_none_of(
-                mine.secret, pub, held, self._my_indices(st.rest), forbidden, self.deck, ctx
+                mine.secret,
+                pub,
+                held,
+                self._my_indices(st.rest),
+                forbidden,
+                self.deck,
+                ctx,
+                pad_to=gift.pad_to,
+                pad_with=filler,
             )
         except (InvalidProof, InvalidEncoding) as exc:
             raise LocalProtocolError(f"we cannot prove our gift is our highest: {exc}") from exc
-        payload = msgpack.packb(
-            {
-                "tokens": b"".join(t.data for t in tokens),
-                "dleq": dleq.encode() if dleq is not None else b"",
-                "proof": proof.encode(),
-            },
-            use_bin_type=True,
-        )
-        sig = mine.keys.identity.sign(self._inner_message(self.step_no, mine.seat, payload))
-        inner = msgpack.packb({"payload": payload, "signature": sig}, use_bin_type=True)
+        parts = b"".join(t.data for t in tokens) + (dleq.encode() if dleq is not None else b"")
+        plain = parts + proof.encode()
+        plain += bytes(gift.plain_bytes - len(plain))
+        forged_plain = self._cheat("seal", plain)
+        if forged_plain is not None:
+            plain = forged_plain
         receiver = self.manifest.seats[self.order[st.verifier]].seal_key
-        ctx_bytes = self._seal_context(self.step_no, mine.seat, st.verifier)
-        return SealedProofBody(seal(receiver, inner, ctx_bytes))
+        ctx_bytes = self._seal_context(gift.step, mine.seat, st.verifier)
+        return SealedProofBody(seal_openable(receiver, plain, ctx_bytes, self._gift_key(gift)))
 
-    def _verify_gift(
-        self, st: HighestGiven, need_tok: tuple[int, ...], step: int, payload: bytes
-    ) -> dict[int, int]:
-        """Check a highest-given payload publicly; return the given cards' indices."""
+    def _verify_gift(self, gift: _Gift, plain: bytes) -> dict[int, int]:
+        """Check a gift's opened plaintext; return the given cards' indices.
+
+        Layout (every size fixed by public facts): the giver's reveal tokens for the
+        given cards whose token is not yet public, their DLEQ proof (absent if there
+        are none), the padded inequality proof, then zero bytes up to the fixed size."""
+        st, need_tok = gift.st, gift.need_tok
         p = st.seat
-        data = msgpack.unpackb(payload, **_ACTION_UNPACK | {"max_bin_len": 1 << 20})
-        if not isinstance(data, dict) or set(data) != {"tokens", "dleq", "proof"}:
-            raise InvalidEncoding("sealed payload must map tokens, dleq and proof")
-        toks, dleq, proof_b = data["tokens"], data["dleq"], data["proof"]
-        if not all(isinstance(x, bytes) for x in (toks, dleq, proof_b)):
-            raise InvalidEncoding("sealed payload fields must be bytes")
-        ctx = self._ctx(p, step)
+        if len(plain) != gift.plain_bytes:
+            raise InvalidEncoding(f"a gift must be {gift.plain_bytes} bytes, not {len(plain)}")
+        n_tok = POINT_BYTES * len(need_tok)
+        n_dleq = PROOF_BYTES if need_tok else 0
+        n_proof = inequality_proof_size(len(st.rest) * gift.pad_to)
+        toks = plain[:n_tok]
+        dleq = plain[n_tok : n_tok + n_dleq]
+        proof_b = plain[n_tok + n_dleq : n_tok + n_dleq + n_proof]
+        if any(plain[n_tok + n_dleq + n_proof :]):
+            raise InvalidEncoding("a gift's padding must be zero bytes")
+        ctx = self._ctx(p, gift.step)
         own: dict[int, Point] = {}
         if need_tok:
             tokens = _decode_points(toks, len(need_tok))
             cts = [self.cts[h] for h in need_tok]
             verify_tokens(self.pubs[p], cts, tokens, DleqProof.decode(dleq), ctx)
             own = dict(zip(need_tok, tokens, strict=True))
-        elif toks or dleq:
-            raise InvalidEncoding("unexpected tokens in the sealed payload")
         given = {}
         for h in st.given:
             tok = own.get(h) or self.ptok[h][p]
@@ -1133,34 +1277,37 @@ class GameRule:
         low = min(key(self._face(k)) for k in given.values())
         forbidden = self._indices(lambda f: key(f) >= low)
         held = self._held(p, st.rest)
-        proof = InequalityProof.decode(proof_b, len(st.rest) * len(forbidden))
-        verify_none_of(self.pubs[p], held, forbidden, self.deck, proof, ctx)
+        proof = InequalityProof.decode(proof_b, len(st.rest) * gift.pad_to)
+        verify_none_of(
+            self.pubs[p],
+            held,
+            forbidden,
+            self.deck,
+            proof,
+            ctx,
+            pad_to=gift.pad_to,
+            pad_with=gift.pad_with,
+        )
         self.proofs_checked += 1
         return given
 
-    def _judge_sealed(
-        self, st: HighestGiven, need_tok: tuple[int, ...], sealed: bytes, step: int
-    ) -> VerdictBody:
+    def _judge_sealed(self, gift: _Gift, sealed: bytes) -> VerdictBody:
         """Our verdict on a gift sealed to us (we are the verifier)."""
         mine = self.mine
         assert mine is not None
+        st = gift.st
         try:
-            inner = open_sealed(
-                mine.keys.seal, sealed, self._seal_context(step, st.seat, mine.seat)
+            plain = open_openable(
+                mine.keys.seal, sealed, self._seal_context(gift.step, st.seat, mine.seat)
             )
-            data = msgpack.unpackb(inner, **_ACTION_UNPACK | {"max_bin_len": 1 << 20})
-            payload, sig = data["payload"], data["signature"]
-            prover_key = self.manifest.seats[self.order[st.seat]].identity
-            verify_signature(prover_key, self._inner_message(step, st.seat, payload), sig)
-        except Exception:  # noqa: BLE001 - any failure to open is a dispute without evidence
-            return VerdictBody(False, b"", b"")
-        try:
-            given = self._verify_gift(st, need_tok, step, payload)
+            given = self._verify_gift(gift, plain)
         except (CryptoError, ValueError, TypeError, KeyError):
-            return VerdictBody(False, payload, sig)
-        mine.known.update(given)
-        forged = self._cheat("verdict", payload, sig)
-        return forged if forged is not None else VerdictBody(True, b"", b"")
+            verdict = VerdictBody(False)
+        else:
+            mine.known.update(given)
+            verdict = VerdictBody(True)
+        forged = self._cheat("verdict", verdict)
+        return forged if forged is not None else verdict
 
     def _make_verdict(self) -> Body:
         mine = self.mine
@@ -1168,31 +1315,33 @@ class GameRule:
             raise LocalProtocolError("we owe a verdict on a gift we never received")
         return mine.verdict
 
-    def _check_verdict(
-        self, st: HighestGiven, need_tok: tuple[int, ...], step: int, b: VerdictBody
-    ) -> bool | str:
-        """``True``: accepted; ``False``: a complaint without evidence; a text: a proven
-        complaint (why the gift is false); a false complaint raises at once."""
-        v_slot, p_slot = self.order[st.verifier], self.order[st.seat]
-        if b.accept:
-            if b.payload or b.signature:
-                raise InvalidEncoding("an accepting verdict carries no evidence")
-            return True
-        if not b.payload:
-            return False  # a complaint nobody can settle: see _prove_highest
-        prover_key = self.manifest.seats[p_slot].identity
+    def _make_unseal(self, gift: _Gift) -> Body:
+        key = self._gift_key(gift)
+        forged = self._cheat("unseal", key)
+        return UnsealBody(forged if forged is not None else key)
+
+    def _judge_unsealed(
+        self, gift: _Gift, box: bytes, verdict_step: int, b: UnsealBody
+    ) -> tuple[int, str]:
+        """Open a disputed gift box with the key its giver shows: ``(engine seat proven at
+        fault, why)``.  A key that is not the box's own raises (the giver's entry is false)."""
+        st = gift.st
+        p, v = st.seat, st.verifier
+        if ephemeral_public(b.key) != openable_ephemeral(box):
+            raise InvalidEncoding("the key shown is not the one-time key of its gift box")
+        receiver = self.manifest.seats[self.order[v]].seal_key
         try:
-            verify_signature(prover_key, self._inner_message(step, st.seat, b.payload), b.signature)
-        except CryptoError:
-            raise InvalidMove(
-                v_slot, "complaint evidence is not signed by the giver (a false complaint)"
-            ) from None
-        try:
-            self._verify_gift(st, need_tok, step, b.payload)
+            plain = open_with_ephemeral(b.key, receiver, box, self._seal_context(gift.step, p, v))
+            self._verify_gift(gift, plain)
         except (CryptoError, ValueError, TypeError, KeyError) as exc:
-            # a true complaint: the entry stands, and convicts the giver once its step is in
-            return f"its gift is not its highest (shown by the receiver's complaint): {exc}"
-        raise InvalidMove(v_slot, "false complaint: the gift proof verifies")
+            return p, (
+                f"its sealed gift of step {gift.step} is false (its box, opened with the key it"
+                f" showed after the receiver's complaint): {exc}"
+            )
+        return v, (
+            f"false complaint at step {verdict_step}: the gift sealed at step {gift.step}"
+            " opens and proves that the cards given are the giver's highest"
+        )
 
     # ---- dice and joint randomness -----------------------------------------------------------
 

@@ -33,7 +33,6 @@ real I/O:
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import json
 import math
@@ -50,15 +49,15 @@ import trio
 
 from crypto.identity import IdentityKey, fingerprint
 from crypto.seal import SealKey
-from engine.errors import EngineError
 from engine.players import BotPlayer, LeftTable, Player
 from p2p import discovery, wire
 from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
+from p2p.endvote import check_vote, sign_vote, tally
 from p2p.errors import (
+    BadVote,
     BrokenChain,
     CheatDetected,
     ConnectionClosed,
-    Dispute,
     Equivocation,
     ForgedSignature,
     HandshakeFailed,
@@ -74,13 +73,15 @@ from p2p.events import (
     CheatSeen,
     Connecting,
     Convicted,
-    Disputed,
     Divergent,
+    EndedByVote,
     EndedEarly,
+    FalseHead,
     Forked,
     Formed,
     Forming,
     HandedOver,
+    HeadClaimed,
     Joined,
     LingerTimeout,
     Listening,
@@ -97,6 +98,9 @@ from p2p.events import (
     SeatStalled,
     SeatUp,
     StepDone,
+    Vanished,
+    VoteCast,
+    VoteRefused,
     Waiting,
     Welcomed,
     Withdrawn,
@@ -121,6 +125,7 @@ from p2p.game_rule import (
     DEFAULT_DECIDE_STALL_MS,
     GameProtocol,
     SeatKeys,
+    SeatList,
     decide_limits,
     describe,
 )
@@ -135,9 +140,9 @@ from p2p.mesh import (
 )
 from p2p.record import Offer, Record, Status
 from p2p.seat import SeatDriver, game_of, rule_factory
-from p2p.signing import SignedManifests, offer_problems, timeout_problem
+from p2p.signing import SignedManifests, offer_problems, play_problem, timeout_problem
 from p2p.silence import Recovered, SilenceMonitor, Stalled
-from p2p.store import RecordFile
+from p2p.store import RecordFile, _fsync_dir
 from p2p.wire import Hash, Step, TableId
 
 IDENTITY_FILE = "identity.key"
@@ -146,6 +151,8 @@ TABLES_DIR = "tables"
 RECORD_SUFFIX = ".rec"
 SECRET_SUFFIX = ".secret"
 TABLE_SECRET_BYTES = 32
+"""The per-table secret (key share, dice, gift-box keys); its file also holds the
+table's own X25519 seal key (32 bytes more), and is erased when the table ends."""
 JOIN_TIMEOUT_S = 30.0
 FORM_TIMEOUT_S = 60.0
 MESH_TIMEOUT_S = 20.0
@@ -175,6 +182,18 @@ class Finished(wire.Message):
     table_id: TableId
     step: Step
     head: Hash
+
+
+@wire.message("links")
+@dataclass(frozen=True, slots=True)
+class Links(wire.Message):
+    """The slots a peer holds a link to now, sent to every linked seat when that changes.
+
+    Unsigned, so only a hint: it lets each peer tell a player whose machine is gone
+    (no link to anyone) from one who is merely thinking, and say so by name."""
+
+    table_id: TableId
+    slots: SeatList
 
 
 # ---------------------------------------------------------------------------
@@ -209,6 +228,17 @@ def load_identity(state_dir: Path) -> tuple[IdentityKey, SealKey]:
 
 def record_path(state_dir: Path, table_id: bytes) -> Path:
     return state_dir / TABLES_DIR / f"{table_id.hex()}{RECORD_SUFFIX}"
+
+
+def already_played(state_dir: Path, table_id: bytes) -> str | None:
+    """Why a table id must not be formed afresh here: this state folder already holds its
+    record or its secret (an old manifest replayed, or a table to resume); else ``None``."""
+    if record_path(state_dir, table_id).exists() or secret_path(state_dir, table_id).exists():
+        return (
+            f"table {table_id.hex()} was already played from this state folder;"
+            f" use `slaiga resume {table_id.hex()}` to go on with it"
+        )
+    return None
 
 
 def options_digest(options: dict[str, Any]) -> str:
@@ -294,10 +324,13 @@ class TableResult:
     divergent: list[int] = field(default_factory=list)
     aborted: int | None = None
     """The seat whose proven equivocation ended the table early (``None``: it did not)."""
+    absent: int | None = None
+    """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
+    ended_by_vote: int | None = None
+    """The vanished slot for which every other seat voted to end the table (``None``: no
+    such vote); ``absent`` is then that slot too, and nobody is convicted."""
     convicted: CheatReport | None = None
     """The proven cheat that ended the game (its signed entry is in our record file)."""
-    disputed: str | None = None
-    """A dispute nobody can settle ended the game (no seat proven)."""
     game: dict[str, Any] | None = None
     """The game's agreed result once played (``GameRule.result``), engine seats."""
     entries: int = 0
@@ -313,6 +346,21 @@ class TableResult:
         if slot is None or not self.seat_order:
             return slot
         return self.seat_order.index(slot)
+
+    def _culprit(self, slot: int) -> dict[str, Any]:
+        return {
+            "culprit": self.engine_seat(slot) if slot in self.seat_order else None,
+            "culprit_slot": slot,
+            "name": self.manifest.seats[slot].name,
+        }
+
+    def player(self, slot: int | None) -> dict[str, Any] | None:
+        """A player as the results name it: ``seat`` (place in the seat order, from 0;
+        ``None`` before the draw), ``slot`` (join order) and ``name``."""
+        if slot is None:
+            return None
+        seat = self.seat_order.index(slot) if slot in self.seat_order else None
+        return {"seat": seat, "slot": slot, "name": self.manifest.seats[slot].name}
 
     def game_summary(self) -> dict[str, Any]:
         """The final object of ``slaiga open/join/resume/play --json``."""
@@ -330,14 +378,15 @@ class TableResult:
             "record_head": self.record.head.hex() if self.record is not None else None,
             "record": str(self.record_file) if self.record_file is not None else None,
             "culprit": self.engine_seat(culprit),
-            "finished": bool(self.game) and self.convicted is None and self.disputed is None,
+            "culprit_name": self.manifest.seats[culprit].name if culprit is not None else None,
+            "absent": self.player(self.absent),
+            "ended_by_vote": self.player(self.ended_by_vote),
+            "finished": bool(self.game) and self.convicted is None and self.absent is None,
             "entries": self.entries,
             "proofs": self.proofs,
         }
         if self.convicted is not None:
             out["cheat"] = {"kind": self.convicted.kind, "reason": self.convicted.reason}
-        if self.disputed is not None:
-            out["dispute"] = self.disputed
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -364,14 +413,20 @@ class TableResult:
             out["record_steps"] = self.record.step - 1
             out["record_head"] = self.record.head.hex()
             out["finished"] = self.record.finished
+        # players as everywhere else: culprit/seat in the seat order, *_slot, name
         if self.cheats:
             out["cheats"] = [
-                {"culprit": c.culprit, "kind": c.kind, "reason": c.reason} for c in self.cheats
+                {**self._culprit(c.culprit), "kind": c.kind, "reason": c.reason}
+                for c in self.cheats
             ]
         if self.stalls:
-            out["stalls"] = [s.seat for s in self.stalls]
+            out["stalls"] = [self.player(s.seat) for s in self.stalls]
         if self.aborted is not None:
-            out["aborted"] = {"culprit": self.aborted, "reason": "equivocation"}
+            out["aborted"] = {**self._culprit(self.aborted), "reason": "equivocation"}
+        if self.absent is not None:
+            out["absent"] = self.player(self.absent)
+        if self.ended_by_vote is not None:
+            out["ended_by_vote"] = self.player(self.ended_by_vote)
         return out
 
 
@@ -386,6 +441,9 @@ class Node:
     def __init__(self, cfg: NodeConfig) -> None:
         self.cfg = cfg
         self.identity, self.seal_key = load_identity(cfg.state_dir)
+        self.table_seal = SealKey.generate()
+        """This table's own seal key (the manifest names it; gifts are sealed to it),
+        kept in the table secret file and erased with it: forward secrecy."""
         self.mesh: Mesh | None = None
         self.genesis: wire.Genesis | None = None
         self.manifest: Manifest | None = None
@@ -405,13 +463,34 @@ class Node:
         self.finished_peers: dict[int, bytes] = {}
         self.divergent: list[int] = []
         self.aborted: int | None = None
+        self.absent: int | None = None
+        """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
         self._suspects: list[tuple[BrokenChain, int | None]] = []
         self._fork_fetches: set[tuple[int, int]] = set()
+        self._head_checks: dict[int, int] = {}
+        """Seats whose claimed head differs from ours, and the step their record is fetched
+        from next to compare it with ours (a head claim is a hint, not evidence)."""
+        self._head_checked: set[int] = set()
+        self._head_forks: set[int] = set()
+        self._false_heads: set[int] = set()
+        self._links: dict[int, frozenset[int]] = {}
+        """The slots each seat last said it holds a link to (:class:`Links`)."""
+        self._unlinked_since: dict[int, float] = {}
+        """Slots nobody we hear from holds a link to, and since when."""
+        self._vanished: set[tuple[int, int]] = set()
+        self._votes: dict[int, wire.EndVote] = {}
+        """The first validly signed end vote of each other seat (p2p/endvote.py)."""
+        self._my_vote: wire.EndVote | None = None
+        """Our own end vote once signed: final, we sign no further entry at this table."""
+        self.ended_by_vote: int | None = None
+        """The vanished slot every other seat voted to end the table for."""
+        self._asked_end: set[tuple[int, int]] = set()
+        self._waiting: trio.CancelScope | None = None
+        self._wake_now = False
         self._equivocations: set[tuple[int, int]] = set()
         self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
         self.convicted: CheatReport | None = None
-        self.disputed: str | None = None
         self.table_secret: bytes | None = None
         self.driver: SeatDriver | None = None
         self.player: Player | None = None
@@ -429,7 +508,7 @@ class Node:
         return wire.Member(
             _cut(self.cfg.name, wire.MAX_NAME_LEN),
             self.identity.public,
-            self.seal_key.public,
+            self.table_seal.public,
             address,
         )
 
@@ -448,6 +527,7 @@ class Node:
                 keepalive_dead=self.cfg.keepalive_dead,
             )
         )
+        self.mesh.members = self.gate.members  # everyone else who dials us is a stranger
         if self.genesis is not None:  # resuming
             self._arm_mesh(self.mesh)
         await self._start_background(stack, self.mesh)
@@ -463,7 +543,7 @@ class Node:
             return self.record.signed_from(step) if self.record is not None else []
 
         def dropped(peer: bytes, reason: str) -> None:
-            self.emit(SeatDropped(slot=self._slot_of(peer), reason=reason))
+            self.emit(SeatDropped(**self._who(self._slot_of(peer)), reason=reason))
 
         self.fetches = FetchServer(nursery, mesh, entries_from, dropped)
 
@@ -504,8 +584,9 @@ class Node:
         except TableAbandoned as exc:
             if not self._ready_to_blame(now, monitor):
                 return []
-            self.emit(Abandoned(seat=exc.seat, waited=exc.waited))
-            raise
+            self.emit(Abandoned(**self._who(exc.seat), waited=exc.waited))
+            self.absent = exc.seat
+            raise TableAbandoned(exc.seat, exc.waited, self._who(exc.seat)["name"]) from None
 
     def _ready_to_blame(self, now: float, monitor: SilenceMonitor) -> bool:
         rec, mesh = self.record, self.mesh
@@ -558,15 +639,32 @@ class Node:
     def _slot_of(self, peer: bytes) -> int | None:
         return self.manifest.seat_of(peer) if self.manifest is not None else None
 
+    def _seat_order(self) -> tuple[int, ...]:
+        """Slots in the drawn seat order (empty before it is drawn)."""
+        if self.record is not None and isinstance(self.record.rule, FormingRule):
+            return self.record.rule.seat_order or ()
+        return ()
+
+    def _who(self, slot: int | None) -> dict[str, Any]:
+        """How events name the player in ``slot``: ``name``, ``seat`` (its place in the
+        seat order, from 0, like the results; ``None`` before the draw) and ``slot``."""
+        manifest = self.manifest
+        if slot is None or manifest is None or not 0 <= slot < manifest.n_seats:
+            return {"name": "a peer not yet seated", "seat": None, "slot": slot}
+        order = self._seat_order()
+        seat = order.index(slot) if slot in order else None
+        return {"name": manifest.seats[slot].name, "seat": seat, "slot": slot}
+
+    def _culprit(self, slot: int) -> dict[str, Any]:
+        who = self._who(slot)
+        return {"name": who["name"], "culprit": who["seat"], "culprit_slot": slot}
+
     def _result(self) -> TableResult:
         assert self.manifest is not None
-        order: tuple[int, ...] = ()
-        if self.record is not None and isinstance(self.record.rule, FormingRule):
-            order = self.record.rule.seat_order or ()
+        order = self._seat_order()
         game = game_of(self.record) if self.record is not None else None
         return TableResult(
             convicted=self.convicted,
-            disputed=self.disputed,
             game=game.result() if game is not None and game.done else None,
             entries=game.entries_checked if game is not None else 0,
             proofs=game.proofs_checked if game is not None else 0,
@@ -581,6 +679,8 @@ class Node:
             peers_finished=set(self.finished_peers),
             divergent=list(self.divergent),
             aborted=self.aborted,
+            absent=self.absent,
+            ended_by_vote=self.ended_by_vote,
         )
 
     # -- opening --------------------------------------------------------
@@ -597,6 +697,11 @@ class Node:
         absurd = timeout_problem(self.cfg.stall_after_ms, self.cfg.max_wait_ms, protocol)
         if absurd:
             raise NodeError(f"the joiners would refuse these limits: {absurd}")
+        unplayable = (
+            play_problem(game, seats, options) if isinstance(protocol, GameProtocol) else None
+        )
+        if unplayable:
+            raise NodeError(f"the joiners would refuse this game: {unplayable}")
         table_id = new_table_id()
         async with contextlib.AsyncExitStack() as stack:
             mesh = await self._open_mesh(stack, table_id, self.cfg.host, self.cfg.port)
@@ -742,6 +847,7 @@ class Node:
         assert self.genesis is not None and self.manifest is not None
         mesh.genesis = genesis_hash(self.genesis)
         mesh.seat_hosts_only([m.address for m in self.manifest.seats])
+        mesh.members = frozenset(m.identity for m in self.manifest.seats)
 
     def _buffer(self, event: Inbound) -> None:
         self.early.add(event)
@@ -883,11 +989,14 @@ class Node:
             table_id=self.mesh.table_id,
             opener=opener,
             me=self.identity.public,
-            my_seal_key=self.seal_key.public,
+            my_seal_key=self.table_seal.public,
             welcome=welcome,
             announced=self._lobby_ad,
             options_digest=options_digest,
         )
+        played = already_played(self.cfg.state_dir, manifest.table_id)
+        if played:
+            raise NodeError(f"refusing to sign the manifest: {played}")
         twice = SignedManifests(self.cfg.state_dir).problem(manifest.table_id, raw)
         if twice:
             problems.append(twice)
@@ -913,12 +1022,14 @@ class Node:
         async with contextlib.AsyncExitStack() as stack:
             self.cfg.port = port
             await self._open_mesh(stack, self.manifest.table_id, host, port)
-            self.table_secret = _load_secret(
+            self.table_secret, self.table_seal = _load_secret(
                 secret_path(self.cfg.state_dir, self.manifest.table_id)
             )
             self._new_record()
+            self._evidence.update(s.signature for s in loaded.entries)  # in the file already
             for signed in loaded.entries:
                 self._offer(signed, via=None, persist=False)
+            self._reload_votes(loaded.votes, loaded.closed)
             return await self._play(stack, fresh=False)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -931,7 +1042,7 @@ class Node:
             if self.table_secret is None:
                 raise NodeError("no table secret: cannot play this seat's game")
             keys = SeatKeys(
-                self.my_seat, self.identity, self.seal_key, self.table_secret, self.cfg.cheat
+                self.my_seat, self.identity, self.table_seal, self.table_secret, self.cfg.cheat
             )
             self.record = Record(self.genesis, rule_factory(keys))
         else:
@@ -944,10 +1055,16 @@ class Node:
         keys = {m.identity for m in manifest.seats}
         mesh.admit = lambda peer: None if peer in keys else ("full", "not seated at this table")
         if fresh:
+            played = already_played(self.cfg.state_dir, manifest.table_id)
+            if played:
+                raise NodeError(played)
             path = record_path(self.cfg.state_dir, manifest.table_id)
             path.parent.mkdir(parents=True, exist_ok=True)
-            # the per-table secret (our key share, our dice) is durable before any entry
-            self.table_secret = _create_secret(secret_path(self.cfg.state_dir, manifest.table_id))
+            # the per-table secret (our key share, our dice, our seal key) is durable
+            # before any entry
+            self.table_secret, self.table_seal = _create_secret(
+                secret_path(self.cfg.state_dir, manifest.table_id), self.table_seal
+            )
             self.store = RecordFile.create(path, self.genesis)
             self._new_record()
         assert self.store is not None
@@ -966,6 +1083,10 @@ class Node:
             await self._handle(event)
         self.early.clear()
         await self._run_record()
+        if self.record.finished or self.convicted is not None:
+            # the record is final and we lingered: nothing more needs the table's secrets,
+            # and without them the record opens no card we held or received
+            _erase_secret(secret_path(self.cfg.state_dir, manifest.table_id))
         return self._result()
 
     def _produce(self, kind: str) -> wire.Body | None:
@@ -981,7 +1102,7 @@ class Node:
         return driver.machine_body()
 
     def _ended(self) -> bool:
-        return self.convicted is not None or self.disputed is not None
+        return self.convicted is not None or self.ended_by_vote is not None
 
     def _act(self) -> None:
         """Sign, persist (fsync) and send every entry we owe, as long as we owe one.
@@ -993,7 +1114,7 @@ class Node:
         rec, driver = self.record, self.driver
         assert rec is not None and driver is not None
         pace = self.cfg.demo_pace_ms / 1000
-        while not self._ended():
+        while not self._ended() and self._my_vote is None:  # a voter signs nothing more
             kinds = rec.owes(self.my_seat)
             if not kinds:
                 return
@@ -1015,6 +1136,8 @@ class Node:
     def _send_own(self, body: wire.Body) -> None:
         rec, mesh, store = self.record, self.mesh, self.store
         assert rec is not None and mesh is not None and store is not None
+        if self._my_vote is not None:
+            return  # we voted to end the table: voting is final, we sign no further entry
         kind = body.TAG
         offer = rec.sign(self.identity, self.my_seat, body)
         own = offer.accepted[0].signed
@@ -1086,7 +1209,7 @@ class Node:
             if rec.step != step or not driver.owes_decision() or self._ended():
                 self._deciding = None
                 return
-            problem = _try_action(engine, action)
+            problem = engine.check(action)
             if problem is None:
                 break
             player.progress(f"that move is not allowed: {problem}")
@@ -1129,8 +1252,12 @@ class Node:
             for view in offer.completed:
                 kind = view.entries[0].kind if view.entries else ""
                 self.emit(StepDone(step=view.number, kind=kind))
+        # a held entry refused at its step is evidence like any refused entry: kept first
+        for exc, signed in offer.refused:
+            self._keep_evidence(signed, exc)
         for cheat in offer.cheats:
             self._on_cheat(cheat, via)
+        self._stop_if_fold_failed()
         self._relay(offer, via)
         self._deliver()
 
@@ -1148,9 +1275,12 @@ class Node:
             self._on_cheat(exc, via)
             return
         except RemoteProtocolError as exc:
+            # junk, or an entry of another table (ForeignEntry): nothing any seat signed is
+            # evidence here; only the link that carried it is at fault, and only to us
             if via is not None:
-                self.cheats.append(CheatReport(via, "RemoteProtocolError", str(exc), via))
-                self.emit(CheatSeen(culprit=via, kind="RemoteProtocolError", reason=str(exc)))
+                kind = type(exc).__name__
+                self.cheats.append(CheatReport(via, kind, str(exc), via))
+                self.emit(CheatSeen(**self._culprit(via), kind=kind, reason=str(exc)))
             return
         if offer.status is Status.ACCEPTED:
             if persist:
@@ -1158,6 +1288,16 @@ class Node:
             else:
                 for cheat in offer.cheats:
                     self._on_cheat(cheat, via)
+                self._stop_if_fold_failed()
+
+    def _stop_if_fold_failed(self) -> None:
+        """Our own code failed folding a step (never a peer's fault): every entry is on
+        disk, and the table stops here with one clear line (``FoldFailed``)."""
+        rec = self.record
+        if rec is not None and rec.failure is not None:
+            if self.store is not None:
+                self.store.sync()
+            raise rec.failure
 
     def _on_cheat(self, exc: CheatDetected, via: int | None) -> None:
         """Route a detected violation: forks are investigated, equivocation is spread.
@@ -1181,7 +1321,7 @@ class Node:
             if self._equivocations:
                 return  # the proven fork explains it
             self._suspects.append((exc, via))
-            self.emit(Forked(seat=exc.seat, via=via))
+            self.emit(Forked(**self._who(exc.seat), via=via))
             for slot in {via, exc.seat}:
                 if slot is not None and slot != self.my_seat:
                     self._fetch_whole_record(slot)
@@ -1205,10 +1345,20 @@ class Node:
         that ``slaiga verify`` re-checks (its own signer is the one it convicts)."""
         if isinstance(exc, ForgedSignature | BrokenChain) or self.store is None:
             return
-        if not self._is_game() or signed.signature in self._evidence:
+        if not self._is_game():
             return
-        self._evidence.add(signed.signature)
-        self.store.append(signed, sync=True)
+        envelopes = [signed]
+        if isinstance(exc, Equivocation):
+            # both versions: the other one may be held for a future step (so not in the
+            # file), and one envelope alone proves nothing
+            first, first_sig = exc.evidence[0], exc.evidence[1]
+            envelopes.insert(0, wire.Signed(first, first_sig))
+        rec = self.record
+        for env in envelopes:
+            if env.signature in self._evidence or (rec is not None and rec.holds(env)):
+                continue  # already in the file (as evidence, or accepted)
+            self._evidence.add(env.signature)
+            self.store.append(env, sync=True)
 
     def _is_game(self) -> bool:
         return self.manifest is not None and isinstance(self.manifest.protocol, GameProtocol)
@@ -1217,12 +1367,8 @@ class Node:
         """On a game table a proven cheat ends the game: name the seat, spread the evidence."""
         if not self._is_game() or self._ended():
             return
-        if isinstance(exc, Dispute):
-            self.disputed = exc.reason
-            self.emit(Disputed(seat=exc.seat, reason=exc.reason))
-            return
         self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
-        self.emit(Convicted(culprit=exc.seat, kind=type(exc).__name__, reason=exc.reason))
+        self.emit(Convicted(**self._culprit(exc.seat), kind=type(exc).__name__, reason=exc.reason))
         if self.mesh is not None and self.record is not None:
             # relay what convicts it, so a seat it fed a different story convicts it too
             for signed in self.record.signed_from(max(1, self.record.step - 1)):
@@ -1247,20 +1393,24 @@ class Node:
         culprit = via if blame_via and via is not None else exc.seat
         report = CheatReport(culprit, type(exc).__name__, exc.reason, via)
         self.cheats.append(report)
-        self.emit(CheatSeen(culprit=culprit, kind=report.kind, reason=exc.reason))
+        self.emit(CheatSeen(**self._culprit(culprit), kind=report.kind, reason=exc.reason))
 
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
         mesh, rec, manifest = self.mesh, self.record, self.manifest
         assert mesh is not None and rec is not None and manifest is not None
         if isinstance(event, PeerUp):
             slot = self._slot_of(event.peer)
-            self.emit(SeatUp(slot=slot))
+            self.emit(SeatUp(**self._who(slot)))
             mesh.send_nowait(event.peer, wire.Fetch(manifest.table_id, rec.step))
             if rec.finished:
                 mesh.send_nowait(event.peer, Finished(manifest.table_id, rec.step, rec.head))
+            for vote in self._all_votes():  # a seat back on line hears every vote we hold
+                mesh.send_nowait(event.peer, vote)
+            self._tell_links()
             return
         if isinstance(event, PeerDown):
-            self.emit(SeatDown(slot=self._slot_of(event.peer), reason=event.reason))
+            self.emit(SeatDown(**self._who(self._slot_of(event.peer)), reason=event.reason))
+            self._tell_links()
             return
         via = self._slot_of(event.peer)
         if via is None:
@@ -1274,27 +1424,326 @@ class Node:
         elif isinstance(msg, wire.Fetch):
             if msg.table_id == manifest.table_id and self.fetches is not None:
                 self.fetches.request(event.peer, msg)  # answered off this loop (p2p/fetch.py)
+        elif isinstance(msg, Links) and msg.table_id == manifest.table_id:
+            self._links[via] = frozenset(msg.slots)
+        elif isinstance(msg, wire.EndVote):
+            self._take_vote(msg, via)
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
-            self.emit(SeatFinished(slot=via, step=msg.step))
+            self.emit(SeatFinished(**self._who(via), step=msg.step))
         # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
+
+    # -- a vanished player -------------------------------------------------
+
+    def _linked(self) -> frozenset[int]:
+        mesh = self.mesh
+        if mesh is None:
+            return frozenset()
+        slots = (self._slot_of(peer) for peer in mesh.connections)
+        return frozenset(s for s in slots if s is not None)
+
+    def _tell_links(self) -> None:
+        """Tell every linked seat whom we hold a link to (on every change of our links)."""
+        mesh, manifest = self.mesh, self.manifest
+        if mesh is None or manifest is None:
+            return
+        mesh.broadcast(Links(manifest.table_id, tuple(sorted(self._linked()))))
+
+    def _track_links(self, now: float) -> None:
+        """Which seats no one we hear from holds a link to (we included), and since when.
+
+        While we hold no link at all it may be us who are cut off, so nobody is
+        judged then (the clocks start again when a link is back)."""
+        manifest = self.manifest
+        assert manifest is not None
+        mine = self._linked()
+        if not mine:
+            self._unlinked_since.clear()
+            return
+        heard = set(mine)
+        for slot in mine:
+            heard |= self._links.get(slot, frozenset())
+        for slot in range(manifest.n_seats):
+            if slot == self.my_seat or slot in heard:
+                self._unlinked_since.pop(slot, None)
+            else:
+                self._unlinked_since.setdefault(slot, now)
+
+    def _tell_vanished(self, monitor: SilenceMonitor, now: float) -> float | None:
+        """Say by name which player owing a decision has had no link to anyone for the
+        machine steps' limit (its machine is most likely gone, while the table would
+        wait the whole decision limit); returns when to look again (``None``: no need).
+
+        Ending the table early is the remaining players' call (a signed vote,
+        docs/design.md); until then the table waits, as the manifest says."""
+        rec, manifest = self.record, self.manifest
+        assert rec is not None and manifest is not None
+        self._track_links(now)
+        limit = manifest.max_wait_ms / 1000
+        if monitor.max_wait <= limit:
+            return None  # a machine step: the table gives up at this limit anyway
+        wake: float | None = None
+        for slot in sorted(rec.waiting_on()):
+            since = self._unlinked_since.get(slot)
+            if since is None or (slot, rec.step) in self._vanished:
+                continue
+            if now - since < limit:
+                wake = min(wake or math.inf, since + limit)
+                continue
+            self._vanished.add((slot, rec.step))
+            silent = monitor.silent_for(slot, now) or 0.0
+            event = Vanished(
+                **self._who(slot),
+                step=rec.step,
+                silent_for=round(now - since, 1),
+                gives_up_in=round(max(0.0, monitor.max_wait - silent), 1),
+            )
+            self.emit(event)
+            if self.player is not None:
+                self.player.progress(event.describe())  # the person at this seat hears it
+            self._ask_end(slot, now - since)
+        return wake
+
+    # -- ending the table by a signed vote (p2p/endvote.py) -----------------
+
+    def _all_votes(self) -> list[wire.EndVote]:
+        votes = list(self._votes.values())
+        if self._my_vote is not None:
+            votes.append(self._my_vote)
+        return votes
+
+    def _ask_end(self, slot: int, silent_for: float) -> None:
+        """The player owing the step vanished: ask ours whether to end the table.  A
+        person answers on the table screen (``ask_end``; not answering is waiting); a
+        bot, or a player that cannot be asked, votes yes at once."""
+        rec = self.record
+        assert rec is not None
+        key = (slot, rec.step)
+        if key in self._asked_end or self._my_vote is not None or self._ended():
+            return
+        self._asked_end.add(key)
+        ask = getattr(self.player, "ask_end", None)
+        if ask is None or self._nursery is None:
+            self.vote_end(slot)
+            return
+        self._nursery.start_soon(self._ask_player, ask, slot, rec.step, silent_for)
+
+    async def _ask_player(
+        self, ask: Callable[[str, float], Any], slot: int, step: int, silent_for: float
+    ) -> None:
+        """Ask until the person says end; not voting is waiting, and while the player
+        stays gone the question comes back after each further machine steps' limit."""
+        assert self.manifest is not None
+        limit = self.manifest.max_wait_ms / 1000
+        while not await ask(self._who(slot)["name"], round(silent_for)):
+            await trio.sleep(limit)
+            rec, since = self.record, self._unlinked_since.get(slot)
+            if rec is None or rec.step != step or self._ended() or since is None:
+                return  # the table moved on, or the player is back
+            if self._my_vote is not None:
+                return
+            silent_for = trio.current_time() - since
+        rec = self.record
+        if rec is None or rec.step != step or self._ended():
+            return  # the table moved on meanwhile
+        problem = self.vote_end(slot)
+        if problem is not None and self.player is not None:
+            self.player.progress(f"no vote sent: {problem}")
+
+    def _vote_problem(self, slot: int, now: float) -> str | None:
+        """Why we may not vote now to end the table for ``slot`` (``None``: we may)."""
+        rec, manifest = self.record, self.manifest
+        if rec is None or manifest is None or self.store is None or self.mesh is None:
+            return "the table is not running"
+        if self._ended() or rec.finished:
+            return "the table has ended"
+        if self._my_vote is not None:
+            return "you already voted"
+        if not 0 <= slot < manifest.n_seats or slot == self.my_seat:
+            return "that is not another player of this table"
+        name = self._who(slot)["name"]
+        if slot not in rec.waiting_on():
+            return f"{name} does not owe step {rec.step}"
+        since = self._unlinked_since.get(slot)
+        limit = manifest.max_wait_ms / 1000
+        if since is None or now - since < limit:
+            return f"{name} has not been without a link to anyone for {limit:g}s"
+        return None
+
+    def vote_end(self, slot: int) -> str | None:
+        """Sign, persist (fsync) and send our vote to end the table for ``slot``: it owes
+        the current step at our head and has had no link to anyone, as we see it, for the
+        machine steps' limit.  Returns why not (``None``: voted).  Final: we sign no
+        further entry at this table."""
+        problem = self._vote_problem(slot, trio.current_time())
+        if problem is not None:
+            return problem
+        rec, manifest, store, mesh = self.record, self.manifest, self.store, self.mesh
+        assert rec is not None and manifest is not None and store is not None
+        assert mesh is not None
+        vote = sign_vote(self.identity, manifest.table_id, self.my_seat, rec.step, rec.head, slot)
+        store.append_vote(vote)  # durable before it leaves: after a restart we still voted
+        self._my_vote = vote
+        mesh.broadcast(vote)
+        self._emit_vote(vote)
+        self._tally()
+        return None
+
+    def _take_vote(self, vote: wire.EndVote, via: int) -> None:
+        """A vote from the link of slot ``via``: checked, kept (one per seat), relayed
+        and counted.  A bad one is refused with the reason; it convicts no one."""
+        rec, manifest = self.record, self.manifest
+        assert rec is not None and manifest is not None
+        if self.ended_by_vote is not None or vote == self._my_vote:
+            return
+        try:
+            check_vote(manifest, vote)
+            if vote.seat == self.my_seat:
+                raise BadVote("a vote in our own name that we never sent")
+            if vote.step <= rec.step:  # not ahead of us: it must be for exactly our record
+                check_vote(manifest, vote, step=rec.step, head=rec.head, owing=rec.waiting_on())
+            known = self._votes.get(vote.seat)
+            if known is not None and known != vote:
+                raise BadVote(f"{self._who(vote.seat)['name']} already voted; a second vote")
+        except BadVote as exc:
+            self.emit(VoteRefused(**self._who(via), reason=str(exc)))
+            return
+        if vote.seat in self._votes:
+            return  # a copy
+        self._votes[vote.seat] = vote
+        mesh = self.mesh
+        if mesh is not None:  # relayed like entries: not back, not to its voter
+            skip = {manifest.seats[via].identity, manifest.seats[vote.seat].identity}
+            targets = [peer for peer in mesh.connections if peer not in skip]
+            if targets:
+                mesh.broadcast(vote, targets)
+        self._emit_vote(vote)
+        self._tally()
+
+    def _emit_vote(self, vote: wire.EndVote) -> None:
+        assert self.manifest is not None
+        same = [
+            v
+            for v in self._all_votes()
+            if (v.step, v.head, v.absent) == (vote.step, vote.head, vote.absent)
+        ]
+        self.emit(
+            VoteCast(
+                voter=self._who(vote.seat)["name"],
+                voter_slot=vote.seat,
+                **self._who(vote.absent),
+                step=vote.step,
+                votes=len(same),
+                needed=self.manifest.n_seats - 1,
+            )
+        )
+
+    def _tally(self) -> None:
+        """With our vote and every other remaining seat's for our very step and head, write
+        them as the record file's closing frame and end the table (nobody convicted)."""
+        mine, rec, manifest, store = self._my_vote, self.record, self.manifest, self.store
+        if mine is None or self.ended_by_vote is not None:
+            return
+        assert rec is not None and manifest is not None and store is not None
+        key = (mine.step, mine.head, mine.absent)
+        votes = {v.seat: v for v in self._all_votes() if (v.step, v.head, v.absent) == key}
+        count = tally(manifest, votes.values(), rec.step, rec.head, rec.waiting_on())
+        if not count.ended:
+            return
+        store.close_with_votes(wire.EndVotes(tuple(votes[s] for s in count.voters)))
+        self.ended_by_vote = self.absent = mine.absent
+        self.emit(EndedByVote(**self._who(mine.absent), step=mine.step))
+        self._wake()
+
+    def _reload_votes(self, votes: tuple[wire.EndVote, ...], closed: bool) -> None:
+        """Votes in our file on resume: our own stays final (we sign nothing more)."""
+        manifest = self.manifest
+        assert manifest is not None
+        if closed:
+            raise NodeError(
+                f"table {manifest.table_id.hex()} was ended by vote; there is nothing to"
+                " resume (slaiga verify shows its record)"
+            )
+        for vote in votes:
+            try:
+                check_vote(manifest, vote)
+            except BadVote:
+                continue
+            if vote.seat == self.my_seat:
+                self._my_vote = vote
+            else:
+                self._votes.setdefault(vote.seat, vote)
+
+    def _wake(self) -> None:
+        """Make the record loop look again now (a vote ended the table from a task)."""
+        self._wake_now = True
+        if self._waiting is not None:
+            self._waiting.cancel()
 
     def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
         """Offer a fetched piece; if the peer holds more and this piece moved us on, ask it
-        for the next piece (replies come in bounded pieces, p2p/fetch.py)."""
+        for the next piece (replies come in bounded pieces, p2p/fetch.py).  While we
+        compare a seat's record with ours (:meth:`_check_head`), its pieces are walked to
+        the end whether or not they move us on."""
         rec, mesh = self.record, self.mesh
         assert rec is not None and mesh is not None
         before = rec.step, len(rec.signed_from(rec.step))
+        forks = len(self._equivocations), len(self._suspects)
         for signed in msg.entries:
             self._offer(signed, via)
+        if (len(self._equivocations), len(self._suspects)) != forks and via in self._head_checks:
+            self._head_forks.add(via)  # its signed entries fork from ours
+        cursor = self._head_checks.get(via)
+        if cursor is not None:
+            last = max((_entry_step(s) for s in msg.entries), default=cursor)
+            if msg.more:
+                self._head_checks[via] = max(last, cursor + 1)
+                mesh.send_nowait(peer, wire.Fetch(msg.table_id, self._head_checks[via]))
+            else:
+                del self._head_checks[via]
+            return
         if msg.more and (rec.step, len(rec.signed_from(rec.step))) != before:
             mesh.send_nowait(peer, wire.Fetch(msg.table_id, rec.step))
+
+    def _check_head(self, slot: int, head: bytes) -> None:
+        """A finished seat claims another head than ours.  The claim is not signed, so it
+        proves nothing: fetch that seat's whole record and compare.  Only signed entries
+        that fork from ours (equivocation, a chain we do not know) make it divergent; a
+        record that matches ours leaves the claim a false one, and the game stands."""
+        mesh, manifest = self.mesh, self.manifest
+        assert mesh is not None and manifest is not None
+        if slot in self._head_checked:
+            return
+        self._head_checked.add(slot)
+        self._head_checks[slot] = 1
+        self.emit(HeadClaimed(**self._who(slot), head=head.hex()))
+        mesh.send_nowait(manifest.seats[slot].identity, wire.Fetch(manifest.table_id, 1))
+
+    def _settle_heads(self, rec: Record) -> bool:
+        """Judge every head claim that differs from ours; ``True`` once none is still being
+        compared (a seat whose record forks from ours is then in :attr:`divergent`)."""
+        for slot, head in self.finished_peers.items():
+            if head != rec.head:
+                self._check_head(slot, head)
+        for slot in sorted(self._head_checked - set(self._head_checks)):
+            if slot in self.divergent or slot in self._false_heads:
+                continue
+            if slot in self._head_forks or self._equivocations:
+                self.divergent.append(slot)
+                self.emit(Divergent(**self._who(slot)))
+            else:
+                self._false_heads.add(slot)
+                self.emit(FalseHead(**self._who(slot)))
+        return not self._head_checks
 
     async def _run_record(self) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             try:
                 await self._record_loop()
+            except TableAbandoned as exc:
+                exc.result = self._result()  # who was absent, the table, our record file
+                raise
             finally:
                 self._nursery = None
                 nursery.cancel_scope.cancel()
@@ -1311,6 +1760,7 @@ class Node:
         others = manifest.n_seats - 1
         announced_finish = False
         linger_until: float | None = None
+        self._tell_links()
         self._deliver()
         while True:
             self._act()
@@ -1319,44 +1769,48 @@ class Node:
                 # linger a moment so the evidence we relayed reaches every seat
                 if ended_at is None:
                     ended_at = now
-                    self.emit(
-                        EndedEarly(culprit=self.convicted.culprit if self.convicted else None)
-                    )
+                    if self.convicted is not None:
+                        self.emit(EndedEarly(**self._culprit(self.convicted.culprit)))
+                    elif self.ended_by_vote is None:
+                        self.emit(EndedEarly(name=None, culprit=None, culprit_slot=None))
                 if now >= ended_at + min(self.cfg.linger_s, 2.0):
+                    if self.ended_by_vote is not None:
+                        gone = self.ended_by_vote
+                        waited = now - self._unlinked_since.get(gone, now)
+                        name = self._who(gone)["name"]
+                        raise TableAbandoned(gone, waited, name, by_vote=True)
                     return
             game = game_of(rec)
             limits = decide if game is not None and game.waits_for_decision() else machine_limits
             monitor.stall_after, monitor.max_wait = limits
             events = self._silence(monitor, now)
+            vanish_check = self._tell_vanished(monitor, now)
             for ev in events:
                 if isinstance(ev, Stalled):
                     self.stalls.append(ev)
-                    self.emit(SeatStalled(seat=ev.seat, step=ev.step, silent_for=ev.silent_for))
+                    self.emit(
+                        SeatStalled(**self._who(ev.seat), step=ev.step, silent_for=ev.silent_for)
+                    )
                     if self._equivocations:
                         # a proven equivocator and a record that cannot go on: end the table
                         culprit = min(seat for seat, _ in self._equivocations)
                         self.aborted = culprit
-                        self.emit(Aborted(seat=culprit, reason="equivocation"))
+                        self.emit(Aborted(**self._who(culprit), reason="equivocation"))
                         return
                     self._blame_suspects()
                     for peer in list(mesh.connections):
                         mesh.send_nowait(peer, wire.Fetch(manifest.table_id, rec.step))
                 else:
                     self.recoveries.append(ev)
-                    self.emit(SeatRecovered(seat=ev.seat))
+                    self.emit(SeatRecovered(**self._who(ev.seat)))
             if rec.finished:
                 if not announced_finish:
                     announced_finish = True
                     linger_until = now + self.cfg.linger_s
                     mesh.broadcast(Finished(manifest.table_id, rec.step, rec.head))
                     self.emit(RecordFinished(steps=rec.step - 1, head=rec.head.hex()))
-                for slot, head in self.finished_peers.items():
-                    if head != rec.head and slot not in self.divergent:
-                        self.divergent.append(slot)
-                        self.emit(Divergent(slot=slot))
-                        self._fetch_whole_record(slot)  # find the step where we forked
-                # with a divergent head, linger for the fetch that shows where we forked
-                settled = not self.divergent or self._equivocations
+                # a head unlike ours is compared entry by entry before anything is said
+                settled = self._settle_heads(rec)
                 if len(self.finished_peers) >= others and settled:
                     self._blame_suspects()
                     return
@@ -1366,12 +1820,21 @@ class Node:
                     self._blame_suspects()
                     return
             deadline = monitor.next_deadline() if not rec.finished else linger_until
+            if vanish_check is not None and not rec.finished:
+                deadline = min(deadline or vanish_check, vanish_check)
             if ended_at is not None:
                 deadline = ended_at + min(self.cfg.linger_s, 2.0)
             if rec.owes(self.my_seat) and self._pace_until > now:
                 deadline = min(deadline or self._pace_until, self._pace_until)
-            with trio.move_on_at(deadline if deadline is not None else now + 3600):
+            if self._wake_now:  # something ended the table meanwhile: look again now
+                self._wake_now = False
+                continue
+            event = None
+            with trio.move_on_at(deadline if deadline is not None else now + 3600) as waiting:
+                self._waiting = waiting
                 event = await mesh.inbox.receive()
+            self._waiting = None
+            if event is not None:
                 await self._handle(event)
                 # drain what is already queued before acting again (batching)
                 while True:
@@ -1382,42 +1845,65 @@ class Node:
                     await self._handle(event)
 
 
+def _entry_step(signed: wire.Signed) -> int:
+    """The step an envelope's entry claims (0 when it does not decode)."""
+    try:
+        entry = wire.decode_body(signed.entry, wire.Entry)
+    except RemoteProtocolError:
+        return 0
+    return entry.step  # type: ignore[attr-defined]
+
+
 def _cut(text: str, limit: int) -> str:
     return text[:limit]
-
-
-def _try_action(engine: Any, action: Any) -> str | None:
-    """Why ``action`` would be refused by (a copy of) our engine, or ``None``."""
-    trial = copy.deepcopy(engine)
-    try:
-        trial.apply(action)
-    except EngineError as exc:
-        return getattr(exc, "reason", str(exc))
-    return None
 
 
 def secret_path(state_dir: Path, table_id: bytes) -> Path:
     return state_dir / TABLES_DIR / f"{table_id.hex()}{SECRET_SUFFIX}"
 
 
-def _create_secret(path: Path) -> bytes:
-    """A fresh per-table secret, durable (fsynced) before any entry of ours leaves."""
+def _create_secret(path: Path, seal: SealKey) -> tuple[bytes, SealKey]:
+    """A fresh per-table secret, stored with the table's seal key ``seal`` and durable
+    (fsynced) before any entry of ours leaves."""
     if path.exists():
         return _load_secret(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = secrets.token_bytes(TABLE_SECRET_BYTES)
-    _write_secret(path, data)
-    return data
+    _write_secret(path, data + seal.private_bytes())
+    return data, seal
 
 
-def _load_secret(path: Path) -> bytes:
+def _load_secret(path: Path) -> tuple[bytes, SealKey]:
     try:
         data = path.read_bytes()
+    except FileNotFoundError:
+        raise NodeError(
+            f"no table secret {path}: it is erased when a table ends (forward secrecy), so"
+            " an ended table cannot be resumed; check its record with slaiga verify"
+        ) from None
     except OSError as exc:
         raise NodeError(f"cannot read the table secret {path}: {exc}") from exc
-    if len(data) != TABLE_SECRET_BYTES:
+    if len(data) != TABLE_SECRET_BYTES + 32:
         raise NodeError(f"table secret {path} is damaged ({len(data)} bytes)")
-    return data
+    return data[:TABLE_SECRET_BYTES], SealKey.from_private_bytes(data[TABLE_SECRET_BYTES:])
+
+
+def _erase_secret(path: Path) -> None:
+    """Overwrite, then remove, a table secret file (and make the removal durable)."""
+    try:
+        size = path.stat().st_size
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, bytes(size))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        path.unlink()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise NodeError(f"cannot erase the table secret {path}: {exc}") from exc
+    _fsync_dir(path.parent)
 
 
 def _reject_text(kind: str, detail: str) -> str:

@@ -2,7 +2,8 @@
 
 A :class:`Cheater` plugs into the game rule's test hook (``SeatKeys.cheat``: it
 may replace a shuffle, tokens, a remask, a proof, a sealed gift's forbidden
-set, a verdict or a dice opening), into the seat's decisions (a bot that
+set or its plaintext, the key that opens a disputed gift box, a verdict or a
+dice opening), into the seat's decisions (a bot that
 sometimes picks a forged action), and into the node's sending
 (``NodeConfig.behaviour``: extra or altered signed entries).  Each kind
 misbehaves at its first chance; honest peers must catch it, name the seat,
@@ -46,6 +47,8 @@ KINDS = (
     "foreign-card",
     "false-miss",
     "gift-not-highest",
+    "gift-junk",
+    "gift-wrong-key",
     "false-complaint",
     "dice",
     "dice-nonce",
@@ -55,6 +58,7 @@ KINDS = (
     "equivocation",
     "impersonation",
     "illegal-play",
+    "late-lie",
 )
 """The catalogue of cheats, each caught by every honest peer."""
 
@@ -67,6 +71,8 @@ GAME_OF = {
     "foreign-card": ("slave", 4),
     "false-miss": ("honest-slaiga", 3),
     "gift-not-highest": ("slave", 4),
+    "gift-junk": ("slave", 4),
+    "gift-wrong-key": ("slave", 4),
     "false-complaint": ("slave", 4),
     "dice": ("slajens", 3),
     "dice-nonce": ("slajens", 3),
@@ -76,8 +82,34 @@ GAME_OF = {
     "equivocation": ("slajens", 3),
     "impersonation": ("slajens", 3),
     "illegal-play": ("slave", 4),
+    "late-lie": ("slaiga", 3),  # a claim the seatless engine accepts, false once revealed
 }
 """Which game (and seats) gives each kind its chance early."""
+
+
+def slaiga_candidates(own: Any, seat: int) -> list[Any]:
+    """Every Slaiga action naming one of ``seat``'s cards, whatever the card is."""
+    from engine.games.slaiga.actions import CancelCheck, card_actions, jack_shots
+
+    opps = tuple(t for t in range(own.seats) if t != seat)
+    out: list[Any] = []
+    for h in own.hand(seat):
+        out.extend(card_actions(seat, h))
+        out.extend(jack_shots(seat, h, opps))
+        out.append(CancelCheck(seat, h))
+    return out
+
+
+def _accepts(game: Any, action: Any) -> bool:
+    return game.check(action) is None
+
+
+def lies(public: Any, own: Any, seat: int) -> list[Any]:
+    """Slaiga actions the table's seatless engine (``public``) accepts now but the seat's
+    own engine, which sees its cards, refuses: claims only a later reveal shows false."""
+    if seat not in public.to_move():
+        return []
+    return [a for a in slaiga_candidates(own, seat) if _accepts(public, a) and not _accepts(own, a)]
 
 
 def _substitute(rule: Any, ct: Ciphertext) -> Ciphertext:
@@ -143,9 +175,23 @@ class Cheater:
         self.done = True
         return fake or forbidden
 
-    def verdict(self, rule: Any, payload: bytes, sig: bytes) -> VerdictBody | None:
-        if self._once("false-complaint"):
-            return VerdictBody(False, payload, sig)
+    def seal(self, rule: Any, plain: bytes) -> bytes | None:
+        """A gift box of junk (of the right size), so its receiver complains."""
+        if self.kind in ("gift-junk", "gift-wrong-key") and not self.done:
+            if self.kind == "gift-junk":
+                self.done = True
+            return bytes(b ^ 0x5A for b in plain)
+        return None
+
+    def unseal(self, rule: Any, key: bytes) -> bytes | None:
+        """Asked to show the junk box's key, show another one."""
+        if self._once("gift-wrong-key"):
+            return key[:1] + bytes([key[1] ^ 1]) + key[2:]  # (byte 0's low bits are clamped)
+        return None
+
+    def verdict(self, rule: Any, honest: VerdictBody) -> VerdictBody | None:
+        if honest.accept and self._once("false-complaint"):
+            return VerdictBody(False)
         return None
 
     def opening(self, rule: Any, body: DiceBody) -> DiceBody | None:
@@ -190,6 +236,11 @@ class Cheater:
                 if low:
                     self.done = True
                     return Play(seat, (low[0],))
+        if self.kind == "late-lie" and name in ("slaiga", "honest-slaiga"):
+            found = lies(public, engine, seat)
+            if found:
+                self.done = True
+                return found[0]
         if self.kind == "false-miss" and name == "honest-slaiga":
             from engine.games.slaiga.actions import Miss
 
@@ -200,15 +251,17 @@ class Cheater:
                 return honest
             self.done = True
             return Miss(seat)
-        if self.kind == "gift-not-highest" and name == "slave":
+        if self.kind in ("gift-not-highest", "gift-junk", "gift-wrong-key") and name == "slave":
             from engine.cards import slave_key
             from engine.games.slave.actions import Give, Pass, Play
 
             if public.phase == "exchange" and isinstance(honest, Give):
+                if self.kind != "gift-not-highest":
+                    return honest
                 hand = sorted(
                     engine.zones[f"hand:{seat}"], key=lambda h: slave_key(engine.faces[h])
                 )
-                return Give(seat, tuple(hand[: len(honest.cards)]))
+                return Give(seat, tuple(sorted(hand[: len(honest.cards)])))
             # lose the first deal on purpose, to be the one who gives
             legal = engine.legal_actions(seat)
             passes = [a for a in legal if isinstance(a, Pass)]
