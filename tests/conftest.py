@@ -22,6 +22,7 @@ the fast tier can never quietly grow a child process, and a miss here shows up i
 
 from __future__ import annotations
 
+import dis
 import inspect
 import subprocess
 import types
@@ -40,6 +41,9 @@ PROCESS_HELPERS = frozenset(
 )
 """Modules whose use means a child process: the standard one, and the test helpers that
 start ``cli.net`` peers, whole game tables of them, or ``slaiga verify``."""
+
+PROJECT = frozenset({"engine", "crypto", "p2p", "cli", "bench", "tests"})
+"""The project's packages: the code a test calls into is read through these."""
 
 PROCESS_CALLS = frozenset(
     {"Popen", "run_process", "open_process", "create_subprocess_exec", "create_subprocess_shell"}
@@ -101,10 +105,34 @@ def _functions_of(obj: object) -> list[types.FunctionType]:
     return []
 
 
+def _attributes_of(code: types.CodeType, name: str) -> set[str]:
+    """The attributes ``code`` reads from the global ``name`` (``flood.rss`` gives rss)."""
+    found = set()
+    previous = None
+    for instr in dis.get_instructions(code):
+        if (
+            previous is not None
+            and previous.opname in ("LOAD_GLOBAL", "LOAD_NAME")
+            and previous.argval == name
+            and instr.opname in ("LOAD_ATTR", "LOAD_METHOD")
+        ):
+            found.add(instr.argval)
+        previous = instr
+    return found
+
+
+def _ours(module_name: str | None, home: str) -> bool:
+    """A module of this project (a package of :data:`PROJECT`, or the test's own module)."""
+    return module_name is not None and (
+        module_name == home or module_name.split(".", 1)[0] in PROJECT
+    )
+
+
 def _starts_processes(fn: types.FunctionType, seen: set[types.CodeType]) -> bool:
-    """Whether ``fn``, or a function or class of its own module that it names, uses a
-    module from :data:`PROCESS_HELPERS` (as a module, or through a name imported from
-    one; ``import`` statements inside functions count too)."""
+    """Whether ``fn``, or a function or class of this project that it names (in its own
+    module, or as ``module.name`` of a project module), uses a module from
+    :data:`PROCESS_HELPERS` (as a module, or through a name imported from one; ``import``
+    statements inside functions count too)."""
     module = fn.__module__
     scope = fn.__globals__
     for code in _code_objects(fn.__code__):
@@ -120,10 +148,17 @@ def _starts_processes(fn: types.FunctionType, seen: set[types.CodeType]) -> bool
             if isinstance(value, types.ModuleType):
                 if value.__name__ in PROCESS_HELPERS:
                     return True
+                if _ours(value.__name__, module):  # ``flood.measure``: read what it names
+                    for attr in _attributes_of(code, name):
+                        inner = getattr(value, attr, None)
+                        if getattr(inner, "__module__", None) == value.__name__ and any(
+                            _starts_processes(f, seen) for f in _functions_of(inner)
+                        ):
+                            return True
                 continue
             if getattr(value, "__module__", None) in PROCESS_HELPERS:
                 return True
-            if getattr(value, "__module__", None) == module:
+            if _ours(getattr(value, "__module__", None), module):
                 for inner in _functions_of(value):
                     if _starts_processes(inner, seen):
                         return True
@@ -145,7 +180,8 @@ def _fixture_functions(item: pytest.Item) -> list[types.FunctionType]:
                 source = inspect.getsourcefile(fixturedef.func)
             except TypeError:
                 continue
-            if source is not None and Path(source).resolve().is_relative_to(root):
+            path = Path(source).resolve() if source is not None else None
+            if path and path.is_relative_to(root) and "site-packages" not in path.parts:
                 found.extend(_functions_of(fixturedef.func))
     return found
 
