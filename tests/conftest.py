@@ -72,6 +72,10 @@ SLOW = {
     "tests/p2p/test_node_loopback.py": "whole tables of real nodes, up to 8 seats, 300 steps",
     "tests/p2p/test_game_privacy.py": "whole games with every proof, privacy checked throughout",
     "tests/crypto/test_bench_crypto.py": "a real (quick) crypto benchmark run",
+    "tests/p2p/test_gift.py": (
+        "each test plays its own Slave table, every proof checked, to the second deal's "
+        "exchange (a shared table would let it join make check)"
+    ),
 }
 """In-process tests too long for ``make check``, by file or by ``file::function`` (every
 parametrisation), with why. ``make check`` prints the tests that took longest, so a test
