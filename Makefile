@@ -1,11 +1,13 @@
-# Two entry points, both from a fresh clone with only Python 3.11 and pip:
+# Entry points, all from a fresh clone with only Python 3.11 and pip:
 #   make play   install into .venv and play Slaiga against bots at this terminal
-#   make test   install with dev extras into .venv and run the whole test suite
+#   make test   install with dev extras into .venv and run the whole test suite (CI)
+#   make check  the fast tier while you work: lint, and every test that starts no child
+#               process (no peer processes, network namespaces or tmux) and is not slow
 PY ?= python3
 VENV := .venv
 BIN := $(VENV)/bin
 
-.PHONY: play test install install-dev lint bench clean
+.PHONY: play test check install install-dev lint bench clean
 
 $(BIN)/python:
 	$(PY) -m venv $(VENV)
@@ -18,8 +20,12 @@ $(VENV)/.installed: pyproject.toml | $(BIN)/python
 
 install: $(VENV)/.installed
 
-install-dev: $(BIN)/python
+# the same with the dev extras (so make check starts at once)
+$(VENV)/.installed-dev: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
+	touch $@
+
+install-dev: $(VENV)/.installed-dev
 
 play: $(VENV)/.installed
 	$(BIN)/slaiga play slaiga
@@ -27,7 +33,13 @@ play: $(VENV)/.installed
 test: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	$(BIN)/python -m pytest -q
+	$(BIN)/python -m pytest -q --durations=25
+
+# tests/conftest.py marks the tiers; a test that starts a child process unmarked fails
+check: install-dev
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python -m pytest -q -m "not process and not slow" --durations=10
 
 lint: install-dev
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

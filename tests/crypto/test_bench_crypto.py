@@ -6,7 +6,12 @@ they are deterministic and document the cost model the bounds rest on.
 
 from __future__ import annotations
 
+import contextlib
+import copy
+import io
 import json
+
+import pytest
 
 from bench import crypto as bench_crypto
 
@@ -21,10 +26,29 @@ REQUIRED_KEYS = (
 )
 
 
-def test_quick_json_has_required_keys(capsys):
-    assert bench_crypto.main(["--quick", "--json"]) == 0
-    out = capsys.readouterr().out
-    result = json.loads(out)
+@pytest.fixture(scope="module")
+def quick_run() -> dict:
+    """One real ``--quick`` measurement, shared: what ``collect`` returned for it, and what
+    ``main(["--quick", "--json"])`` printed around it."""
+    real_collect = bench_crypto.collect
+    seen: dict = {}
+
+    def collect(args, log):  # type: ignore[no-untyped-def]
+        seen["args"] = args
+        seen["result"] = real_collect(args, log)
+        return copy.deepcopy(seen["result"])
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(bench_crypto, "collect", collect)
+        with contextlib.redirect_stdout(io.StringIO()) as out:
+            seen["code"] = bench_crypto.main(["--quick", "--json"])
+    seen["out"] = out.getvalue()
+    return seen
+
+
+def test_quick_json_has_required_keys(quick_run):
+    assert quick_run["code"] == 0
+    result = json.loads(quick_run["out"])
     for key in REQUIRED_KEYS:
         assert key in result, key
     for key in REQUIRED_KEYS[:-1]:
@@ -49,7 +73,16 @@ def test_quick_json_has_required_keys(capsys):
     assert isinstance(result["deal4_batched_s"], float) and result["deal4_batched_s"] > 0
 
 
-def test_text_output_names_targets(capsys):
+def test_text_output_names_targets(quick_run, capsys, monkeypatch):
+    """The text report of ``main(["--quick"])``, drawn from the shared real measurement (the
+    two reports differ only in how ``main`` prints what ``collect`` returned)."""
+
+    def collect(args, log):  # type: ignore[no-untyped-def]
+        assert not args.json and args.quick
+        assert vars(args) == {**vars(quick_run["args"]), "json": False}
+        return copy.deepcopy(quick_run["result"])
+
+    monkeypatch.setattr(bench_crypto, "collect", collect)
     assert bench_crypto.main(["--quick"]) == 0
     out = capsys.readouterr().out
     assert "tw_prove_52" in out and "deal4" in out

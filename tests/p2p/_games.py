@@ -9,19 +9,24 @@ Every child is killed and reaped when the ``with`` block ends.
 
 from __future__ import annotations
 
+import concurrent.futures
 import json
 import os
 import subprocess
 import sys
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
+
+import pytest
 
 from tests.p2p._nethelpers import LOOPBACK
 
 ADDRESS_TIMEOUT_S = 30.0
+T = TypeVar("T")
 
 
 @dataclass
@@ -174,12 +179,61 @@ class GameTable:
             p.kill()
 
 
+VERIFY_TIMEOUT_S = 300
+
+
 def verify_json(path: str) -> tuple[int, dict[str, Any]]:
     """Run ``slaiga verify --json`` on a record file as a real subprocess."""
-    proc = subprocess.run(
-        [sys.executable, "-m", "cli", "verify", "--json", path],
-        capture_output=True,
-        text=True,
-        timeout=300,
-    )
-    return proc.returncode, json.loads(proc.stdout)
+    ((code, report),) = verify_all_json([path])
+    return code, report
+
+
+def verify_all_json(paths: list[str]) -> list[tuple[int, dict[str, Any]]]:
+    """``slaiga verify --json`` on each record file, one real subprocess per file, all run
+    side by side (every core does its share); the exit code and report of each, in order."""
+    procs = [
+        subprocess.Popen(
+            [sys.executable, "-m", "cli", "verify", "--json", path],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for path in paths
+    ]
+    try:
+        found = []
+        for proc in procs:
+            out, err = proc.communicate(timeout=VERIFY_TIMEOUT_S)
+            assert out.strip(), err
+            found.append((proc.returncode, json.loads(out)))
+        return found
+    finally:
+        for proc in procs:
+            if proc.poll() is None:
+                proc.kill()
+                proc.wait()
+
+
+TABLES_AT_ONCE = 2
+"""Tables a family of parametrised tests plays side by side (see :func:`tables_side_by_side`):
+one table of peer processes takes turns (a seat proves, the others wait, then check), so it
+leaves much of a second core idle; two at once fill it."""
+
+
+def tables_side_by_side(
+    request: pytest.FixtureRequest, param: str, play: Callable[[Any], T]
+) -> dict[Any, concurrent.futures.Future[T]]:
+    """For a module-scoped fixture: ``play(value)`` for every value of the parameter
+    ``param`` among the tests of this module selected in this session, at most
+    :data:`TABLES_AT_ONCE` at a time, in the background. Each test then waits for its own
+    value's future only (and so fails with its own table's error, at its own turn); the
+    caller shuts the pool down (waiting for it) when the module ends."""
+    values: list[Any] = []
+    for item in request.session.items:
+        spec = getattr(item, "callspec", None)
+        if getattr(item, "module", None) is request.module and param in getattr(spec, "params", {}):
+            values.append(spec.params[param])  # type: ignore[union-attr]
+    values = list(dict.fromkeys(values))
+    pool = concurrent.futures.ThreadPoolExecutor(TABLES_AT_ONCE, thread_name_prefix="table")
+    request.addfinalizer(lambda: pool.shutdown(wait=True, cancel_futures=True))
+    return {value: pool.submit(play, value) for value in values}

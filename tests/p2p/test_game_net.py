@@ -12,7 +12,7 @@ from p2p.forming import Manifest
 from p2p.node import SEAL_FILE
 from p2p.store import load
 from p2p.wire import decode_body
-from tests.p2p._games import GameTable, verify_json
+from tests.p2p._games import GameTable, PeerOutcome, tables_side_by_side, verify_all_json
 
 SHORT = {
     "slave": {"games": 1},
@@ -23,10 +23,18 @@ SHORT = {
 }
 
 
-def play_and_check(tmp_path, game: str, seats: int, options: dict) -> list[dict]:
+Played = tuple[list[PeerOutcome], list[Path]]
+"""Each peer's outcome, and each peer's state folder."""
+
+
+def play(tmp_path, game: str, seats: int, options: dict) -> Played:
     with GameTable(tmp_path, game, seats, options) as table:
         outs = table.start().finish(timeout=600)
-        state_dirs = [table.state_dir(i) for i in range(seats)]
+        return outs, [table.state_dir(i) for i in range(seats)]
+
+
+def check(played: Played, seats: int) -> list[dict]:
+    outs, state_dirs = played
     for out in outs:
         assert out.returncode == 0, out.stderr[-3000:]
         assert out.result is not None
@@ -36,8 +44,9 @@ def play_and_check(tmp_path, game: str, seats: int, options: dict) -> list[dict]
     assert all(r["culprit"] is None and r["finished"] for r in results)
     assert sorted(r["seat"] for r in results) == list(range(seats))
     assert sorted(results[0]["ranking"]) == list(range(seats))
-    for r in results:
-        code, report = verify_json(r["record"])
+    for r, (code, report) in zip(
+        results, verify_all_json([r["record"] for r in results]), strict=True
+    ):
         assert code == 0, report
         assert report["ok"] and report["finished"]
         assert report["ranking"] == r["ranking"]
@@ -60,12 +69,19 @@ def check_forward_secrecy(state_dirs: list[Path], record: str) -> None:
         assert long_term not in table_keys
 
 
+@pytest.fixture(scope="module")
+def short_games(request, tmp_path_factory):
+    """Every game of :data:`SHORT`, played two tables at a time in the background; each
+    game's test checks its own table."""
+    root = tmp_path_factory.mktemp("games")
+    return tables_side_by_side(request, "game", lambda g: play(root / g, g, 4, SHORT[g]))
+
+
 @pytest.mark.parametrize("game", sorted(SHORT))
-def test_every_game_between_four_peer_processes(tmp_path, game):
-    play_and_check(tmp_path, game, 4, SHORT[game])
+def test_every_game_between_four_peer_processes(short_games, game):
+    check(short_games[game].result(), 4)
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("game", "seats"), [("slaiga", 6), ("aight-of-spaides", 8)])
 def test_larger_tables(tmp_path, game, seats):
-    play_and_check(tmp_path, game, seats, {"max_turns": 8})
+    check(play(tmp_path, game, seats, {"max_turns": 8}), seats)

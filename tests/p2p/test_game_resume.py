@@ -9,7 +9,7 @@ import pytest
 
 from p2p.errors import CorruptRecordFile
 from p2p.store import load
-from tests.p2p._games import GameTable, verify_json
+from tests.p2p._games import GameTable, verify_all_json
 
 VICTIM = 1
 DEADLINE_S = 120
@@ -57,6 +57,7 @@ def test_kill_and_resume_mid_game(tmp_path, game, options, kill_after, think_ms)
     assert killed_at >= kill_after
     for key in ("ranking", "state_hash", "record_head"):
         assert len({repr(r[key]) for r in results}) == 1, (key, results)
-    for r in results:
-        code, report = verify_json(r["record"])
+    for r, (code, report) in zip(
+        results, verify_all_json([r["record"] for r in results]), strict=True
+    ):
         assert code == 0 and report["ranking"] == r["ranking"], report

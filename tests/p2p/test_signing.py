@@ -20,7 +20,7 @@ from p2p.demo import DemoProtocol
 from p2p.errors import NodeError
 from p2p.forming import Manifest, manifest_bytes, new_table_id
 from p2p.game_rule import GameProtocol
-from p2p.mesh import Inbound, open_mesh
+from p2p.mesh import Inbound, PeerDown, open_mesh
 from p2p.node import RECORD_SUFFIX, SECRET_SUFFIX, TABLES_DIR, Node
 from p2p.signing import SignedManifests, timeout_problem
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
@@ -35,6 +35,20 @@ async def _next(mesh, cls):
         event = await mesh.inbox.receive()
         if isinstance(event, Inbound) and isinstance(event.message, cls):
             return event
+
+
+async def _signature_or_hang_up(mesh, peer: bytes) -> wire.ManifestSignature | None:
+    """The joiner's next ManifestSignature, or None once its link is down. Frames arrive in
+    order, so a signature sent before it hung up is always seen first: waiting for the
+    hang-up misses nothing that a longer wait would catch."""
+    while True:
+        event = await mesh.inbox.receive()
+        if event.peer != peer:
+            continue
+        if isinstance(event, PeerDown):
+            return None
+        if isinstance(event, Inbound) and isinstance(event.message, wire.ManifestSignature):
+            return event.message
 
 
 async def _script(
@@ -57,6 +71,7 @@ async def _script(
     with trio.fail_after(TIMEOUT_S):
         async with no_leaks(), open_mesh(key, table, host=LOOPBACK) as m:
             joiner = Node(config(tmp_path, 1, join_timeout_s=5.0))
+            joiner_done = trio.Event()
             async with trio.open_nursery() as nursery:
 
                 async def run_joiner() -> None:
@@ -64,6 +79,8 @@ async def _script(
                         await joiner.join(peer=m.address)
                     except NodeError as exc:
                         outcome["error"] = str(exc)
+                    finally:
+                        joiner_done.set()
 
                 nursery.start_soon(run_joiner)
                 join = await _next(m, wire.Join)
@@ -85,10 +102,11 @@ async def _script(
                     m.send_nowait(
                         join.peer, wire.ManifestOffer(manifest_bytes(make(table, members)))
                     )
-                    with trio.move_on_after(2):
-                        signatures.append((await _next(m, wire.ManifestSignature)).message)
-                    if "error" in outcome:
+                    signature = await _signature_or_hang_up(m, join.peer)
+                    if signature is None:  # the joiner refused and left: say why
+                        await joiner_done.wait()
                         break
+                    signatures.append(signature)
                 nursery.cancel_scope.cancel()
     return signatures, outcome.get("error")
 

@@ -1,0 +1,103 @@
+"""The test tiers of tests/conftest.py: what marks a test ``process``, and the guard that fails
+a test which starts a child process without the mark (so ``make check`` never runs one).
+
+Each case runs a small pytest session in process (``pytester``) with a copy of the real
+conftest; no child process is started: the guard refuses it, or the test is deselected.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+pytest_plugins = ["pytester"]
+
+CONFTEST = (Path(__file__).parent / "conftest.py").read_text()
+
+SOURCE = '''
+import importlib
+import subprocess
+import sys
+
+import pytest
+
+
+def helper():
+    return subprocess.run([sys.executable, "-c", "pass"], timeout=60)
+
+
+class Runner:
+    def go(self):
+        return helper()
+
+
+@pytest.fixture
+def spawned():
+    return helper()
+
+
+def test_direct():
+    subprocess.run([sys.executable, "-c", "pass"], timeout=60)
+
+
+def test_through_a_helper():
+    helper()
+
+
+def test_through_a_class():
+    Runner().go()
+
+
+def test_through_a_fixture(spawned):
+    pass
+
+
+def test_trio_style():
+    import trio
+
+    trio.run_process
+
+
+def test_hidden():
+    """Starts a child through a name the reading cannot see: only the guard catches it."""
+    importlib.import_module("subpro" + "cess").run([sys.executable, "-c", "pass"], timeout=60)
+
+
+def test_in_process():
+    assert sum(range(4)) == 6
+'''
+
+PROCESS_TESTS = (
+    "test_direct",
+    "test_through_a_helper",
+    "test_through_a_class",
+    "test_through_a_fixture",
+    "test_trio_style",
+)
+
+
+@pytest.fixture
+def session(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(CONFTEST)
+    pytester.makeini(
+        "[pytest]\nmarkers =\n    process: x\n    slow: x\n    netns: x\n    tmux: x\n"
+    )
+    pytester.makepyfile(test_cases=SOURCE)
+    return pytester
+
+
+def test_every_way_to_a_child_process_that_can_be_read_is_marked(
+    session: pytest.Pytester,
+) -> None:
+    result = session.runpytest_inprocess("--collect-only", "-q", "-m", "process")
+    collected = {line.split("::")[1] for line in result.outlines if "::" in line}
+    assert collected == set(PROCESS_TESTS)
+
+
+def test_the_fast_tier_refuses_an_unmarked_child_process(session: pytest.Pytester) -> None:
+    result = session.runpytest_inprocess("-q", "-m", "not process")
+    # the call fails where the child was refused; the teardown check fails it even if the
+    # code under test had swallowed that error
+    result.assert_outcomes(passed=1, failed=1, errors=1, deselected=len(PROCESS_TESTS))
+    result.stdout.fnmatch_lines(["*test_hidden*starts a child process*not marked 'process'*"])
