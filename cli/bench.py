@@ -12,15 +12,16 @@ SUITES = {
     "table": "bench.table",
     "fuzz": "bench.fuzz",
     "soak": "bench.soak",
+    "adversary": "bench.adversary",
 }
 ALL = ("engine", "crypto", "net", "table")
-"""What ``bench all`` runs (fuzz and soak are checks, not benchmarks: run them by name)."""
+"""What ``bench all`` runs (fuzz, soak and adversary are checks, not benchmarks: run them by name)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
-        help="run benchmarks (engine, crypto, net, table, or all) or a check (fuzz: the frame fuzzer; soak: hundreds of games looking for leaks)",
+        help="run benchmarks (engine, crypto, net, table, or all) or a check (fuzz: the frame fuzzer; soak: hundreds of games looking for leaks; adversary: tables where one seat deviates)",
         description="Run a benchmark suite. Figures are medians over repeated runs in one "
         "process; ratios are measured in the same run.",
     )
