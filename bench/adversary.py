@@ -266,7 +266,6 @@ class Table:
         self.turns = 0
         self.deviate_at = self.rng.randrange(1, 40)
         self.deviation: Deviation | None = None
-        self.second: Deviation | None = None
         self.forks: list[GameReport] = []
 
     # ---- delivery, as the node does it --------------------------------------------------
@@ -528,11 +527,11 @@ class Table:
         refused_by_all = all(s in self.verdict for s in self.honest)
         if changed or self.crash is not None or not refused_by_all:
             # not a clean refusal everywhere: this is the table's own deviation now
+            # after a deviation every seat took as valid, the game is an honest one: this
+            # is the deviation it is judged by
             if self.deviation is not None:
-                # a second one at a table that already deviated: judged with the first
-                self.second = dev
-            else:
-                self.deviation = dev
+                dev.detail += f" (after a valid {self.deviation.kind})"
+            self.deviation = dev
             if self.crash is None:
                 self._carry_on(d, body, dev, sent=True)
             return True
