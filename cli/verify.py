@@ -114,6 +114,12 @@ def run_verify(args: argparse.Namespace) -> int:
             print(json.dumps({"ok": False, "error": str(exc), "error_kind": "Unreadable"}))
         _err.print(f"[red]error:[/red] {exc}")
         return EXIT_UNREADABLE
+    except Exception as exc:  # noqa: BLE001 - no file may give a traceback: our bug, one line
+        message = f"this program failed while verifying {args.record} ({type(exc).__name__}: {exc})"
+        if args.json:
+            print(json.dumps({"ok": False, "error": message, "error_kind": "InternalError"}))
+        _err.print(f"[red]error:[/red] {message}; please report it")
+        return EXIT_UNREADABLE
     if args.json:
         print(json.dumps(report.to_json(), sort_keys=True), flush=True)
     else:

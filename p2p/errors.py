@@ -59,6 +59,23 @@ class RemoteProtocolError(PeerError):
     """
 
 
+class ForeignEntry(RemoteProtocolError):
+    """A signed entry that names another table than ours.
+
+    Identity keys outlive tables, so players who met before hold each other's
+    entries from earlier tables.  Such an entry says nothing about this table:
+    its signature is never checked against our seats, it is never kept as
+    evidence, and its signer is never blamed.  Only the peer that sent it here
+    is at fault (an honest peer relays only entries of this table), and that
+    cannot be proven to anyone else.
+    """
+
+    def __init__(self, table_id: bytes | None, ours: bytes) -> None:
+        self.table_id = table_id
+        named = table_id.hex()[:16] if table_id is not None else "no readable table"
+        super().__init__(f"an entry of another table ({named}), not of {ours.hex()[:16]}")
+
+
 class InvalidGenesis(RemoteProtocolError):
     """A table manifest or its signatures are malformed or do not verify.
 
@@ -137,19 +154,25 @@ class CheatDetected(P2PError):
     misbehaviour.
     """
 
-    def __init__(self, seat: int, reason: str, evidence: tuple[bytes, ...] = ()) -> None:
+    def __init__(
+        self,
+        seat: int,
+        reason: str,
+        evidence: tuple[bytes, ...] = (),
+        step: int | None = None,
+    ) -> None:
         super().__init__(f"seat {seat}: {reason}")
         self.seat = seat
         self.reason = reason
         self.evidence = tuple(evidence)
+        self.step = step
+        """The record step of the entry that deviated, when it is known and earlier than
+        the step where the deviation came to light (a lie shown by a later reveal); the
+        record then keeps that seat's entry of that step as the evidence."""
 
 
 class ForgedSignature(CheatDetected):
     """An entry's signature does not verify under the claimed seat's key."""
-
-
-class WrongTable(CheatDetected):
-    """An entry names another table id than ours (cross-table replay)."""
 
 
 class Impersonation(CheatDetected):
@@ -202,6 +225,11 @@ class Dispute(CheatDetected):
 
 class LocalError(P2PError):
     """Base of failures on our side: a bug, bad usage or configuration, the environment, a file."""
+
+
+class FoldFailed(LocalError):
+    """Our own code failed while folding a completed step (a bug on our side, never a
+    peer's fault): the record keeps every entry, and the table cannot go on here."""
 
 
 class LocalProtocolError(LocalError):

@@ -71,10 +71,13 @@ proof fails convicts the giver; one whose proof verifies convicts the
 complainer.
 
 Any entry that fails a check raises :class:`p2p.errors.InvalidMove` naming its
-signer; an action that the rules refuse only after a reveal (a Slave play of
-cards that turn out not to beat the pile) is raised when the reveal completes
-(from :meth:`GameRule.advance`), naming the actor.  The record keeps the
-entries, so ``slaiga verify`` reaches the same verdict from the file alone.
+signer.  Any engine error met while folding completed steps is a seat's fault
+too, whenever it comes: an action that the rules refuse only after a reveal (a
+Slave play of cards that turn out not to beat the pile, a Slaiga discard
+declared a king that shows a 6, a false shot, block, cancel or win claim) is
+raised when the reveal completes (from :meth:`GameRule.advance`), naming the
+actor, with the step of its signed action, which the record keeps as the
+evidence.  So ``slaiga verify`` reaches the same verdict from the file alone.
 
 Secrets that must survive a crash come from a per-table secret that the node
 writes to disk (fsynced) before its first key share: the key share ``x`` and
@@ -120,7 +123,7 @@ from crypto.transcript import Context
 from crypto.transfer import start_transfer, verify_transfer
 from engine import registry
 from engine.cards import ORDERS, Card
-from engine.errors import EngineError, IllegalAction
+from engine.errors import EngineError, FalseClaim, IllegalAction
 from engine.game import Action, Event, Game, Outcome
 from engine.obligations import (
     AtLeastInSet,
@@ -427,6 +430,11 @@ class GameRule:
         self.outcome: Outcome | None = None
         self.final_hash: str | None = None
         self.done = False
+        self._acted: dict[int, int] = {}
+        """Engine seat -> the record step of its last action (the evidence of a lie that a
+        later reveal shows)."""
+        self._actor: int | None = None
+        """The engine seat whose action the engine is carrying out (reveals included)."""
         self._chained: tuple[int, dict[int, bytes]] | None = None
         """The next joint draw's number and every seat's commitment to it, once a draw
         has carried them."""
@@ -447,7 +455,15 @@ class GameRule:
             value = need.check(seat, body_)
         except CheatDetected:
             raise
-        except (CryptoError, EngineError, ValueError, TypeError, KeyError) as exc:
+        except (
+            CryptoError,
+            EngineError,
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            OverflowError,
+        ) as exc:
             raise InvalidMove(slot, f"{need.kind} at step {self.step_no}: {exc}") from None
         need.parsed[seat] = value
         self.entries_checked += 1
@@ -583,13 +599,14 @@ class GameRule:
             if not movers:
                 raise LocalProtocolError(f"{self.engine.NAME}: nobody to move")
             acts = yield Need(ACTION_KIND, movers, self._check_action, "deciding")
+            acted_at = self.step_no - 1  # the record step that holds these actions
             for s in movers:
                 if s not in acts:
                     continue
                 yield from self._settle()
                 if s not in self.engine.to_move():
                     continue  # the round's earlier answers made this one moot
-                self._apply(acts[s])
+                self._apply(acts[s], acted_at)
             yield from self._settle()
             self._compare()
         self.outcome = self.engine.outcome()
@@ -609,21 +626,53 @@ class GameRule:
         if mine is not None and self.mine is not None:
             self.mine.events.extend(ev for ev in mine if ev.visible_to(self.mine.seat))
 
-    def _apply(self, action: Action) -> None:
+    def _apply(self, action: Action, acted_at: int) -> None:
         slot = self.order[action.seat]
+        self._acted[action.seat] = acted_at
+        self._actor = action.seat
         try:
             public = self.engine.apply(action)
         except IllegalAction as exc:
-            raise InvalidMove(slot, f"illegal action: {exc.reason} ({action!r})") from None
+            raise InvalidMove(
+                slot, f"illegal action: {exc.reason} ({action!r})", step=acted_at
+            ) from None
+        except EngineError as exc:
+            raise InvalidMove(
+                slot, f"refused by the rules: {exc} ({action!r})", step=acted_at
+            ) from None
         self._events(public, None)
         mine = self.mine
         if mine is not None and not mine.lagging:
             try:
                 self._events(None, mine.engine.apply(action))
-            except IllegalAction:
+            except EngineError:
                 # our seat knows faces that make the move illegal already; the table
                 # finds out when the cards are revealed (and convicts the actor then)
                 mine.lagging = True
+
+    def _late_conviction(self, exc: EngineError) -> CheatDetected:
+        """The conviction for an engine error raised while the table folds a reveal.
+
+        Every ``EngineError`` met while folding signed entries is a seat's fault
+        (docs/design.md, "Every deviation convicts its author"): the seat the error
+        names (a false claim, a move the revealed faces make illegal), else the seat
+        whose action the engine is still carrying out.  The deviation happened at that
+        seat's action step, so that signed action is the evidence, whenever the
+        reveal that exposed it came.  Only an error with no seat to name, before any
+        action, is our own bug.
+        """
+        seat = getattr(exc, "seat", None)
+        if not isinstance(seat, int) or not 0 <= seat < self.n:
+            seat = self._actor
+        if seat is None:
+            raise LocalProtocolError(f"the engine refused a dealer answer: {exc}") from exc
+        if isinstance(exc, FalseClaim):
+            what = f"false claim, shown by the reveal: {exc.statement}"
+        elif isinstance(exc, IllegalAction):
+            what = f"illegal action, shown by the reveal: {exc.reason}"
+        else:
+            what = f"refused by the rules once the cards were shown: {exc}"
+        return InvalidMove(self.order[seat], what, step=self._acted.get(seat))
 
     def _settle(self) -> _Flow:
         """Discharge every pending obligation of the seatless (and our) engine."""
@@ -636,15 +685,13 @@ class GameRule:
             public, private = yield from self._discharge(ob)
             try:
                 self._events(self.engine.resolve(public), None)
-            except IllegalAction as exc:
-                slot = self.order[exc.seat] if exc.seat is not None else None
-                if slot is None:
-                    raise LocalProtocolError(f"engine refused an answer: {exc}") from exc
-                raise InvalidMove(
-                    slot, f"illegal action, shown by the reveal: {exc.reason}"
-                ) from None
+            except EngineError as exc:
+                raise self._late_conviction(exc) from None
             if mine is not None and not mine.lagging:
-                self._events(None, mine.engine.resolve(private))
+                try:
+                    self._events(None, mine.engine.resolve(private))
+                except EngineError:
+                    mine.lagging = True  # the table's engine is the judge; ours stops here
 
     def _compare(self) -> None:
         """Our seat engine must agree with the table's (public) engine; a difference is

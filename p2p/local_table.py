@@ -115,6 +115,9 @@ def run(
     spec = registry.get(table.records[0].manifest.game)
     n = len(table.drivers)
     for _ in range(max_entries):
+        for r in table.records:
+            if r.failure is not None:
+                raise r.failure  # our own code failed folding a step (its cause attached)
         if all(r.finished for r in table.records):
             return table
         moved = False

@@ -1131,6 +1131,7 @@ class Node:
                 self.emit(StepDone(step=view.number, kind=kind))
         for cheat in offer.cheats:
             self._on_cheat(cheat, via)
+        self._stop_if_fold_failed()
         self._relay(offer, via)
         self._deliver()
 
@@ -1148,9 +1149,12 @@ class Node:
             self._on_cheat(exc, via)
             return
         except RemoteProtocolError as exc:
+            # junk, or an entry of another table (ForeignEntry): nothing any seat signed is
+            # evidence here; only the link that carried it is at fault, and only to us
             if via is not None:
-                self.cheats.append(CheatReport(via, "RemoteProtocolError", str(exc), via))
-                self.emit(CheatSeen(culprit=via, kind="RemoteProtocolError", reason=str(exc)))
+                kind = type(exc).__name__
+                self.cheats.append(CheatReport(via, kind, str(exc), via))
+                self.emit(CheatSeen(culprit=via, kind=kind, reason=str(exc)))
             return
         if offer.status is Status.ACCEPTED:
             if persist:
@@ -1158,6 +1162,16 @@ class Node:
             else:
                 for cheat in offer.cheats:
                     self._on_cheat(cheat, via)
+                self._stop_if_fold_failed()
+
+    def _stop_if_fold_failed(self) -> None:
+        """Our own code failed folding a step (never a peer's fault): every entry is on
+        disk, and the table stops here with one clear line (``FoldFailed``)."""
+        rec = self.record
+        if rec is not None and rec.failure is not None:
+            if self.store is not None:
+                self.store.sync()
+            raise rec.failure
 
     def _on_cheat(self, exc: CheatDetected, via: int | None) -> None:
         """Route a detected violation: forks are investigated, equivocation is spread.

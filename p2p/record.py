@@ -20,8 +20,10 @@ Format (documented so that others can write verifiers):
 
 :class:`Record` accepts signed entries in any order: future steps are held,
 duplicates ignored, and every violation is raised as a specific
-:class:`CheatDetected` naming the seat (forged signature, wrong table,
-impersonation, out of turn, replay, broken chain, equivocation, invalid move).
+:class:`CheatDetected` naming the seat (forged signature, impersonation, out of turn,
+replay, broken chain, equivocation, invalid move).  An entry of another table
+is checked for first and is never evidence about this one
+(:class:`p2p.errors.ForeignEntry`, blamed on nobody who signed it).
 Equivocation keeps both signed envelopes as evidence in :attr:`Record.evidence`.
 """
 
@@ -40,6 +42,8 @@ from p2p.errors import (
     BrokenChain,
     CheatDetected,
     Equivocation,
+    FoldFailed,
+    ForeignEntry,
     ForgedSignature,
     Impersonation,
     LocalProtocolError,
@@ -48,7 +52,6 @@ from p2p.errors import (
     P2PError,
     RemoteProtocolError,
     Replay,
-    WrongTable,
 )
 from p2p.forming import Manifest, genesis_hash, open_genesis
 from p2p.order import Owed, Rule, StepView
@@ -170,6 +173,9 @@ class Record:
         """A violation the rule found when a step completed (e.g. a move the rules refuse
         once its cards are revealed); the record ends there."""
         self._late: list[CheatDetected] = []
+        self.failure: FoldFailed | None = None
+        """Set when our own code failed while folding a completed step (never a peer's
+        fault: see :class:`p2p.errors.FoldFailed`); the record ends there, intact."""
         # signature -> entry bytes of every envelope already verified and kept (accepted or
         # held): a byte-identical copy (relayed, fetched, resent) skips the Ed25519 check
         self._verified: dict[bytes, bytes] = {}
@@ -188,7 +194,8 @@ class Record:
 
     @property
     def finished(self) -> bool:
-        return self._owed is None
+        """The protocol ran to its end, or a verdict ended it (not a failure of ours)."""
+        return self._owed is None and self.failure is None
 
     @property
     def owed(self) -> Owed | None:
@@ -282,6 +289,12 @@ class Record:
         seat whose key verifies the signature (the seat the envelope header claims is tried
         first, then every other), else ``problem`` itself."""
         claimed, table_id = _envelope_header(signed.entry)
+        if table_id is not None and table_id != self.table_id:
+            # bound to another table: no evidence about this one, and no key of ours is
+            # tried on it (keys outlive tables: see ForeignEntry).  Bytes with no readable
+            # table id are no entry of any table: an honest peer never signs such bytes
+            # under the entry domain, so their signer is convicted below.
+            return ForeignEntry(table_id, self.table_id)
         msg = entry_signing_input(signed.entry)
         order = sorted(range(len(self.keys)), key=lambda s: s != claimed)
         for seat in order:
@@ -290,14 +303,16 @@ class Record:
             except CryptoError:
                 continue
             evidence = (signed.entry, signed.signature)
-            if table_id is not None and table_id != self.table_id:
-                return WrongTable(seat, f"signed an entry for table {table_id.hex()}", evidence)
             exc = MalformedEntry(seat, f"signed an entry that does not decode: {problem}", evidence)
             self.evidence.append(exc)
             return exc
         return problem
 
     def _authenticate(self, entry: Entry, signed: Signed) -> None:
+        if entry.table_id != self.table_id:
+            # checked first: an entry signed at another table is no evidence about this
+            # one, whoever signed it (players who met before hold each other's entries)
+            raise ForeignEntry(entry.table_id, self.table_id)
         seat = entry.seat
         if seat >= len(self.keys):
             raise RemoteProtocolError(f"entry from seat {seat}, table has {len(self.keys)} seats")
@@ -318,12 +333,6 @@ class Record:
             raise ForgedSignature(
                 seat, "entry signature does not verify under this seat's key", (signed.entry,)
             ) from None
-        if entry.table_id != self.table_id:
-            raise WrongTable(
-                seat,
-                f"entry for table {entry.table_id.hex()}, not {self.table_id.hex()}",
-                (signed.entry,),
-            )
 
     def _offer_decoded(self, entry: Entry, signed: Signed) -> Offer:
         step = entry.step
@@ -349,6 +358,8 @@ class Record:
         cheats: list[CheatDetected] = []
         while self._owed is not None and self._owed.seats == self._pending.keys():
             completed.append(self._complete())
+            if self.failure is not None:
+                break
             if self.verdict is not None:
                 cheats.extend(self._late)
                 self._late.clear()
@@ -450,7 +461,15 @@ class Record:
             raise BrokenChain(
                 seat, f"entry for step {entry.step} chains to an unknown hash", (signed.entry,)
             )
-        self.rule.check(seat, entry.body)
+        try:
+            self.rule.check(seat, entry.body)
+        except P2PError:
+            raise
+        except Exception as exc:  # noqa: BLE001 - a rule's bug, not the signer's fault
+            raise FoldFailed(
+                f"this program failed while checking seat {seat}'s entry for step"
+                f" {entry.step} ({type(exc).__name__}: {exc}); nothing was accepted"
+            ) from exc
         self._pending[seat] = slot
         # a byte-identical copy of an accepted entry (relayed, fetched, resent) skips the
         # Ed25519 check; held entries are not remembered (a bogus one is dropped at its step)
@@ -469,10 +488,25 @@ class Record:
         try:
             self.rule.advance(view)
         except CheatDetected as exc:
-            # the completed step itself is the evidence: it stays in the record
+            # the completed step stays in the record; the evidence is the culprit's own
+            # signed entry at the step where it deviated (a lie shown by a later reveal
+            # names its action's step), else the completed step itself
+            if exc.step is not None and not exc.evidence:
+                slot = self.steps[exc.step].get(exc.seat) if 0 < exc.step <= number else None
+                if slot is not None:
+                    exc.evidence = (slot.signed.entry,)
             self.verdict = exc
             self.evidence.append(exc)
             self._late.append(exc)
+            self._owed = None
+            return view
+        except Exception as exc:  # noqa: BLE001 - anything else is a bug of ours, not a peer's
+            # every entry stays in the record; the table cannot go on here
+            self.failure = FoldFailed(
+                f"this program failed while folding step {number}"
+                f" ({type(exc).__name__}: {exc}); the record file is intact"
+            )
+            self.failure.__cause__ = exc
             self._owed = None
             return view
         self._owed = self.rule.owed()

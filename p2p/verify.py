@@ -35,6 +35,8 @@ from p2p.errors import (
     CorruptRecordFile,
     Dispute,
     Equivocation,
+    FoldFailed,
+    ForeignEntry,
     ForgedSignature,
     Impersonation,
     InvalidGenesis,
@@ -42,7 +44,6 @@ from p2p.errors import (
     P2PError,
     RemoteProtocolError,
     UnreadableRecord,
-    WrongTable,
 )
 from p2p.forming import FormingRule, Manifest, table_rule
 from p2p.game_rule import GameProtocol
@@ -57,6 +58,10 @@ GAP = "Gap"
 """Failure kind: entries for later steps follow a step that never completed."""
 CORRUPT = "CorruptRecordFile"
 MALFORMED_ENTRY = "MalformedEntry"
+FOREIGN = "ForeignEntry"
+"""Failure kind: a frame holds an entry of another table (a spliced file; nobody blamed)."""
+FOLD_FAILED = "FoldFailed"
+"""Failure kind: this program failed while folding a step (our bug; nobody blamed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -77,8 +82,8 @@ class Failure:
 
     ``kind`` is the error class name (``ForgedSignature``, ``Equivocation``,
     ``OutOfTurn``, ``BrokenChain``, ``Replay``, ``InvalidMove``,
-    ``Impersonation``, ``WrongTable``, ``InvalidGenesis``, :data:`GAP`,
-    :data:`CORRUPT`, :data:`MALFORMED_ENTRY`).  ``seat`` is the slot the
+    ``Impersonation``, ``InvalidGenesis``, :data:`GAP`, :data:`CORRUPT`,
+    :data:`MALFORMED_ENTRY`, :data:`FOREIGN`, :data:`FOLD_FAILED`).  ``seat`` is the slot the
     failing entry names; ``culprit`` the slot proven to have cheated, or
     ``None`` when the evidence convicts no seat (a signature no seat's key
     verifies, a gap, a damaged file).  ``evidence`` holds the signed
@@ -288,14 +293,27 @@ def _undecodable_failure(record: Record, env: Envelope, problem: RemoteProtocolE
     seat signed convict only the file."""
     try:
         record.offer(Signed(env.entry, env.signature))
-    except (MalformedEntry, WrongTable) as exc:
-        what = "an entry that does not decode" if isinstance(exc, MalformedEntry) else exc.reason
-        message = f"frame {env.frame}: seat {exc.seat} signed {what}: {problem}"
+    except MalformedEntry as exc:
+        message = (
+            f"frame {env.frame}: seat {exc.seat} signed an entry that does not decode: {problem}"
+        )
         return Failure(type(exc).__name__, message, exc.seat, exc.seat, None, (env,))
+    except ForeignEntry as exc:
+        return _foreign_failure(env, exc)
     except P2PError:
         pass
     message = f"frame {env.frame}: entry does not decode and no seat signed it: {problem}"
     return Failure(MALFORMED_ENTRY, message, None, None, None, (env,))
+
+
+def _foreign_failure(env: Envelope, exc: ForeignEntry) -> Failure:
+    """A frame holding an entry of another table: the file was spliced from another
+    table's record; nobody at this table signed it for this table, so nobody is named."""
+    message = (
+        f"frame {env.frame}: {exc}; this file holds an entry spliced in from another"
+        " table's record, which is no evidence about this one (nobody is blamed)"
+    )
+    return Failure(FOREIGN, message, None, None, None, (env,))
 
 
 def _locate_evidence(
@@ -368,6 +386,12 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         except CheatDetected as exc:
             failure = _cheat_failure(exc, env, entry, frames)
             break
+        except ForeignEntry as exc:
+            failure = _foreign_failure(env, exc)
+            break
+        except FoldFailed as exc:
+            failure = Failure(FOLD_FAILED, str(exc), None, entry.seat, entry.step, (env,))
+            break
         except RemoteProtocolError as exc:
             failure = Failure(
                 MALFORMED_ENTRY, f"frame {env.frame}: {exc}", None, entry.seat, entry.step, (env,)
@@ -382,6 +406,8 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             found = _locate_evidence(exc, envelopes) or (env, entry)
             failure = _cheat_failure(exc, *found, frames)
             break
+    if failure is None and record.failure is not None:
+        failure = Failure(FOLD_FAILED, str(record.failure), None, None, record.step - 1)
     if failure is None and (record.held_count() or unchained):
         later = record.held_count() + unchained
         owing = sorted(record.waiting_on())

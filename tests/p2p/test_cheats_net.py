@@ -76,7 +76,9 @@ async def test_cheats_are_caught_and_named(tmp_path: Path) -> None:
             )
     assert cheater.done
     cheater_slot = results[CHEATER].my_seat
-    expected = {"ForgedSignature", "Impersonation", "OutOfTurn", "WrongTable", "Equivocation"}
+    # an entry of another table is no evidence about this one: only its sender is named,
+    # to us alone (ForeignEntry), and it is never kept
+    expected = {"ForgedSignature", "Impersonation", "OutOfTurn", "ForeignEntry", "Equivocation"}
     for i, result in enumerate(results):
         if i == CHEATER:
             continue
@@ -163,3 +165,61 @@ async def test_split_view_equivocation_is_named_by_every_honest_peer(tmp_path: P
         steps = {wire.decode_body(e.evidence[0], wire.Entry).step for e in proofs}
         assert 1 in steps, steps
         assert result.aborted == cheater_slot
+
+
+class Relayer:
+    """Sends the victim's entries from an earlier table (same players, same keys), bare
+    and inside a ``Fetched`` reply, to frame the victim at this table."""
+
+    def __init__(self, old: list[wire.Signed]) -> None:
+        self.old = old
+        self.done = False
+
+    def after_send(self, node, kind: str, own: Accepted) -> None:
+        if self.done or kind != "count":
+            return
+        self.done = True
+        mesh, table_id = node.mesh, node.record.table_id
+        for signed in self.old:
+            mesh.broadcast(signed)
+        mesh.broadcast(wire.Fetched(table_id, tuple(self.old), False))
+
+
+async def test_an_entry_from_an_earlier_table_frames_no_one(tmp_path: Path) -> None:
+    """Issue 22, critical: friends play again with the same identity keys; one relays the
+    victim's signed entries from their earlier table.  Nobody convicts the victim, no such
+    entry is kept as evidence, only the relaying seat is named (to each receiver), and the
+    game finishes with one record everywhere."""
+    victim, relayer = 2, 1
+    with trio.fail_after(TIMEOUT_S):
+        first = await run_table(tmp_path, 3, steps=6)
+    earlier = first[victim].record
+    old = [
+        s
+        for s in earlier.signed_from(1)
+        if wire.decode_body(s.entry, wire.Entry).seat == first[victim].my_seat
+    ]
+    assert old
+    agent = Relayer(old)
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks():
+            results = await run_table(
+                tmp_path,
+                3,
+                steps=30,
+                per_node=lambda i: {"behaviour": agent} if i == relayer else {},
+            )
+    assert agent.done
+    victim_slot, relayer_slot = results[victim].my_seat, results[relayer].my_seat
+    assert results[victim].record.manifest.seats[victim_slot].identity == (
+        first[victim].record.manifest.seats[first[victim].my_seat].identity
+    )
+    for i, result in enumerate(results):
+        assert result.convicted is None
+        assert all(c.culprit != victim_slot for c in result.cheats), result.cheats
+        assert not result.record.evidence
+        if i != relayer:
+            assert {c.kind for c in result.cheats} == {"ForeignEntry"}
+            assert {c.culprit for c in result.cheats} == {relayer_slot}
+    heads = {r.record.head for r in results}
+    assert len(heads) == 1 and all(r.record.finished for r in results)

@@ -15,7 +15,9 @@ from crypto.identity import IdentityKey
 from p2p.demo import Count, DemoRule, Echo
 from p2p.errors import (
     BrokenChain,
+    CheatDetected,
     Equivocation,
+    ForeignEntry,
     ForgedSignature,
     Impersonation,
     InvalidGenesis,
@@ -25,7 +27,6 @@ from p2p.errors import (
     OutOfTurn,
     RemoteProtocolError,
     Replay,
-    WrongTable,
 )
 from p2p.forming import (
     Manifest,
@@ -257,15 +258,34 @@ def test_a_genesis_with_a_small_order_seat_key_is_refused():
         Member("weak", IDENTITY_KEY, t.manifest.seats[0].seal_key, "127.0.0.1:1")
 
 
-def test_wrong_table_replay():
+def wire_entry_with_seat(signed: Signed, seat: int, key: IdentityKey) -> Signed:
+    """``signed``'s entry claiming ``seat``, signed by ``key``."""
+    entry = decode_body(signed.entry, Entry)
+    raw = encode_body(Entry(entry.table_id, seat, entry.step, entry.prev, entry.body))
+    return Signed(raw, key.sign(entry_signing_input(raw)))
+
+
+def test_an_entry_of_another_table_is_no_evidence():
+    """Same players, another table: the entry is refused before any signature or turn
+    check, names no seat and is never kept as evidence (whoever relays it)."""
     t, actor, other = demo_table()
     t2 = Table(3, keys=t.keys)  # same players, another table
     advance_to_demo(t2)
     actor2 = t2.records[0].rule.seat_order[0]
     from_other_table = t2.act(actor2)
-    with pytest.raises(WrongTable) as ei:
-        t.records[other].offer(from_other_table)
-    assert ei.value.seat == actor2
+    rec = t.records[other]
+    before = snapshot(rec)
+    with pytest.raises(ForeignEntry) as ei:
+        rec.offer(from_other_table)
+    assert not isinstance(ei.value, CheatDetected)
+    assert ei.value.table_id == t2.records[0].table_id
+    assert not rec.evidence
+    assert snapshot(rec) == before
+    # signed by a seat of ours but claiming another seat: still only a foreign entry
+    forged_seat = wire_entry_with_seat(from_other_table, (actor2 + 1) % 3, t.keys[actor2])
+    with pytest.raises(ForeignEntry):
+        rec.offer(forged_seat)
+    assert not rec.evidence
 
 
 def test_out_of_turn_and_wrong_kind():
@@ -425,11 +445,12 @@ def test_a_validly_signed_entry_that_does_not_decode_convicts_its_signer():
     with pytest.raises(RemoteProtocolError) as ei2:
         rec.offer(Signed(bad_body, IdentityKey.generate().sign(entry_signing_input(bad_body))))
     assert not isinstance(ei2.value, MalformedEntry)
-    # a readable header naming another table: a cross-table replay, as for decodable entries
+    # a readable header naming another table: no evidence here, no seat named
     elsewhere = msgpack.packb(["entry", {**fields, "table_id": bytes(16)}], use_bin_type=True)
-    with pytest.raises(WrongTable) as ei3:
+    kept = len(rec.evidence)
+    with pytest.raises(ForeignEntry):
         rec.offer(_signed_raw(t, actor, elsewhere))
-    assert ei3.value.seat == actor
+    assert len(rec.evidence) == kept
 
 
 def test_a_seat_flooding_future_entries_holds_bounded_bytes():

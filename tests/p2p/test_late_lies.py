@@ -1,0 +1,173 @@
+"""A lie that only a later reveal shows convicts its author, at the step it lied.
+
+Slaiga's face-down plays are claims: a discard declared a king's ability, a jack
+shot, a volley answer, a joker's cancel, a shot or block in the honest variant, a
+win claim.  The table's seatless engine must accept such a claim when it is made
+(it cannot see the card) and finds it false only when the card is revealed.
+Whenever that comes, the engine error is the claimant's fault (docs/design.md,
+"Every deviation convicts its author"): every honest seat convicts it, the signed
+action is the evidence, and ``slaiga verify`` reaches the same verdict from the
+file.  Before this rule a late ``FalseClaim`` escaped as a crash on every honest
+peer, with no culprit.
+"""
+
+from __future__ import annotations
+
+import copy
+import random
+from pathlib import Path
+
+import pytest
+
+from engine import registry
+from engine.errors import EngineError
+from engine.game import Action, Game
+from engine.games.slaiga.actions import (
+    Answer,
+    CancelCheck,
+    ClaimWin,
+    Discard,
+    JackShot,
+    Shoot,
+    ShotCard,
+    card_actions,
+    jack_shots,
+)
+from engine.players import BotPlayer
+from p2p import local_table
+from p2p.errors import InvalidMove
+from p2p.record import entry_hash
+from p2p.store import RecordFile
+from p2p.verify import verify_record_file
+from p2p.wire import Entry, decode_body
+
+
+def candidates(own: Game, seat: int) -> list[Action]:
+    """Every action naming one of ``seat``'s cards, whatever the card is."""
+    opps = tuple(t for t in range(own.seats) if t != seat)
+    out: list[Action] = []
+    for h in own.hand(seat):
+        out.extend(card_actions(seat, h))
+        out.extend(jack_shots(seat, h, opps))
+        out.append(CancelCheck(seat, h))
+    return out
+
+
+def _accepts(game: Game, action: Action) -> bool:
+    trial = copy.deepcopy(game)
+    try:
+        trial.apply(action)
+    except EngineError:
+        return False
+    return True
+
+
+def lies(public: Game, own: Game, seat: int) -> list[Action]:
+    """Actions the table's seatless engine accepts now but the seat's own engine, which
+    sees its cards, refuses: claims that only a later reveal can show false."""
+    if seat not in public.to_move():
+        return []
+    return [a for a in candidates(own, seat) if _accepts(public, a) and not _accepts(own, a)]
+
+
+class Liar(BotPlayer):
+    """A heuristic bot that tells the first lie it can (``table`` gives the public
+    engine, as any seat has it)."""
+
+    def __init__(self, game: str, seat: int, public: Game, rng: random.Random, kind: type) -> None:
+        spec = registry.get(game)
+        super().__init__(spec.bots["heuristic"](seat, random.Random(seat)))
+        self.public = public
+        self.rng = rng
+        self.kind = kind
+        self.told: Action | None = None
+
+    def choose(self, game: Game, seat: int) -> Action:
+        if self.told is None:
+            found = [a for a in lies(self.public, game, seat) if isinstance(a, self.kind)]
+            if found:
+                self.told = self.rng.choice(found)
+                return self.told
+            if self.kind is ShotCard:
+                # a shot card follows a shot: shoot whenever we may, to be asked for one
+                shoots = [a for a in game.legal_actions(seat) if isinstance(a, Shoot)]
+                if shoots:
+                    return self.rng.choice(shoots)
+        return super().choose(game, seat)
+
+
+def _play_with_liar(game: str, seed: int, kind: type) -> tuple[local_table.LocalTable, Liar]:
+    table = local_table.new_table(game, 3)
+    liar_slot = 0
+    made: dict[str, Liar] = {}
+
+    def make_player(slot: int, seat: int) -> BotPlayer | None:
+        if slot != liar_slot:
+            return None
+        public = table.drivers[slot].game.engine  # the seatless engine every peer folds
+        made["liar"] = Liar(game, seat, public, random.Random(seed), kind)
+        return made["liar"]
+
+    local_table.run(table, seed=seed, make_player=make_player, max_entries=20_000)
+    return table, made["liar"]
+
+
+LIES = [
+    ("slaiga", Discard),  # a discard declared a king's or queen's ability
+    ("slaiga", JackShot),
+    ("slaiga", Answer),  # a jack-volley answer that is no bullet
+    ("slaiga", CancelCheck),  # a joker's cancel with no joker
+    ("honest-slaiga", ShotCard),  # an honest shot that breaks the volley rules
+    ("honest-slaiga", Answer),  # an honest block or answer
+    ("honest-slaiga", ClaimWin),  # a win claim without a straight flush
+    ("honest-slaiga", Discard),
+]
+TRIES = 8
+"""Deals are random (every seat's shuffle secret is), so a game may end before the liar
+is offered its kind of lie; it then plays another table, up to this many."""
+
+
+@pytest.mark.parametrize(("game", "kind"), LIES, ids=lambda v: getattr(v, "__name__", v))
+def test_a_lie_shown_later_convicts_the_liar_at_its_action(
+    game: str, kind: type, tmp_path: Path
+) -> None:
+    for seed in range(TRIES):
+        table, liar = _play_with_liar(game, seed, kind)
+        if liar.told is not None:
+            break
+    assert liar.told is not None, f"no {kind.__name__} lie came up in {TRIES} games"
+    liar_slot = 0
+    # the liar's action entry: the last action it signed
+    actions = [
+        decode_body(s.entry, Entry)
+        for s in table.log
+        if decode_body(s.entry, Entry).seat == liar_slot
+        and decode_body(s.entry, Entry).kind == "action"
+    ]
+    lie_entry = actions[-1]
+    lie_step = lie_entry.step
+    for d in table.drivers:
+        rec = d.record
+        if d.slot == liar_slot:
+            continue
+        assert isinstance(rec.verdict, InvalidMove), (d.slot, rec.verdict)
+        assert rec.verdict.seat == liar_slot
+        assert "shown by the reveal" in rec.verdict.reason or "once the cards" in rec.verdict.reason
+        # the evidence is the liar's own signed action, at the step it lied
+        (evidence,) = rec.verdict.evidence
+        assert decode_body(evidence, Entry).step == lie_step
+        assert decode_body(evidence, Entry).seat == liar_slot
+        assert rec.failure is None
+    # the verdict from the file alone is the same: seat, step and kind
+    path = tmp_path / "table.rec"
+    with RecordFile.create(path, table.genesis) as store:
+        seen = set()
+        for signed in table.log:
+            if entry_hash(signed.entry) not in seen:
+                seen.add(entry_hash(signed.entry))
+                store.append(signed)
+    report = verify_record_file(path)
+    assert report.failure is not None
+    assert report.failure.kind == "InvalidMove"
+    assert report.failure.culprit == liar_slot
+    assert report.failure.step == lie_step
