@@ -297,6 +297,13 @@ class Table:
                 self.crash = self.crash or _Crash(t, exc)
                 self.verdict.setdefault(t, (CheatDetected(-1, "crash"), -1))
                 continue
+            failure = getattr(rec, "failure", None)
+            if failure is not None and t != self.dev:
+                # our own code failed folding a step (FoldFailed): a crash, whoever sent it
+                cause = failure.__cause__ or failure
+                self.crash = self.crash or _Crash(t, cause)
+                self.verdict.setdefault(t, (CheatDetected(-1, "crash"), -1))
+                continue
             if offer.status is not Status.ACCEPTED:
                 continue
             for acc in offer.accepted:
