@@ -17,6 +17,7 @@ import json
 import os
 import random
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -46,6 +47,8 @@ GAME_TIMEOUT_S = 240.0
 MAX_WAIT_MS = 6000
 STALL_MS = 1500
 ADDRESS_TIMEOUT_S = 60.0
+TWIN_LEAD_S = 4.0
+"""How long the twin plays alone (the first process paused) before both run."""
 
 
 class _Peer:
@@ -145,9 +148,9 @@ def _verify(path: str) -> dict[str, Any] | None:
 
 
 def _record_file(state: Path) -> str | None:
-    files = sorted((state / "tables").glob("*.slaiga")) if (state / "tables").exists() else []
+    files = sorted((state / "tables").glob("*.rec")) if (state / "tables").exists() else []
     if not files:
-        files = sorted(state.rglob("*.slaiga"))
+        files = sorted(state.rglob("*.rec"))
     return str(files[-1]) if files else None
 
 
@@ -194,8 +197,11 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
             twin = _start_twin(rng, peers[dev], states[dev], dev, deadline)
             report.detail = "started" if twin is not None else "no chance"
         codes = {i: peers[i].wait(deadline) for i in range(seats) if i != dev}
+        twin_text = ""
         if twin is not None:
-            twin.wait(time.monotonic() + 10)
+            code = twin.wait(time.monotonic() + 10)
+            tail = [line.strip()[:300] for line in twin.err if line.strip()][-3:]
+            twin_text = f"twin exit {code}: {' | '.join(tail)}"
         peers[dev].wait(time.monotonic() + 10)
         ev = peers[dev].event("deviation")
         if ev is not None:
@@ -203,6 +209,8 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
         elif kind != "twin":
             report.detail = "no chance"
         _judge(report, peers, codes, dev, kind, ev)
+        if twin_text:
+            report.note = (report.note + " " + twin_text).strip()
     finally:
         for p in peers:
             p.kill()
@@ -229,11 +237,21 @@ def _start_twin(
     rec = _record_file(state)
     if rec is None:
         return None
-    copy = state.parent / f"p{dev}-twin"
-    shutil.copytree(state, copy)
-    table_id = Path(rec).stem
-    args = ["resume", table_id, *_common(dev, copy)]
-    return _Peer([sys.executable, "-m", "bench.adversary_peer", "twin", *args], _env(dev))
+    # a consistent copy: the first process is paused while its state is copied, and stays
+    # paused while the twin catches up and plays on; then both run the seat at once
+    original.proc.send_signal(signal.SIGSTOP)
+    try:
+        copy = state.parent / f"p{dev}-twin"
+        shutil.copytree(state, copy)
+        table_id = Path(rec).stem
+        args = ["resume", table_id, *_common(dev, copy)]
+        twin = _Peer([sys.executable, "-m", "bench.adversary_peer", "twin", *args], _env(dev))
+        until = time.monotonic() + TWIN_LEAD_S
+        while time.monotonic() < until and twin.proc.poll() is None:
+            time.sleep(0.1)
+    finally:
+        original.proc.send_signal(signal.SIGCONT)
+    return twin
 
 
 def _judge(
