@@ -267,6 +267,11 @@ class Table:
         self.deviate_at = self.rng.randrange(1, 40)
         self.deviation: Deviation | None = None
         self.forks: list[GameReport] = []
+        self.field_only: tuple[str, str | None] | None = None
+        self.step_shifts: tuple[int, ...] = (-1, 1, 2)
+        self.prev_old_share = 0.5
+        """A changed ``prev``: the share of older hashes of this record (else random)."""
+        """Tests: the one field a ``field`` deviation changes, e.g. ``("entry", "prev")``."""
 
     # ---- delivery, as the node does it --------------------------------------------------
 
@@ -680,13 +685,13 @@ class Table:
         ]
         if body.TAG == ACTION_KIND:
             choices += [("action", None)] * 6
-        where, name = rng.choice(choices)
+        where, name = self.field_only or rng.choice(choices)
         must: bool | None = True
         if where == "entry":
             if name == "seat":
                 new = dataclasses.replace(entry, seat=rng.choice(others))
             elif name == "step":
-                new = dataclasses.replace(entry, step=entry.step + rng.choice((-1, 1, 2)))
+                new = dataclasses.replace(entry, step=entry.step + rng.choice(self.step_shifts))
                 must = None
             elif name == "prev":
                 rec = d.record
@@ -694,7 +699,10 @@ class Table:
                     rec.hashes[rng.randrange(len(rec.hashes) - 1)] if len(rec.hashes) > 1 else None
                 )
                 new = dataclasses.replace(
-                    entry, prev=old if old is not None and rng.random() < 0.5 else rng.randbytes(32)
+                    entry,
+                    prev=old
+                    if old is not None and rng.random() < self.prev_old_share
+                    else rng.randbytes(32),
                 )
             else:
                 new = dataclasses.replace(entry, table_id=rng.randbytes(len(entry.table_id)))
@@ -1093,6 +1101,7 @@ def run_inprocess(
     seed: int,
     fork_rate: float = DEFAULT_FORK_RATE,
     forks_per_turn: int = DEFAULT_FORKS_PER_TURN,
+    only: tuple[str, ...] | None = None,
 ) -> dict[str, Any]:
     totals = Totals()
     circles = Circle()
@@ -1107,8 +1116,15 @@ def run_inprocess(
                 break
             table_seed = seed * 1_000_003 + i
             i += 1
+            game = random.Random(table_seed).choice(only) if only else None
             reports = play_one(
-                table_seed, circles, Path(tmp), verified, fork_rate, forks_per_turn=forks_per_turn
+                table_seed,
+                circles,
+                Path(tmp),
+                verified,
+                fork_rate,
+                game=game,
+                forks_per_turn=forks_per_turn,
             )
             for r in reports:
                 totals.add(r)
@@ -1221,7 +1237,10 @@ def main(argv: list[str] | None = None) -> int:
 
         out = adversary_procs.run(args.games or 6, seed)
     else:
-        out = run_inprocess(args.games, args.seconds, seed, args.fork_rate, args.forks_per_turn)
+        only = tuple(args.game) if args.game else None
+        out = run_inprocess(
+            args.games, args.seconds, seed, args.fork_rate, args.forks_per_turn, only
+        )
     if args.json:
         print(json.dumps(out, indent=2))
     else:
