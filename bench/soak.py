@@ -14,9 +14,12 @@ its own process after a garbage collection:
 - ``tasks``: Trio tasks alive in the process (walked from the root task).
 
 Leaks show as growth that keeps going once the process has warmed up, so the
-report compares each peer's figures at game ``--baseline`` (20 by default) to
-its last game: ``growth`` is the relative change of the worst peer, and the
-run passes when every growth is below ``--max-growth`` (10 %).  Every record
+report compares each peer's figures at game ``--baseline`` to its last game:
+``growth`` is the relative change of the worst peer, and the run passes when
+every growth is below ``--max-growth`` (10 %).  The baseline is game 20, or
+half the run when the run is shorter than 40 games (:func:`baseline_for`); a
+baseline at or after the last game would compare a game with itself (always
+0 % growth), so it is refused, and the report names both games compared.  Every record
 file of every peer is verified offline (``p2p.verify``) while the run goes
 on; all peers of a game must agree on its ranking, state hash and record head.
 
@@ -190,6 +193,25 @@ def _rows(path: Path) -> list[dict[str, Any]]:
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
+DEFAULT_BASELINE = 20
+
+
+def baseline_for(games: int, baseline: int | None) -> int:
+    """The game the last one is compared with: ``baseline`` when given, else game 20, or
+    half the run for a run shorter than 40 games.  Raises ``ValueError`` when there is
+    nothing to compare (fewer than 2 games, or a baseline at or after the last game)."""
+    if games < 2:
+        raise ValueError(f"--games {games}: a soak needs at least 2 games to compare")
+    if baseline is None:
+        return min(DEFAULT_BASELINE, games // 2)
+    if not 1 <= baseline < games:
+        raise ValueError(
+            f"--baseline {baseline} must be a game before the last (1 to {games - 1} for"
+            f" --games {games}): comparing the last game with itself always shows 0% growth"
+        )
+    return baseline
+
+
 def growth(rows: list[dict[str, Any]], baseline: int) -> dict[str, dict[str, float]]:
     """Each metric at game ``baseline`` (1-based), at the last game, and the change."""
     first, last = rows[min(baseline, len(rows)) - 1], rows[-1]
@@ -299,6 +321,7 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
         "verified_records": verifier.verified,
         "seconds": round(time.monotonic() - started, 1),
         "baseline_game": min(args.baseline, checked),
+        "last_game": checked,
         "max_growth": args.max_growth,
         "problems": problems,
         "logs": str(tmp),
@@ -326,7 +349,11 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--games", type=int, default=200, help="games to play (default 200)")
     p.add_argument("--seats", type=int, default=4, help="peer processes, 4 to 6 (default 4)")
     p.add_argument(
-        "--baseline", type=int, default=20, help="compare the last game to this one (default 20)"
+        "--baseline",
+        type=int,
+        default=None,
+        help=f"compare the last game to this one, which must come before it (default"
+        f" {DEFAULT_BASELINE}, or half the run when --games is below {2 * DEFAULT_BASELINE})",
     )
     p.add_argument(
         "--max-growth", type=float, default=0.10, help="allowed growth, 0.10 = 10%% (default)"
@@ -354,13 +381,16 @@ def main(argv: list[str] | None = None) -> int:
     if not 4 <= args.seats <= 6:
         print("slaiga bench soak: --seats must be 4 to 6 (every game is played)", file=sys.stderr)
         return 2
-    if args.games < 1 or args.baseline < 1:
-        print("slaiga bench soak: --games and --baseline must be at least 1", file=sys.stderr)
+    try:
+        args.baseline = baseline_for(args.games, args.baseline)
+    except ValueError as exc:
+        print(f"slaiga bench soak: {exc}", file=sys.stderr)
         return 2
     report = run(args)
     if args.json:
         print(json.dumps(report, sort_keys=True))
     else:
+        print(f"compared game {report['baseline_game']} with game {report['last_game']}")
         for m, g in report.get("worst_growth", {}).items():
             print(f"{m:8} worst growth from game {report['baseline_game']}: {g:+.1%}")
         print(f"{report['games']} games, {report['verified_records']} records verified")

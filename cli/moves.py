@@ -19,7 +19,6 @@ sent now and the rest when the game asks for them (see ``cli.human``).
 
 from __future__ import annotations
 
-import copy
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from typing import Any
@@ -53,7 +52,6 @@ from cli.rulebuilder import (
     unquote,
 )
 from engine.cards import ACE, JOKER_RANK, SUIT_NAMES, SUIT_SYMBOLS, Card, slave_key
-from engine.errors import EngineError
 from engine.game import Action, Game
 
 # ---- small helpers -------------------------------------------------------------------
@@ -172,15 +170,7 @@ def plan_of(legal: Sequence[Action], test: Callable[[Action], bool], why: str) -
 
 def dry_run(game: Game, action: Action) -> str | None:
     """Why the game would refuse ``action`` now (tried on a copy), or ``None``."""
-    try:
-        trial = copy.deepcopy(game)
-    except Exception:  # an engine that cannot be copied: the table checks the move itself
-        return None
-    try:
-        trial.apply(action)
-    except EngineError as exc:
-        return str(getattr(exc, "reason", None) or exc)
-    return None
+    return game.check(action)
 
 
 # ---- the interface -----------------------------------------------------------------------

@@ -43,6 +43,7 @@ from p2p.events import (
     SeatStalled,
     SeatUp,
     StepDone,
+    Vanished,
     Welcomed,
 )
 from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
@@ -309,7 +310,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         # even with --json, say what is going on during long waits, on stderr
         def on_event(event: NodeEvent) -> None:  # noqa: F811
             if (
-                isinstance(event, SeatStalled | CheatSeen | Abandoned | HandedOver)
+                isinstance(event, SeatStalled | Vanished | CheatSeen | Abandoned | HandedOver)
                 and not args.quiet
             ):
                 _err.print(event.describe())
@@ -394,7 +395,28 @@ def _print_result(result: TableResult, as_json: bool) -> None:
     if "record_steps" in summary:
         _out.print(f"record: {summary['record_steps']} steps, head {summary['record_head']}")
     for cheat in summary.get("cheats", []):
-        _out.print(f"[red]cheat by slot {cheat['culprit']}: {cheat['kind']}: {cheat['reason']}")
+        _out.print(f"[red]cheat by {cheat['name']}: {cheat['kind']}: {cheat['reason']}")
+
+
+def _abandoned(exc: TableAbandoned, as_json: bool) -> int:
+    """A table given up for a silent player: who was absent (seat and name), the table
+    and our record file, as the full result object with ``--json``."""
+    result = exc.result
+    if not isinstance(result, TableResult):
+        return _fail(str(exc), as_json, EXIT_ABANDONED)
+    if isinstance(result.manifest.protocol, GameProtocol):
+        summary = result.game_summary()
+    else:
+        summary = result.summary()
+        summary["record"] = str(result.record_file) if result.record_file else None
+    summary["error"] = str(exc)
+    if as_json:
+        print(json.dumps(summary, sort_keys=True), flush=True)
+    _err.print(f"[red]error:[/red] {exc}")
+    if not as_json and summary.get("record"):
+        _out.print(f"record: {summary['record']}")
+        _out.print(f"check it yourself: slaiga verify {summary['record']}")
+    return EXIT_ABANDONED
 
 
 def _fail(message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
@@ -402,6 +424,30 @@ def _fail(message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
         print(json.dumps({"error": message}), flush=True)
     _err.print(f"[red]error:[/red] {message}")
     return code
+
+
+def _crash_line(exc: BaseException, node: Node) -> str:
+    """One line for a bug of this program (never a peer's fault: every peer input is
+    judged before it is used), with the full traceback written to the state folder."""
+    import traceback
+
+    crash = node.cfg.state_dir / "crash.log"
+    where = ""
+    try:
+        crash.parent.mkdir(parents=True, exist_ok=True)
+        with open(crash, "a", encoding="utf-8") as f:
+            f.write(f"--- {time.strftime('%Y-%m-%d %H:%M:%S')}\n")
+            f.write("".join(traceback.format_exception(exc)))
+        where = f"; details in {crash}"
+    except OSError:
+        pass
+    record = ""
+    if node.store is not None:
+        record = f"; the record file {node.store.path} is intact"
+    return (
+        f"this program failed ({type(exc).__name__}: {exc}){record}{where}."
+        " Please report it; `slaiga resume` may go on."
+    )
 
 
 def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ignore[no-untyped-def]
@@ -414,13 +460,16 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
         return EXIT_ABANDONED
     except TableAbandoned as exc:
         close_player(node.player, None)
-        return _fail(str(exc), args.json, EXIT_ABANDONED)
+        return _abandoned(exc, args.json)
     except (P2PError, ValueError) as exc:
         close_player(node.player, None)
         return _fail(str(exc), args.json)
     except trio.TooSlowError:
         close_player(node.player, None)
         return _fail("timed out while forming the table", args.json)
+    except Exception as exc:  # noqa: BLE001 - a bug of ours: one line, the details in a file
+        close_player(node.player, None)
+        return _fail(_crash_line(exc, node), args.json)
     if isinstance(result.manifest.protocol, GameProtocol):
         close_player(node.player, result.game_summary())
     _print_result(result, args.json)

@@ -55,8 +55,11 @@ def _culprit_text(report: VerifyReport) -> str:
         if f.kind == "Dispute":
             return "no seat is proven at fault: the dispute cannot be settled from the record"
         return "no seat is proven at fault: the file itself is forged or damaged"
-    name = report.seat_name(f.culprit)
-    return f"culprit: seat {report.engine_seat(f.culprit)}" + (f" ({name})" if name else "")
+    name = report.seat_name(f.culprit) or "a player"
+    position = next((s.position for s in report.seats if s.slot == f.culprit), None)
+    # the numbers of the seat table above: seat counted from 1 (when drawn), and slot
+    seat = f"seat {position}, " if position is not None else ""
+    return f"culprit: {name} ({seat}slot {f.culprit})"
 
 
 def _print_human(report: VerifyReport) -> None:

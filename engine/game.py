@@ -46,6 +46,7 @@ handler runs. ``docs/adding-a-game.md`` walks through a whole game.
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import hashlib
 import inspect
@@ -351,6 +352,20 @@ class Game:
                 action, f"{type(action).__name__} is not allowed now (allowed: {names})"
             )
         return self._run(self._then_automatic(handler(self, action)))
+
+    def check(self, action: Action) -> str | None:
+        """Why the rules would refuse ``action`` now, or ``None`` if they accept it.
+
+        The one legality trial (the screen, the node and bots all ask here): the
+        action is applied to a copy, so this instance is never changed.  Only what
+        this instance knows is judged: a claim about cards it cannot see passes here
+        and is judged when they are revealed."""
+        trial = copy.deepcopy(self)
+        try:
+            trial.apply(action)
+        except EngineError as exc:
+            return str(getattr(exc, "reason", None) or exc)
+        return None
 
     def legal_actions(self, seat: int) -> list[Action]:
         """The actions ``seat`` may take now (empty unless it is in ``to_move()``)."""

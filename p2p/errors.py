@@ -132,10 +132,16 @@ class TableAbandoned(PeerError):
     convicted (silence proves nothing: it may be the network).
     """
 
-    def __init__(self, seat: int, waited: float) -> None:
-        super().__init__(f"table abandoned: seat {seat} silent for {waited:.1f}s")
+    def __init__(self, seat: int, waited: float, name: str | None = None) -> None:
+        who = name if name is not None else f"the player in slot {seat}"
+        super().__init__(f"table abandoned: {who} silent for {waited:.1f}s")
         self.seat = seat
+        """The silent seat's slot (the record's numbering)."""
         self.waited = waited
+        self.name = name
+        """The silent player's name (the node adds it)."""
+        self.result: object = None
+        """The node's ``TableResult`` once the table has ended (``absent`` set)."""
 
 
 # ---------------------------------------------------------------------------

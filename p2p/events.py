@@ -7,9 +7,13 @@ line, see :meth:`~NodeEvent.data`) and a sentence for a person
 (:meth:`~NodeEvent.describe`).  Kinds and field names are a stable interface:
 tests and tools parse the JSON lines.
 
-Seats are named by ``slot`` (the join order, fixed by the manifest) where the
-event is about a link, and by ``seat``/``culprit`` where it is about the
-record; both are the numbers the record uses.
+One numbering everywhere.  Every event about a player names it three ways,
+always the same: ``name`` (what the person chose; the text shows only this),
+``seat`` (the place in the drawn seat order, from 0: the number the game, its
+results and the screen use; ``None`` before the order is drawn) and ``slot``
+(the join order the manifest and the record use).  A culprit is named by
+``name``, ``culprit`` (its seat) and ``culprit_slot``, as in the results of
+``slaiga open/join --json`` and ``slaiga verify --json``.
 """
 
 from __future__ import annotations
@@ -160,28 +164,34 @@ class Meshed(NodeEvent):
 # ---- links to the other seats ------------------------------------------------------------------
 
 
-@_event("peer_up", "seat {slot} connected")
+@_event("peer_up", "{name} connected")
 @dataclass(frozen=True, slots=True)
 class SeatUp(NodeEvent):
-    """The link to the seat in ``slot`` came up."""
+    """The link to the player ``name`` came up."""
 
-    slot: int
+    name: str
+    seat: int | None
+    slot: int | None
 
 
-@_event("peer_down", "seat {slot} disconnected: {reason}")
+@_event("peer_down", "{name} disconnected: {reason}")
 @dataclass(frozen=True, slots=True)
 class SeatDown(NodeEvent):
-    """The link to the seat in ``slot`` (``None`` if not yet known) went down."""
+    """The link to the player ``name`` (``slot`` ``None`` if not yet known) went down."""
 
+    name: str
+    seat: int | None
     slot: int | None
     reason: str
 
 
-@_event("peer_dropped", "dropped seat {slot}: {reason}")
+@_event("peer_dropped", "dropped the link to {name}: {reason}")
 @dataclass(frozen=True, slots=True)
 class SeatDropped(NodeEvent):
-    """We closed the link to the seat in ``slot`` (e.g. for going over a budget)."""
+    """We closed the link to the player ``name`` (e.g. for going over a budget)."""
 
+    name: str
+    seat: int | None
     slot: int | None
     reason: str
 
@@ -215,77 +225,114 @@ class StepDone(NodeEvent):
     kind: str
 
 
-@_event("stalled", "seat {seat} owes step {step} and has been silent {silent_for:.1f}s")
+@_event("stalled", "{name} owes step {step} and has been silent {silent_for:.1f}s")
 @dataclass(frozen=True, slots=True)
 class SeatStalled(NodeEvent):
-    """A seat owes step ``step`` and has been silent for ``silent_for`` seconds."""
+    """A player owes step ``step`` and has been silent for ``silent_for`` seconds."""
 
-    seat: int
+    name: str
+    seat: int | None
+    slot: int
     step: int
     silent_for: float
 
 
-@_event("recovered", "seat {seat} is back")
+@_event("recovered", "{name} is back")
 @dataclass(frozen=True, slots=True)
 class SeatRecovered(NodeEvent):
-    """A stalled seat spoke again."""
+    """A stalled player spoke again."""
 
-    seat: int
+    name: str
+    seat: int | None
+    slot: int
 
 
-@_event("abandoned", "table abandoned: seat {seat} silent for {waited:.1f}s")
+@_event(
+    "vanished",
+    "{name} has had no link to anyone for {silent_for:.0f}s and owes step {step};"
+    " the table waits for {name} (it gives up after {gives_up_in:.0f}s more)",
+)
+@dataclass(frozen=True, slots=True)
+class Vanished(NodeEvent):
+    """The player who owes the current step has had no link to any other seat (as far
+    as the seats we hear from report) for the machine steps' limit: most likely gone."""
+
+    name: str
+    seat: int | None
+    slot: int
+    step: int
+    silent_for: float
+    gives_up_in: float
+
+
+@_event("abandoned", "table abandoned: {name} silent for {waited:.1f}s")
 @dataclass(frozen=True, slots=True)
 class Abandoned(NodeEvent):
-    """A seat stayed silent past the maximum wait; the table ends."""
+    """A player stayed silent past the maximum wait; the table ends."""
 
-    seat: int
+    name: str
+    seat: int | None
+    slot: int
     waited: float
 
 
-@_event("fork", "seat {seat}'s entry chains to a step we do not know; fetching records to see why")
+@_event("fork", "{name}'s entry chains to a step we do not know; fetching records to see why")
 @dataclass(frozen=True, slots=True)
 class Forked(NodeEvent):
-    """A seat's entry (relayed by ``via``) chains to a step we do not hold."""
+    """A player's entry (relayed by the seat in slot ``via``) chains to a step we do not
+    hold."""
 
-    seat: int
+    name: str
+    seat: int | None
+    slot: int
     via: int | None
 
 
-@_event("cheat", "CHEAT by seat {culprit}: {kind}: {reason}")
+@_event("cheat", "CHEAT by {name}: {kind}: {reason}")
 @dataclass(frozen=True, slots=True)
 class CheatSeen(NodeEvent):
-    """A seat (or the link it came over) sent something bad; ``kind`` names the error class."""
+    """A player (or the link it came over) sent something bad; ``kind`` names the error
+    class."""
 
-    culprit: int
+    name: str
+    culprit: int | None
+    culprit_slot: int
     kind: str
     reason: str
 
 
-@_event("convicted", "CHEAT PROVEN: seat {culprit} ({kind}): {reason}")
+@_event("convicted", "CHEAT PROVEN: {name} ({kind}): {reason}")
 @dataclass(frozen=True, slots=True)
 class Convicted(NodeEvent):
-    """A seat is proven to have cheated, with signed evidence; the game ends."""
+    """A player is proven to have cheated, with signed evidence; the game ends."""
 
-    culprit: int
+    name: str
+    culprit: int | None
+    culprit_slot: int
     kind: str
     reason: str
 
 
-@_event("dispute", "table ended by a dispute nobody can settle: {reason}")
+@_event("dispute", "table ended by a dispute nobody can settle ({name}'s proof): {reason}")
 @dataclass(frozen=True, slots=True)
 class Disputed(NodeEvent):
-    """The game ended on a dispute that the record cannot settle."""
+    """The game ended on a dispute that the record cannot settle (``name``'s proof is
+    the one disputed)."""
 
-    seat: int
+    name: str
+    seat: int | None
+    slot: int
     reason: str
 
 
-@_event("aborted", "table ended: seat {seat} is proven to have cheated ({reason})")
+@_event("aborted", "table ended: {name} is proven to have cheated ({reason})")
 @dataclass(frozen=True, slots=True)
 class Aborted(NodeEvent):
-    """The table ended because ``seat`` is proven to have cheated."""
+    """The table ended because the player ``name`` is proven to have cheated."""
 
-    seat: int
+    name: str
+    seat: int | None
+    slot: int
     reason: str
 
 
@@ -302,9 +349,17 @@ class HandedOver(NodeEvent):
 @_event("ended", "the game is over early")
 @dataclass(frozen=True, slots=True)
 class EndedEarly(NodeEvent):
-    """The game ended before its last step (``culprit`` when a cheat ended it)."""
+    """The game ended before its last step (``name``, ``culprit`` and ``culprit_slot``
+    when a cheat ended it)."""
 
+    name: str | None
     culprit: int | None
+    culprit_slot: int | None
+
+    def describe(self) -> str:
+        if self.name is None:
+            return self.TEXT
+        return f"{self.TEXT}: {self.name} is proven to have cheated"
 
 
 @_event("finished", "record complete: {steps} steps, head {head}")
@@ -316,20 +371,49 @@ class RecordFinished(NodeEvent):
     head: str
 
 
-@_event("peer_finished", "seat {slot} has the whole record too")
+@_event("peer_finished", "{name} has the whole record too")
 @dataclass(frozen=True, slots=True)
 class SeatFinished(NodeEvent):
-    """The seat in ``slot`` says its record is complete at ``step``."""
+    """The player ``name`` says its record is complete at ``step``."""
 
+    name: str
+    seat: int | None
     slot: int
     step: int
 
 
-@_event("divergent", "seat {slot} finished with a different record head")
+@_event("head_claimed", "{name} says its record ends at another head; comparing its entries")
+@dataclass(frozen=True, slots=True)
+class HeadClaimed(NodeEvent):
+    """The player ``name`` says (unsigned) that its finished record has head ``head``,
+    not ours; its record is fetched and compared entry by entry."""
+
+    name: str
+    seat: int | None
+    slot: int
+    head: str
+
+
+@_event(
+    "false_head",
+    "{name} claimed another record head, but its signed entries match ours; the game stands",
+)
+@dataclass(frozen=True, slots=True)
+class FalseHead(NodeEvent):
+    """A head claim that the claimant's own signed entries do not bear out: no fork."""
+
+    name: str
+    seat: int | None
+    slot: int
+
+
+@_event("divergent", "{name}'s signed record forks from ours")
 @dataclass(frozen=True, slots=True)
 class Divergent(NodeEvent):
-    """The seat in ``slot`` finished with another record head than ours."""
+    """The player ``name`` finished on a record whose signed entries fork from ours."""
 
+    name: str
+    seat: int | None
     slot: int
 
 

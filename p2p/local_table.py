@@ -59,14 +59,29 @@ def game_genesis(
     options: Mapping[str, Any] | None = None,
     identities: list[IdentityKey] | None = None,
     seals: list[SealKey] | None = None,
+    limits: tuple[int, int, int, int] | None = None,
+    names: list[str] | None = None,
 ) -> tuple[Genesis, list[IdentityKey], list[SealKey]]:
-    """A signed genesis for a game table of ``seats`` fresh identities (tests, bench)."""
+    """A signed genesis for a game table of ``seats`` fresh identities (tests, bench);
+    ``limits`` are the silence limits in ms (stall, max wait, decision stall, decision
+    max wait), the defaults when ``None``; ``names`` the players' names (``seatN``)."""
+    stall, wait, decide_stall, decide_max = limits or (
+        DEFAULT_STALL_AFTER_MS,
+        DEFAULT_MAX_WAIT_MS,
+        DEFAULT_DECIDE_STALL_MS,
+        DEFAULT_DECIDE_MAX_MS,
+    )
     spec = registry.get(game)
     opts = dict(spec.factory(seats, dict(options or {})).options)
     ids = identities or [IdentityKey.generate() for _ in range(seats)]
     sls = seals or [SealKey.generate() for _ in range(seats)]
     members = tuple(
-        Member(f"seat{i}", ids[i].public, sls[i].public, f"127.0.0.1:{40000 + i}")
+        Member(
+            names[i] if names else f"seat{i}",
+            ids[i].public,
+            sls[i].public,
+            f"127.0.0.1:{40000 + i}",
+        )
         for i in range(seats)
     )
     manifest = Manifest(
@@ -75,9 +90,9 @@ def game_genesis(
         game,
         opts,
         members,
-        DEFAULT_STALL_AFTER_MS,
-        DEFAULT_MAX_WAIT_MS,
-        GameProtocol(DEFAULT_DECIDE_STALL_MS, DEFAULT_DECIDE_MAX_MS),
+        stall,
+        wait,
+        GameProtocol(decide_stall, decide_max),
     )
     raw = manifest_bytes(manifest)
     genesis = make_genesis(raw, {i: sign_manifest(ids[i], raw) for i in range(seats)})

@@ -33,7 +33,6 @@ real I/O:
 from __future__ import annotations
 
 import contextlib
-import copy
 import hashlib
 import json
 import math
@@ -50,7 +49,6 @@ import trio
 
 from crypto.identity import IdentityKey, fingerprint
 from crypto.seal import SealKey
-from engine.errors import EngineError
 from engine.players import BotPlayer, LeftTable, Player
 from p2p import discovery, wire
 from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
@@ -77,10 +75,12 @@ from p2p.events import (
     Disputed,
     Divergent,
     EndedEarly,
+    FalseHead,
     Forked,
     Formed,
     Forming,
     HandedOver,
+    HeadClaimed,
     Joined,
     LingerTimeout,
     Listening,
@@ -97,6 +97,7 @@ from p2p.events import (
     SeatStalled,
     SeatUp,
     StepDone,
+    Vanished,
     Waiting,
     Welcomed,
     Withdrawn,
@@ -121,6 +122,7 @@ from p2p.game_rule import (
     DEFAULT_DECIDE_STALL_MS,
     GameProtocol,
     SeatKeys,
+    SeatList,
     decide_limits,
     describe,
 )
@@ -135,7 +137,7 @@ from p2p.mesh import (
 )
 from p2p.record import Offer, Record, Status
 from p2p.seat import SeatDriver, game_of, rule_factory
-from p2p.signing import SignedManifests, offer_problems, timeout_problem
+from p2p.signing import SignedManifests, offer_problems, play_problem, timeout_problem
 from p2p.silence import Recovered, SilenceMonitor, Stalled
 from p2p.store import RecordFile
 from p2p.wire import Hash, Step, TableId
@@ -177,6 +179,18 @@ class Finished(wire.Message):
     head: Hash
 
 
+@wire.message("links")
+@dataclass(frozen=True, slots=True)
+class Links(wire.Message):
+    """The slots a peer holds a link to now, sent to every linked seat when that changes.
+
+    Unsigned, so only a hint: it lets each peer tell a player whose machine is gone
+    (no link to anyone) from one who is merely thinking, and say so by name."""
+
+    table_id: TableId
+    slots: SeatList
+
+
 # ---------------------------------------------------------------------------
 # Identity and state on disk
 # ---------------------------------------------------------------------------
@@ -209,6 +223,17 @@ def load_identity(state_dir: Path) -> tuple[IdentityKey, SealKey]:
 
 def record_path(state_dir: Path, table_id: bytes) -> Path:
     return state_dir / TABLES_DIR / f"{table_id.hex()}{RECORD_SUFFIX}"
+
+
+def already_played(state_dir: Path, table_id: bytes) -> str | None:
+    """Why a table id must not be formed afresh here: this state folder already holds its
+    record or its secret (an old manifest replayed, or a table to resume); else ``None``."""
+    if record_path(state_dir, table_id).exists() or secret_path(state_dir, table_id).exists():
+        return (
+            f"table {table_id.hex()} was already played from this state folder;"
+            f" use `slaiga resume {table_id.hex()}` to go on with it"
+        )
+    return None
 
 
 def options_digest(options: dict[str, Any]) -> str:
@@ -294,6 +319,8 @@ class TableResult:
     divergent: list[int] = field(default_factory=list)
     aborted: int | None = None
     """The seat whose proven equivocation ended the table early (``None``: it did not)."""
+    absent: int | None = None
+    """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
     convicted: CheatReport | None = None
     """The proven cheat that ended the game (its signed entry is in our record file)."""
     disputed: str | None = None
@@ -314,6 +341,21 @@ class TableResult:
             return slot
         return self.seat_order.index(slot)
 
+    def _culprit(self, slot: int) -> dict[str, Any]:
+        return {
+            "culprit": self.engine_seat(slot) if slot in self.seat_order else None,
+            "culprit_slot": slot,
+            "name": self.manifest.seats[slot].name,
+        }
+
+    def player(self, slot: int | None) -> dict[str, Any] | None:
+        """A player as the results name it: ``seat`` (place in the seat order, from 0;
+        ``None`` before the draw), ``slot`` (join order) and ``name``."""
+        if slot is None:
+            return None
+        seat = self.seat_order.index(slot) if slot in self.seat_order else None
+        return {"seat": seat, "slot": slot, "name": self.manifest.seats[slot].name}
+
     def game_summary(self) -> dict[str, Any]:
         """The final object of ``slaiga open/join/resume/play --json``."""
         culprit = self.convicted.culprit if self.convicted is not None else self.aborted
@@ -330,7 +372,12 @@ class TableResult:
             "record_head": self.record.head.hex() if self.record is not None else None,
             "record": str(self.record_file) if self.record_file is not None else None,
             "culprit": self.engine_seat(culprit),
-            "finished": bool(self.game) and self.convicted is None and self.disputed is None,
+            "culprit_name": self.manifest.seats[culprit].name if culprit is not None else None,
+            "absent": self.player(self.absent),
+            "finished": bool(self.game)
+            and self.convicted is None
+            and self.disputed is None
+            and self.absent is None,
             "entries": self.entries,
             "proofs": self.proofs,
         }
@@ -364,14 +411,18 @@ class TableResult:
             out["record_steps"] = self.record.step - 1
             out["record_head"] = self.record.head.hex()
             out["finished"] = self.record.finished
+        # players as everywhere else: culprit/seat in the seat order, *_slot, name
         if self.cheats:
             out["cheats"] = [
-                {"culprit": c.culprit, "kind": c.kind, "reason": c.reason} for c in self.cheats
+                {**self._culprit(c.culprit), "kind": c.kind, "reason": c.reason}
+                for c in self.cheats
             ]
         if self.stalls:
-            out["stalls"] = [s.seat for s in self.stalls]
+            out["stalls"] = [self.player(s.seat) for s in self.stalls]
         if self.aborted is not None:
-            out["aborted"] = {"culprit": self.aborted, "reason": "equivocation"}
+            out["aborted"] = {**self._culprit(self.aborted), "reason": "equivocation"}
+        if self.absent is not None:
+            out["absent"] = self.player(self.absent)
         return out
 
 
@@ -405,8 +456,21 @@ class Node:
         self.finished_peers: dict[int, bytes] = {}
         self.divergent: list[int] = []
         self.aborted: int | None = None
+        self.absent: int | None = None
+        """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
         self._suspects: list[tuple[BrokenChain, int | None]] = []
         self._fork_fetches: set[tuple[int, int]] = set()
+        self._head_checks: dict[int, int] = {}
+        """Seats whose claimed head differs from ours, and the step their record is fetched
+        from next to compare it with ours (a head claim is a hint, not evidence)."""
+        self._head_checked: set[int] = set()
+        self._head_forks: set[int] = set()
+        self._false_heads: set[int] = set()
+        self._links: dict[int, frozenset[int]] = {}
+        """The slots each seat last said it holds a link to (:class:`Links`)."""
+        self._unlinked_since: dict[int, float] = {}
+        """Slots nobody we hear from holds a link to, and since when."""
+        self._vanished: set[tuple[int, int]] = set()
         self._equivocations: set[tuple[int, int]] = set()
         self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
@@ -463,7 +527,7 @@ class Node:
             return self.record.signed_from(step) if self.record is not None else []
 
         def dropped(peer: bytes, reason: str) -> None:
-            self.emit(SeatDropped(slot=self._slot_of(peer), reason=reason))
+            self.emit(SeatDropped(**self._who(self._slot_of(peer)), reason=reason))
 
         self.fetches = FetchServer(nursery, mesh, entries_from, dropped)
 
@@ -504,8 +568,9 @@ class Node:
         except TableAbandoned as exc:
             if not self._ready_to_blame(now, monitor):
                 return []
-            self.emit(Abandoned(seat=exc.seat, waited=exc.waited))
-            raise
+            self.emit(Abandoned(**self._who(exc.seat), waited=exc.waited))
+            self.absent = exc.seat
+            raise TableAbandoned(exc.seat, exc.waited, self._who(exc.seat)["name"]) from None
 
     def _ready_to_blame(self, now: float, monitor: SilenceMonitor) -> bool:
         rec, mesh = self.record, self.mesh
@@ -558,11 +623,29 @@ class Node:
     def _slot_of(self, peer: bytes) -> int | None:
         return self.manifest.seat_of(peer) if self.manifest is not None else None
 
+    def _seat_order(self) -> tuple[int, ...]:
+        """Slots in the drawn seat order (empty before it is drawn)."""
+        if self.record is not None and isinstance(self.record.rule, FormingRule):
+            return self.record.rule.seat_order or ()
+        return ()
+
+    def _who(self, slot: int | None) -> dict[str, Any]:
+        """How events name the player in ``slot``: ``name``, ``seat`` (its place in the
+        seat order, from 0, like the results; ``None`` before the draw) and ``slot``."""
+        manifest = self.manifest
+        if slot is None or manifest is None or not 0 <= slot < manifest.n_seats:
+            return {"name": "a peer not yet seated", "seat": None, "slot": slot}
+        order = self._seat_order()
+        seat = order.index(slot) if slot in order else None
+        return {"name": manifest.seats[slot].name, "seat": seat, "slot": slot}
+
+    def _culprit(self, slot: int) -> dict[str, Any]:
+        who = self._who(slot)
+        return {"name": who["name"], "culprit": who["seat"], "culprit_slot": slot}
+
     def _result(self) -> TableResult:
         assert self.manifest is not None
-        order: tuple[int, ...] = ()
-        if self.record is not None and isinstance(self.record.rule, FormingRule):
-            order = self.record.rule.seat_order or ()
+        order = self._seat_order()
         game = game_of(self.record) if self.record is not None else None
         return TableResult(
             convicted=self.convicted,
@@ -581,6 +664,7 @@ class Node:
             peers_finished=set(self.finished_peers),
             divergent=list(self.divergent),
             aborted=self.aborted,
+            absent=self.absent,
         )
 
     # -- opening --------------------------------------------------------
@@ -597,6 +681,11 @@ class Node:
         absurd = timeout_problem(self.cfg.stall_after_ms, self.cfg.max_wait_ms, protocol)
         if absurd:
             raise NodeError(f"the joiners would refuse these limits: {absurd}")
+        unplayable = (
+            play_problem(game, seats, options) if isinstance(protocol, GameProtocol) else None
+        )
+        if unplayable:
+            raise NodeError(f"the joiners would refuse this game: {unplayable}")
         table_id = new_table_id()
         async with contextlib.AsyncExitStack() as stack:
             mesh = await self._open_mesh(stack, table_id, self.cfg.host, self.cfg.port)
@@ -888,6 +977,9 @@ class Node:
             announced=self._lobby_ad,
             options_digest=options_digest,
         )
+        played = already_played(self.cfg.state_dir, manifest.table_id)
+        if played:
+            raise NodeError(f"refusing to sign the manifest: {played}")
         twice = SignedManifests(self.cfg.state_dir).problem(manifest.table_id, raw)
         if twice:
             problems.append(twice)
@@ -917,6 +1009,7 @@ class Node:
                 secret_path(self.cfg.state_dir, self.manifest.table_id)
             )
             self._new_record()
+            self._evidence.update(s.signature for s in loaded.entries)  # in the file already
             for signed in loaded.entries:
                 self._offer(signed, via=None, persist=False)
             return await self._play(stack, fresh=False)
@@ -944,6 +1037,9 @@ class Node:
         keys = {m.identity for m in manifest.seats}
         mesh.admit = lambda peer: None if peer in keys else ("full", "not seated at this table")
         if fresh:
+            played = already_played(self.cfg.state_dir, manifest.table_id)
+            if played:
+                raise NodeError(played)
             path = record_path(self.cfg.state_dir, manifest.table_id)
             path.parent.mkdir(parents=True, exist_ok=True)
             # the per-table secret (our key share, our dice) is durable before any entry
@@ -1086,7 +1182,7 @@ class Node:
             if rec.step != step or not driver.owes_decision() or self._ended():
                 self._deciding = None
                 return
-            problem = _try_action(engine, action)
+            problem = engine.check(action)
             if problem is None:
                 break
             player.progress(f"that move is not allowed: {problem}")
@@ -1129,6 +1225,9 @@ class Node:
             for view in offer.completed:
                 kind = view.entries[0].kind if view.entries else ""
                 self.emit(StepDone(step=view.number, kind=kind))
+        # a held entry refused at its step is evidence like any refused entry: kept first
+        for exc, signed in offer.refused:
+            self._keep_evidence(signed, exc)
         for cheat in offer.cheats:
             self._on_cheat(cheat, via)
         self._stop_if_fold_failed()
@@ -1154,7 +1253,7 @@ class Node:
             if via is not None:
                 kind = type(exc).__name__
                 self.cheats.append(CheatReport(via, kind, str(exc), via))
-                self.emit(CheatSeen(culprit=via, kind=kind, reason=str(exc)))
+                self.emit(CheatSeen(**self._culprit(via), kind=kind, reason=str(exc)))
             return
         if offer.status is Status.ACCEPTED:
             if persist:
@@ -1195,7 +1294,7 @@ class Node:
             if self._equivocations:
                 return  # the proven fork explains it
             self._suspects.append((exc, via))
-            self.emit(Forked(seat=exc.seat, via=via))
+            self.emit(Forked(**self._who(exc.seat), via=via))
             for slot in {via, exc.seat}:
                 if slot is not None and slot != self.my_seat:
                     self._fetch_whole_record(slot)
@@ -1219,10 +1318,20 @@ class Node:
         that ``slaiga verify`` re-checks (its own signer is the one it convicts)."""
         if isinstance(exc, ForgedSignature | BrokenChain) or self.store is None:
             return
-        if not self._is_game() or signed.signature in self._evidence:
+        if not self._is_game():
             return
-        self._evidence.add(signed.signature)
-        self.store.append(signed, sync=True)
+        envelopes = [signed]
+        if isinstance(exc, Equivocation):
+            # both versions: the other one may be held for a future step (so not in the
+            # file), and one envelope alone proves nothing
+            first, first_sig = exc.evidence[0], exc.evidence[1]
+            envelopes.insert(0, wire.Signed(first, first_sig))
+        rec = self.record
+        for env in envelopes:
+            if env.signature in self._evidence or (rec is not None and rec.holds(env)):
+                continue  # already in the file (as evidence, or accepted)
+            self._evidence.add(env.signature)
+            self.store.append(env, sync=True)
 
     def _is_game(self) -> bool:
         return self.manifest is not None and isinstance(self.manifest.protocol, GameProtocol)
@@ -1233,10 +1342,10 @@ class Node:
             return
         if isinstance(exc, Dispute):
             self.disputed = exc.reason
-            self.emit(Disputed(seat=exc.seat, reason=exc.reason))
+            self.emit(Disputed(**self._who(exc.seat), reason=exc.reason))
             return
         self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
-        self.emit(Convicted(culprit=exc.seat, kind=type(exc).__name__, reason=exc.reason))
+        self.emit(Convicted(**self._culprit(exc.seat), kind=type(exc).__name__, reason=exc.reason))
         if self.mesh is not None and self.record is not None:
             # relay what convicts it, so a seat it fed a different story convicts it too
             for signed in self.record.signed_from(max(1, self.record.step - 1)):
@@ -1261,20 +1370,22 @@ class Node:
         culprit = via if blame_via and via is not None else exc.seat
         report = CheatReport(culprit, type(exc).__name__, exc.reason, via)
         self.cheats.append(report)
-        self.emit(CheatSeen(culprit=culprit, kind=report.kind, reason=exc.reason))
+        self.emit(CheatSeen(**self._culprit(culprit), kind=report.kind, reason=exc.reason))
 
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
         mesh, rec, manifest = self.mesh, self.record, self.manifest
         assert mesh is not None and rec is not None and manifest is not None
         if isinstance(event, PeerUp):
             slot = self._slot_of(event.peer)
-            self.emit(SeatUp(slot=slot))
+            self.emit(SeatUp(**self._who(slot)))
             mesh.send_nowait(event.peer, wire.Fetch(manifest.table_id, rec.step))
             if rec.finished:
                 mesh.send_nowait(event.peer, Finished(manifest.table_id, rec.step, rec.head))
+            self._tell_links()
             return
         if isinstance(event, PeerDown):
-            self.emit(SeatDown(slot=self._slot_of(event.peer), reason=event.reason))
+            self.emit(SeatDown(**self._who(self._slot_of(event.peer)), reason=event.reason))
+            self._tell_links()
             return
         via = self._slot_of(event.peer)
         if via is None:
@@ -1288,27 +1399,147 @@ class Node:
         elif isinstance(msg, wire.Fetch):
             if msg.table_id == manifest.table_id and self.fetches is not None:
                 self.fetches.request(event.peer, msg)  # answered off this loop (p2p/fetch.py)
+        elif isinstance(msg, Links) and msg.table_id == manifest.table_id:
+            self._links[via] = frozenset(msg.slots)
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
-            self.emit(SeatFinished(slot=via, step=msg.step))
+            self.emit(SeatFinished(**self._who(via), step=msg.step))
         # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
+
+    # -- a vanished player -------------------------------------------------
+
+    def _linked(self) -> frozenset[int]:
+        mesh = self.mesh
+        if mesh is None:
+            return frozenset()
+        slots = (self._slot_of(peer) for peer in mesh.connections)
+        return frozenset(s for s in slots if s is not None)
+
+    def _tell_links(self) -> None:
+        """Tell every linked seat whom we hold a link to (on every change of our links)."""
+        mesh, manifest = self.mesh, self.manifest
+        if mesh is None or manifest is None:
+            return
+        mesh.broadcast(Links(manifest.table_id, tuple(sorted(self._linked()))))
+
+    def _track_links(self, now: float) -> None:
+        """Which seats no one we hear from holds a link to (we included), and since when.
+
+        While we hold no link at all it may be us who are cut off, so nobody is
+        judged then (the clocks start again when a link is back)."""
+        manifest = self.manifest
+        assert manifest is not None
+        mine = self._linked()
+        if not mine:
+            self._unlinked_since.clear()
+            return
+        heard = set(mine)
+        for slot in mine:
+            heard |= self._links.get(slot, frozenset())
+        for slot in range(manifest.n_seats):
+            if slot == self.my_seat or slot in heard:
+                self._unlinked_since.pop(slot, None)
+            else:
+                self._unlinked_since.setdefault(slot, now)
+
+    def _tell_vanished(self, monitor: SilenceMonitor, now: float) -> float | None:
+        """Say by name which player owing a decision has had no link to anyone for the
+        machine steps' limit (its machine is most likely gone, while the table would
+        wait the whole decision limit); returns when to look again (``None``: no need).
+
+        Ending the table early is the remaining players' call (a signed vote,
+        docs/design.md); until then the table waits, as the manifest says."""
+        rec, manifest = self.record, self.manifest
+        assert rec is not None and manifest is not None
+        self._track_links(now)
+        limit = manifest.max_wait_ms / 1000
+        if monitor.max_wait <= limit:
+            return None  # a machine step: the table gives up at this limit anyway
+        wake: float | None = None
+        for slot in sorted(rec.waiting_on()):
+            since = self._unlinked_since.get(slot)
+            if since is None or (slot, rec.step) in self._vanished:
+                continue
+            if now - since < limit:
+                wake = min(wake or math.inf, since + limit)
+                continue
+            self._vanished.add((slot, rec.step))
+            silent = monitor.silent_for(slot, now) or 0.0
+            event = Vanished(
+                **self._who(slot),
+                step=rec.step,
+                silent_for=round(now - since, 1),
+                gives_up_in=round(max(0.0, monitor.max_wait - silent), 1),
+            )
+            self.emit(event)
+            if self.player is not None:
+                self.player.progress(event.describe())  # the person at this seat hears it
+        return wake
 
     def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
         """Offer a fetched piece; if the peer holds more and this piece moved us on, ask it
-        for the next piece (replies come in bounded pieces, p2p/fetch.py)."""
+        for the next piece (replies come in bounded pieces, p2p/fetch.py).  While we
+        compare a seat's record with ours (:meth:`_check_head`), its pieces are walked to
+        the end whether or not they move us on."""
         rec, mesh = self.record, self.mesh
         assert rec is not None and mesh is not None
         before = rec.step, len(rec.signed_from(rec.step))
+        forks = len(self._equivocations), len(self._suspects)
         for signed in msg.entries:
             self._offer(signed, via)
+        if (len(self._equivocations), len(self._suspects)) != forks and via in self._head_checks:
+            self._head_forks.add(via)  # its signed entries fork from ours
+        cursor = self._head_checks.get(via)
+        if cursor is not None:
+            last = max((_entry_step(s) for s in msg.entries), default=cursor)
+            if msg.more:
+                self._head_checks[via] = max(last, cursor + 1)
+                mesh.send_nowait(peer, wire.Fetch(msg.table_id, self._head_checks[via]))
+            else:
+                del self._head_checks[via]
+            return
         if msg.more and (rec.step, len(rec.signed_from(rec.step))) != before:
             mesh.send_nowait(peer, wire.Fetch(msg.table_id, rec.step))
+
+    def _check_head(self, slot: int, head: bytes) -> None:
+        """A finished seat claims another head than ours.  The claim is not signed, so it
+        proves nothing: fetch that seat's whole record and compare.  Only signed entries
+        that fork from ours (equivocation, a chain we do not know) make it divergent; a
+        record that matches ours leaves the claim a false one, and the game stands."""
+        mesh, manifest = self.mesh, self.manifest
+        assert mesh is not None and manifest is not None
+        if slot in self._head_checked:
+            return
+        self._head_checked.add(slot)
+        self._head_checks[slot] = 1
+        self.emit(HeadClaimed(**self._who(slot), head=head.hex()))
+        mesh.send_nowait(manifest.seats[slot].identity, wire.Fetch(manifest.table_id, 1))
+
+    def _settle_heads(self, rec: Record) -> bool:
+        """Judge every head claim that differs from ours; ``True`` once none is still being
+        compared (a seat whose record forks from ours is then in :attr:`divergent`)."""
+        for slot, head in self.finished_peers.items():
+            if head != rec.head:
+                self._check_head(slot, head)
+        for slot in sorted(self._head_checked - set(self._head_checks)):
+            if slot in self.divergent or slot in self._false_heads:
+                continue
+            if slot in self._head_forks or self._equivocations:
+                self.divergent.append(slot)
+                self.emit(Divergent(**self._who(slot)))
+            else:
+                self._false_heads.add(slot)
+                self.emit(FalseHead(**self._who(slot)))
+        return not self._head_checks
 
     async def _run_record(self) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
             try:
                 await self._record_loop()
+            except TableAbandoned as exc:
+                exc.result = self._result()  # who was absent, the table, our record file
+                raise
             finally:
                 self._nursery = None
                 nursery.cancel_scope.cancel()
@@ -1325,6 +1556,7 @@ class Node:
         others = manifest.n_seats - 1
         announced_finish = False
         linger_until: float | None = None
+        self._tell_links()
         self._deliver()
         while True:
             self._act()
@@ -1333,44 +1565,43 @@ class Node:
                 # linger a moment so the evidence we relayed reaches every seat
                 if ended_at is None:
                     ended_at = now
-                    self.emit(
-                        EndedEarly(culprit=self.convicted.culprit if self.convicted else None)
-                    )
+                    if self.convicted is not None:
+                        self.emit(EndedEarly(**self._culprit(self.convicted.culprit)))
+                    else:
+                        self.emit(EndedEarly(name=None, culprit=None, culprit_slot=None))
                 if now >= ended_at + min(self.cfg.linger_s, 2.0):
                     return
             game = game_of(rec)
             limits = decide if game is not None and game.waits_for_decision() else machine_limits
             monitor.stall_after, monitor.max_wait = limits
             events = self._silence(monitor, now)
+            vanish_check = self._tell_vanished(monitor, now)
             for ev in events:
                 if isinstance(ev, Stalled):
                     self.stalls.append(ev)
-                    self.emit(SeatStalled(seat=ev.seat, step=ev.step, silent_for=ev.silent_for))
+                    self.emit(
+                        SeatStalled(**self._who(ev.seat), step=ev.step, silent_for=ev.silent_for)
+                    )
                     if self._equivocations:
                         # a proven equivocator and a record that cannot go on: end the table
                         culprit = min(seat for seat, _ in self._equivocations)
                         self.aborted = culprit
-                        self.emit(Aborted(seat=culprit, reason="equivocation"))
+                        self.emit(Aborted(**self._who(culprit), reason="equivocation"))
                         return
                     self._blame_suspects()
                     for peer in list(mesh.connections):
                         mesh.send_nowait(peer, wire.Fetch(manifest.table_id, rec.step))
                 else:
                     self.recoveries.append(ev)
-                    self.emit(SeatRecovered(seat=ev.seat))
+                    self.emit(SeatRecovered(**self._who(ev.seat)))
             if rec.finished:
                 if not announced_finish:
                     announced_finish = True
                     linger_until = now + self.cfg.linger_s
                     mesh.broadcast(Finished(manifest.table_id, rec.step, rec.head))
                     self.emit(RecordFinished(steps=rec.step - 1, head=rec.head.hex()))
-                for slot, head in self.finished_peers.items():
-                    if head != rec.head and slot not in self.divergent:
-                        self.divergent.append(slot)
-                        self.emit(Divergent(slot=slot))
-                        self._fetch_whole_record(slot)  # find the step where we forked
-                # with a divergent head, linger for the fetch that shows where we forked
-                settled = not self.divergent or self._equivocations
+                # a head unlike ours is compared entry by entry before anything is said
+                settled = self._settle_heads(rec)
                 if len(self.finished_peers) >= others and settled:
                     self._blame_suspects()
                     return
@@ -1380,6 +1611,8 @@ class Node:
                     self._blame_suspects()
                     return
             deadline = monitor.next_deadline() if not rec.finished else linger_until
+            if vanish_check is not None and not rec.finished:
+                deadline = min(deadline or vanish_check, vanish_check)
             if ended_at is not None:
                 deadline = ended_at + min(self.cfg.linger_s, 2.0)
             if rec.owes(self.my_seat) and self._pace_until > now:
@@ -1396,18 +1629,17 @@ class Node:
                     await self._handle(event)
 
 
+def _entry_step(signed: wire.Signed) -> int:
+    """The step an envelope's entry claims (0 when it does not decode)."""
+    try:
+        entry = wire.decode_body(signed.entry, wire.Entry)
+    except RemoteProtocolError:
+        return 0
+    return entry.step  # type: ignore[attr-defined]
+
+
 def _cut(text: str, limit: int) -> str:
     return text[:limit]
-
-
-def _try_action(engine: Any, action: Any) -> str | None:
-    """Why ``action`` would be refused by (a copy of) our engine, or ``None``."""
-    trial = copy.deepcopy(engine)
-    try:
-        trial.apply(action)
-    except EngineError as exc:
-        return getattr(exc, "reason", str(exc))
-    return None
 
 
 def secret_path(state_dir: Path, table_id: bytes) -> Path:

@@ -131,13 +131,17 @@ class Offer:
     the order they joined (the offered one first, then released held ones).
     ``completed`` lists the steps completed.  ``cheats`` lists violations found
     in *held* entries released by this offer (a violation in the offered entry
-    itself is raised instead).
+    itself is raised instead).  ``refused`` pairs each such violation in a released
+    held entry with that entry's signed envelope: the evidence a peer must keep, as it
+    keeps an offered entry that is refused (a verdict found when a step completes has
+    no pair: its entries joined the record).
     """
 
     status: Status
     accepted: tuple[Accepted, ...] = ()
     completed: tuple[StepView, ...] = ()
     cheats: tuple[CheatDetected, ...] = ()
+    refused: tuple[tuple[CheatDetected, Signed], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -229,6 +233,10 @@ class Record:
         for k in range(1, len(self.steps)):
             for s in sorted(self.steps[k]):
                 yield self.steps[k][s].entry
+
+    def holds(self, signed: Signed) -> bool:
+        """Whether these very envelope bytes joined the record (accepted, not just held)."""
+        return self._verified.get(signed.signature) == signed.entry
 
     def held_count(self) -> int:
         return self._held_count
@@ -356,6 +364,7 @@ class Record:
         accepted = [first]
         completed: list[StepView] = []
         cheats: list[CheatDetected] = []
+        refused: list[tuple[CheatDetected, Signed]] = []
         while self._owed is not None and self._owed.seats == self._pending.keys():
             completed.append(self._complete())
             if self.failure is not None:
@@ -369,10 +378,13 @@ class Record:
                     got = self._take(held)
                 except CheatDetected as exc:
                     cheats.append(exc)
+                    refused.append((exc, held.signed))
                     continue
                 if got is not None:
                     accepted.append(got)
-        return Offer(Status.ACCEPTED, tuple(accepted), tuple(completed), tuple(cheats))
+        return Offer(
+            Status.ACCEPTED, tuple(accepted), tuple(completed), tuple(cheats), tuple(refused)
+        )
 
     def _same_or_equivocation(self, prior: _Slot, slot: _Slot) -> Offer:
         if prior.signed.entry == slot.signed.entry:

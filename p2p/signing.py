@@ -10,6 +10,10 @@ honest seats would then be blamed with ``BrokenChain``.  So before signing:
   names the table id we dialled.
 * **Sane timeouts** (:func:`timeout_problem`): ``stall_after_ms = 1`` would
   make every peer cry "stalled" at once and fetch from everyone all the time.
+* **A game it can play** (:func:`game_problem`): the game is built from the
+  registry with the manifest's seats and options, so a manifest naming an
+  unknown game, an unknown option, a value of the wrong type or out of range
+  (``games: 0``) is refused with the engine's reason, before forming, not after.
 * **One manifest per table id, ever** (:class:`SignedManifests`): the
   table id and a hash of the manifest bytes are written (fsynced) to the
   state directory before the signature leaves, and a different manifest
@@ -24,6 +28,8 @@ import os
 from pathlib import Path
 from typing import Any
 
+from engine import registry
+from engine.errors import EngineError
 from p2p import wire
 from p2p.demo import DemoProtocol
 from p2p.forming import Manifest
@@ -69,6 +75,26 @@ def timeout_problem(
         checks.append(f"unknown protocol {type(protocol).__name__}")
     problems = [c for c in checks if c]
     return "; ".join(problems) if problems else None
+
+
+def game_problem(manifest: Manifest) -> str | None:
+    """Why the game a manifest names cannot be played with its seats and options, or
+    ``None``: the game is built from the registry exactly as the game rule will build it
+    once the table has formed (a demonstration table plays no game)."""
+    if not isinstance(manifest.protocol, GameProtocol):
+        return None
+    return play_problem(manifest.game, manifest.n_seats, manifest.options)
+
+
+def play_problem(game: str, seats: int, options: Any) -> str | None:
+    """Why ``game`` cannot be built for ``seats`` with ``options``, or ``None``."""
+    try:
+        registry.get(game).factory(seats, dict(options))
+    except EngineError as exc:
+        return str(exc)
+    except (TypeError, ValueError) as exc:  # an engine's own check of an odd value
+        return f"{game}: {exc}"
+    return None
 
 
 def offer_problems(
@@ -117,6 +143,9 @@ def offer_problems(
     timeouts = timeout_problem(manifest.stall_after_ms, manifest.max_wait_ms, manifest.protocol)
     if timeouts:
         problems.append(f"timeouts ({timeouts})")
+    unplayable = game_problem(manifest)
+    if unplayable:
+        problems.append(f"game ({unplayable})")
     return problems
 
 

@@ -93,6 +93,12 @@ class SilenceMonitor:
             raise TableAbandoned(worst[1], worst[0])
         return events
 
+    def silent_for(self, seat: int, now: float) -> float | None:
+        """How long ``seat`` has owed its current entry (``None``: it owes nothing we
+        know of)."""
+        since = self._since.get(seat)
+        return None if since is None else now - since[1]
+
     def pause(self, seconds: float) -> None:
         """Move every silence clock forward by ``seconds``: time this peer itself was away
         (stopped, suspended, too busy to read) or spent re-fetching counts against no one."""

@@ -8,6 +8,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 from bench import soak
 
 
@@ -25,6 +27,7 @@ def test_a_short_soak_verifies_every_record_and_leaks_nothing():
     report = json.loads(proc.stdout)
     assert proc.returncode == 0 and report["ok"], report
     assert report["games"] == games
+    assert (report["baseline_game"], report["last_game"]) == (2, games)
     assert report["verified_records"] == games * report["seats"]
     for peer in report["peers"]:
         # descriptors and tasks are exact counts: a leak of one per game shows at once
@@ -54,3 +57,24 @@ def test_bad_arguments_are_refused_plainly():
     )
     assert proc.returncode == 2
     assert "--seats must be 4 to 6" in proc.stderr
+
+
+def test_the_baseline_comes_before_the_last_game():
+    """``--games 10`` once compared game 10 with itself (the baseline was game 20, clamped)
+    and always reported 0.0% growth (issue 22): a short run now compares with half the
+    run, and a baseline at or after the last game is refused."""
+    assert soak.baseline_for(200, None) == 20
+    assert soak.baseline_for(10, None) == 5
+    assert soak.baseline_for(3, None) == 1
+    assert soak.baseline_for(10, 9) == 9
+    for games, baseline in ((10, 10), (10, 20), (1, None), (10, 0)):
+        with pytest.raises(ValueError, match="--"):
+            soak.baseline_for(games, baseline)
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli", "bench", "soak", "--games", "10", "--baseline", "20"],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert proc.returncode == 2
+    assert "--baseline 20 must be a game before the last" in proc.stderr

@@ -115,3 +115,15 @@ def test_local_dealer_other_obligations():
     d.fulfil(Prove(HighestGiven(0, (0,), (1, 2), "slave", 1)))
     with pytest.raises(FalseClaim):
         d.fulfil(Prove(HighestGiven(0, (1,), (0,), "slave", 1)))
+
+
+def test_check_is_the_one_legality_trial_and_changes_nothing():
+    """``Game.check`` says why an action would be refused, or ``None``, without touching
+    the game it is asked on."""
+    g, d = new()
+    before = g.state_hash()
+    assert g.check(PlayCard(0, g.zones["hand:0"][0])) is None
+    assert "not this seat's move" in g.check(PlayCard(1, g.zones["hand:1"][0]))
+    assert "do not hold" in g.check(PlayCard(0, g.zones["hand:1"][0]))
+    assert g.state_hash() == before
+    assert g.to_move() == (0,)

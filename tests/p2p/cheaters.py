@@ -55,6 +55,7 @@ KINDS = (
     "equivocation",
     "impersonation",
     "illegal-play",
+    "late-lie",
 )
 """The catalogue of cheats, each caught by every honest peer."""
 
@@ -76,8 +77,34 @@ GAME_OF = {
     "equivocation": ("slajens", 3),
     "impersonation": ("slajens", 3),
     "illegal-play": ("slave", 4),
+    "late-lie": ("slaiga", 3),  # a claim the seatless engine accepts, false once revealed
 }
 """Which game (and seats) gives each kind its chance early."""
+
+
+def slaiga_candidates(own: Any, seat: int) -> list[Any]:
+    """Every Slaiga action naming one of ``seat``'s cards, whatever the card is."""
+    from engine.games.slaiga.actions import CancelCheck, card_actions, jack_shots
+
+    opps = tuple(t for t in range(own.seats) if t != seat)
+    out: list[Any] = []
+    for h in own.hand(seat):
+        out.extend(card_actions(seat, h))
+        out.extend(jack_shots(seat, h, opps))
+        out.append(CancelCheck(seat, h))
+    return out
+
+
+def _accepts(game: Any, action: Any) -> bool:
+    return game.check(action) is None
+
+
+def lies(public: Any, own: Any, seat: int) -> list[Any]:
+    """Slaiga actions the table's seatless engine (``public``) accepts now but the seat's
+    own engine, which sees its cards, refuses: claims only a later reveal shows false."""
+    if seat not in public.to_move():
+        return []
+    return [a for a in slaiga_candidates(own, seat) if _accepts(public, a) and not _accepts(own, a)]
 
 
 def _substitute(rule: Any, ct: Ciphertext) -> Ciphertext:
@@ -190,6 +217,11 @@ class Cheater:
                 if low:
                     self.done = True
                     return Play(seat, (low[0],))
+        if self.kind == "late-lie" and name in ("slaiga", "honest-slaiga"):
+            found = lies(public, engine, seat)
+            if found:
+                self.done = True
+                return found[0]
         if self.kind == "false-miss" and name == "honest-slaiga":
             from engine.games.slaiga.actions import Miss
 

@@ -13,14 +13,12 @@ peer, with no culprit.
 
 from __future__ import annotations
 
-import copy
 import random
 from pathlib import Path
 
 import pytest
 
 from engine import registry
-from engine.errors import EngineError
 from engine.game import Action, Game
 from engine.games.slaiga.actions import (
     Answer,
@@ -30,8 +28,6 @@ from engine.games.slaiga.actions import (
     JackShot,
     Shoot,
     ShotCard,
-    card_actions,
-    jack_shots,
 )
 from engine.players import BotPlayer
 from p2p import local_table
@@ -40,34 +36,7 @@ from p2p.record import entry_hash
 from p2p.store import RecordFile
 from p2p.verify import verify_record_file
 from p2p.wire import Entry, decode_body
-
-
-def candidates(own: Game, seat: int) -> list[Action]:
-    """Every action naming one of ``seat``'s cards, whatever the card is."""
-    opps = tuple(t for t in range(own.seats) if t != seat)
-    out: list[Action] = []
-    for h in own.hand(seat):
-        out.extend(card_actions(seat, h))
-        out.extend(jack_shots(seat, h, opps))
-        out.append(CancelCheck(seat, h))
-    return out
-
-
-def _accepts(game: Game, action: Action) -> bool:
-    trial = copy.deepcopy(game)
-    try:
-        trial.apply(action)
-    except EngineError:
-        return False
-    return True
-
-
-def lies(public: Game, own: Game, seat: int) -> list[Action]:
-    """Actions the table's seatless engine accepts now but the seat's own engine, which
-    sees its cards, refuses: claims that only a later reveal can show false."""
-    if seat not in public.to_move():
-        return []
-    return [a for a in candidates(own, seat) if _accepts(public, a) and not _accepts(own, a)]
+from tests.p2p.cheaters import lies
 
 
 class Liar(BotPlayer):

@@ -344,7 +344,7 @@ def _partition(topo: Topology, cut: int, slots: list[int], peers: list[Peer]) ->
         # every peer still on the bridge reports the cut-off seat as stalled
         _wait(
             f"a stall of seat {cut_slot}",
-            lambda k=k: peers[k].find("stalled", marks[k], seat=cut_slot),
+            lambda k=k: peers[k].find("stalled", marks[k], slot=cut_slot),
             peers,
         )
         # and the cut-off peer loses its link to every one of them

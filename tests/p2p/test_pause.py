@@ -122,7 +122,7 @@ def test_a_stopped_peer_blames_no_one_and_the_game_goes_on(tmp_path: Path) -> No
     for log in others:
         assert any(e["event"] == "peer_down" and e["slot"] == victim_slot for e in log), log
     assert any(
-        e["event"] == "stalled" and e["seat"] == victim_slot for log in others for e in log
+        e["event"] == "stalled" and e["slot"] == victim_slot for log in others for e in log
     ), others
     check_same_finished_game([o.result for o in outs], SEATS)
 

@@ -397,6 +397,7 @@ def test_cheats_in_released_held_entries_are_reported():
     assert off.status is Status.ACCEPTED
     assert len(off.cheats) == 1 and isinstance(off.cheats[0], InvalidMove)
     assert off.cheats[0].seat == nxt
+    assert off.refused == ((off.cheats[0], bad),)  # the envelope to keep as evidence
 
 
 def test_garbage_entry_bytes_raise_remote_error():

@@ -21,7 +21,7 @@ from p2p.errors import NodeError
 from p2p.forming import Manifest, manifest_bytes, new_table_id
 from p2p.game_rule import GameProtocol
 from p2p.mesh import Inbound, open_mesh
-from p2p.node import Node
+from p2p.node import RECORD_SUFFIX, SECRET_SUFFIX, TABLES_DIR, Node
 from p2p.signing import SignedManifests, timeout_problem
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
 from tests.p2p._tables import config
@@ -37,11 +37,21 @@ async def _next(mesh, cls):
             return event
 
 
-async def _script(tmp_path: Path, offers, *, welcome: bool = True):
-    """Run a joiner against a scripted opener that sends ``offers`` (functions of the two
-    members giving a Manifest) one by one; return (signatures received, joiner error)."""
+async def _script(
+    tmp_path: Path,
+    offers,
+    *,
+    welcome: bool = True,
+    game: str = GAME,
+    options=None,
+    others: int = 0,
+    table: bytes | None = None,
+):
+    """Run a joiner against a scripted opener that sends ``offers`` (functions of the
+    members giving a Manifest) one by one; return (signatures received, joiner error).
+    The Welcome names ``game`` and ``options``, and ``others`` more seats after ours."""
     key, seal = IdentityKey.generate(), SealKey.generate()
-    table = new_table_id()
+    table = table or new_table_id()
     signatures: list[wire.ManifestSignature] = []
     outcome: dict[str, str] = {}
     with trio.fail_after(TIMEOUT_S):
@@ -59,8 +69,18 @@ async def _script(tmp_path: Path, offers, *, welcome: bool = True):
                 join = await _next(m, wire.Join)
                 members = (wire.Member("opener", key.public, seal.public, m.address),)
                 members += (join.message.member,)
+                members += tuple(
+                    wire.Member(
+                        f"o{i}",
+                        IdentityKey.generate().public,
+                        SealKey.generate().public,
+                        f"{LOOPBACK}:{41000 + i}",
+                    )
+                    for i in range(others)
+                )
                 if welcome:
-                    m.send_nowait(join.peer, wire.Welcome(GAME, OPTIONS, 2, members))
+                    told = OPTIONS if options is None else options
+                    m.send_nowait(join.peer, wire.Welcome(game, told, len(members), members))
                 for make in offers:
                     m.send_nowait(
                         join.peer, wire.ManifestOffer(manifest_bytes(make(table, members)))
@@ -73,12 +93,14 @@ async def _script(tmp_path: Path, offers, *, welcome: bool = True):
     return signatures, outcome.get("error")
 
 
-def _manifest(table, members, *, stall_after_ms=5000, protocol=None) -> Manifest:
+def _manifest(
+    table, members, *, stall_after_ms=5000, protocol=None, game=GAME, options=None
+) -> Manifest:
     return Manifest(
         wire.PROTOCOL_VERSION,
         table,
-        GAME,
-        OPTIONS,
+        game,
+        OPTIONS if options is None else options,
         members,
         stall_after_ms,
         60_000,
@@ -135,3 +157,58 @@ async def test_an_opener_refuses_limits_its_joiners_would_refuse(tmp_path: Path)
         node = Node(config(tmp_path, 0, stall_after_ms=1))
         with pytest.raises(NodeError, match="stall_after_ms 1 outside"):
             await node.open(GAME, 2, OPTIONS)
+
+
+GAME_PROTOCOL = GameProtocol(60_000, 1_800_000)
+
+
+@pytest.mark.parametrize(
+    ("game", "seats", "options", "reason"),
+    [
+        ("slave", 4, {"games": 0}, "option 'games': bad value 0"),
+        ("slave", 4, {"games": True}, "option 'games': bad value True"),
+        ("slave", 4, {"jokers": True}, "unknown option 'jokers'"),
+        ("no-such-game", 2, {}, "unknown game 'no-such-game'"),
+        ("slave", 2, {}, "slave needs 4-6 seats"),
+    ],
+)
+async def test_a_manifest_for_a_game_that_cannot_be_played_is_not_signed(
+    tmp_path: Path, game: str, seats: int, options: dict, reason: str
+) -> None:
+    """The joiner builds the game from the registry before signing (issue 22): a
+    manifest it could not play is refused with the engine's reason, not signed and
+    then failed after forming."""
+
+    def offer(t, m):
+        return _manifest(t, m, game=game, options=options, protocol=GAME_PROTOCOL)
+
+    signatures, error = await _script(
+        tmp_path, [offer], game=game, options=options, others=seats - 2
+    )
+    assert not signatures
+    assert error is not None and "refusing to sign" in error and reason in error, error
+
+
+async def test_an_opener_refuses_a_game_its_joiners_would_refuse(tmp_path: Path) -> None:
+    with trio.fail_after(TIMEOUT_S):
+        node = Node(config(tmp_path, 0))
+        with pytest.raises(NodeError, match="option 'games': bad value 0"):
+            await node.open("slave", 4, {"games": 0})
+
+
+@pytest.mark.parametrize("kept", [RECORD_SUFFIX, SECRET_SUFFIX])
+async def test_a_table_id_already_played_is_refused_not_signed_again(
+    tmp_path: Path, kept: str
+) -> None:
+    """An opener replaying an old table id and its manifest finds a joiner that holds
+    that table's record (or secret): it refuses, pointing at ``slaiga resume``, instead
+    of signing again and crashing on the existing file (issue 22)."""
+    table = new_table_id()
+    old = tmp_path / "p1" / TABLES_DIR / f"{table.hex()}{kept}"
+    old.parent.mkdir(parents=True)
+    old.write_bytes(b"from the first time")
+    signatures, error = await _script(tmp_path, [_manifest], table=table)
+    assert not signatures
+    assert error is not None and "already played" in error, error
+    assert f"slaiga resume {table.hex()}" in error
+    assert old.read_bytes() == b"from the first time"

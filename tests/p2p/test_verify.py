@@ -337,6 +337,24 @@ def test_entry_signed_with_another_seats_key_is_impersonation(
     assert f is not None and (f.culprit, f.seat, f.step) == (signer, entry.seat, entry.step)
 
 
+@pytest.mark.parametrize("impersonated", [False, True])
+def test_an_entry_spliced_from_another_table_names_no_one(
+    played: Played, tmp_path: Path, impersonated: bool
+) -> None:
+    """A seat's entry signed at another table (same keys, another table id) is no
+    evidence about this one: the file is reported as spliced, with no culprit, even when
+    the entry claims another seat than its signer's."""
+    path = copy(played, tmp_path)
+    i, _, entry = find(path, "count", 3)
+    signer = (entry.seat + 1) % SEATS if impersonated else entry.seat
+    foreign = craft(entry, played.keys[signer], table_id=bytes(16))
+    report = replace_frame(path, i, foreign)
+    failed(report, "ForeignEntry")
+    f = report.failure
+    assert f is not None and f.culprit is None
+    assert "another table" in f.message
+
+
 def test_entry_chained_to_an_unknown_hash_is_a_broken_chain(played: Played, tmp_path: Path) -> None:
     path = copy(played, tmp_path)
     i, _, entry = find(path, "count", 4)
@@ -493,11 +511,14 @@ def test_cli_human_output(played: Played, tmp_path: Path) -> None:
     assert f"record verified: {TOTAL_STEPS} steps, head " in proc.stdout
     assert played.results[0].record.head.hex() in proc.stdout  # type: ignore[union-attr]
     path = copy(played, tmp_path)
-    _splice_conflict(played, path, "count", 6, Count(999), False)
+    _, entry, _ = _splice_conflict(played, path, "count", 6, Count(999), False)
     proc = _cli(path)
     assert proc.returncode == 1
     assert "FAILS verification" in proc.stdout and "equivocation" in proc.stdout
-    assert "culprit: seat" in proc.stdout
+    # named as in the seat table above it: name, seat counted from 1, slot
+    seat = played.results[0].seat_order.index(entry.seat) + 1
+    name = played.results[0].manifest.seats[entry.seat].name
+    assert f"culprit: {name} (seat {seat}, slot {entry.seat})" in proc.stdout
 
 
 def test_cli_json_names_the_equivocator(played: Played, tmp_path: Path) -> None:

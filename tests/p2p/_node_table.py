@@ -1,0 +1,152 @@
+"""A real :class:`p2p.node.Node` at slot 0 of an in-process game table (no network).
+
+The other seats are :class:`p2p.seat.SeatDriver` s with records of their own, as in
+:mod:`p2p.local_table`; entries are routed in memory: the other seats' signed
+envelopes go through the node's own receiving path (``Node._offer``, which keeps
+evidence and convicts), and the node's own entries, signed, fsynced and written
+by ``Node._act``, are taken from its ``send_own`` hook and offered to the others.
+The node's mesh is a real loopback mesh that nobody dials (its broadcasts reach
+no one).  So a test can put one bad envelope into one honest peer's path and then
+check the record file that peer wrote, in well under a second.
+"""
+
+from __future__ import annotations
+
+import random
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+from crypto.identity import IdentityKey
+from crypto.seal import SealKey
+from engine import registry
+from engine.players import BotPlayer
+from p2p import wire
+from p2p.errors import CheatDetected
+from p2p.game_rule import SeatKeys
+from p2p.local_table import game_genesis
+from p2p.mesh import open_mesh
+from p2p.node import Node, _create_secret, record_path, secret_path
+from p2p.record import Accepted, Record
+from p2p.seat import SeatDriver, rule_factory
+from p2p.store import RecordFile
+from tests.p2p._nethelpers import LOOPBACK
+from tests.p2p._tables import config
+
+PLAYERS = ["Ann", "Bob", "Cid", "Dee", "Eli", "Fay"]
+"""The players' names by slot (names no seat number can be mistaken for)."""
+
+
+class _Outbox:
+    """``NodeConfig.behaviour``: the node's own entries go here instead of the mesh."""
+
+    def __init__(self) -> None:
+        self.sent: list[wire.Signed] = []
+
+    def send_own(self, node: Node, kind: str, own: Accepted) -> None:
+        self.sent.append(own.signed)
+
+
+class NodeTable:
+    """Slot 0 is ``node``; ``drivers[slot]`` plays every other slot."""
+
+    def __init__(self, node: Node, drivers: dict[int, SeatDriver], outbox: _Outbox) -> None:
+        self.node = node
+        self.drivers = drivers
+        self.outbox = outbox
+        self.players: dict[int, BotPlayer] = {}
+        self.refused: list[CheatDetected] = []
+
+    @property
+    def record(self) -> Record:
+        assert self.node.record is not None
+        return self.node.record
+
+    def deliver(self, signed: wire.Signed, author: int, *, to_node: bool = True) -> None:
+        for slot, d in self.drivers.items():
+            if slot != author:
+                try:
+                    d.record.offer(signed)
+                except CheatDetected as exc:
+                    self.refused.append(exc)
+        if to_node and author != 0:
+            self.node._offer(signed, via=author)
+
+    def _drive(self, d: SeatDriver) -> wire.Signed | None:
+        body = d.machine_body()
+        if body is None and d.owes_decision():
+            view = d.seat_view()
+            assert view is not None
+            engine, seat = view
+            player = self.players.get(d.slot)
+            if player is None:
+                spec = registry.get(d.record.manifest.game)
+                player = BotPlayer.make(spec.bots["heuristic"], seat, random.Random(d.slot))
+                self.players[d.slot] = player
+            body = d.decision_body(player.choose(engine, seat))
+        if body is None:
+            return None
+        return d.sign(body).accepted[0].signed
+
+    def round(self) -> bool:
+        """Everyone says what it owes once; ``False`` when nobody had anything to say."""
+        moved = False
+        self.node._act()
+        sent, self.outbox.sent = self.outbox.sent, []
+        for signed in sent:
+            self.deliver(signed, 0)
+            moved = True
+        for slot, d in self.drivers.items():
+            signed = self._drive(d)
+            if signed is not None:
+                self.deliver(signed, slot)
+                moved = True
+        return moved
+
+    def run_until(self, done: Any, max_rounds: int = 10_000) -> None:
+        for _ in range(max_rounds):
+            if done(self) or self.node._ended():
+                return
+            if not self.round():
+                return
+        raise AssertionError("the table did not get there")
+
+
+@asynccontextmanager
+async def node_table(
+    tmp: Path,
+    game: str,
+    seats: int,
+    limits: tuple[int, int, int, int] | None = None,
+    **cfg: Any,
+) -> AsyncIterator[NodeTable]:
+    """The table, with ``limits`` as in :func:`p2p.local_table.game_genesis`; ``cfg``
+    goes to the node's :class:`p2p.node.NodeConfig`."""
+    outbox = _Outbox()
+    node = Node(config(tmp, 0, behaviour=outbox, **cfg))
+    ids = [node.identity] + [IdentityKey.generate() for _ in range(seats - 1)]
+    seals = [node.seal_key] + [SealKey.generate() for _ in range(seats - 1)]
+    names = PLAYERS[:seats]
+    genesis, ids, seals = game_genesis(
+        game, seats, identities=ids, seals=seals, limits=limits, names=names
+    )
+    node._set_genesis(genesis)
+    assert node.manifest is not None
+    table_id = node.manifest.table_id
+    path = record_path(node.cfg.state_dir, table_id)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    node.table_secret = _create_secret(secret_path(node.cfg.state_dir, table_id))
+    node.store = RecordFile.create(path, genesis)
+    node._new_record()
+    drivers = {}
+    for slot in range(1, seats):
+        keys = SeatKeys(slot, ids[slot], seals[slot], secrets.token_bytes(32), None)
+        drivers[slot] = SeatDriver(Record(genesis, rule_factory(keys)), ids[slot], slot)
+    async with open_mesh(node.identity, table_id, host=LOOPBACK) as mesh:
+        node.mesh = mesh
+        try:
+            yield NodeTable(node, drivers, outbox)
+        finally:
+            node.store.close()
