@@ -320,8 +320,10 @@ class Table:
                         if other not in (t, acc.seat, via):
                             self.queue.append((other, acc.signed, t))
             if t != self.dev:
+                # a held entry refused at its step is evidence like any refused entry
+                refused = {id(exc): env for exc, env in getattr(offer, "refused", ())}
                 for exc in offer.cheats:
-                    self._cheat(t, exc, None, via, offered=signed)
+                    self._cheat(t, exc, refused.get(id(exc)), via, offered=signed)
 
     def _follow(self, signed: Signed) -> None:
         """The seatless verifier takes what the first honest seat accepted."""
@@ -351,8 +353,14 @@ class Table:
                 for env in self.drivers[slot].record.signed_from(1):
                     self.queue.append((t, env, slot))
             return
-        if signed is not None and signed not in self.evidence[t]:
-            self.evidence[t].append(signed)
+        if signed is not None:
+            kept = [signed]
+            if isinstance(exc, Equivocation):
+                # both versions, as the node keeps them (p2p/node.py, _keep_evidence)
+                kept.insert(0, Signed(exc.evidence[0], exc.evidence[1]))
+            for env in kept:
+                if env not in self.evidence[t]:
+                    self.evidence[t].append(env)
         if isinstance(exc, Equivocation):
             first, first_sig, second, second_sig = exc.evidence[:4]
             step = _entry_of(Signed(first, first_sig))
@@ -457,8 +465,25 @@ class Table:
                 self._observe()
                 if self.crash is not None:
                     return
-            if not moved:
+            if not moved and not self._refetch():
                 return
+
+    def _refetch(self) -> bool:
+        """The table stalls: every seat still playing asks every other seat for what it
+        holds from its own step on (the node's refetch on a stall); whether any moved."""
+        before = ([_state(d.record) for d in self.drivers], len(self.verdict))
+        for t in range(self.n):
+            if t in self.verdict or (t == self.dev and self.dev_stopped):
+                continue
+            rec = self.drivers[t].record
+            if rec.finished:
+                continue
+            for other in range(self.n):
+                if other != t and not (other == self.dev and self.dev_stopped):
+                    for env in self.drivers[other].record.signed_from(rec.step):
+                        self.queue.append((t, env, other))
+        self.pump()
+        return ([_state(d.record) for d in self.drivers], len(self.verdict)) != before
 
     def _send_honest(self, d: SeatDriver, body: Body) -> None:
         """The deviator's own entry as its code made it; an entry its own record refuses
