@@ -1186,6 +1186,7 @@ def _summary(totals: Totals, elapsed: float, seed: int, mode: str, files: int) -
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="slaiga bench adversary",
+        allow_abbrev=False,
         description=help_text(__doc__, first_paragraph_only=True),
     )
     p.add_argument(
@@ -1196,6 +1197,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     p.add_argument("--seconds", type=float, default=None, help=argparse.SUPPRESS)
     p.add_argument("--seed", type=int, default=None, help="seed of the run (default: random)")
+    p.add_argument(
+        "--game", action="append", choices=GAMES, default=None, help="only this game (repeatable)"
+    )
     p.add_argument(
         "--procs",
         action="store_true",
