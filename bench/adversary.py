@@ -1206,6 +1206,9 @@ def build_parser() -> argparse.ArgumentParser:
         help="play over peer processes on loopback (twins among them)",
     )
     p.add_argument(
+        "--parallel", type=int, default=1, help="with --procs: tables at a time (default 1)"
+    )
+    p.add_argument(
         "--fork-rate",
         type=float,
         default=DEFAULT_FORK_RATE,
@@ -1264,7 +1267,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.procs:
         from bench import adversary_procs
 
-        out = adversary_procs.run(args.games or 6, seed)
+        out = adversary_procs.run(args.games or 10, seed, args.parallel)
     else:
         only = tuple(args.game) if args.game else None
         out = run_inprocess(

@@ -24,6 +24,7 @@ import tempfile
 import threading
 import time
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
@@ -332,26 +333,33 @@ def _judge(
 
 
 def run(games: int, seed: int, parallel: int = 1) -> dict[str, Any]:
+    """``games`` deviating games, ``parallel`` tables at a time; every kind in turn, so
+    that a short run still has twins among its games."""
     totals = Totals()
     start = time.perf_counter()
     kinds = list(KINDS)
-    with tempfile.TemporaryDirectory(prefix="slaiga-adversary-procs-") as tmp:
-        for i in range(games):
-            s = seed * 1_000_003 + i
-            # every kind in turn, so that a short run still has twins among its games
-            kind = kinds[i % len(kinds)]
-            r = play_game(s, Path(tmp), kind)
-            if r.detail == "no chance":
-                totals.tables += 1
-                continue
-            totals.add(r)
+    lock = threading.Lock()
+
+    def one(i: int, tmp: Path) -> None:
+        s = seed * 1_000_003 + i
+        r = play_game(s, tmp, kinds[i % len(kinds)])
+        with lock:
             totals.tables += 1
+            if r.detail == "no chance":
+                return
+            totals.add(r)
             print(
                 f"  game {i + 1}/{games}: {r.game} {r.kind} {r.detail} -> {r.outcome}"
-                f"{' FAIL ' + ','.join(r.failures) if r.failures else ''}",
+                f"{' FAIL ' + ','.join(r.failures) + ' ' + r.note[:300] if r.failures else ''}",
                 file=sys.stderr,
                 flush=True,
             )
+
+    with (
+        tempfile.TemporaryDirectory(prefix="slaiga-adversary-procs-") as tmp,
+        ThreadPoolExecutor(max_workers=max(1, parallel)) as pool,
+    ):
+        list(pool.map(lambda i: one(i, Path(tmp)), range(games)))
     out = _summary(totals, time.perf_counter() - start, seed, "processes", 0)
     out["twins"] = totals.deviations.get("twin", 0)
     assert set(FAILURES) <= set(out)
