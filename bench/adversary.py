@@ -71,7 +71,6 @@ from __future__ import annotations
 
 import argparse
 import contextlib
-import copy
 import dataclasses
 import hashlib
 import json
@@ -688,14 +687,10 @@ class Table:
         view = d.seat_view()
         assert game is not None and view is not None
         mine, seat = view
-        public = game.engine
         try:
-            candidates = public.legal_actions(seat)
+            lies = lie_candidates(game.engine, mine, seat)
         except Exception:  # noqa: BLE001
             raise _NotHere from None
-        honest = set(map(repr, mine.legal_actions(seat)))
-        lies = [a for a in candidates if repr(a) not in honest]
-        lies = [a for a in lies if _valid_action(mine, a) is False]
         if not lies:
             raise _NotHere
         action = self.rng.choice(lies)
@@ -979,12 +974,35 @@ def _state(rec: Record) -> tuple[int, bytes, int, int]:
 
 def _valid_action(engine: Any, action: Any) -> bool:
     """Whether ``action`` is legal for the engine that knows the actor's own cards."""
-    trial = copy.deepcopy(engine)
     try:
-        trial.apply(action)
+        return engine.check(action) is None
     except EngineError:
         return False
-    return True
+
+
+def lie_candidates(public: Any, own: Any, seat: int) -> list[Any]:
+    """Actions the table's seatless engine (``public``) accepts now but the seat's own
+    engine, which sees its cards, refuses: claims that only a later reveal shows false.
+    Candidates: what the public engine lists, and in Slaiga every action naming one of the
+    seat's cards whatever it is (a face-down claim)."""
+    if seat not in public.to_move():
+        return []
+    candidates = list(public.legal_actions(seat))
+    if public.NAME in ("slaiga", "honest-slaiga"):
+        from engine.games.slaiga.actions import CancelCheck, card_actions, jack_shots
+
+        opps = tuple(t for t in range(own.seats) if t != seat)
+        for h in own.hand(seat):
+            candidates.extend(card_actions(seat, h))
+            candidates.extend(jack_shots(seat, h, opps))
+            candidates.append(CancelCheck(seat, h))
+    elif public.NAME == "slave":
+        from engine.games.slave.actions import Play
+
+        hand = list(own.zones[f"hand:{seat}"])
+        candidates.extend(Play(seat, (h,)) for h in hand)
+        candidates.extend(Play(seat, (a, b)) for a, b in zip(hand, hand[1:], strict=False))
+    return [a for a in candidates if _valid_action(public, a) and not _valid_action(own, a)]
 
 
 def _flip(rng: random.Random, value: bytes) -> bytes:

@@ -35,7 +35,14 @@ from typing import Any
 
 import msgpack
 
-from bench.adversary import _mutate_action, _mutate_value, _sign, _sign_raw, _valid_action
+from bench.adversary import (
+    _mutate_action,
+    _mutate_value,
+    _sign,
+    _sign_raw,
+    _valid_action,
+    lie_candidates,
+)
 from cli import net
 from engine import registry
 from engine.players import BotPlayer
@@ -185,11 +192,8 @@ class Deviant:
             others = [a for a in engine.legal_actions(seat) if a != honest]
             self.alternative = self.rng.choice(others) if others else None
         if self.kind == "lie" and due:
-            public = rule.engine
             try:
-                legal = set(map(repr, engine.legal_actions(seat)))
-                lies = [a for a in public.legal_actions(seat) if repr(a) not in legal]
-                lies = [a for a in lies if not _valid_action(engine, a)]
+                lies = lie_candidates(rule.engine, engine, seat)
             except Exception:  # noqa: BLE001
                 lies = []
             if lies:
