@@ -46,6 +46,9 @@ KINDS = (
 EXIT_OK, EXIT_ABANDONED, EXIT_CHEATER = 0, 3, 4
 GAME_TIMEOUT_S = 240.0
 MAX_WAIT_MS = 6000
+DECIDE_MAX_MS = 12000
+"""A seat that stops while it owes a decision is waited for this long (the default is
+30 minutes: a person may think); the table's own limit, within the game's time."""
 STALL_MS = 1500
 ADDRESS_TIMEOUT_S = 60.0
 TWIN_LEAD_S = 4.0
@@ -128,6 +131,10 @@ def _common(i: int, state: Path) -> list[str]:
         str(MAX_WAIT_MS),
         "--stall-after-ms",
         str(STALL_MS),
+        "--decide-stall-ms",
+        str(STALL_MS),
+        "--decide-max-ms",
+        str(DECIDE_MAX_MS),
         "--linger",
         "1",
     ]
