@@ -140,3 +140,11 @@ def test_an_entry_for_a_later_step_convicts_with_evidence(tmp_path):
         table.deviate_at = 1 + seed % 5
         report = _judged(table, tmp_path)
         assert report.outcome == "convicted" and report.failures == [], report
+
+
+def test_a_lie_convicts_the_liar(tmp_path):
+    # a face-down claim the table accepts, shown false by a later reveal
+    table = adversary.Table("slaiga", 3, 70, adversary.Circle(), 0.0, "lie")
+    table.deviate_at = 2
+    report = _judged(table, tmp_path)
+    assert report.outcome == "convicted" and report.failures == [], report
