@@ -11,13 +11,17 @@ $(BIN)/python:
 	$(PY) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
 
-install: $(BIN)/python
+# installed once; again only when pyproject.toml changes (the code is an editable install)
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e .
+	touch $@
+
+install: $(VENV)/.installed
 
 install-dev: $(BIN)/python
 	$(BIN)/python -m pip install --quiet -e '.[dev]'
 
-play: install
+play: $(VENV)/.installed
 	$(BIN)/slaiga play slaiga
 
 test: install-dev

@@ -19,6 +19,7 @@ from typing import Any
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_USAGE = 2
+EXIT_INTERRUPTED = 130
 EXIT_STATUS = (
     "exit status: 0 done; 1 failed (network, files, a table that did not form); "
     "2 bad command line (usage error); 3 table abandoned (a player went silent); "
@@ -73,6 +74,28 @@ def player_name(text: str) -> str:
     if len(name) > NAME_MAX or not name.isprintable():
         raise argparse.ArgumentTypeError(f"a name has 1 to {NAME_MAX} printable characters")
     return name
+
+
+def game(text: str) -> str:
+    """A game's name as a person may type it: any case, å for a, spaces for dashes
+    (``Slave``, ``slåjens``, ``Aight of Spaides``); a near miss suggests the name meant."""
+    import difflib
+    import unicodedata
+
+    from engine import registry
+
+    known = registry.names()
+    key = unicodedata.normalize("NFKD", text.strip().lower())
+    key = "".join(c for c in key if not unicodedata.combining(c))
+    key = "-".join(key.replace("_", " ").split())
+    try:
+        registry.get(key)  # listed, or a game kept for tests (high-card)
+        return key
+    except Exception:  # noqa: BLE001 (an unknown name: say which were meant)
+        pass
+    close = difflib.get_close_matches(key, known, n=1, cutoff=0.6)
+    hint = f"; did you mean {close[0]}?" if close else ""
+    raise argparse.ArgumentTypeError(f"unknown game {text!r}{hint} (the games: {', '.join(known)})")
 
 
 def _int(text: str, what: str) -> int:

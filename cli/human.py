@@ -71,8 +71,12 @@ from engine.players import BotPlayer, LeftTable
 
 DEFAULT_ANSWER_TIMEOUT_S = 20.0
 KEY_POLL_S = 0.5  # how often the countdown and the screen refresh while waiting for a key
-EVENTS_KEPT = 200
+EVENTS_KEPT = 2000  # the log (`log`, PgUp) reads back this far
 HINT_SEED = 0x5EED
+SAFE_HINT_PARAMS = {"mistake_rate": 0, "bluff": 0, "win_bluff": 0}
+RISKY_HINTS = frozenset({"ProposeEnd"})
+"""Moves never preselected, whatever the suggesting bot says: proposing to end the game
+(irreversible once all agree)."""
 
 
 class PlayerQuit(LeftTable):
@@ -104,8 +108,13 @@ class HumanPlayer:
         self.answer_timeout = answer_timeout
         self.ask_reload = ask_reload
         self.term = terminal if terminal is not None else Terminal()
+        self.term.on_resize = self._resized
+        self.paging: Any = None  # while a page is open: its lines at the terminal's size
         self.trace_path = Path(trace) if trace else None
         self.events: list[str] = []
+        self._hand_before: set[int] | None = None
+        self.told = 0  # events told so far (the list keeps the last EVENTS_KEPT)
+        self.moved_at = 0  # ``told`` when you last answered a question
         self.game: Game | None = None
         self.progress_text = ""
         self.queue: list[Action] = []
@@ -115,11 +124,16 @@ class HumanPlayer:
         self.asked = 0
         self.keys = 0
         self.finished = False
+        self.told_result = False
         self.hint_bot = None
         if hints:
             spec = registry.get(game_name)
             if "heuristic" in spec.bots:
-                self.hint_bot = spec.bots["heuristic"](seat, random.Random(HINT_SEED + seat))
+                # a suggestion is never a deliberate slip (the Aight bot's human mistakes)
+                # nor a lie (the Slaiga bot's bluffs): Enter alone is always the safe move
+                self.hint_bot = spec.bots["heuristic"](
+                    seat, random.Random(HINT_SEED + seat), **SAFE_HINT_PARAMS
+                )
 
     # ---- lifetime -------------------------------------------------------------------
 
@@ -137,10 +151,15 @@ class HumanPlayer:
 
     def observe(self, game: Game, seat: int, events: Sequence[Event]) -> None:
         self.game = game
+        came = self._new_in_hand(game)
         for ev in events:
             if not ev.visible_to(self.seat):
                 continue  # callers filter already; a person never sees another's secret
-            self.events.append(narrate(ev, self.names))
+            told = narrate(ev, self.names)
+            if came and _comes_to_me(ev, self.seat):
+                told += f" (you get {came.pop(0)})"
+            self.events.append(told)
+            self.told += 1
             self._learn_event(ev)
             if self.hint_bot is not None:
                 self.hint_bot.observe(ev)
@@ -151,6 +170,16 @@ class HumanPlayer:
             self._show_result(None)
         else:
             self.redraw()
+
+    def _new_in_hand(self, game: Game) -> list[str]:
+        """Faces in our hand now that were not there at the last step (to name a card a
+        jack-volley winner gives us, or the one we took)."""
+        if self.game_name not in ("slaiga", "honest-slaiga"):
+            return []
+        now = {c.handle: c.face for c in game.view(self.seat).get("hand", ())}
+        before = self._hand_before if self._hand_before is not None else set(now)
+        self._hand_before = set(now)
+        return [str(f) for h, f in now.items() if h not in before and f is not None]
 
     def progress(self, text: str) -> None:
         self.progress_text = self.names.replace(text)
@@ -180,6 +209,7 @@ class HumanPlayer:
         self._show_result(summary)
         for line in record_lines(summary, self.names):
             _console().print(line)
+        self.told_result = True  # the command prints no second copy
         self._trace_finish(summary)
 
     def _show_result(self, summary: Mapping[str, Any] | None) -> None:
@@ -202,8 +232,22 @@ class HumanPlayer:
 
     # ---- the screen ------------------------------------------------------------------------
 
+    def tell(self, text: str) -> None:
+        """News from the table itself (a player back after a break), among the events."""
+        self.events.append(text)
+        self.told += 1
+        del self.events[:-EVENTS_KEPT]
+        self.redraw()
+
     def note(self, text: str) -> None:
         self.events.append("→ " + text)
+        self.told += 1
+        del self.events[:-EVENTS_KEPT]
+
+    @property
+    def since(self) -> int:
+        """How many events came after your last answer (shown under a heading until the next)."""
+        return min(self.told - self.moved_at, len(self.events))
 
     def table_view(self) -> TableView | None:
         game = self.game
@@ -217,6 +261,20 @@ class HumanPlayer:
             self.events,
             self.progress_text,
             game.is_over(),
+            self.since,
+            self.moved_at > 0,
+            self._secret(game),
+        )
+
+    def _secret(self, game: Game) -> frozenset[int]:
+        """Cards on the table (not in a hand) that we see and the others do not: shown as
+        face down to them. Who has seen which card is public knowledge at every table."""
+        if self.game_name not in ("slaiga", "honest-slaiga"):
+            return frozenset()
+        v = game.view(self.seat)
+        table = (*v.get("volley_cards", ()), *v.get("discard", ())[:6])
+        return frozenset(
+            c.handle for c in table if c.face is not None and not game.is_public(c.handle)
         )
 
     def screen(self) -> list[Text]:
@@ -227,18 +285,37 @@ class HumanPlayer:
         width, height = self.term.size()
         return render_screen(t, prompt, width, height)
 
+    def _resized(self) -> None:
+        if self.paging is None:
+            self.redraw()
+        else:
+            self.term.draw(self.paging())
+
     def redraw(self) -> None:
         if self.finished:
             return
         self.term.start()
         self.term.draw(self.screen())
 
-    async def _page(self, title: str, body: Sequence[str], deadline: float | None = None) -> None:
-        """A full-screen page; it closes by itself when an answer window's time is up."""
-        page = 0
+    async def _page(
+        self, title: str, body: Sequence[str], deadline: float | None = None, last: bool = False
+    ) -> None:
+        """A full-screen page; it closes by itself when an answer window's time is up.
+        ``last``: open at the last page (the log, newest last)."""
+        page = 10**9 if last else 0
+        try:
+            await self._paging(title, body, deadline, page)
+        finally:
+            self.paging = None
+
+    async def _paging(
+        self, title: str, body: Sequence[str], deadline: float | None, page: int
+    ) -> None:
         while True:
             width, height = self.term.size()
             lines, pages = render_page(title, body, page, width, height)
+            page = min(page, pages - 1)
+            self.paging = lambda p=page: render_page(title, body, p, *self.term.size())[0]
             self.term.draw(lines)
             left = None if deadline is None else deadline - trio.current_time()
             if left is not None and left <= 0:
@@ -268,9 +345,12 @@ class HumanPlayer:
         if self.hint_bot is None:
             return None
         try:
-            return self.hint_bot.act(game.view(seat), legal)
+            hint = self.hint_bot.act(game.view(seat), legal)
         except Exception:  # a hint is a courtesy; a bot's bad day must not stop the game
             return None
+        if type(hint).__name__ in RISKY_HINTS:
+            return None  # never preselected: Enter alone must not do what cannot be undone
+        return hint
 
     async def _ask(self, game: Game, seat: int, legal: Sequence[Action]) -> Action:
         hint = self._hint(game, seat, legal)
@@ -290,6 +370,7 @@ class HumanPlayer:
                 if left is not None and left <= 0:
                     self.note("time is up: you " + self.moves.describe(game, seat, default))
                     self._trace("answer", game, seat, legal, default)
+                    self.moved_at = self.told
                     return default
                 countdown = None if left is None else int(left + 0.999)
                 if countdown != self.countdown:
@@ -319,6 +400,7 @@ class HumanPlayer:
                         continue
                     self.queue = list(plan[1:])
                     self._trace("answer", game, seat, legal, plan[0])
+                    self.moved_at = self.told
                     return plan[0]
                 if result[0] == "help":
                     await self._page("Help: your moves now", self.moves.help(game, seat), deadline)
@@ -327,6 +409,13 @@ class HumanPlayer:
 
                     await self._page(
                         "Rules", table_rules(self.game_name, game.view(seat)), deadline
+                    )
+                elif result[0] == "log":
+                    await self._page(
+                        "Log: every event so far, newest last",
+                        self.events or ["(nothing has happened yet)"],
+                        deadline,
+                        last=True,
                     )
                 elif result[0] == "quit" and await self._confirm_quit():
                     raise PlayerQuit("you left the table")
@@ -419,6 +508,15 @@ class HumanPlayer:
                 f.write(json.dumps({"event": "finish", **dict(summary)}, default=str) + "\n")
 
 
+def _comes_to_me(ev: Event, me: int) -> bool:
+    """A card moves into our hand by this event, face known to us only (Slaiga's jack volley)."""
+    if ev.kind == "give-back":
+        return ev.seat != me and f"seat {me} a card back" in ev.text
+    if ev.kind == "jack-pick":
+        return ev.seat == me
+    return False
+
+
 class WatchingPlayer(BotPlayer):
     """A bot plays the seat; the events are printed line by line (no terminal needed)."""
 
@@ -427,6 +525,7 @@ class WatchingPlayer(BotPlayer):
         self.names = Names(names, seat)
         self.seat = seat
         self.quiet = quiet
+        self.told_result = False
         self.game: Game | None = None
 
     def observe(self, game: Game, seat: int, events: Sequence[Event]) -> None:
@@ -448,6 +547,7 @@ class WatchingPlayer(BotPlayer):
         outcome = self.game.outcome() if self.game is not None and self.game.is_over() else None
         for line in end_lines(summary, self.names, outcome, ()):
             print(line.plain, flush=True)
+        self.told_result = True
 
 
 def _console() -> Console:

@@ -64,6 +64,7 @@ class Pick:
     count: int | None = None
     least: int = 0
     preset: tuple[int, ...] = ()
+    typed: str = ""  # typed numbers are values, sent as "<typed> N N" to the game's parser
 
     def problem(self, chosen: Sequence[int]) -> str | None:
         n = len(chosen)

@@ -90,8 +90,13 @@ def faces_sorted(faces: Iterable[Card], key: Callable[[Card], Any]) -> str:
     return " ".join(str(f) for f in sorted(faces, key=key))
 
 
-def take_cards(toks: Sequence[str], pool: dict[int, Card]) -> list[int]:
-    """The handles the card tokens name, each token taking one unused card of ``pool``."""
+def take_cards(
+    toks: Sequence[str], pool: dict[int, Card], missing: str = "you do not hold {card}"
+) -> list[int]:
+    """The handles the card tokens name, each token taking one unused card of ``pool``.
+
+    ``missing`` says why a card not in ``pool`` cannot be named (``{card}`` is filled in);
+    a card named more often than ``pool`` holds it is "named twice"."""
     out: list[int] = []
     for tok in toks:
         card = maybe_card(tok)
@@ -99,20 +104,19 @@ def take_cards(toks: Sequence[str], pool: dict[int, Card]) -> list[int]:
             raise MoveError(f"not a card: {tok!r} (cards are typed like 3c, 10h, Qs, As, jk)")
         found = [h for h, f in pool.items() if f == card and h not in out]
         if not found:
-            raise MoveError(
-                f"you do not hold {card}"
-                if len(pool) > 6
-                else f"{card} is not one of: "
-                + " ".join(map(str, sorted(set(pool.values()), key=str)))
-            )
+            if any(f == card for f in pool.values()):
+                raise MoveError(f"{card} named twice")
+            raise MoveError(missing.format(card=card))
         out.append(found[0])
     return out
 
 
-def one_card(toks: Sequence[str], pool: dict[int, Card]) -> int:
+def one_card(
+    toks: Sequence[str], pool: dict[int, Card], missing: str = "you do not hold {card}"
+) -> int:
     if len(toks) != 1:
         raise MoveError("name one card, like 9d")
-    return take_cards(toks, pool)[0]
+    return take_cards(toks, pool, missing)[0]
 
 
 def words_of(text: str) -> list[str]:
@@ -245,7 +249,8 @@ COMMON_HELP = (
     "Choose with ↑ ↓ and Enter (or type the option's number and Enter); Esc goes back a step.",
     "Or type a move as above and press Enter. Cards are typed like 3c 10h Qs As jk;",
     "suits as c d h s or clubs diamonds hearts spades; players by name (or its start).",
-    "Commands: ? this help · rules the game's rules · quit leave the game.",
+    "Commands: ? this help · rules the game's rules · log (or PgUp) every event so far ·"
+    " quit leave the game.",
 )
 
 
@@ -293,6 +298,11 @@ class SlaveMoves(Moves):
                 self._no_pass(game, seat),
             )
         if toks and toks[0] in ("play", "give"):
+            exchange = game.view(seat)["phase"] == "exchange"
+            if toks[0] == "give" and not exchange:
+                raise MoveError("give is for the exchange before a deal; to play, name the cards")
+            if toks[0] == "play" and exchange:
+                raise MoveError("this is the exchange: give the cards, like give 9h 9s")
             toks = toks[1:]
         if not toks:
             raise MoveError("name the cards, like 9h 9s")
@@ -319,7 +329,8 @@ class SlaveMoves(Moves):
         if v["phase"] == "exchange":
             legal = game.legal_actions(seat)
             n = len(legal[0].cards) if legal else 0
-            return f"give exactly {n} card(s)" + (" — your highest" if len(legal) == 1 else "")
+            cards = f"{n} card" if n == 1 else f"{n} cards"
+            return f"give exactly {cards}" + (" — your highest" if len(legal) == 1 else "")
         problem = set_problem(faces)
         if problem:
             return problem
@@ -512,7 +523,10 @@ class SlaigaMoves(Moves):
             )
         if kind == "Concede":
             vol = v["volley"]
-            return f"concede (pay {vol[5] if vol else '?'} card(s))"
+            if vol is not None and vol[0] == "jack":
+                return "concede (the winner takes one of your cards, blind; it gives one back)"
+            shots = vol[5] if vol else 0
+            return f"concede (pay {shots} penalty card{'' if shots == 1 else 's'})"
         if kind == "Miss":
             vol = v["volley"]
             return f"miss: say you hold fewer than 3 {sym(vol[3]) if vol else ''}"
@@ -534,7 +548,10 @@ class SlaigaMoves(Moves):
         if kind == "CancelCheck":
             return "play a joker: cancel the check"
         if kind == "AcceptCheck":
-            return "accept the check (the card is revealed)"
+            tag = getattr(v["task"], "tag", "")
+            if tag == "win":
+                return "accept the check (your hand is shown)"
+            return "accept the check (the card is shown)"
         if kind == "MissVerdict":
             return "show your hand to the checker (the verdict is proved)"
         if kind == "Give":
@@ -637,7 +654,7 @@ class SlaigaMoves(Moves):
         if kind == "give":
             hs = take_cards(toks, hand)
             if len(hs) > step.n:
-                raise MoveError(f"give {step.n} card(s), not {len(hs)}")
+                raise MoveError(f"give {step.n} card{'' if step.n == 1 else 's'}, not {len(hs)}")
             return tuple(
                 pick_legal(
                     legal,
@@ -732,7 +749,11 @@ class SlaigaMoves(Moves):
                     raise MoveError(f"the queen reaches discards #1 to #{len(discard)}")
                 take = discard[n].handle
             else:
-                take = one_card(ref, {c.handle: c.face for c in discard if c.face is not None})
+                take = one_card(
+                    ref,
+                    {c.handle: c.face for c in discard if c.face is not None},
+                    "{card} is not among the discards the queen reaches",
+                )
             return plan_of(
                 legal,
                 lambda a: type(a).__name__ == "QueenSwap" and a.give == give and a.take == take,
@@ -740,7 +761,11 @@ class SlaigaMoves(Moves):
             )
         step = self.step(game, seat)
         pile = {h: face(game, seat, h) for h in step.handles}
-        take = one_card(ref, {h: f for h, f in pile.items() if f is not None})
+        take = one_card(
+            ref,
+            {h: f for h, f in pile.items() if f is not None},
+            "{card} is not among the draw pile cards you may swap with",
+        )
         return plan_of(
             legal,
             lambda a: type(a).__name__ == "Swap" and a.card == give and a.pile_card == take,
@@ -757,7 +782,15 @@ class SlaigaMoves(Moves):
         if len(toks) % 2:
             raise MoveError("place CARD POSITION (0 is the top; top and bottom work too)")
         for i in range(0, len(toks), 2):
-            h = one_card([toks[i]], {k: f for k, f in pool.items() if k not in used})
+            if any(pool.get(k) == maybe_card(toks[i]) for k in used) and not any(
+                f == maybe_card(toks[i]) for k, f in pool.items() if k not in used
+            ):
+                raise MoveError(f"{maybe_card(toks[i])} named twice")
+            h = one_card(
+                [toks[i]],
+                {k: f for k, f in pool.items() if k not in used},
+                "{card} is not one of the cards you are to place",
+            )
             pos_tok = toks[i + 1]
             grow = len(plan)
             if pos_tok == "top":
@@ -1717,6 +1750,10 @@ class SlajensMoves(Moves):
                 ),
                 "you cannot steal now",
             )
+        if toks in (["keep", "all"], ["all"]):
+            return plan_of(
+                legal, lambda a: type(a).__name__ == "Stop", "you have no dice to score yet"
+            )
         if first == "keep":
             if v["phase"] != "rolling":
                 raise MoveError("roll first")
@@ -1741,7 +1778,8 @@ class SlajensMoves(Moves):
                 "keep some dice, reroll the rest",
             )
         raise MoveError(
-            "roll, keep VALUES (e.g. keep 6 6 1), stop, steal NAME AMOUNT, defend or accept"
+            "roll, keep VALUES (e.g. keep 6 6 1), keep all (or stop), steal NAME AMOUNT, "
+            "defend or accept"
         )
 
     def question(self, game: Game, seat: int) -> str:
@@ -1776,6 +1814,7 @@ class SlajensMoves(Moves):
                 [f"{dice_text([d])}" for d in dice],
                 done,
                 preset=preset,
+                typed="keep",
             )
         if v["phase"] == "start":
             rolls = [a for a in legal if isinstance(a, RollDice) and a.target < 0]

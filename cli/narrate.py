@@ -19,6 +19,8 @@ SEATS_PAIR = re.compile(r"\bseats (\d+) and (\d+)\b")
 SEAT_ONE = re.compile(r"\bseat (\d+)\b")
 CHECK_VERDICT = re.compile(r"the (shot|block) was (\S+):")
 LIST_OF_NUMBERS = re.compile(r"\[(-?\d+(?:, -?\d+)*)\]")
+MAYBE_PLURAL = re.compile(r"\b(-?\d+) (\w+)\(s\)")
+A_BEFORE_VOWEL = re.compile(r"(?<![\w♣♦♥♠])(a) (?=(?:A|8|8\d|11|18)\b|[aeiouAEIOU][a-z])")
 JOKER_GLYPH = "🃏"  # double width in some terminals and not in others: shown as Jk
 BOT_NAMES = ("Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lou")
 
@@ -80,7 +82,7 @@ class Names:
 
     def tell(self, text: str) -> str:
         """``replace``, and a list with one number per seat ("points [3, 1, 0]") by name."""
-        out = self.replace(text).replace(JOKER_GLYPH, "Jk")
+        out = words(self.replace(text).replace(JOKER_GLYPH, "Jk"))
         return LIST_OF_NUMBERS.sub(
             lambda m: m[0] if len(m[1].split(",")) != len(self) else _per(m, self), out
         )
@@ -88,6 +90,13 @@ class Names:
     def per_seat(self, values: Sequence[object]) -> str:
         """``Ann 3, Bob 1, ...`` for one value per seat."""
         return ", ".join(f"{self(s)} {v}" for s, v in enumerate(values))
+
+
+def words(text: str) -> str:
+    """Plain English for engine text: "1 card(s)" → "1 card", "2 shot(s)" → "2 shots",
+    "a A" → "an A", "a 8" → "an 8"."""
+    text = MAYBE_PLURAL.sub(lambda m: f"{m[1]} {m[2]}" + ("" if m[1] == "1" else "s"), text)
+    return A_BEFORE_VOWEL.sub(lambda m: m[1] + "n ", text)
 
 
 def _capital(text: str) -> str:

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shlex
 import sys
 import time
 from pathlib import Path
@@ -27,7 +28,14 @@ from rich.table import Table
 from cli import args as checked
 from cli import state
 from cli.human import PlayerQuit
-from cli.netplay import BOT_KINDS, close_player, player_factory
+from cli.netplay import (
+    BOT_KINDS,
+    close_player,
+    player_event_text,
+    player_factory,
+    tell_at_table,
+)
+from cli.render import verify_command
 from engine import registry
 from engine.errors import EngineError
 from engine.options import parse_option_args, resolve_options
@@ -40,6 +48,7 @@ from p2p.events import (
     HandedOver,
     NodeEvent,
     SeatDown,
+    SeatRecovered,
     SeatStalled,
     SeatUp,
     StepDone,
@@ -142,6 +151,8 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         help="how long a player may think before the table is abandoned",
     )
     p.add_argument("--trace-steps", action="store_true", help=argparse.SUPPRESS)
+    # the seat handed to a bot in the background waits for the person's process to exit
+    p.add_argument("--wait-state", type=checked.seconds, default=0.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive-dead", type=float, default=5.0, help=argparse.SUPPRESS)
     p.add_argument("--linger", type=float, default=10.0, help=argparse.SUPPRESS)
@@ -175,7 +186,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "every seat is taken.",
         epilog=checked.EXIT_STATUS,
     )
-    p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument("game", type=checked.game, help=f"one of: {', '.join(registry.names())}")
     p.add_argument(
         "--seats", type=checked.positive, default=4, help="number of players (default 4)"
     )
@@ -231,7 +242,12 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "kept in the state folder.",
         epilog=checked.EXIT_STATUS,
     )
-    p.add_argument("table_id", help="table id")
+    p.add_argument(
+        "table_id",
+        nargs="?",
+        default=None,
+        help="table id (without it: list the tables you can resume)",
+    )
     _common(p)
     _seat_options(p)
     p.set_defaults(func=_guarded(run_resume))
@@ -265,7 +281,7 @@ def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
 
 def _state_dir(args: argparse.Namespace) -> Path:
     """The state folder, locked for this process (``cli.state``)."""
-    return state.hold(state.state_dir(args.state_dir))
+    return state.hold(state.state_dir(args.state_dir), getattr(args, "wait_state", 0.0))
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
@@ -288,12 +304,22 @@ def _listen_host(interface: str | None) -> str:
 
 def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
     state_dir = _state_dir(args)
-    name = args.name or os.environ.get("USER") or "player"
+    ask = args.bot is None and not args.json and sys.stdin.isatty() and sys.stdout.isatty()
+    name = state.player_name(state_dir, args.name, ask=ask)
     quiet = args.quiet or args.json
 
     def on_event(event: NodeEvent) -> None:
-        if not quiet and not isinstance(event, QUIET_EVENTS):
-            _err.print(f"[dim]·[/dim] {event.describe()}")
+        if quiet or isinstance(event, QUIET_EVENTS):
+            return
+        node = _running.get("node")
+        text = player_event_text(event, node)
+        if text is None:
+            return
+        if isinstance(event, SeatStalled | Vanished) and tell_at_table(node, text):
+            return  # on its own line of the table screen, not printed over it
+        if isinstance(event, SeatRecovered) and tell_at_table(node, text, as_event=True):
+            return
+        _err.print(f"[dim]·[/dim] {text}")
 
     if getattr(args, "events", False):
         # machine-readable progress: one JSON object per line, flushed at once
@@ -338,7 +364,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         make_player=player_factory(
             args.bot, think_ms=max(0, args.bot_think_ms), quiet=args.json or args.quiet
         ),
-        bot_after_leave=args.bot is None,
+        bot_after_leave=False,  # a person who leaves gets the shell back (see _leave)
         trace_steps=args.trace_steps,
     )
 
@@ -373,7 +399,7 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
     else:
         _out.print(f"{summary['entries']} entries and {summary['proofs']} proofs checked, no cheat")
     _out.print(f"record: {summary['record']}")
-    _out.print(f"check it yourself: slaiga verify {summary['record']}")
+    _out.print(f"check it yourself: {verify_command(summary['record'])}")
 
 
 def _print_result(result: TableResult, as_json: bool) -> None:
@@ -426,6 +452,75 @@ def _fail(message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
     return code
 
 
+def resume_hint(node: Node, state_dir: Any, bot: str | None = None) -> str:
+    """What Ctrl-C says: the exact command that takes this seat back to its table."""
+    from cli.render import slaiga_command
+
+    manifest = node.manifest
+    if manifest is None or not isinstance(manifest.protocol, GameProtocol):
+        return "Interrupted before the table formed: nothing to resume."
+    cmd = f"{slaiga_command()} resume {manifest.table_id.hex()}"
+    if state_dir is not None:
+        cmd += f" --state-dir {shlex.quote(str(state_dir))}"
+    if bot:
+        cmd += f" --bot {bot}"
+    return f"Interrupted. To go back to this table, run:\n  {cmd}"
+
+
+HAND_OVER_WAIT_S = 30.0
+"""How long the background bot waits for the person's process to let go of the state folder."""
+
+
+def _leave(node: Node, args: argparse.Namespace) -> int:
+    """The person typed quit at a LAN table: they get the shell back at once, and a bot
+    takes the seat in the background (``slaiga resume --bot heuristic`` from our record
+    file), so that the others can finish the game."""
+    import subprocess
+
+    manifest = node.manifest
+    if manifest is None or not isinstance(manifest.protocol, GameProtocol) or node.store is None:
+        _err.print("You left the table.")
+        return EXIT_OK
+    table_id = manifest.table_id.hex()
+    folder = node.cfg.state_dir
+    log = folder / "tables" / f"{table_id}.bot.log"
+    cmd = [sys.executable, "-m", "cli.net", "resume", table_id, "--bot", "heuristic"]
+    cmd += ["--json", "--state-dir", str(folder), "--wait-state", str(HAND_OVER_WAIT_S)]
+    if args.interface:
+        cmd += ["--interface", args.interface]
+    try:
+        with log.open("ab") as out:
+            subprocess.Popen(
+                cmd,
+                stdin=subprocess.DEVNULL,
+                stdout=out,
+                stderr=out,
+                start_new_session=True,  # not stopped by this terminal's Ctrl-C or hang-up
+            )
+    except OSError as exc:
+        _err.print(f"You left the table; no bot could take your seat ({exc}).")
+        return EXIT_ABANDONED
+    _err.print(
+        "You left the table: a bot plays your seat to the end in the background, so that "
+        "the others can finish."
+    )
+    _err.print(f"Its record: {folder / 'tables' / (table_id + '.rec')} (log: {log})")
+    return EXIT_OK
+
+
+def discovery_problem(exc: Exception) -> str:
+    """Zeroconf could not start or answer: say so, and the two ways around it."""
+    return (
+        f"{exc}\n  hint: pick the network with --interface (eth0, or one of this machine's "
+        "addresses), or do without the lobby: open with --no-announce and join with "
+        "--peer HOST:PORT"
+    )
+
+
+_running: dict[str, Node] = {}
+"""The node this command runs (its events are told in player words, on the table screen)."""
+
+
 def _crash_line(exc: BaseException, node: Node) -> str:
     """One line for a bug of this program (never a peer's fault: every peer input is
     judged before it is used), with the full traceback written to the state folder."""
@@ -451,16 +546,23 @@ def _crash_line(exc: BaseException, node: Node) -> str:
 
 
 def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ignore[no-untyped-def]
+    _running["node"] = node
     result = None
     try:
         result = trio.run(action)
+    except KeyboardInterrupt:
+        close_player(node.player, None)
+        _err.print(resume_hint(node, args.state_dir, getattr(args, "bot", None)))
+        return checked.EXIT_INTERRUPTED
     except PlayerQuit:
         close_player(node.player, None)
-        _err.print("You left the table; the others will see you as gone.")
-        return EXIT_ABANDONED
+        return _leave(node, args)
     except TableAbandoned as exc:
         close_player(node.player, None)
         return _abandoned(exc, args.json)
+    except DiscoveryError as exc:
+        close_player(node.player, None)
+        return _fail(discovery_problem(exc), args.json)
     except (P2PError, ValueError) as exc:
         close_player(node.player, None)
         return _fail(str(exc), args.json)
@@ -471,8 +573,9 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
         close_player(node.player, None)
         return _fail(_crash_line(exc, node), args.json)
     if isinstance(result.manifest.protocol, GameProtocol):
-        close_player(node.player, result.game_summary())
-    _print_result(result, args.json)
+        close_player(node.player, result.game_summary())  # it may print the result itself
+    if args.json or not getattr(node.player, "told_result", False):
+        _print_result(result, args.json)
     if result.aborted is not None or result.convicted is not None:
         return EXIT_CHEATER
     return EXIT_OK if not result.divergent else EXIT_FAILED
@@ -494,7 +597,7 @@ def run_lobby(args: argparse.Namespace) -> int:
     try:
         tables = _scan(args)
     except DiscoveryError as exc:
-        return _fail(str(exc), args.json)
+        return _fail(discovery_problem(exc), args.json)
     if args.json:
         print(json.dumps([t.to_json() for t in tables], sort_keys=True), flush=True)
         return EXIT_OK
@@ -518,7 +621,9 @@ def run_open(args: argparse.Namespace) -> int:
         return _fail(str(exc), args.json, EXIT_USAGE)
     try:
         cfg = _config(args, use_discovery=not args.no_announce)
-    except (NodeError, DiscoveryError) as exc:
+    except DiscoveryError as exc:
+        return _fail(discovery_problem(exc), args.json)
+    except NodeError as exc:
         return _fail(str(exc), args.json)
     node = Node(cfg)
     return _run_node(args, node, lambda: node.open(args.game, args.seats, options))
@@ -554,25 +659,46 @@ def run_join(args: argparse.Namespace) -> int:
     if not args.table_id and not args.peer and not args.json and sys.stdin.isatty():
         try:
             args.table_id = _pick_table(args)
-        except (NodeError, DiscoveryError) as exc:
+        except DiscoveryError as exc:
+            return _fail(discovery_problem(exc), args.json)
+        except NodeError as exc:
             return _fail(str(exc), args.json)
         except EOFError:
             return _fail("no table chosen", args.json)
     try:
         cfg = _config(args, use_discovery=args.peer is None)
     except DiscoveryError as exc:
-        return _fail(str(exc), args.json)
+        return _fail(discovery_problem(exc), args.json)
     node = Node(cfg)
     return _run_node(args, node, lambda: node.join(args.table_id, args.peer))
 
 
 def run_resume(args: argparse.Namespace) -> int:
+    from cli import resumable
+
+    folder = state.state_dir(args.state_dir)
+    if args.table_id is None:
+        return resumable.list_tables(folder, args, _out, as_json=args.json)
+    found = resumable.find(folder, args.table_id)
+    if isinstance(found, str):
+        return _fail(found, args.json)
+    if found.against_bots:
+        problem = resumable.restart_bots(found, folder)
+        if problem:
+            return _fail(problem, args.json)
+    args.table_id = found.table_id
     try:
         cfg = _config(args, use_discovery=False)
     except DiscoveryError as exc:
-        return _fail(str(exc), args.json)
+        return _fail(discovery_problem(exc), args.json)
     node = Node(cfg)
-    return _run_node(args, node, lambda: node.resume(args.table_id))
+    code = None
+    try:
+        code = _run_node(args, node, lambda: node.resume(args.table_id))
+        return code
+    finally:
+        # after a game the bots finish their records; else nobody is left to play with
+        resumable.reap_bots(resumable.BOT_PEER_WAIT_S if code == EXIT_OK else 0.0)
 
 
 def main(argv: list[str] | None = None) -> int:

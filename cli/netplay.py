@@ -84,6 +84,46 @@ def player_factory(
     return make
 
 
+def stall_words(name: str | None, silent_for: float) -> str:
+    """A silent seat in player words: "waiting for Bob (silent 60 s, may have left)"."""
+    return f"waiting for {name or 'a player'} (silent {round(silent_for)} s, may have left)"
+
+
+NOT_FOR_PLAYERS = frozenset({"finished", "peer_finished", "step", "peer_up", "peer_down"})
+"""Node events a person need not read (the end screen tells the record; links flap)."""
+
+
+def player_event_text(event: NodeEvent, node: Any) -> str | None:
+    """A node event in player words: names for seats, no slots, steps or hashes
+    (``None``: not worth a person's attention)."""
+    from cli.narrate import words
+    from p2p.events import SeatStalled
+
+    kind = getattr(event, "KIND", "")
+    if kind in NOT_FOR_PLAYERS:
+        return None
+    if isinstance(event, SeatStalled):
+        return stall_words(event.name, event.silent_for)
+    if kind == "formed":
+        return "the table is formed; connecting to every player"
+    text = event.describe()  # events about a player name them
+    return words(text.replace("every seat", "every player").replace("seats", "players"))
+
+
+def tell_at_table(node: Any, text: str, as_event: bool = False) -> bool:
+    """Show ``text`` on the person's table screen: on the waiting line, or (``as_event``)
+    among the events and in the log. ``False``: no screen is up, the caller prints it."""
+    player = getattr(node, "player", None)
+    term = getattr(player, "term", None)
+    if term is None or not getattr(term, "started", False):
+        return False
+    if as_event:
+        player.tell(text)
+    else:
+        player.progress(text)
+    return True
+
+
 def close_player(player: Any, summary: Mapping[str, Any] | None) -> None:
     """Show the end of the game to our player and give the terminal back."""
     if player is None:
@@ -115,6 +155,7 @@ def play_networked(
     state: Path,
     bot: str = "heuristic",
     on_event: Callable[[NodeEvent], None] | None = None,
+    node_box: dict[str, Any] | None = None,
 ) -> TableResult:
     """Open a table on loopback, start ``seats - 1`` bot peer processes that join it
     (each with its own identity and key share, in folders under ``state/bots``), play
@@ -156,6 +197,8 @@ def play_networked(
         make_player=make_player,
     )
     node = Node(cfg)
+    if node_box is not None:
+        node_box["node"] = node  # for the caller's event handler (names of silent seats)
     result = None
     try:
         result = trio.run(node.open, game, seats, options)

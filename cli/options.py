@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import json
 
+from cli import args as checked
 from cli.rules import doc_ref, plain_help
 from engine import registry
 from engine.errors import EngineError
@@ -18,7 +19,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "bots and table options (name, default, allowed values). The rules for players, "
         "options included, are in docs/rules/GAME.md (`slaiga rules GAME` prints them).",
     )
-    p.add_argument("game", nargs="?", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument(
+        "game", nargs="?", type=checked.game, help=f"one of: {', '.join(registry.names())}"
+    )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run)
 

@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import sys
 from collections.abc import Awaitable, Callable, Sequence
@@ -52,7 +51,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "printed move by move.",
         epilog=checked.EXIT_STATUS,
     )
-    p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument("game", type=checked.game, help=f"one of: {', '.join(registry.names())}")
     p.add_argument(
         "--local",
         action="store_true",
@@ -70,7 +69,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--seats", type=checked.positive, default=None, help="number of players (game default)"
     )
     p.add_argument(
-        "--seat", type=checked.count, default=0, help="your seat, counted from 0 (default 0)"
+        "--seat",
+        type=checked.positive,
+        default=1,
+        help="your seat with --local, counted from 1 (default 1)",
     )
     p.add_argument(
         "--name",
@@ -184,18 +186,22 @@ def make_table(args: argparse.Namespace) -> Table:
     seats = args.seats if args.seats is not None else spec.default_seats
     options = parse_option_args(args.option)
     spec.game_class(seats, options)  # validates the seat count and every option
-    if not 0 <= args.seat < seats:
-        raise EngineError(f"--seat must be 0 to {seats - 1} at a table of {seats}")
+    if not 1 <= args.seat <= seats:
+        raise EngineError(f"--seat must be 1 to {seats} at a table of {seats}")
+    me_seat = args.seat - 1
     if args.bot not in spec.bots:
         raise EngineError(f"unknown bot {args.bot!r}; choose from {', '.join(spec.bots)}")
     bot_params = checked.parse_bot_params(spec.bots[args.bot], args.bot_param, args.bot)
-    me = args.name or os.environ.get("USER") or os.environ.get("USERNAME") or "Player"
+    from cli import state
+
+    interactive = sys.stdin.isatty() and sys.stdout.isatty() and not args.json
+    me = state.player_name(state.state_dir(args.state_dir), args.name, ask=interactive)
     others = [n for n in BOT_NAMES if n.lower() != me.lower()]
-    names = [others[(i - (1 if i > args.seat else 0)) % len(others)] for i in range(seats)]
-    names[args.seat] = me
+    names = [others[(i - (1 if i > me_seat else 0)) % len(others)] for i in range(seats)]
+    names[me_seat] = me
     seed = args.seed if args.seed is not None else random.SystemRandom().randrange(2**32)
     return Table(
-        args.game, seats, options, args.seat, unique_names(names), seed, args.bot_delay, bot_params
+        args.game, seats, options, me_seat, unique_names(names), seed, args.bot_delay, bot_params
     )
 
 
@@ -236,7 +242,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
     from cli import state
     from cli.netplay import play_networked, player_factory
     from p2p.errors import NodeError
-    from p2p.events import Forming, Joined, Listening, Meshed, NodeEvent
+    from p2p.events import Forming, Joined, Listening, Meshed, NodeEvent, SeatStalled
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:
@@ -247,6 +253,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
     if not interactive and not args.json:
         err.print(f"a bot plays your seat; watching {table.game_name} at a table of {table.seats}")
     game_no = 0
+    node_of: dict[str, Any] = {}
     while True:
         make = player_factory(
             None,
@@ -260,7 +267,13 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
         def progress(event: NodeEvent) -> None:
             if args.json or not interactive:
                 return
-            if isinstance(event, Listening):
+            if isinstance(event, SeatStalled):
+                from cli.netplay import stall_words, tell_at_table
+
+                text = stall_words(event.name, event.silent_for)
+                if not tell_at_table(node_of.get("node"), text):
+                    err.print(f"[dim]· {text}[/]")
+            elif isinstance(event, Listening):
                 err.print("[dim]· starting the bot peers…[/]")
             elif isinstance(event, Joined):
                 err.print(f"[dim]· {event.name} sat down[/]")
@@ -280,10 +293,20 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
                 folder,
                 bot=args.bot,
                 on_event=progress,
+                node_box=node_of,
             )
         except PlayerQuit:
             print("You left the table.")
             return checked.EXIT_OK
+        except KeyboardInterrupt:
+            from cli.net import resume_hint
+
+            node = node_of.get("node")
+            if node is None:
+                err.print("Interrupted before the table formed: nothing to resume.")
+            else:
+                err.print(resume_hint(node, args.state_dir))
+            return checked.EXIT_INTERRUPTED
         except (NodeError, OSError) as exc:
             err.print(f"[bold red]error:[/] {exc}")
             return 1

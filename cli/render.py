@@ -21,7 +21,7 @@ from typing import Any
 
 from rich.text import Text
 
-from cli.narrate import Names
+from cli.narrate import Names, words
 from engine.cards import JOKER_RANK, SUIT_SYMBOLS, Card, slave_key
 from engine.game import CardView
 
@@ -71,6 +71,21 @@ def cards_text(faces: Sequence[Card | None], sep: str = " ") -> Text:
     return out
 
 
+def marked_cards(cards: Sequence[CardView], secret: frozenset[int]) -> Text:
+    """Cards on the table; those only you can see are in brackets: face down to others."""
+    out = Text()
+    for i, c in enumerate(cards):
+        if i:
+            out.append(" ")
+        if c.handle in secret and c.face is not None:
+            out.append("[")
+            out.append_text(face_text(c.face))
+            out.append("]")
+        else:
+            out.append_text(face_text(c.face))
+    return out
+
+
 def suit_text(suit: int | None) -> Text:
     if suit is None or suit not in range(4):
         return Text("?")
@@ -110,6 +125,9 @@ class TableView:
     events: Sequence[str] = ()
     progress: str = ""
     over: bool = False
+    since: int = 0  # how many of ``events`` (the newest) came after your last move
+    moved: bool = True  # you have moved already ("Since your last move", else "So far")
+    secret: frozenset[int] = frozenset()  # handles on the table you see and others do not
 
 
 @dataclass
@@ -123,8 +141,9 @@ class PromptView:
     input: str = ""
     message: str = ""
     countdown: int | None = None
-    hint: str = "type a move, or ↑↓ and Enter · Esc back · ? help"
+    hint: str = "type a move, or ↑↓ and Enter · Esc back · ? help · PgUp log"
     extra: Sequence[str] = field(default_factory=tuple)  # lines under the title
+    marked: bool = False  # the input was refused and is selected (typing replaces it)
 
 
 # ---- per game --------------------------------------------------------------------------
@@ -167,7 +186,8 @@ class SlaveLook(Look):
             if s == v["last"]:
                 status.append("played the pile's top")
             if v["games"] > 1:
-                status.append(f"{v['points'][s]} pts")
+                pts = v["points"][s]
+                status.append(f"{pts} pt" if pts == 1 else f"{pts} pts")
             rows.append(SeatRow(s, str(v["hand_sizes"][s]), ", ".join(status)))
         return rows
 
@@ -216,7 +236,7 @@ class SlaigaLook(Look):
         line.append(f" · Discard {len(discard)}")
         if discard:
             line.append(", top→ ")
-            line.append_text(cards_text([c.face for c in discard[:QUEEN_REACH]]))
+            line.append_text(marked_cards(discard[:QUEEN_REACH], t.secret))
             if len(discard) > QUEEN_REACH:
                 line.append(" …")
         out = [line]
@@ -237,8 +257,13 @@ class SlaigaLook(Look):
                     vl.append_text(suit_text(p.suit))
                     vl.append(f"{' ace' if p.ace else ''} {p.role} ")
                 face = cards[i].face if i < len(cards) else None
-                vl.append_text(face_text(face))
+                if i < len(cards) and cards[i].handle in t.secret:
+                    vl.append_text(marked_cards([cards[i]], t.secret))
+                else:
+                    vl.append_text(face_text(face))
             out.append(vl)
+        if any(c.handle in t.secret for c in (*v["volley_cards"], *discard[:QUEEN_REACH])):
+            out.append(Text("[ ]: a card you see that lies face down to the others", style="dim"))
         if v["to_place"]:
             tp = Text("Cards for you to place in the draw pile: ")
             tp.append_text(cards_text([c.face for c in v["to_place"]]))
@@ -327,7 +352,7 @@ class AightLook(Look):
             out.append(dl)
         newest = [r for r in v["book"].rules if r.author is not None][-2:]
         for r in newest:
-            out.append(Text(f"Rule {r.describe()} (by {names(r.author)})", style="dim"))
+            out.append(Text(words(f"Rule {r.describe()} (by {names(r.author)})"), style="dim"))
         return out
 
 
@@ -515,7 +540,7 @@ def prompt_lines(p: PromptView, width: int, menu_rows: int) -> list[Text]:
                 _crop(Text(f"{mark}{i + 1:>2} {box}{p.options[i]}{more}", style=style), width)
             )
     line = Text("> ", style="bold")
-    line.append(p.input)
+    line.append(p.input, style="reverse" if p.marked and p.input else "")
     line.append("█", style="blink")
     out.append(_crop(line, width))
     out.append(_crop(Text(p.message or p.hint, style="yellow" if p.message else "dim"), width))
@@ -548,7 +573,7 @@ def render_screen(
         )
         bottom = [_crop(Text(wait, style="italic"), width)]
     rows_left = height - 1 - len(seats) - len(table) - len(hand) - len(bottom)
-    events = event_lines(t.events, width, rows_left)
+    events = event_lines(t.events, width, rows_left, t.since, t.moved)
     blank = [Text("") for _ in range(max(0, rows_left - len(events)))]
     lines = [head, *seats, *table, *blank, *events, *hand, *bottom]
     if len(lines) > height:  # a tiny terminal: keep the prompt, drop from the top
@@ -556,16 +581,49 @@ def render_screen(
     return lines
 
 
-def event_lines(events: Sequence[str], width: int, rows: int) -> list[Text]:
-    """The latest events that fit in ``rows``, newest last, long ones wrapped once."""
+def event_lines(
+    events: Sequence[str], width: int, rows: int, since: int = 0, moved: bool = True
+) -> list[Text]:
+    """The latest events that fit in ``rows``, newest last, long ones wrapped once.
+
+    With ``since`` (the events after your last move), a heading counts them and
+    stays until you move again; when they do not all fit it says how to read
+    the rest (PgUp or ``log``). Older events are dimmed.
+    """
+    if rows <= 0:
+        return []
+    since = min(since, len(events))
+    room = rows - 1 if since else rows
     out: list[Text] = []
-    for e in reversed(events):
-        if len(out) >= rows:
-            break
+    shown = 0
+    for i, e in enumerate(reversed(events)):
         parts = wrap("· " + e, width)[:2]
-        lines = [Text(parts[0])] + [Text("  " + p.strip()) for p in parts[1:]]
+        if len(out) + len(parts) > room:
+            break
+        style = "" if i < since else "dim"
+        lines = [Text(parts[0], style=style)] + [
+            Text("  " + p.strip(), style=style) for p in parts[1:]
+        ]
         out[:0] = [_crop(x, width) for x in lines]
-    return out[-rows:] if rows > 0 else []
+        shown += 1
+    if since:
+        head = f"{'Since your last move' if moved else 'So far'}: {plural(since, 'event')}"
+        if since > shown:
+            head += " (PgUp or `log`: all)"
+        out.insert(0, _crop(Text(head, style="bold underline"), width))
+    return out[-rows:]
+
+
+def plural(n: int, word: str, many: str | None = None) -> str:
+    """``1 card``, ``2 cards``, ``1 match``/``2 matches`` (``many`` for odd plurals)."""
+    return f"{n} {word if n == 1 else (many or word + 's')}"
+
+
+def article(word: str) -> str:
+    """``a 9``, ``an A``, ``an 8``, ``an ace``: the article a reader says aloud."""
+    first = word.strip()[:1].lower()
+    spoken_vowel = first in "aeiou" or word.strip().startswith(("8", "11", "18", "A"))
+    return f"{'an' if spoken_vowel else 'a'} {word}"
 
 
 def _waiting_for(t: TableView) -> str:
@@ -667,6 +725,35 @@ def result_lines(
     return out
 
 
+def slaiga_command() -> str:
+    """How to run ``slaiga`` again from this shell: ``slaiga`` when that is on the PATH and is
+    this program, else the path of the program that runs (``.venv/bin/slaiga`` after
+    ``make play``), else ``python -m cli``."""
+    import os
+    import shlex
+    import shutil
+    import sys
+
+    argv0 = sys.argv[0] if sys.argv else ""
+    found = shutil.which("slaiga")
+    if os.path.basename(argv0) == "slaiga":
+        if found and os.path.realpath(found) == os.path.realpath(argv0):
+            return "slaiga"
+        rel = os.path.relpath(argv0)
+        path = rel if not rel.startswith("..") else os.path.abspath(argv0)
+        return shlex.quote(path if "/" in path else "./" + path)
+    if found:
+        return "slaiga"
+    return f"{shlex.quote(sys.executable)} -m cli"
+
+
+def verify_command(record: str) -> str:
+    """The ``slaiga verify`` command for ``record``, as it can be pasted into this shell."""
+    import shlex
+
+    return f"{slaiga_command()} verify {shlex.quote(str(record))}"
+
+
 def record_lines(summary: Any, names: Names) -> list[Text]:
     """The record file, what was checked in it, and the command that checks it again."""
     out = []
@@ -686,11 +773,12 @@ def record_lines(summary: Any, names: Names) -> list[Text]:
             cheat = "no cheat" if culprit is None else f"cheat by {names(culprit)}"
             out.append(
                 Text(
-                    f"{entries} entries and {proofs or 0} proofs checked, {cheat}.",
+                    f"{plural(entries, 'entry', 'entries')} and {plural(proofs or 0, 'proof')}"
+                    f" checked, {cheat}.",
                     style="green" if culprit is None else "red",
                 )
             )
-        out.append(Text(f"Check it yourself: slaiga verify {record}", style="bold"))
+        out.append(Text(f"Check it yourself: {verify_command(record)}", style="bold"))
     else:
         out.append(
             Text("A practice game with a trusted local dealer: no record was kept.", style="dim")

@@ -13,6 +13,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from cli import args as checked
 from engine import registry
 from engine.errors import EngineError
 
@@ -89,7 +90,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="print a game's rules for players",
         description="Print the rules of GAME, with its table options and their defaults.",
     )
-    p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument("game", type=checked.game, help=f"one of: {', '.join(registry.names())}")
     p.add_argument("--plain", action="store_true", help="print the text as it is, without styling")
     p.set_defaults(func=run)
 
@@ -107,7 +108,11 @@ def run(args: argparse.Namespace) -> int:
     if args.plain or not sys.stdout.isatty():
         print(text.rstrip() + "\n" + extra)
         return 0
+    import os
+
     out = Console()
-    out.print(Markdown(text))
-    out.print(extra)
+    os.environ.setdefault("LESS", "-RFX")  # colours kept; a page that fits is just printed
+    with out.pager(styles=True):  # a long page is paged ($PAGER, else less), not scrolled off
+        out.print(Markdown(text))
+        out.print(extra)
     return 0

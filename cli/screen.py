@@ -70,6 +70,8 @@ class Terminal:
         self._saved: list | None = None
         self._decoder = codecs.getincrementaldecoder("utf-8")(errors="replace")
         self.started = False
+        self.on_resize: Callable[[], None] | None = None  # redraw at once on a resize
+        self._old_winch: object = None
 
     def start(self) -> None:
         if self.started:
@@ -83,6 +85,25 @@ class Terminal:
         self.out.write("\x1b[?1049h\x1b[?25l\x1b[H\x1b[2J")
         self.out.flush()
         self.started = True
+        self._watch_resize()
+
+    def _watch_resize(self) -> None:
+        """SIGWINCH calls ``on_resize`` (the screen is redrawn at the new size at once,
+        whether or not a key is being waited for)."""
+        import signal
+        import threading
+
+        if (
+            not hasattr(signal, "SIGWINCH")
+            or threading.current_thread() is not threading.main_thread()
+        ):
+            return
+
+        def resized(signum: int, frame: object) -> None:
+            if self.started and self.on_resize is not None:
+                self.on_resize()
+
+        self._old_winch = signal.signal(signal.SIGWINCH, resized)
 
     def stop(self) -> None:
         if not self.started:
@@ -91,6 +112,11 @@ class Terminal:
 
         self.out.write("\x1b[?25h\x1b[?1049l")
         self.out.flush()
+        if self._old_winch is not None:
+            import signal
+
+            signal.signal(signal.SIGWINCH, self._old_winch)  # type: ignore[arg-type]
+            self._old_winch = None
         if self._saved is not None:
             termios.tcsetattr(self.fd, termios.TCSADRAIN, self._saved)
         self.started = False
@@ -161,7 +187,7 @@ class Prompter:
     """Walks one move's question tree with keys; typed text goes to ``parse``.
 
     ``key`` returns ``None`` to go on, or one of ``("plan", plan)``, ``("help",)``,
-    ``("rules",)``, ``("quit",)``.
+    ``("rules",)``, ``("log",)`` (PgUp, PgDn or typed ``log``), ``("quit",)``.
     """
 
     def __init__(self, root: Node, title: str, parse: Callable[[str], Plan]) -> None:
@@ -169,6 +195,7 @@ class Prompter:
         self.parse = parse
         self.stack: list[tuple[Node, int, list[bool], int]] = []
         self.input = ""
+        self.marked = False  # the input was refused: it is selected, and typing replaces it
         self.message = ""
         self.last_text = ""
         self.node: Node = root
@@ -200,7 +227,7 @@ class Prompter:
         node = self.node
         title = node.title or self.title
         extra: tuple[str, ...] = ()
-        hint = "type a move, or ↑↓ and Enter · Esc back · ? help"
+        hint = "type a move, or ↑↓ and Enter · Esc back · ? help · PgUp log"
         if isinstance(node, Choice):
             return PromptView(
                 title,
@@ -212,9 +239,14 @@ class Prompter:
                 countdown,
                 hint,
                 extra,
+                self.marked,
             )
         if isinstance(node, Pick):
-            hint = "↑↓ move · Space ticks · Enter confirms · or type the numbers to tick"
+            hint = (
+                f"↑↓ move · Space ticks · Enter confirms · or type the values ({node.typed} 6 6 1)"
+                if node.typed
+                else "↑↓ move · Space ticks · Enter confirms · or type the numbers to tick"
+            )
             return PromptView(
                 title,
                 list(node.items),
@@ -225,22 +257,32 @@ class Prompter:
                 countdown,
                 hint,
                 extra,
+                self.marked,
             )
         if isinstance(node, Number):
             hint = f"↑↓ change · Enter confirms · or type a number from {node.lo} to {node.hi}"
             extra = (*extra, f"  ‹ {self.value} ›  {node.describe(self.value)}")
-            return PromptView(title, (), 0, None, self.input, self.message, countdown, hint, extra)
+            return PromptView(
+                title, (), 0, None, self.input, self.message, countdown, hint, extra, self.marked
+            )
         hint = (
             f"type and press Enter (for example: {node.example})"
             if node.example
             else "type and press Enter"
         )
-        return PromptView(title, (), 0, None, self.input, self.message, countdown, hint, extra)
+        return PromptView(
+            title, (), 0, None, self.input, self.message, countdown, hint, extra, self.marked
+        )
 
     def key(self, k: str) -> tuple | None:
         node = self.node
         if k != "enter":
             self.message = ""
+        marked, self.marked = self.marked, False
+        if marked and (k in ("backspace", "delete") or (len(k) == 1 and k.isprintable())):
+            self.input = ""  # the refused text was selected: a key replaces it
+            if len(k) != 1:
+                return None
         if k == "esc":
             if self.input and not isinstance(node, Ask):
                 self.input = ""
@@ -253,6 +295,8 @@ class Prompter:
         if k == "clear":
             self.input = ""
             return None
+        if k in ("pgup", "pgdn") and not isinstance(node, Number):
+            return ("log",)  # the whole history, newest last; menus page with Home/End
         if k in ("up", "down", "pgup", "pgdn", "home", "end"):
             self._move(k)
             return None
@@ -318,13 +362,16 @@ class Prompter:
             return self._submit(text, node)
         except MoveError as exc:
             self.message = str(exc)
-            self.input = text  # keep it, to mend
+            self.input = text  # kept and selected: ← or → to mend it, or type anew
+            self.marked = bool(text)
             return None
 
     def refuse(self, message: str) -> None:
-        """The move typed or chosen cannot be made: say why, keep the typed text."""
+        """The move typed or chosen cannot be made: say why, keep the typed text selected
+        (the next key typed replaces it; ← or → first keeps it to mend)."""
         self.message = message
         self.input = self.last_text
+        self.marked = bool(self.last_text)
 
     def _submit(self, text: str, node: Node) -> tuple | None:
         low = text.lower()
@@ -334,6 +381,8 @@ class Prompter:
             return ("rules",)
         if low in ("quit", "exit"):
             return ("quit",)
+        if low in ("log", "history"):
+            return ("log",)
         if low == "back":
             self.back()
             return None
@@ -359,6 +408,8 @@ class Prompter:
                     raise MoveError(f"choose 1 to {len(node.options)}")
                 self.selected = values[0] - 1
                 return self._advance(resolve(node.options[self.selected].then))
+            if isinstance(node, Pick) and node.typed:
+                return ("plan", self.parse(f"{node.typed} {text}"))  # values, not positions
             if isinstance(node, Pick):
                 for v in values:
                     if not 1 <= v <= len(node.items):

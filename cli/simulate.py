@@ -28,7 +28,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "statistics. The same seed and options always give the same results.",
         epilog=checked.EXIT_STATUS,
     )
-    p.add_argument("game", help=f"one of: {', '.join(registry.names())}")
+    p.add_argument("game", type=checked.game, help=f"one of: {', '.join(registry.names())}")
     p.add_argument(
         "--games", type=checked.positive, default=1, help="how many games to play (default 1)"
     )

@@ -21,6 +21,7 @@ from typing import IO
 import platformdirs
 
 ENV_HOME = "SLAIGA_HOME"
+NAME_FILE = "name"
 APP_NAME = "slaiga"
 LOCK_NAME = "lock"
 
@@ -85,8 +86,63 @@ class StateLock:
 _held: list[StateLock] = []
 
 
-def hold(folder: Path) -> Path:
-    """Lock ``folder`` for the rest of this process; raise ``StateInUse`` if taken."""
-    if not any(lock.folder == folder for lock in _held):
-        _held.append(StateLock(folder).acquire())
-    return folder
+def hold(folder: Path, wait_s: float = 0.0) -> Path:
+    """Lock ``folder`` for the rest of this process; raise ``StateInUse`` if it is still
+    taken after ``wait_s`` seconds (a process that hands its seat over exits first)."""
+    import time
+
+    if any(lock.folder == folder for lock in _held):
+        return folder
+    deadline = time.monotonic() + wait_s
+    while True:
+        try:
+            _held.append(StateLock(folder).acquire())
+            return folder
+        except StateInUse:
+            if time.monotonic() >= deadline:
+                raise
+            time.sleep(0.1)
+
+
+def remembered_name(folder: Path) -> str | None:
+    """The name this player gave last time (``<state>/name``), if any."""
+    try:
+        name = (folder / NAME_FILE).read_text(encoding="utf-8").strip()
+    except OSError:
+        return None
+    return name or None
+
+
+def remember_name(folder: Path, name: str) -> None:
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+        (folder / NAME_FILE).write_text(name + "\n", encoding="utf-8")
+    except OSError:
+        pass  # not remembered: asked again next time, nothing worse
+
+
+def player_name(folder: Path, given: str | None, ask: bool) -> str:
+    """The player's name: ``--name`` (remembered for next time), else the remembered one,
+    else asked once at the terminal (``ask``) and remembered, else the login name."""
+    from cli.args import NAME_MAX
+
+    if given:
+        remember_name(folder, given)
+        return given
+    known = remembered_name(folder)
+    if known:
+        return known
+    login = os.environ.get("USER") or os.environ.get("USERNAME") or ""
+    if ask:
+        for _ in range(3):
+            try:
+                typed = input(f"Your name at the table{f' [{login}]' if login else ''}: ")
+            except EOFError:
+                break
+            name = " ".join(typed.split()) or login
+            if name and len(name) <= NAME_MAX and name.isprintable():
+                remember_name(folder, name)
+                print(f"Welcome, {name}. (Remembered in {folder}; --name changes it.)")
+                return name
+            print(f"A name has 1 to {NAME_MAX} printable characters.")
+    return login or "Player"

@@ -51,7 +51,10 @@ def _culprit_text(report: VerifyReport) -> str:
     assert f is not None
     if f.culprit is None:
         if f.kind == "Unfinished":
-            return "no seat is proven at fault: the record simply stops"
+            return (
+                "no seat is proven at fault: the record is damaged or cut short "
+                "(it ends before every player signed the end of the game)"
+            )
         if f.kind == "Dispute":
             return "no seat is proven at fault: the dispute cannot be settled from the record"
         return "no seat is proven at fault: the file itself is forged or damaged"
@@ -62,7 +65,51 @@ def _culprit_text(report: VerifyReport) -> str:
     return f"culprit: {name} ({seat}slot {f.culprit})"
 
 
+def _who(report: VerifyReport, slot: int | None) -> str:
+    """A seat as a player reads it: "seat 2 (Bob)", seats counted from 1."""
+    seat = report.engine_seat(slot)
+    name = report.seat_name(slot)
+    where = f"seat {seat + 1}" if seat is not None else "a seat"
+    return where + (f" ({name})" if name else "")
+
+
+def _name(report: VerifyReport, slot: int | None) -> str:
+    return report.seat_name(slot) or _who(report, slot)
+
+
+def _winner(report: VerifyReport) -> str | None:
+    if not report.ranking:
+        return None
+    by_pos = {s.position: s for s in report.seats}
+    first = by_pos.get(report.ranking[0] + 1)
+    return first.name if first is not None else f"seat {report.ranking[0] + 1}"
+
+
+def lead_line(report: VerifyReport) -> str:
+    """The verdict in one plain sentence, before the technical lines."""
+    f = report.failure
+    if f is None and report.finished and report.is_game:
+        won = _winner(report)
+        return "✓ This game is genuine: nobody cheated" + (f"; {won} won" if won else "")
+    if f is None:
+        if report.is_game:
+            owing = " and ".join(_name(report, s) for s in report.waiting_on)
+            return "✓ Genuine so far: nobody cheated, but the game stopped before its end" + (
+                f" (waiting for {owing})" if owing else ""
+            )
+        return "✓ This record is genuine: every entry is signed and in order"
+    if f.culprit is not None:
+        return f"✗ Cheating proven: {_name(report, f.culprit)} broke the rules; the record holds the proof"
+    if f.kind == "Unfinished":
+        return "✗ This record is damaged or cut short: it cannot show the game was fair to its end"
+    if f.kind == "Dispute":
+        return "✗ The game ended in a dispute the record cannot settle"
+    return "✗ This record is forged or damaged: it proves nothing about the game"
+
+
 def _print_human(report: VerifyReport) -> None:
+    lead = lead_line(report)
+    _out.print(f"[bold {'green' if lead.startswith('✓') else 'red'}]{lead}")
     if report.table_id is not None:
         _out.print(f"table {report.table_id}: {report.game}, {len(report.seats)} seats")
         table = Table()
@@ -81,15 +128,24 @@ def _print_human(report: VerifyReport) -> None:
             params = ", ".join(f"{k}={v}" for k, v in report.protocol.items() if k != "kind")
             _out.print(f"protocol: {report.protocol['kind']} ({params})")
         if not report.seat_order_known:
-            _out.print("[yellow]the seat order was never drawn: seats shown in slot order")
+            _out.print(
+                "[yellow]the seat order was never drawn: seats shown in the order they sat down"
+            )
     if report.torn_bytes:
         _out.print(f"[yellow]torn last frame dropped ({report.torn_bytes} bytes)")
     if report.duplicates:
-        _out.print(f"[yellow]{report.duplicates} duplicate entr(y/ies) ignored")
+        n = report.duplicates
+        _out.print(f"[yellow]{n} duplicate {'entry' if n == 1 else 'entries'} ignored")
     f = report.failure
     if f is not None:
         where = f" at step {f.step}" if f.step is not None else ""
-        _out.print(f"[bold red]record FAILS verification{where}: {f.message}")
+        message = f.message
+        if f.kind == "Unfinished":
+            owing = " and ".join(_who(report, s) for s in report.waiting_on) or "nobody"
+            message = (
+                f"the game stops at step {f.step}, still owed by {owing}; nobody signed its end"
+            )
+        _out.print(f"[bold red]record FAILS verification{where}: {message}")
         _out.print(f"[red]{_culprit_text(report)}")
         for env in f.evidence:
             _out.print(f"[red]  evidence: frame {env.frame}, signature {env.signature.hex()[:32]}…")
@@ -102,10 +158,10 @@ def _print_human(report: VerifyReport) -> None:
         names = [by_pos[p + 1].name if p + 1 in by_pos else str(p) for p in report.ranking]
         _out.print("ranking: " + ", ".join(f"{i}. {n}" for i, n in enumerate(names, 1)))
     if not report.finished:
-        owing = ", ".join(str(s) for s in report.waiting_on) or "-"
+        owing = " and ".join(_who(report, s) for s in report.waiting_on) or "nobody"
         _out.print(
             f"[yellow]unfinished: the table stopped while step {report.steps + 1}"
-            f" was owed by seat(s) {owing}"
+            f" was owed by {owing}"
         )
 
 

@@ -61,7 +61,7 @@ def slaiga(*args: str, home: Path | None = None, **env: str) -> subprocess.Compl
         (["join", "--peer", "127.0.0.1:70000"], "give HOST:PORT"),
         (["play", "slaiga", "--local", "--bot-param", "nonsense=3"], "its settings are: bluff"),
         (["play", "slaiga", "--local", "--seats", "99"], "needs 2-8 seats"),
-        (["play", "slaiga", "--local", "--seat", "5"], "--seat must be 0 to 3"),
+        (["play", "slaiga", "--local", "--seat", "5"], "--seat must be 1 to 4"),
         (["play", "slaiga", "--local", "--answer-timeout", "-2"], "a time must be 0 or more"),
         (["play", "slave", "--local", "--name", ""], "a name cannot be empty"),
         (["simulate", "slaiga", "--bot-param", "nonsense=3"], "no setting 'nonsense'"),

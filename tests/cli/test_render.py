@@ -8,7 +8,10 @@ can never show. Each screen must also fit 80x24 exactly.
 
 from __future__ import annotations
 
+import os
 import random
+import sys
+from pathlib import Path
 
 import pytest
 
@@ -153,7 +156,9 @@ def test_repeated_names_are_told_apart():
     assert names.find("bob-2") == 1 and names.find("seat-3") == 2 and names.find("#1") == 0
 
 
-def test_end_screen_has_ranking_record_verification_and_command():
+def test_end_screen_has_ranking_record_verification_and_command(monkeypatch):
+    # slaiga installed on the PATH, as for a player: the command printed is `slaiga verify`
+    monkeypatch.setenv("PATH", f"{Path(sys.executable).parent}{os.pathsep}{os.environ['PATH']}")
     names = Names(["Ann", "Bob", "Cat"], 0)
     summary = {
         "table_id": "ab12",

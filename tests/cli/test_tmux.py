@@ -61,6 +61,8 @@ class Pane:
         env = f"PYTHONPATH={_quote(str(ROOT))} LANG=C.UTF-8 LC_ALL=C.UTF-8"
         env += f" SLAIGA_HOME={_quote(str(tmp / 'home'))} SLAIGA_INTERFACE=127.0.0.1"
         env += " SLAIGA_LOOPBACK_ONLY=1"  # the networked table stays on loopback
+        # slaiga installed on the PATH, as for a player (the printed commands say `slaiga`)
+        env += f' PATH={_quote(str(Path(sys.executable).parent))}:"$PATH"'
         run = f"cd {_quote(str(ROOT))} && env {env} {shell}; echo $? > {_quote(str(self.status))}"
         self.tmux("new-session", "-d", "-x", "80", "-y", "24", "-s", "t", run)
         self.tmux("set-option", "-t", "t", "remain-on-exit", "on")
@@ -403,7 +405,9 @@ def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) ->
             pane.wait_for("Leave the game?")
             pane.send("y")
             pane.wait_for("a bot plays your seat to the end")
+            # the shell is back at once, long before the game ends
             assert pane.exit_status() == 0, pane.screen()
+            assert opener.poll() is None
             out, err = opener.communicate(timeout=120)
         finally:
             pane.close()
@@ -415,7 +419,12 @@ def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) ->
     assert len(mine) == 1
     from p2p.verify import verify_record_file
 
+    # the bot that took the seat in the background completes our record too
+    deadline = time.monotonic() + WAIT_S
     report = verify_record_file(mine[0])
+    while not report.finished and time.monotonic() < deadline:
+        time.sleep(0.2)
+        report = verify_record_file(mine[0])
     assert report.ok and report.finished and report.head == result["record_head"]
 
 
@@ -424,11 +433,56 @@ def test_leaving_a_table_against_bots_ends_the_command_at_once(tmp_path: Path) -
     used to wait for bots that had nobody left to play with)."""
     pane = Pane(tmp_path, "slajens", "--seats", "2")
     try:
+        pane.wait_for("Your name at the table")  # asked once (no --name, nothing remembered)
+        pane.send("Zoe", "enter")
         pane.wait_for("Keep which dice?")
+        assert "Zoe (you)" in pane.screen()
         pane.send("quit", "enter")
         pane.wait_for("Leave the game?")
         pane.send("y")
         assert pane.exit_status() == 0, pane.screen()
         assert "You left the table." in pane.screen()
+    finally:
+        pane.close()
+
+
+def test_ctrl_c_prints_the_resume_command_and_it_takes_the_table_up_again(tmp_path: Path) -> None:
+    """``slaiga play`` against bot peers, interrupted: the command printed at Ctrl-C works as
+    printed; ``resume`` with no id lists the table, and resuming starts the bots again."""
+    state = tmp_path / "my state"  # a space: the printed command must quote it
+    args = ("slajens", "--seats", "2", "--option", "rounds=2", "--name", "Zoe")
+    pane = Pane(tmp_path, *args, "--state-dir", str(state))
+    try:
+        pane.wait_for("Keep which dice?")
+        pane.tmux("send-keys", "-t", "t", "C-c")
+        assert pane.exit_status() == 130
+        said = " ".join(pane.screen().split())
+        assert "Interrupted. To go back to this table, run:" in said, said
+        command = said.split("run: ", 1)[1].split(" --state-dir ")[0]
+        assert command.startswith("slaiga resume ")
+        table_id = command.split()[-1]
+        assert f"--state-dir '{state}'" in said
+    finally:
+        pane.close()
+    listing = tmp_path / "listing"
+    listing.mkdir()
+    pane = Pane(listing, "--state-dir", str(state), command="resume")
+    try:
+        assert pane.exit_status() == 0
+        assert table_id in pane.screen() and "against bots" in pane.screen()
+    finally:
+        pane.close()
+    again = tmp_path / "again"
+    again.mkdir()
+    pane = Pane(again, table_id[:8], "--state-dir", str(state), command="resume")
+    try:
+        pane.wait_for("Keep which dice?")  # the bots are back: the game goes on
+        for _ in range(60):
+            if "Check it yourself" in pane.screen() or pane.ended() is not None:
+                break
+            pane.send("enter")
+            time.sleep(0.3)
+        assert pane.exit_status() == 0, pane.screen()
+        assert "Game over: Slåjens" in pane.screen()
     finally:
         pane.close()

@@ -10,11 +10,16 @@ any hidden card.
   ``improper_rate`` plays any card at all or drops its announcements; it calls
   Improper! at random (``call_rate``) and creates random valid rules, repeals
   and amendments included.
-* ``HeuristicBot`` plays properly under every structured rule, makes every
-  announcement, calls Improper! exactly when a structured rule was broken,
-  creates rules from the catalogue and spends pending rules at once, dealing
-  the cards to the opponent with the fewest. Both propose and vote to end once
-  the game has run ``end_after`` turns.
+* ``HeuristicBot`` plays properly under every structured rule and makes every
+  announcement, except for a person's slips at rate ``mistake_rate`` of its
+  turns (seeded: the bot's own ``rng``): it forgets a required word, or plays
+  a card the rules do not allow. It calls Improper! exactly when a structured
+  rule was broken, creates rules from the catalogue and spends pending rules
+  at once, dealing the cards to the opponent with the fewest.
+
+Both vote to end once the game has run ``end_after`` turns, and propose it
+then, and again only every ``end_every`` turns after a proposal (a table is
+not asked every turn).
 """
 
 from __future__ import annotations
@@ -78,6 +83,8 @@ from engine.games.aight.rulebook import (
 )
 
 DEFAULT_END_AFTER = 60
+DEFAULT_END_EVERY = 20
+DEFAULT_MISTAKE_RATE = 0.05
 RULE_TRIES = 12
 
 
@@ -246,6 +253,8 @@ class _AightBot(Bot):
     def __init__(self, seat: int, rng: random.Random, **params: Any) -> None:
         super().__init__(seat, rng, **params)
         self.end_after = int(params.get("end_after", DEFAULT_END_AFTER))
+        self.end_every = max(1, int(params.get("end_every", DEFAULT_END_EVERY)))
+        self.proposed_at: int | None = None
 
     def choose_rule(self, view: dict[str, Any]) -> RuleSpec:
         raise NotImplementedError
@@ -267,7 +276,10 @@ class _AightBot(Bot):
         if phase == "end_vote":
             return VoteEnd(self.seat, self.wants_end(view))
         if phase == "turn" and self.wants_end(view) and ProposeEnd(self.seat) in legal:
-            return ProposeEnd(self.seat)
+            turns = view["turns"]
+            if self.proposed_at is None or turns - self.proposed_at >= self.end_every:
+                self.proposed_at = turns
+                return ProposeEnd(self.seat)
         return None
 
 
@@ -332,11 +344,25 @@ class HeuristicBot(_AightBot):
     def __init__(self, seat: int, rng: random.Random, **params: Any) -> None:
         super().__init__(seat, rng, **params)
         self.vote_yes = float(params.get("vote_yes", 0.5))
+        self.mistake_rate = float(params.get("mistake_rate", DEFAULT_MISTAKE_RATE))
 
     def choose_rule(self, view: dict[str, Any]) -> RuleSpec:
         book = view["book"]
         options = valid_catalogue(book, standings_of(view))
         return self.rng.choice(options) if options else free_text_rule(book)
+
+    def _slip(
+        self, view: dict[str, Any], legal: Sequence[Action], proper: Sequence[Action]
+    ) -> Action | None:
+        """A person's mistake: a proper play with its required words forgotten if there
+        is one, else a card the rules do not allow (``None``: no mistake to make)."""
+        wordy = [a for a in proper if getattr(a, "words", ())]
+        if wordy:
+            return self.with_rule(view, _without_words(self.rng.choice(wordy)))
+        wrong = [a for a in legal if isinstance(a, Play | PlayDrawn) and a not in proper]
+        if wrong:
+            return self.with_rule(view, self.rng.choice(wrong))
+        return None
 
     def _score(self, view: dict[str, Any], a: Action) -> float:
         rec = record_for(view, a)
@@ -353,6 +379,10 @@ class HeuristicBot(_AightBot):
         phase = view["phase"]
         if phase in ("turn", "drawn"):
             plays = [a for a in legal if isinstance(a, Play | PlayDrawn) and is_proper(view, a)]
+            if self.mistake_rate > 0 and self.rng.random() < self.mistake_rate:
+                slip = self._slip(view, legal, plays)
+                if slip is not None:
+                    return slip
             if plays:
                 return self.with_rule(view, max(plays, key=lambda a: self._score(view, a)))
             if phase == "drawn":
