@@ -263,7 +263,7 @@ class Table:
         self.crash: _Crash | None = None
         self.dev_stopped = False
         self.turns = 0
-        self.deviate_at = self.rng.randrange(1, 40)
+        self.deviate_at = self.rng.randrange(1, 150)
         self.deviation: Deviation | None = None
         self.forks: list[GameReport] = []
         self.field_only: tuple[str, str | None] | None = None
@@ -561,6 +561,20 @@ class Table:
         self.deliver(signed, targets, d.slot)
         changed = any(_state(self.drivers[s].record) != before[s] for s in self.honest)
         refused_by_all = all(s in self.verdict for s in self.honest)
+        ignored = (
+            not changed and self.crash is None and not any(s in self.verdict for s in self.honest)
+        )
+        if ignored and not any(self.suspects[s] for s in self.honest):
+            # every seat let it pass without a trace (a duplicate, another table's entry,
+            # too far ahead to hold): the game goes on as before, a forked game of its own
+            report = GameReport(self.seed, self.game, self.n, dev.kind, dev.detail, "", forked=True)
+            report.outcome = "accepted_valid"
+            if dev.must_convict is True:
+                report.failures.append("missed")
+            self.forks.append(report)
+            self.queue.clear()
+            self.verdict, self.evidence, self.suspects, self.fetched, self.spread = saved
+            return False
         if changed or self.crash is not None or not refused_by_all:
             # not a clean refusal everywhere: this is the table's own deviation now
             # after a deviation every seat took as valid, the game is an honest one: this
