@@ -451,27 +451,41 @@ class PhaseClock:
 
 
 def deal4(clock: PhaseClock | None = None, batched: bool = False) -> None:
-    """One whole verified four-seat deal, in memory (see module docstring).
+    """One whole verified four-seat deal of 52 cards, in memory (see module docstring)."""
+    deal(clock, batched)
+
+
+def deal(
+    clock: PhaseClock | None = None,
+    batched: bool = False,
+    seats: int = SEATS,
+    n: int = DECK,
+    private: int = PRIVATE_CARDS,
+) -> None:
+    """One whole verified deal, in memory: ``seats`` key shares, ``seats`` shuffles of an
+    ``n``-card deck each proven and verified by every other seat, ``private`` cards dealt
+    privately to each seat and the rest revealed publicly (``deal(seats=4, n=52)`` is
+    deal4).  Every seat's work runs in this one process, one after the other.
 
     With ``batched`` the shuffle proofs are in commitment form and each seat
-    verifies the three other seats' shuffles in one batch once all four are done.
+    verifies the other seats' shuffles in one batch once all of them are done.
     """
     clock = clock or PhaseClock()
     clock.start()
     table = b"bench-deal4"
-    deck = deck_points(DECK)
+    deck = deck_points(n)
 
     def ctx(step: int, seat: int) -> Context:
         return Context(table, 1, step, seat)
 
     secrets_: list[int] = []
     shares = []
-    for s in range(SEATS):
+    for s in range(seats):
         x, share = new_key_share(ctx(STEP_KEYS, s))
         secrets_.append(x)
         shares.append(share)
-    for verifier in range(SEATS):
-        for s in range(SEATS):
+    for verifier in range(seats):
+        for s in range(seats):
             if s != verifier:
                 verify_key_share(shares[s], ctx(STEP_KEYS, s))
     publics = [sh.public for sh in shares]
@@ -480,7 +494,7 @@ def deal4(clock: PhaseClock | None = None, batched: bool = False) -> None:
     clock.mark("keys_and_initial_pile")
 
     statements = []
-    for s in range(SEATS):
+    for s in range(seats):
         out, w = shuffle_deck(pile, pk)
         if batched:
             bproof = twb.prove_shuffle_batchable(pile, out, pk, w, ctx(STEP_SHUFFLE, s))
@@ -490,21 +504,21 @@ def deal4(clock: PhaseClock | None = None, batched: bool = False) -> None:
             continue
         proof = tw.prove_shuffle(pile, out, pk, w, ctx(STEP_SHUFFLE, s))
         clock.mark("shuffle_and_prove_x4")
-        for verifier in range(SEATS):
+        for verifier in range(seats):
             if verifier != s:
                 tw.verify_shuffle(pile, out, pk, proof, ctx(STEP_SHUFFLE, s))
         clock.mark("verify_shuffles_x12")
         pile = out
     if batched:
-        for verifier in range(SEATS):
+        for verifier in range(seats):
             twb.verify_shuffles_batch([st for k, st in enumerate(statements) if k != verifier])
         clock.mark("verify_shuffles_x12")
 
     seen: list[int] = []
-    for k in range(SEATS):
-        cards = pile[k * PRIVATE_CARDS : (k + 1) * PRIVATE_CARDS]
+    for k in range(seats):
+        cards = pile[k * private : (k + 1) * private]
         others: list[list[Point]] = []
-        for j in range(SEATS):
+        for j in range(seats):
             if j == k:
                 continue
             toks, proof = make_tokens(secrets_[j], publics[j], cards, ctx(STEP_PRIVATE, j))
@@ -515,25 +529,25 @@ def deal4(clock: PhaseClock | None = None, batched: bool = False) -> None:
             seen.append(deck.index_of(point))
     clock.mark("private_deal_24_cards")
 
-    public_cards = pile[SEATS * PRIVATE_CARDS :]
+    public_cards = pile[seats * private :]
     batches = [
         make_tokens(secrets_[j], publics[j], public_cards, ctx(STEP_PUBLIC, j))
-        for j in range(SEATS)
+        for j in range(seats)
     ]
-    for verifier in range(SEATS):
-        for j in range(SEATS):
+    for verifier in range(seats):
+        for j in range(seats):
             if j != verifier:
                 toks, proof = batches[j]
                 verify_tokens(publics[j], public_cards, toks, proof, ctx(STEP_PUBLIC, j))
         revealed = [
-            deck.index_of(unmask(ct, [batches[j][0][i] for j in range(SEATS)]))
+            deck.index_of(unmask(ct, [batches[j][0][i] for j in range(seats)]))
             for i, ct in enumerate(public_cards)
         ]
         if verifier == 0:
             seen.extend(revealed)
     clock.mark("public_reveal_28_cards")
-    if sorted(seen) != list(range(DECK)):
-        raise AssertionError("deal4 did not reveal every card exactly once")
+    if sorted(seen) != list(range(n)):
+        raise AssertionError(f"deal({seats}, {n}) did not reveal every card exactly once")
 
 
 def make_deal4_wire_overhead(batched: bool = False) -> Callable[[], None]:
@@ -655,6 +669,227 @@ def run_mentalpoker(venv: str, ec_repeat: int, eg_repeat: int) -> tuple[dict | N
     return json.loads(res.stdout), note
 
 
+# --- the citable table (docs/benchmarks.md) ----------------------------------------------------
+
+GRID_CARDS = (52, 54, 104)
+GRID_SEATS = (2, 3, 4, 5, 6)
+DEFAULT_MARKDOWN = os.path.join(os.path.dirname(os.path.dirname(__file__)), "docs", "benchmarks.md")
+PUBLISHED = (
+    # (system, what is shuffled, elements, prove ms, verify ms, proof bytes, machine, source)
+    ("Curdleproofs (Rust)", "BLS12-381 points, common-scalar rerandomised", 60, 177, 22, 3968,
+     "Intel i7-8550U @ 1.80GHz", "https://github.com/asn-d6/curdleproofs (README, Performance)"),
+    ("Curdleproofs (Rust)", "BLS12-381 points, common-scalar rerandomised", 124, 304, 27, 4448,
+     "Intel i7-8550U @ 1.80GHz", "https://github.com/asn-d6/curdleproofs (README, Performance)"),
+    ("Curdleproofs (Rust)", "BLS12-381 points, common-scalar rerandomised", 252, 560, 35, 4928,
+     "Intel i7-8550U @ 1.80GHz", "https://github.com/asn-d6/curdleproofs (README, Performance)"),
+    ("Curdleproofs (Go)", "BLS12-381 points, common-scalar rerandomised", 60, 96, 12, None,
+     "AMD Ryzen 7 3800XT", "https://github.com/jsign/go-curdleproofs (README, benchmarks)"),
+    ("Curdleproofs (Go)", "BLS12-381 points, common-scalar rerandomised", 124, 150, 12, None,
+     "AMD Ryzen 7 3800XT", "https://github.com/jsign/go-curdleproofs (README, benchmarks)"),
+)  # fmt: skip
+ZKSHUFFLE_SOURCE = "https://hackmd.io/@ZDZ-B3ktQlOiBE4iqOXVlg/BJA7Zoqns"
+
+
+def _mults(ops: dict[str, int]) -> int:
+    return ops.get("mul", 0) + ops.get("base_mul", 0)
+
+
+def collect_grid(
+    cards: tuple[int, ...], seats: tuple[int, ...], repeat: int, log: Callable[[str], None]
+) -> dict[str, Any]:
+    """Per card count: TW prove/verify ms, proof bytes, group operations per card; per
+    (card count, seat count): the time of a whole verified deal (:func:`deal`)."""
+    rows: dict[int, dict[str, Any]] = {}
+    deals: dict[tuple[int, int], dict[str, Any]] = {}
+    ctx = Context(b"bench", 1, STEP_SHUFFLE, 0)
+    for n in cards:
+        log(f"{n} cards: shuffle proofs ...")
+        pk, pile = _table(n)
+        out, w = shuffle_deck(pile, pk)
+        proof = tw.prove_shuffle(pile, out, pk, w, ctx)
+        tw.verify_shuffle(pile, out, pk, proof, ctx)  # warm the generators
+        prove_s, prove_ops, _, _ = _median_time(
+            lambda pile=pile, out=out, pk=pk, w=w: tw.prove_shuffle(pile, out, pk, w, ctx), repeat
+        )
+        verify_s, verify_ops, _, _ = _median_time(
+            lambda pile=pile, out=out, pk=pk, proof=proof: tw.verify_shuffle(
+                pile, out, pk, proof, ctx
+            ),
+            repeat,
+        )
+        shuffle_s, shuffle_ops, _, _ = _median_time(
+            lambda pile=pile, pk=pk: shuffle_deck(pile, pk), repeat
+        )
+        rows[n] = {
+            "shuffle_ms": shuffle_s * 1e3,
+            "prove_ms": prove_s * 1e3,
+            "verify_ms": verify_s * 1e3,
+            "proof_bytes": len(proof.encode()),
+            "shuffle_ops_per_card": _mults(shuffle_ops) / n,
+            "prove_ops_per_card": _mults(prove_ops) / n,
+            "verify_ops_per_card": _mults(verify_ops) / n,
+            "prove_ops": prove_ops,
+            "verify_ops": verify_ops,
+        }
+        for k in seats:
+            if k * PRIVATE_CARDS > n:
+                continue
+            log(f"{n} cards, {k} seats: whole deal ...")
+            deal_s, deal_ops, _, _ = _median_time(
+                lambda k=k, n=n: deal(seats=k, n=n), max(1, min(repeat, 3))
+            )
+            deals[(n, k)] = {"deal_s": deal_s, "deal_ops_per_card": _mults(deal_ops) / n}
+    return {"rows": rows, "deals": deals, "cards": list(cards), "seats": list(seats)}
+
+
+def machine_description() -> dict[str, Any]:
+    """The machine a figure ran on: CPU model, cores, OS, Python, load at the time."""
+    import platform
+
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo", encoding="utf-8") as fh:
+            for line in fh:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    try:
+        load = os.getloadavg()
+    except OSError:
+        load = None
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "os": platform.platform(),
+        "python": platform.python_version(),
+        "load_1min": None if load is None else round(load[0], 2),
+    }
+
+
+def render_markdown(
+    grid: dict[str, Any],
+    machine: dict[str, Any],
+    mentalpoker: dict | None,
+    notes: list[str],
+    when: str,
+    repeat: int,
+) -> str:
+    load = machine["load_1min"]
+    busy = load is not None and machine["cores"] and load > 0.5 * machine["cores"]
+    out = [
+        "# Benchmarks: shuffle proofs and whole deals",
+        "",
+        "Generated by `slaiga bench crypto --markdown` (do not edit by hand; rerun it).",
+        "",
+        f"- Run: {when}, median of {repeat} run(s) per figure (deals: of up to 3).",
+        f"- Machine: {machine['cpu']}, {machine['cores']} cores, {machine['os']}, "
+        f"Python {machine['python']}; 1-minute load average at the start: {load}.",
+    ]
+    if busy:
+        out.append(
+            "- **The machine was loaded while this ran** (load average above half the "
+            "cores): the times are pessimistic. Regenerate on a quiet machine before "
+            "citing them; the proof sizes and operation counts do not depend on load."
+        )
+    out += [
+        "",
+        "## Shuffle proofs (Terelius-Wikström, Ristretto255 via libsodium)",
+        "",
+        "One re-masking shuffle of an ElGamal-masked deck, its proof of correct shuffle "
+        "(`crypto.shuffle_proof_tw`), and the proof's check by one other seat. "
+        "*Ops per card*: scalar multiplications (variable- and fixed-base) divided by "
+        "the card count.",
+        "",
+        "| cards | shuffle ms | prove ms | verify ms | proof bytes "
+        "| shuffle ops/card | prove ops/card | verify ops/card |",
+        "|---:|---:|---:|---:|---:|---:|---:|---:|",
+    ]
+    for n in grid["cards"]:
+        r = grid["rows"][n]
+        out.append(
+            f"| {n} | {r['shuffle_ms']:.1f} | {r['prove_ms']:.1f} | {r['verify_ms']:.1f} "
+            f"| {r['proof_bytes']} | {r['shuffle_ops_per_card']:.1f} "
+            f"| {r['prove_ops_per_card']:.1f} | {r['verify_ops_per_card']:.1f} |"
+        )
+    out += [
+        "",
+        "## Whole deals",
+        "",
+        "Seconds for one whole verified deal with every seat's work done in one process, "
+        f"one seat after the other: key shares with proofs, one shuffle per seat proven "
+        f"and verified by every other seat, {PRIVATE_CARDS} cards dealt privately to each "
+        "seat (reveal tokens with proofs), the rest revealed publicly and checked by every "
+        "seat. On a table each seat does its own share on its own machine, so the wall "
+        "time there is lower. Per cell: seconds (scalar multiplications per card).",
+        "",
+        "| cards \\ seats | " + " | ".join(str(k) for k in grid["seats"]) + " |",
+        "|---:|" + "---:|" * len(grid["seats"]),
+    ]
+    for n in grid["cards"]:
+        cells = []
+        for k in grid["seats"]:
+            d = grid["deals"].get((n, k))
+            cells.append("-" if d is None else f"{d['deal_s']:.2f} ({d['deal_ops_per_card']:.0f})")
+        out.append(f"| {n} | " + " | ".join(cells) + " |")
+    out += [
+        "",
+        "## Published figures of other systems",
+        "",
+        "Their machines and what they shuffle differ from ours, so compare orders of "
+        "magnitude, not ratios. Curdleproofs shuffles group elements under one common "
+        "scalar with a structured reference string (for secret leader election), not "
+        "masked cards; its element counts leave out the 4 blinders it adds to reach a power of two.",
+        "",
+        "| system | shuffles | elements | prove ms | verify ms | proof bytes | machine | source |",
+        "|---|---|---:|---:|---:|---:|---|---|",
+    ]
+    for system, what, n, prove, verify, size, where, src in PUBLISHED:
+        size_s = "-" if size is None else str(size)
+        out.append(f"| {system} | {what} | {n} | {prove} | {verify} | {size_s} | {where} | {src} |")
+    out += [
+        "",
+        f"- **zkShuffle** (Groth16 over BN254, cards on Baby Jubjub; design: {ZKSHUFFLE_SOURCE}): "
+        "we found no published prove or verify time for its shuffle circuit, so there is "
+        "no figure to put here.",
+        f"- **`{MENTALPOKER_SPEC}`** (PyPI) publishes no timings and proves nothing: no "
+        "shuffle or reveal can be checked by the other seats. `slaiga bench crypto` runs "
+        "its four-seat, 52-card deal on this machine (the same workload as the 4-seat, 52-card "
+        "deal above, minus every proof):",
+    ]
+    if mentalpoker:
+        for name, fig in mentalpoker.items():
+            out.append(f"  - `{name}`: {fig['median_s']:.3f} s (median of {fig['runs']} run(s)).")
+    else:
+        out.append("  - not measured in this run.")
+    for note in notes:
+        out.append(f"- Note: {note}.")
+    out.append("")
+    return "\n".join(out)
+
+
+def write_markdown(args: argparse.Namespace, log: Callable[[str], None]) -> str:
+    import datetime
+
+    repeat = max(1, args.repeat)
+    machine = machine_description()
+    when = datetime.datetime.now(datetime.UTC).strftime("%Y-%m-%d %H:%M UTC")
+    grid = collect_grid(tuple(args.cards), tuple(args.seat_counts), repeat, log)
+    notes: list[str] = []
+    mp = None
+    if args.no_compare or args.quick:
+        notes.append("the mentalpoker comparison was skipped in this run")
+    else:
+        log(f"mentalpoker {MENTALPOKER_SPEC} four-seat workload (separate venv) ...")
+        mp, note = run_mentalpoker(args.venv, repeat, args.eg_repeat)
+        notes.append(note)
+    text = render_markdown(grid, machine, mp, notes, when, repeat)
+    with open(args.markdown, "w", encoding="utf-8") as fh:
+        fh.write(text)
+    return text
+
+
 # --- main --------------------------------------------------------------------------------------
 
 
@@ -672,6 +907,18 @@ def _parser() -> argparse.ArgumentParser:
         "--venv",
         default=os.environ.get("SLAIGA_BENCH_VENV", DEFAULT_VENV),
         help="virtual environment for mentalpoker (never the project's)",
+    )
+    p.add_argument(
+        "--markdown",
+        nargs="?",
+        const=DEFAULT_MARKDOWN,
+        metavar="PATH",
+        help="write the citable table (per card and seat count) to PATH "
+        "(default docs/benchmarks.md) instead of the usual figures",
+    )
+    p.add_argument("--cards", type=int, nargs="+", default=list(GRID_CARDS), choices=GRID_CARDS)
+    p.add_argument(
+        "--seat-counts", type=int, nargs="+", default=list(GRID_SEATS), choices=range(2, 7)
     )
     return p
 
@@ -831,6 +1078,10 @@ def main(argv: list[str] | None = None) -> int:
         if not args.json:
             print(msg, file=sys.stderr, flush=True)
 
+    if args.markdown:
+        write_markdown(args, log)
+        log(f"wrote {args.markdown}")
+        return 0
     result = collect(args, log)
     result["targets"] = {label: ok for label, ok in _targets(result)}
     if args.json:

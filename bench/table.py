@@ -12,7 +12,14 @@ compares the time per record entry (``ratio_raw`` the plain times).
 ``action_ms_median``/``action_ms_p90``: from the step before an action to the
 end of everything that action caused (reveals, proofs), for actions whose cycle
 needs no shuffle; ``first_decision_s``: from the table being formed to the
-first decision being owed.  All figures from one run on this machine.
+first decision being owed.  ``loop_block_ms_max``/``loop_block_ms_p99``: how late a
+watchdog task in each peer's Trio loop woke (p2p/loopwatch.py, a 10 ms sleep again
+and again) while the game ran, over the samples of every peer
+(``..._per_peer``: each peer's own); a long proof or check on the loop shows as a
+late wake.  On a loaded machine the OS scheduler adds to it.  Peers make and check
+shuffle proofs and tokens in worker threads (p2p/offload.py); ``--offload both``
+plays each game first with them on the event loop and reports those figures under
+``on_loop``.  All figures from one run on this machine.
 """
 
 from __future__ import annotations
@@ -31,10 +38,20 @@ from typing import Any
 
 from bench import help_text
 from p2p import local_table
+from p2p.loopwatch import summarize
 
 GAMES = ("slave", "slajens", "slaiga", "honest-slaiga", "aight-of-spaides")
 OPTIONS = {"slave": {"games": 1}, "slajens": {"rounds": 5}}
 LOOPBACK = "127.0.0.1"
+ON_LOOP_KEYS = (
+    "wall_s",
+    "entries",
+    "first_decision_s",
+    "action_ms_median",
+    "action_ms_p90",
+    "loop_block_ms_max",
+    "loop_block_ms_p99",
+)
 
 
 def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[str]]:
@@ -56,10 +73,12 @@ def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[
     return proc, lines
 
 
-def network_game(game: str, seats: int, tmp: Path) -> dict[str, Any]:
+def network_game(game: str, seats: int, tmp: Path, offload: bool = True) -> dict[str, Any]:
     env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK, SLAIGA_LOOPBACK_ONLY="1")
     opts = [f"--option={k}={v}" for k, v in OPTIONS.get(game, {}).items()]
-    common = ["--bot", "heuristic", "--json", "--events", "--linger", "5"]
+    common = ["--bot", "heuristic", "--json", "--events", "--linger", "5", "--loop-watch"]
+    if not offload:
+        common.append("--no-offload")
     opener, lines = _peer(
         ["open", game, "--seats", str(seats), "--no-announce", "--trace-steps", *opts, *common]
         + ["--state-dir", str(tmp / "p0")],
@@ -76,11 +95,11 @@ def network_game(game: str, seats: int, tmp: Path) -> dict[str, Any]:
         opener.kill()
         raise RuntimeError("the opener did not listen")
     joiners = [
-        _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)[0]
+        _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)
         for i in range(1, seats)
     ]
     results = []
-    for proc in [opener, *joiners]:
+    for proc in [opener, *(p for p, _ in joiners)]:
         assert proc.stdout is not None
         out = proc.stdout.read()  # stderr is read by the thread started in _peer
         proc.wait(timeout=1800)
@@ -101,7 +120,19 @@ def network_game(game: str, seats: int, tmp: Path) -> dict[str, Any]:
             cycle_kinds = []
         cycle_kinds.append(kind)
     heads = {r["record_head"] for r in results}
+    watches = [
+        json.loads(x)["samples"]
+        for peer_lines in [lines, *(ls for _, ls in joiners)]
+        for x in peer_lines
+        if x.startswith('{"event": "loop_watch"')
+    ]
+    per_peer = [summarize(samples, formed, finished) for samples in watches]
+    pooled = summarize([s for samples in watches for s in samples], formed, finished)
     return {
+        "loop_block_ms_max": pooled["loop_block_ms_max"],
+        "loop_block_ms_p99": pooled["loop_block_ms_p99"],
+        "loop_block_ms_max_per_peer": [p["loop_block_ms_max"] for p in per_peer],
+        "loop_block_ms_p99_per_peer": [p["loop_block_ms_p99"] for p in per_peer],
         "wall_s": finished - formed,
         "entries": results[0]["entries"],
         "agree": len(heads) == 1,
@@ -121,31 +152,61 @@ def inprocess_game(game: str, seats: int) -> dict[str, Any]:
     return {"inprocess_s": elapsed, "inprocess_entries": entries}
 
 
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 4)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    return value
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="slaiga bench table", description=help_text(__doc__))
     parser.add_argument("--json", action="store_true", help="print one JSON object")
     parser.add_argument("--games", nargs="*", default=list(GAMES), choices=GAMES)
     parser.add_argument("--seats", type=int, default=4)
+    parser.add_argument(
+        "--offload",
+        choices=("on", "off", "both"),
+        default="on",
+        help="proofs made and checked in worker threads (on), on the event loop (off), or "
+        "both: each game is played first with off, reported under 'on_loop', then with on",
+    )
+    parser.add_argument(
+        "--state-root",
+        default=None,
+        help="directory for the peers' state directories (default: the system's temporary "
+        "directory); e.g. a tmpfs to see what the record files' fsyncs cost",
+    )
     args = parser.parse_args(argv)
     report: dict[str, Any] = {}
     for game in args.games:
         if not args.json:
             print(f"{game}: playing over {args.seats} peer processes…", file=sys.stderr)
-        with tempfile.TemporaryDirectory(prefix="slaiga-bench-") as tmp:
-            net = network_game(game, args.seats, Path(tmp))
+        before: dict[str, Any] | None = None
+        if args.offload == "both":
+            with tempfile.TemporaryDirectory(prefix="slaiga-bench-", dir=args.state_root) as tmp:
+                before = network_game(game, args.seats, Path(tmp), offload=False)
+        with tempfile.TemporaryDirectory(prefix="slaiga-bench-", dir=args.state_root) as tmp:
+            net = network_game(game, args.seats, Path(tmp), offload=args.offload != "off")
         local = inprocess_game(game, args.seats)
         per_net = net["wall_s"] / max(1, net["entries"])
         per_local = local["inprocess_s"] / max(1, local["inprocess_entries"])
         row = {**net, **local, "ratio": per_net / per_local}
         row["ratio_raw"] = net["wall_s"] / local["inprocess_s"]
-        report[game] = {k: (round(v, 4) if isinstance(v, float) else v) for k, v in row.items()}
+        if before is not None:
+            row["on_loop"] = {k: before[k] for k in ON_LOOP_KEYS}
+        report[game] = _rounded(row)
         if not args.json:
             r = report[game]
             print(
                 f"{game:18} wall {r['wall_s']:.2f}s  in-process {r['inprocess_s']:.2f}s"
                 f"  ratio/entry {r['ratio']:.2f}  action median {r['action_ms_median']} ms"
                 f"  p90 {r['action_ms_p90']} ms  first decision {r['first_decision_s']:.2f}s"
+                f"  loop blocked max {r['loop_block_ms_max']} ms p99 {r['loop_block_ms_p99']} ms"
             )
+            if "on_loop" in r:
+                print(f"{'':18} with proofs on the event loop: {r['on_loop']}")
     if args.json:
         print(json.dumps(report, sort_keys=True))
     return 0

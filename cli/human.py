@@ -26,7 +26,9 @@ read in a worker thread), ``progress(text)`` during slow steps, and
 ``record_head``, ``record`` (a file path or ``None``) and ``culprit`` (an
 engine seat or ``None``), and, when known, ``entries`` and ``proofs``
 (counts checked). ``decide`` raises :class:`PlayerQuit` when the person
-leaves the table.
+leaves the table. At a LAN table, ``await ask_end(name, silent_for)`` asks
+whether to end the table now that ``name`` has vanished (``True``: a signed
+vote to end it, final; ``False``: wait, also when a move is asked meanwhile).
 
 Moves that need no choice are made at once and shown ("made for you: …"):
 a single legal move, and Slaiga's reload draws (``ask_reload`` to choose).
@@ -119,6 +121,8 @@ class HumanPlayer:
         self.progress_text = ""
         self.queue: list[Action] = []
         self.prompter: Prompter | None = None
+        self.end_question: PromptView | None = None
+        """Shown while a vanished player's table waits for our end-or-wait answer."""
         self.countdown: int | None = None
         self.seen: set[str] = set()
         self.asked = 0
@@ -282,6 +286,7 @@ class HumanPlayer:
         if t is None:
             return [Text(self.progress_text or "Setting up the table…")]
         prompt = self.prompter.view(self.countdown) if self.prompter is not None else None
+        prompt = prompt or self.end_question
         width, height = self.term.size()
         return render_screen(t, prompt, width, height)
 
@@ -424,6 +429,31 @@ class HumanPlayer:
         finally:
             self.prompter = None
             self.countdown = None
+
+    async def ask_end(self, name: str, silent_for: float) -> bool:
+        """A player vanished while owing a step: end the table now (``e``, a signed vote
+        that is final: you play no further move here) or wait (``w``, the default; not
+        answering is waiting too).  Gives way when a move of ours is asked meanwhile."""
+        who = self.names.replace(name)
+        self.end_question = PromptView(
+            f"{who} has vanished (no link for {silent_for:.0f}s)."
+            " End the table now? [e]nd / [w]ait",
+            hint="e: end the table (final)   w: wait",
+        )
+        self.redraw()
+        try:
+            while not self.finished and self.prompter is None:
+                key = await self._key(KEY_POLL_S)
+                if key in ("e", "E"):
+                    self.note(f"you voted to end the table without {who}")
+                    return True
+                if key in ("w", "W", "esc", "eof"):
+                    self.note(f"you chose to wait for {who}")
+                    return False
+            return False
+        finally:
+            self.end_question = None
+            self.redraw()
 
     async def _confirm_quit(self) -> bool:
         prompter, self.prompter = self.prompter, None

@@ -57,6 +57,7 @@ from p2p.events import (
 )
 from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
 from p2p.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
+from p2p.loopwatch import LoopWatch, watched
 from p2p.node import OPEN_TIMEOUT_S, Node, NodeConfig, TableResult
 
 ENV_HOME = state.ENV_HOME
@@ -151,6 +152,11 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         help="how long a player may think before the table is abandoned",
     )
     p.add_argument("--trace-steps", action="store_true", help=argparse.SUPPRESS)
+    # slaiga bench table: sample the event loop's lateness (p2p/loopwatch.py) and print
+    # the samples as one "loop_watch" JSON line on stderr at the end
+    p.add_argument("--loop-watch", action="store_true", help=argparse.SUPPRESS)
+    # slaiga bench table --offload: proofs made and checked on the event loop (p2p/offload.py)
+    p.add_argument("--no-offload", action="store_true", help=argparse.SUPPRESS)
     # the seat handed to a bot in the background waits for the person's process to exit
     p.add_argument("--wait-state", type=checked.seconds, default=0.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
@@ -366,6 +372,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
         ),
         bot_after_leave=False,  # a person who leaves gets the shell back (see _leave)
         trace_steps=args.trace_steps,
+        offload=not getattr(args, "no_offload", False),
     )
 
 
@@ -394,8 +401,6 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
         _out.print(
             f"[red]cheat proven: {names[summary['culprit']]} — {cheat.get('reason', '')}[/red]"
         )
-    elif summary.get("dispute"):
-        _out.print(f"[yellow]ended by a dispute: {summary['dispute']}[/yellow]")
     else:
         _out.print(f"{summary['entries']} entries and {summary['proofs']} proofs checked, no cheat")
     _out.print(f"record: {summary['record']}")
@@ -548,8 +553,9 @@ def _crash_line(exc: BaseException, node: Node) -> str:
 def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ignore[no-untyped-def]
     _running["node"] = node
     result = None
+    watch = LoopWatch() if getattr(args, "loop_watch", False) else None
     try:
-        result = trio.run(action)
+        result = trio.run(action) if watch is None else trio.run(watched, action, watch)
     except KeyboardInterrupt:
         close_player(node.player, None)
         _err.print(resume_hint(node, args.state_dir, getattr(args, "bot", None)))
@@ -572,6 +578,12 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
     except Exception as exc:  # noqa: BLE001 - a bug of ours: one line, the details in a file
         close_player(node.player, None)
         return _fail(_crash_line(exc, node), args.json)
+    finally:
+        if watch is not None:
+            line = {"event": "loop_watch", "t": round(time.monotonic(), 3)}
+            line["interval_ms"] = watch.interval_s * 1000
+            sys.stderr.write(json.dumps({**line, "samples": watch.samples}) + "\n")
+            sys.stderr.flush()
     if isinstance(result.manifest.protocol, GameProtocol):
         close_player(node.player, result.game_summary())  # it may print the result itself
     if args.json or not getattr(node.player, "told_result", False):

@@ -4,6 +4,10 @@ No network and no keys but those in the record (see :mod:`p2p.verify` and
 ``p2p/RECORD_FORMAT.md``).  Human output goes through ``rich``; ``--json``
 prints exactly one JSON object on stdout.
 
+Checks that only one seat could make (a sealed gift checked by its receiver
+alone) are listed as caveats, in the human output and under ``caveats`` in
+``--json``: the record cannot show they were made honestly.
+
 Exit status: 0 when the record verifies (a torn tail dropped, or a table that
 stopped early, still verify: the report says so); 1 when it fails
 verification (a proven cheat, a forged or damaged file, a gap); 2 when the
@@ -55,8 +59,12 @@ def _culprit_text(report: VerifyReport) -> str:
                 "no seat is proven at fault: the record is damaged or cut short "
                 "(it ends before every player signed the end of the game)"
             )
-        if f.kind == "Dispute":
-            return "no seat is proven at fault: the dispute cannot be settled from the record"
+        if f.kind == "PartialVote":
+            return "no seat is proven at fault: the record stops, and not everyone voted to end it"
+        if f.kind == "EndedByVote":
+            return "no seat is proven at fault: the others agreed to stop, nobody cheated"
+        if f.kind == "BadVote":
+            return "no seat is proven at fault: a vote proves nothing about cheating"
         return "no seat is proven at fault: the file itself is forged or damaged"
     name = report.seat_name(f.culprit) or "a player"
     position = next((s.position for s in report.seats if s.slot == f.culprit), None)
@@ -102,8 +110,13 @@ def lead_line(report: VerifyReport) -> str:
         return f"✗ Cheating proven: {_name(report, f.culprit)} broke the rules; the record holds the proof"
     if f.kind == "Unfinished":
         return "✗ This record is damaged or cut short: it cannot show the game was fair to its end"
-    if f.kind == "Dispute":
-        return "✗ The game ended in a dispute the record cannot settle"
+    if f.kind == "EndedByVote":
+        gone = _name(report, report.ended_by_vote)
+        return f"✓ Genuine so far: nobody cheated; {gone} vanished and the others voted to stop"
+    if f.kind == "PartialVote":
+        return "✗ This record stops early: some players voted to end it, not all of them"
+    if f.kind == "BadVote":
+        return "✗ This record holds a vote to end the table that does not hold"
     return "✗ This record is forged or damaged: it proves nothing about the game"
 
 
@@ -136,6 +149,8 @@ def _print_human(report: VerifyReport) -> None:
     if report.duplicates:
         n = report.duplicates
         _out.print(f"[yellow]{n} duplicate {'entry' if n == 1 else 'entries'} ignored")
+    for c in report.caveats:
+        _out.print(f"[yellow]caveat: {c.message}")
     f = report.failure
     if f is not None:
         where = f" at step {f.step}" if f.step is not None else ""
@@ -145,7 +160,16 @@ def _print_human(report: VerifyReport) -> None:
             message = (
                 f"the game stops at step {f.step}, still owed by {owing}; nobody signed its end"
             )
-        _out.print(f"[bold red]record FAILS verification{where}: {message}")
+        if f.kind == "EndedByVote":  # every entry holds; the players agreed to stop
+            others = " and ".join(
+                _who(report, s.slot) for s in report.seats if s.slot != report.ended_by_vote
+            )
+            _out.print(
+                f"[bold yellow]record verified, game unfinished: ended by vote at step {f.step}:"
+                f" {_who(report, report.ended_by_vote)} vanished, and {others} voted to stop"
+            )
+        else:
+            _out.print(f"[bold red]record FAILS verification{where}: {message}")
         _out.print(f"[red]{_culprit_text(report)}")
         for env in f.evidence:
             _out.print(f"[red]  evidence: frame {env.frame}, signature {env.signature.hex()[:32]}…")

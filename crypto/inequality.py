@@ -181,7 +181,11 @@ class InequalityProof:
 # ----------------------------------------------------------------- statement
 
 
-def _forbidden_sorted(forbidden: Collection[int], deck: Deck) -> list[int]:
+def _forbidden_sorted(
+    forbidden: Collection[int], deck: Deck, pad_to: int = 0, pad_with: int | None = None
+) -> list[int]:
+    """The statement's forbidden list: the distinct handles in ascending order, then
+    ``pad_with`` repeated until the list has ``pad_to`` entries (see :func:`prove_none_of`)."""
     if not isinstance(deck, Deck):
         raise InvalidEncoding("expected a Deck")
     out = sorted(set(forbidden))
@@ -189,7 +193,15 @@ def _forbidden_sorted(forbidden: Collection[int], deck: Deck) -> list[int]:
         raise InvalidEncoding("forbidden card set is empty")
     for i in out:
         deck.point(i)  # type and range check
-    return out
+    if pad_with is None:
+        if pad_to:
+            raise InvalidEncoding("padding a forbidden set needs a filler handle")
+        return out
+    if type(pad_to) is not int or pad_to < len(out):
+        raise InvalidEncoding(f"cannot pad {len(out)} forbidden handles to {pad_to!r}")
+    if pad_with not in out:
+        raise InvalidEncoding("the filler of a padded forbidden set must itself be forbidden")
+    return out + [pad_with] * (pad_to - len(out))
 
 
 def _check_held(public: Point, held: Sequence[HeldCard]) -> None:
@@ -263,9 +275,18 @@ def prove_none_of(
     deck: Deck,
     context: Context,
     *,
+    pad_to: int = 0,
+    pad_with: int | None = None,
     insecure_test_seed: bytes | None = None,
 ) -> InequalityProof:
     """Prove "none of my ``held`` cards is any of the handles ``forbidden``".
+
+    With ``pad_with`` (a handle in ``forbidden``) the forbidden list is padded
+    to ``pad_to`` entries by repeating it, so the proof has ``len(held) *
+    pad_to`` leaves whatever the size of ``forbidden``: neither the proof's
+    size nor the work to make or check it tells how many handles are
+    forbidden.  A repeated leaf is just another true inequality, so soundness
+    is unchanged; the verifier must pad the same way.
 
     ``indices`` are the true handles of the held cards (the prover knows them);
     if one of them is forbidden the claim is false and :class:`InvalidProof` is
@@ -278,7 +299,7 @@ def prove_none_of(
     _check_held(public, held)
     if len(indices) != len(held):
         raise DeckMismatch(f"{len(indices)} indices for {len(held)} held cards")
-    bad = _forbidden_sorted(forbidden, deck)
+    bad = _forbidden_sorted(forbidden, deck, pad_to, pad_with)
     bad_set = set(bad)
     for pos, idx in enumerate(indices):
         deck.point(idx)  # type and range check
@@ -334,13 +355,17 @@ def verify_none_of(
     deck: Deck,
     proof: InequalityProof,
     context: Context,
+    *,
+    pad_to: int = 0,
+    pad_with: int | None = None,
 ) -> None:
     """Raise :class:`InvalidProof` unless ``proof`` shows that none of the ``held`` cards
-    of the seat with key share ``public`` is any handle in ``forbidden``."""
+    of the seat with key share ``public`` is any handle in ``forbidden`` (padded as
+    the prover's ``pad_to`` and ``pad_with``, see :func:`prove_none_of`)."""
     if not isinstance(proof, InequalityProof):
         raise InvalidEncoding("expected an InequalityProof")
     _check_held(public, held)
-    bad = _forbidden_sorted(forbidden, deck)
+    bad = _forbidden_sorted(forbidden, deck, pad_to, pad_with)
     n_leaves = len(held) * len(bad)
     if proof.leaves != n_leaves:
         raise InvalidProof(

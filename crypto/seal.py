@@ -13,6 +13,15 @@ The caller's ``context`` (table, game, step, sender, ...) goes into the AEAD
 associated data, so a sealed payload cannot be replayed in another place.
 
 Wire format: ``version (1) || ephemeral public key (32) || ciphertext || tag (16)``.
+
+*Openable boxes* (:func:`seal_openable`, version 2) let the sender later prove
+what it sealed: the sender picks the one-time X25519 key itself (the caller
+derives it from a secret that survives a crash), and may reveal it; anyone
+then opens the box exactly as the receiver does (:func:`open_with_ephemeral`),
+since both sides compute the same shared secret.  As the sender might have to
+re-seal with the same one-time key (two different plaintexts under one AEAD
+key), such a box carries a fresh hedged 12-byte nonce:
+``version (2) || ephemeral public key (32) || nonce (12) || ciphertext || tag (16)``.
 """
 
 from __future__ import annotations
@@ -30,13 +39,16 @@ from cryptography.hazmat.primitives.kdf.hkdf import HKDF
 from crypto.errors import InvalidEncoding, InvalidPoint, InvalidProof, check_bytes
 
 SEAL_VERSION = 1
+OPENABLE_VERSION = 2
 KEY_BYTES = 32
-NONCE = bytes(12)
+NONCE_BYTES = 12
+NONCE = bytes(NONCE_BYTES)
 TAG_BYTES = 16
 HEADER_BYTES = 1 + KEY_BYTES
 _HKDF_INFO = b"slaiga/v1/seal/key"
 _AD_DST = b"slaiga/v1/seal/ad"
 _EPHEMERAL_DST = b"slaiga/v1/seal/ephemeral"
+_NONCE_DST = b"slaiga/v1/seal/nonce"
 
 
 _PROBE_KEY = X25519PrivateKey.from_private_bytes(bytes(range(1, KEY_BYTES + 1)))
@@ -163,3 +175,85 @@ def open_sealed(key: SealKey, sealed: bytes, context: bytes) -> bytes:
         raise InvalidProof(
             "sealed payload failed authentication (wrong receiver, context or data)"
         ) from None
+
+
+# ---------------------------------------------------------------- openable boxes
+
+
+def ephemeral_public(ephemeral_private: bytes) -> bytes:
+    """The X25519 public key of a one-time private key (32 bytes)."""
+    ephemeral_private = check_bytes("ephemeral key", ephemeral_private, KEY_BYTES)
+    return _raw_public(X25519PrivateKey.from_private_bytes(ephemeral_private))
+
+
+def openable_size(plaintext_bytes: int) -> int:
+    """Bytes of an openable box of a ``plaintext_bytes`` plaintext."""
+    return 1 + KEY_BYTES + NONCE_BYTES + plaintext_bytes + TAG_BYTES
+
+
+def seal_openable(
+    receiver_public: bytes, plaintext: bytes, context: bytes, ephemeral_private: bytes
+) -> bytes:
+    """Seal like :func:`seal`, under the caller's one-time key ``ephemeral_private``,
+    which the sender may later reveal so anyone can open the box."""
+    receiver_public = check_bytes("receiver public key", receiver_public, KEY_BYTES)
+    plaintext = check_bytes("plaintext", plaintext)
+    context = check_bytes("context", context)
+    eph = X25519PrivateKey.from_private_bytes(
+        check_bytes("ephemeral key", ephemeral_private, KEY_BYTES)
+    )
+    eph_pub = _raw_public(eph)
+    h = hashlib.sha512(_NONCE_DST)
+    for part in (secrets.token_bytes(KEY_BYTES), context, plaintext):
+        h.update(len(part).to_bytes(8, "little") + part)
+    nonce = h.digest()[:NONCE_BYTES]
+    aead, ad = _aead_key_and_ad(eph, receiver_public, eph_pub, receiver_public, context)
+    return bytes([OPENABLE_VERSION]) + eph_pub + nonce + aead.encrypt(nonce, plaintext, ad)
+
+
+def _openable_parts(sealed: bytes) -> tuple[bytes, bytes, bytes]:
+    sealed = check_bytes("sealed payload", sealed)
+    if len(sealed) < openable_size(0):
+        raise InvalidEncoding("sealed payload too short")
+    if sealed[0] != OPENABLE_VERSION:
+        raise InvalidEncoding(f"expected an openable box (version 2), got version {sealed[0]}")
+    pos = 1 + KEY_BYTES
+    return sealed[1:pos], sealed[pos : pos + NONCE_BYTES], sealed[pos + NONCE_BYTES :]
+
+
+def openable_ephemeral(sealed: bytes) -> bytes:
+    """The one-time public key an openable box names."""
+    return _openable_parts(sealed)[0]
+
+
+def _decrypt(aead: ChaCha20Poly1305, nonce: bytes, body: bytes, ad: bytes) -> bytes:
+    try:
+        return aead.decrypt(nonce, body, ad)
+    except InvalidTag:
+        raise InvalidProof(
+            "sealed payload failed authentication (wrong receiver, context or data)"
+        ) from None
+
+
+def open_openable(key: SealKey, sealed: bytes, context: bytes) -> bytes:
+    """The receiver opens an openable box (as :func:`open_sealed`)."""
+    context = check_bytes("context", context)
+    eph_pub, nonce, body = _openable_parts(sealed)
+    aead, ad = _aead_key_and_ad(key._key, eph_pub, eph_pub, key.public, context)
+    return _decrypt(aead, nonce, body, ad)
+
+
+def open_with_ephemeral(
+    ephemeral_private: bytes, receiver_public: bytes, sealed: bytes, context: bytes
+) -> bytes:
+    """Anyone opens an openable box with its revealed one-time key: the very bytes its
+    receiver reads.  Raise :class:`InvalidProof` if the key is not the box's or the box
+    does not authenticate, :class:`InvalidEncoding` if it is malformed."""
+    receiver_public = check_seal_key(receiver_public)
+    context = check_bytes("context", context)
+    eph_pub, nonce, body = _openable_parts(sealed)
+    if ephemeral_public(ephemeral_private) != eph_pub:
+        raise InvalidProof("the revealed one-time key is not the one the box names")
+    eph = X25519PrivateKey.from_private_bytes(ephemeral_private)
+    aead, ad = _aead_key_and_ad(eph, receiver_public, eph_pub, receiver_public, context)
+    return _decrypt(aead, nonce, body, ad)

@@ -76,6 +76,13 @@ class ForeignEntry(RemoteProtocolError):
         super().__init__(f"an entry of another table ({named}), not of {ours.hex()[:16]}")
 
 
+class BadVote(RemoteProtocolError):
+    """A received end vote (``wire.EndVote``) that does not hold: another table, a step or
+    head that is not the record's, a signer who is no remaining seat, a signature that does
+    not verify, or a seat voted out that does not owe the step.  It is refused and proves
+    nothing (a vote convicts no one); the message says which check failed."""
+
+
 class InvalidGenesis(RemoteProtocolError):
     """A table manifest or its signatures are malformed or do not verify.
 
@@ -132,9 +139,17 @@ class TableAbandoned(PeerError):
     convicted (silence proves nothing: it may be the network).
     """
 
-    def __init__(self, seat: int, waited: float, name: str | None = None) -> None:
+    def __init__(
+        self, seat: int, waited: float, name: str | None = None, *, by_vote: bool = False
+    ) -> None:
         who = name if name is not None else f"the player in slot {seat}"
-        super().__init__(f"table abandoned: {who} silent for {waited:.1f}s")
+        if by_vote:
+            text = f"table ended by vote: {who} vanished, and every other player voted to stop"
+        else:
+            text = f"table abandoned: {who} silent for {waited:.1f}s"
+        super().__init__(text)
+        self.by_vote = by_vote
+        """The players who remain ended it by a signed vote (nobody convicted)."""
         self.seat = seat
         """The silent seat's slot (the record's numbering)."""
         self.waited = waited
@@ -213,14 +228,6 @@ class Equivocation(CheatDetected):
     """Two different validly signed entries from one seat for the same step.
 
     ``evidence`` holds both signed envelopes.
-    """
-
-
-class Dispute(CheatDetected):
-    """A complaint about a sealed proof that nobody can settle (the box did not open
-    for its receiver): the table ends, and no seat is proven to have cheated.
-
-    Raised by the game rule; ``seat`` is the seat whose sealed proof is disputed.
     """
 
 

@@ -265,6 +265,52 @@ class Vanished(NodeEvent):
     gives_up_in: float
 
 
+@_event("vote_cast", "{voter} voted to end the table without {name} (step {step})")
+@dataclass(frozen=True, slots=True)
+class VoteCast(NodeEvent):
+    """A valid signed vote to end the table for the vanished player ``name``: ours
+    (``voter_slot`` is our slot) or another remaining seat's.  A voter signs nothing more
+    at this table; with every remaining seat's vote the table ends (``ended_by_vote``)."""
+
+    voter: str
+    voter_slot: int
+    name: str
+    seat: int | None
+    slot: int
+    step: int
+    votes: int
+    needed: int
+
+
+@_event("vote_refused", "a vote to end the table, passed on by {name}, was refused: {reason}")
+@dataclass(frozen=True, slots=True)
+class VoteRefused(NodeEvent):
+    """A received end vote that does not hold (``reason`` says which check failed);
+    ``name``/``seat``/``slot`` are the link's player that delivered it.  A vote proves
+    nothing, so nobody is convicted; the table goes on."""
+
+    name: str
+    seat: int | None
+    slot: int | None
+    reason: str
+
+
+@_event(
+    "ended_by_vote",
+    "table ended by vote: {name} vanished and every other player voted to stop"
+    " (nobody is blamed for cheating)",
+)
+@dataclass(frozen=True, slots=True)
+class EndedByVote(NodeEvent):
+    """Every seat but the vanished one signed an end vote at step ``step``: the votes are
+    the record file's closing frame and the table ends as abandoned (exit 3)."""
+
+    name: str
+    seat: int | None
+    slot: int
+    step: int
+
+
 @_event("abandoned", "table abandoned: {name} silent for {waited:.1f}s")
 @dataclass(frozen=True, slots=True)
 class Abandoned(NodeEvent):
@@ -310,18 +356,6 @@ class Convicted(NodeEvent):
     culprit: int | None
     culprit_slot: int
     kind: str
-    reason: str
-
-
-@_event("dispute", "table ended by a dispute nobody can settle ({name}'s proof): {reason}")
-@dataclass(frozen=True, slots=True)
-class Disputed(NodeEvent):
-    """The game ended on a dispute that the record cannot settle (``name``'s proof is
-    the one disputed)."""
-
-    name: str
-    seat: int | None
-    slot: int
     reason: str
 
 

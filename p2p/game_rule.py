@@ -61,14 +61,15 @@ was shown it in turn) is carried out as a public reveal, so the seatless
 engine learns the face like every seat engine does and their hashes agree.
 
 *Highest given* (Slave's exchange) is checked by its receiver alone, who must
-not show the lowest given face to anyone.  The giver seals to the receiver:
-its reveal tokens for the given cards and an inequality proof that none of
-its other cards is a face at or above the lowest given one, all signed with
-its identity key inside the box (bound to table, step and seat).  The
-receiver answers ``verdict``: accept, or complain with the opened payload and
-that inner signature.  Anyone can then judge the complaint: a payload whose
-proof fails convicts the giver; one whose proof verifies convicts the
-complainer.
+not show the lowest given face to anyone.  The giver seals to the receiver an
+openable box (:func:`crypto.seal.seal_openable`) of fixed size: its reveal
+tokens for the given cards and an inequality proof, padded to a fixed number of
+leaves, that none of its other cards is a face at or above the lowest given
+one.  The receiver answers ``verdict``: accept (a :class:`Caveat` that
+``slaiga verify`` lists), or complain.  After a complaint the giver owes
+``unseal``: the box's one-time key (derived from the table secret), with which
+anyone opens the box and convicts the giver (a false gift, a wrong key) or the
+complainer (a false complaint).  ``p2p/RECORD_FORMAT.md`` §9 has the details.
 
 Any entry that fails a check raises :class:`p2p.errors.InvalidMove` naming its
 signer.  Any engine error met while folding completed steps is a seat's fault
@@ -80,8 +81,8 @@ actor, with the step of its signed action, which the record keeps as the
 evidence.  So ``slaiga verify`` reaches the same verdict from the file alone.
 
 Secrets that must survive a crash come from a per-table secret that the node
-writes to disk (fsynced) before its first key share: the key share ``x`` and
-the dice commitment values.  Everything else is fresh randomness, because the
+writes to disk (fsynced) before its first key share: the key share ``x``, the
+dice commitment values and the gift boxes' one-time keys.  Everything else is fresh randomness, because the
 node persists each own entry before sending it and never re-creates one.
 """
 
@@ -107,11 +108,21 @@ from crypto.hand_proofs import (
     prove_cards_in_set,
     verify_cards_in_set,
 )
-from crypto.identity import IdentityKey, verify_signature
+from crypto.identity import IdentityKey
 from crypto.inequality import InequalityProof, prove_none_of, verify_none_of
+from crypto.inequality import proof_size as inequality_proof_size
 from crypto.keys import KeyShare, joint_key, make_key_share, verify_key_share
 from crypto.reveal import make_tokens, reveal_index, unmask, verify_tokens
-from crypto.seal import SealKey, open_sealed, seal
+from crypto.seal import (
+    SealKey,
+    check_seal_key,
+    ephemeral_public,
+    open_openable,
+    open_with_ephemeral,
+    openable_ephemeral,
+    openable_size,
+    seal_openable,
+)
 from crypto.shuffle import shuffle_deck
 from crypto.shuffle_proof_tw_batch import (
     ShuffleStatement,
@@ -137,7 +148,7 @@ from engine.obligations import (
     Shuffle,
     Transfer,
 )
-from p2p.errors import CheatDetected, Dispute, InvalidMove, LocalProtocolError
+from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
 from p2p.faces import handle_indices, index_face
 from p2p.forming import SEAT_ORDER_VALUE_BYTES, Commit
 from p2p.order import Owed, StepView
@@ -169,6 +180,7 @@ REMASK_KIND = "remask"
 PROOF_KIND = "proof"
 SEALED_KIND = "sealed-proof"
 VERDICT_KIND = "verdict"
+UNSEAL_KIND = "unseal"
 COMMIT_KIND = "commit"
 DICE_KIND = "dice"
 ACTION_KIND = "action"
@@ -176,7 +188,7 @@ FINAL_KIND = "final"
 
 MACHINE_KINDS = frozenset(
     {KEY_KIND, SHUFFLE_KIND, TOKENS_KIND, REMASK_KIND, PROOF_KIND, SEALED_KIND, COMMIT_KIND}
-    | {DICE_KIND, FINAL_KIND}
+    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND}
 )
 """Kinds a peer's software sends by itself (stall limits for machines apply)."""
 DECISION_KINDS = frozenset({ACTION_KIND, VERDICT_KIND})
@@ -191,7 +203,7 @@ _DICE_DOMAIN = b"slaiga/v1/game/dice"
 _DICE_CONTEXT = b"slaiga/v1/game/dice-commit"
 _JOINT_DOMAIN = b"slaiga/v1/game/joint-random"
 _SEAL_DOMAIN = b"slaiga/v1/game/sealed-proof"
-_INNER_DOMAIN = b"slaiga/v1/game/sealed-proof-signature"
+_GIFT_KEY_DOMAIN = b"slaiga/v1/game/gift-box-key"
 _ACTION_UNPACK = {
     "max_str_len": 4096,
     "max_bin_len": 0,
@@ -269,12 +281,19 @@ class SealedProofBody(Body):
 @body(VERDICT_KIND)
 @dataclass(frozen=True, slots=True)
 class VerdictBody(Body):
-    """The verifier's answer to a sealed proof: accept, or complain with the opened
-    payload and the prover's signature over it (both empty on accept)."""
+    """The verifier's answer to a sealed proof: accept, or complain (then the giver
+    owes an ``unseal`` entry that settles the complaint)."""
 
     accept: Annotated[bool, Bool()]
-    payload: Blob
-    signature: Annotated[bytes, Bytes(max_len=64)]
+
+
+@body(UNSEAL_KIND)
+@dataclass(frozen=True, slots=True)
+class UnsealBody(Body):
+    """The giver's answer to a complaint: its gift box's one-time X25519 private key,
+    with which anyone opens the box exactly as its receiver did."""
+
+    key: Annotated[bytes, Bytes(size=32)]
 
 
 @body(DICE_KIND)
@@ -338,11 +357,53 @@ class SeatKeys:
     seat's honest contributions; ``None`` is honest."""
 
 
+@dataclass(frozen=True, slots=True)
+class _Gift:
+    """One sealed gift's public facts: the statement, the given cards whose giver token
+    is in the box, the step that seals it, the padded statement and plaintext size."""
+
+    st: HighestGiven
+    need_tok: tuple[int, ...]
+    step: int
+    pad_to: int
+    pad_with: int
+    plain_bytes: int
+
+
+@dataclass(frozen=True, slots=True)
+class Caveat:
+    """A check that only one seat could make: the gift sealed at record ``step`` by
+    slot ``seat`` was checked by slot ``checked_by`` alone, who accepted it."""
+
+    step: int
+    seat: int
+    checked_by: int
+    kind: str = "gift"
+
+
 def _decode_points(blob: bytes, count: int) -> list[Point]:
     """``count`` received tokens, 32 bytes each, every one fully validated."""
     if len(blob) != POINT_BYTES * count:
         raise InvalidEncoding(f"{count} tokens must be {POINT_BYTES * count} bytes")
     return [Point.decode(blob[i : i + POINT_BYTES]) for i in range(0, len(blob), POINT_BYTES)]
+
+
+def _shuffle_and_prove(
+    inputs: tuple[Ciphertext, ...], joint: Point, ctx: Context
+) -> tuple[tuple[Ciphertext, ...], Any]:
+    """Permute and re-mask ``inputs``, and prove it (pure: may run in a worker thread)."""
+    out, witness = shuffle_deck(inputs, joint)
+    return out, prove_shuffle_batchable(inputs, out, joint, witness, ctx)
+
+
+def _decode_shuffle(
+    inputs: tuple[Ciphertext, ...], joint: Point, ctx: Context, b: ShuffleBody
+) -> ShuffleStatement:
+    """A shuffle entry as a statement, every point and scalar validated (pure)."""
+    n = len(inputs)
+    out = tuple(decode_pile(b.pile, n))
+    proof = TWCommitmentProof.decode(b.proof, expected_size=n)
+    return ShuffleStatement(inputs, out, joint, proof, ctx)
 
 
 def _derive(secret: bytes, domain: bytes, *parts: int) -> bytes:
@@ -376,7 +437,9 @@ class Need:
     """What the current step needs: entries of ``kind`` from engine seats ``seats``.
 
     ``check(seat, body)`` validates one entry and returns its parsed value;
-    ``make()`` builds our own entry (live peers only).
+    ``make()`` builds our own entry (live peers only).  ``pre(seat, body)`` and
+    ``premake()``, when set, return jobs (:data:`Job`) that do the expensive part of
+    ``check`` or ``make`` ahead of the fold (see :meth:`GameRule.prework`).
     """
 
     kind: str
@@ -385,6 +448,14 @@ class Need:
     what: str
     make: Callable[[], Body] | None = None
     parsed: dict[int, Any] = field(default_factory=dict)
+    pre: Callable[[int, Any], Job] | None = None
+    premake: Callable[[], Job] | None = None
+
+
+Job = Callable[[], Callable[[], None]]
+"""Work ahead of the fold: calling it does the expensive, pure part (it touches only
+values captured when the job was made, so it may run in a worker thread); what it
+returns is called back on the event loop to keep the result for the fold."""
 
 
 _Flow = Generator[Need, dict[int, Any], Any]
@@ -427,6 +498,8 @@ class GameRule:
         self.public_events: list[Event] = []
         self.proofs_checked = 0
         self.entries_checked = 0
+        self.caveats: list[Caveat] = []
+        """Checks made by one seat alone (accepted sealed gifts), for ``slaiga verify``."""
         self.outcome: Outcome | None = None
         self.final_hash: str | None = None
         self.done = False
@@ -438,6 +511,13 @@ class GameRule:
         self._chained: tuple[int, dict[int, bytes]] | None = None
         """The next joint draw's number and every seat's commitment to it, once a draw
         has carried them."""
+        self._ahead: dict[tuple[str, int, int], tuple[Any, ...]] = {}
+        """(kind, engine seat, step) -> an entry checked ahead of the fold by a job of
+        :meth:`prework`: the body, what its check depended on, and the parsed value."""
+        self._made: dict[int, tuple[Any, ...]] = {}
+        """step -> our own shuffle made ahead by a job of :meth:`premake`."""
+        self._checked_ahead: list[ShuffleStatement] = []
+        """Shuffle statements of this round already verified ahead (not batched again)."""
         self._flow = self._main()
         self._need: Need | None = next(self._flow)
         self._owed = self._owed_of(self._need)
@@ -481,6 +561,39 @@ class GameRule:
             self._owed = None
             raise
         self._owed = self._owed_of(self._need)
+
+    # ---- work ahead of the fold (p2p/offload.py runs the jobs in worker threads) -------
+
+    def prework(self, slot: int, step: int, body_: Body) -> Job | None:
+        """A job checking the expensive part of ``body_`` (a shuffle proof, reveal tokens)
+        that ``slot`` sent for ``step``, if that is what the current step waits for; the
+        fold then uses the result instead of checking again, but only for the very same
+        body and the very same statement (inputs, key, context).  A job that raises
+        keeps nothing: the fold checks the entry itself and names the fault."""
+        need, seat = self._need, self.engine_seat_of.get(slot)
+        if need is None or need.pre is None or step != self.step_no or seat is None:
+            return None
+        if seat not in need.seats or seat in need.parsed or self._trusted(seat):
+            return None
+        if getattr(body_, "TAG", None) != need.kind:
+            return None
+        return need.pre(seat, body_)
+
+    def premake(self) -> Job | None:
+        """A job making our own entry for the current step ahead (a shuffle and its
+        proof), unless it is made already; ``produce`` then uses it."""
+        need = self._need
+        if need is None or need.premake is None or self.step_no in self._made:
+            return None
+        if self.mine is None or self.mine.seat not in need.seats:
+            return None
+        return need.premake()
+
+    def _keep_ahead(self, key: tuple[str, int, int], value: tuple[Any, ...]) -> None:
+        for old in [k for k in self._ahead if k[2] < self.step_no]:
+            del self._ahead[old]
+        if key[2] == self.step_no:
+            self._ahead[key] = value
 
     def _owed_of(self, need: Need | None) -> Owed | None:
         if need is None:
@@ -769,15 +882,18 @@ class GameRule:
                 lambda seat, b, inputs=inputs: self._parse_shuffle(seat, inputs, b),
                 "shuffling",
                 self._for_me((s,), lambda inputs=inputs: self._make_shuffle(inputs)),
+                pre=lambda seat, b, inputs=inputs: self._pre_shuffle(seat, inputs, b),
+                premake=lambda inputs=inputs: self._premake_shuffle(inputs),
             )
             statement = out[s]
-            if not self._trusted(s):
+            if not self._trusted(s) and not any(statement is v for v in self._checked_ahead):
                 statements.append(statement)
             for h, ct in zip(hs, statement.outputs, strict=True):
                 self.cts[h] = ct
                 self.ptok[h] = {}  # no token opens the new ciphertexts
                 if self.mine is not None:
                     self.mine.known.pop(h, None)
+        self._checked_ahead.clear()
         self._verify_shuffles(statements)
 
     def _verify_shuffles(self, statements: list[ShuffleStatement]) -> None:
@@ -804,22 +920,65 @@ class GameRule:
     def _make_shuffle(self, inputs: tuple[Ciphertext, ...]) -> Body:
         mine = self.mine
         assert mine is not None and self.joint is not None
-        out, witness = shuffle_deck(inputs, self.joint)
-        proof = prove_shuffle_batchable(inputs, out, self.joint, witness, self._ctx(mine.seat))
+        made = self._made.pop(self.step_no, None)
+        self._made.clear()
+        if made is not None and made[0] is inputs and made[1] == self._ctx(mine.seat):
+            out, proof = made[2], made[3]
+        else:
+            out, proof = _shuffle_and_prove(inputs, self.joint, self._ctx(mine.seat))
         forged = self._cheat("shuffle", inputs, out, proof)
         if forged is not None:
             return forged
         return ShuffleBody(encode_pile(out), proof.encode())
 
+    def _premake_shuffle(self, inputs: tuple[Ciphertext, ...]) -> Job:
+        mine, joint, step = self.mine, self.joint, self.step_no
+        assert mine is not None and joint is not None
+        ctx = self._ctx(mine.seat)
+
+        def job() -> Callable[[], None]:
+            out, proof = _shuffle_and_prove(inputs, joint, ctx)
+
+            def keep() -> None:
+                if self.step_no == step:
+                    self._made[step] = (inputs, ctx, out, proof)
+
+            return keep
+
+        return job
+
     def _parse_shuffle(
         self, seat: int, inputs: tuple[Ciphertext, ...], b: ShuffleBody
     ) -> ShuffleStatement:
-        """Decode (validating every point and scalar); the proof is checked in a batch."""
+        """Decode (validating every point and scalar); the proof is checked in a batch,
+        unless a job of :meth:`prework` checked this very statement already."""
         assert self.joint is not None
-        n = len(inputs)
-        out = tuple(decode_pile(b.pile, n))
-        proof = TWCommitmentProof.decode(b.proof, expected_size=n)
-        return ShuffleStatement(inputs, out, self.joint, proof, self._ctx(seat))
+        ctx = self._ctx(seat)
+        ahead = self._ahead.pop((SHUFFLE_KIND, seat, self.step_no), None)
+        if ahead is not None:
+            body, st = ahead
+            if (
+                body == b
+                and st.inputs == inputs
+                and st.joint_key == self.joint
+                and st.context == ctx
+            ):
+                self._checked_ahead.append(st)
+                self.proofs_checked += 1
+                return st
+        return _decode_shuffle(inputs, self.joint, ctx, b)
+
+    def _pre_shuffle(self, seat: int, inputs: tuple[Ciphertext, ...], b: ShuffleBody) -> Job:
+        joint, step = self.joint, self.step_no
+        assert joint is not None
+        ctx = self._ctx(seat)
+
+        def job() -> Callable[[], None]:
+            st = _decode_shuffle(inputs, joint, ctx, b)
+            verify_shuffles_batch([st])
+            return lambda: self._keep_ahead((SHUFFLE_KIND, seat, step), (b, st))
+
+        return job
 
     # ---- tokens -----------------------------------------------------------------------------------
 
@@ -835,6 +994,7 @@ class GameRule:
             lambda seat, b: self._check_tokens(seat, need[seat], b),
             "showing cards",
             self._for_me(owing, lambda: self._make_tokens(need[self.mine.seat])),  # type: ignore[union-attr]
+            pre=lambda seat, b: self._pre_tokens(seat, need[seat], b),
         )
         for s in owing:
             for h, tok in zip(need[s], got[s], strict=True):
@@ -852,13 +1012,30 @@ class GameRule:
         return TokensBody(b"".join(t.data for t in tokens), proof.encode())
 
     def _check_tokens(self, seat: int, hs: Sequence[int], b: TokensBody) -> list[Point]:
-        tokens = _decode_points(b.tokens, len(hs))
         cts = [self.cts[h] for h in hs]
+        ahead = self._ahead.pop((TOKENS_KIND, seat, self.step_no), None)
+        if ahead is not None:
+            body, checked_cts, ctx, tokens = ahead
+            if body == b and checked_cts == cts and ctx == self._ctx(seat):
+                self.proofs_checked += 1
+                return tokens
+        tokens = _decode_points(b.tokens, len(hs))
         proof = DleqProof.decode(b.proof)
         if not self._trusted(seat):
             verify_tokens(self.pubs[seat], cts, tokens, proof, self._ctx(seat))
             self.proofs_checked += 1
         return tokens
+
+    def _pre_tokens(self, seat: int, hs: Sequence[int], b: TokensBody) -> Job:
+        cts = [self.cts[h] for h in hs]
+        pub, step, ctx = self.pubs[seat], self.step_no, self._ctx(seat)
+
+        def job() -> Callable[[], None]:
+            tokens = _decode_points(b.tokens, len(cts))
+            verify_tokens(pub, cts, tokens, DleqProof.decode(b.proof), ctx)
+            return lambda: self._keep_ahead((TOKENS_KIND, seat, step), (b, cts, ctx, tokens))
+
+        return job
 
     # ---- reveals and transfers --------------------------------------------------------------
 
@@ -1068,6 +1245,8 @@ class GameRule:
     # ---- highest given: sealed to its verifier ------------------------------------------------
 
     def _prove_highest(self, st: HighestGiven) -> _Flow:
+        """A gift sealed to its receiver, the receiver's verdict, and, on a complaint, the
+        giver's one-time key that lets anyone open the box and decide who lied."""
         p, v = st.seat, st.verifier
         given = self._check_handles(st.given)
         rest = self._check_handles(st.rest)
@@ -1077,100 +1256,180 @@ class GameRule:
             raise LocalProtocolError(f"unknown card order {st.order!r}")
         yield from self._ensure_held(p, given + rest)
         need_tok = tuple(h for h in given if p not in self.ptok[h])
-        sealed_step = self.step_no
+        pad_to, pad_with = self._gift_padding(st)
+        leaves = len(st.rest) * pad_to
+        plain = POINT_BYTES * len(st.given) + PROOF_BYTES + inequality_proof_size(leaves)
+        gift = _Gift(st, need_tok, self.step_no, pad_to, pad_with, plain)
 
         def check_sealed(seat: int, b: SealedProofBody) -> bytes:
+            if len(b.sealed) != openable_size(gift.plain_bytes):
+                raise InvalidEncoding(
+                    f"a gift box must be {openable_size(gift.plain_bytes)} bytes,"
+                    f" not {len(b.sealed)}"
+                )
+            check_seal_key(openable_ephemeral(b.sealed))
             mine = self.mine
             if mine is not None and mine.seat == v:
-                mine.verdict = self._judge_sealed(st, need_tok, b.sealed, sealed_step)
+                mine.verdict = self._judge_sealed(gift, b.sealed)
             return b.sealed
 
-        yield Need(
+        sealed = yield Need(
             SEALED_KIND,
             (p,),
             check_sealed,
             "giving cards",
-            self._for_me((p,), lambda: self._make_sealed(st, need_tok)),
+            self._for_me((p,), lambda: self._make_sealed(gift)),
+            premake=lambda: self._premake_sealed(gift),
         )
+        verdict_step = self.step_no
         verdict = yield Need(
             VERDICT_KIND,
             (v,),
-            lambda seat, b: self._check_verdict(st, need_tok, sealed_step, b),
+            lambda seat, b: b.accept,
             "checking the gift",
             self._for_me((v,), self._make_verdict),
         )
-        said = verdict[v]
-        if said is False:
-            raise Dispute(
-                self.order[p],
-                f"seat {self.order[v]} says the sealed gift proof of step {sealed_step}"
-                " does not open",
-            )
-        if isinstance(said, str):
-            raise InvalidMove(self.order[p], said)
+        if verdict[v]:
+            self.caveats.append(Caveat(gift.step, self.order[p], self.order[v]))
+            return
+        # a complaint: the giver shows the box's one-time key, and anyone opens the box
+        box = sealed[p]
+        shown = yield Need(
+            UNSEAL_KIND,
+            (p,),
+            lambda seat, b: self._judge_unsealed(gift, box, verdict_step, b),
+            "showing the gift",
+            self._for_me((p,), lambda: self._make_unseal(gift)),
+        )
+        culprit, reason = shown[p]
+        raise InvalidMove(self.order[culprit], reason)
+
+    def _gift_padding(self, st: HighestGiven) -> tuple[int, int]:
+        """The padded statement's size and filler, from public facts only.
+
+        ``pad_to`` is the largest forbidden set any true gift of ``len(st.given)``
+        cards over ``len(st.rest)`` others can have (every card of ``rest`` lies below
+        the lowest given one); ``pad_with`` the highest face, which every forbidden set
+        holds.  So the proof's size and the work to make and check it do not depend on
+        the lowest given face."""
+        key = ORDERS[st.order]
+        keys = [key(self._face(k)) for k in range(self.size)]
+        pad_to = 0
+        for low in set(keys):
+            below = sum(1 for x in keys if x < low)
+            if below >= len(st.rest) and self.size - below >= len(st.given):
+                pad_to = max(pad_to, self.size - below)
+        if pad_to == 0:
+            raise LocalProtocolError("no gift of this size can be proven highest")
+        pad_with = max(range(self.size), key=lambda k: (keys[k], -k))
+        return pad_to, pad_with
 
     def _seal_context(self, step: int, prover: int, verifier: int) -> bytes:
         return _SEAL_DOMAIN + self._ctx(prover, step).encode() + bytes([verifier])
 
-    def _inner_message(self, step: int, prover: int, payload: bytes) -> bytes:
-        return _INNER_DOMAIN + self._ctx(prover, step).encode() + payload
-
-    def _make_sealed(self, st: HighestGiven, need_tok: tuple[int, ...]) -> Body:
+    def _gift_key(self, gift: _Gift) -> bytes:
+        """The gift box's one-time X25519 key, derived from the table secret so that it
+        survives a crash (the giver may have to show it after a restart)."""
         mine = self.mine
         assert mine is not None
-        ctx = self._ctx(mine.seat)
+        return _derive(mine.keys.table_secret, _GIFT_KEY_DOMAIN, gift.step)[:32]
+
+    def _make_sealed(self, gift: _Gift) -> Body:
+        made = self._made.pop(self.step_no, None)
+        self._made.clear()
+        if made is not None and made[0] is gift:
+            return made[1]
+        return self._sealing(gift)()
+
+    def _premake_sealed(self, gift: _Gift) -> Job:
+        """The gift's padded proof and box made in a worker thread (the worst-case
+        statement costs the same for every gift: docs/design.md, the Slave gift)."""
+        step, seal = self.step_no, self._sealing(gift)
+
+        def job() -> Callable[[], None]:
+            body = seal()
+
+            def keep() -> None:
+                if self.step_no == step:
+                    self._made[step] = (gift, body)
+
+            return keep
+
+        return job
+
+    def _sealing(self, gift: _Gift) -> Callable[[], Body]:
+        """Capture on the loop thread everything our gift needs, and return the pure,
+        expensive rest (tokens, the padded inequality proof, the box)."""
+        mine = self.mine
+        assert mine is not None
+        st, need_tok = gift.st, gift.need_tok
+        ctx = self._ctx(mine.seat, gift.step)
         pub = self.pubs[mine.seat]
-        if need_tok:
-            tokens, dleq = make_tokens(mine.secret, pub, [self.cts[h] for h in need_tok], ctx)
-        else:
-            tokens, dleq = [], None
+        to_open = [self.cts[h] for h in need_tok]
         key = ORDERS[st.order]
         low = min(key(self._face(k)) for k in self._my_indices(st.given))
         forbidden = self._indices(lambda f: key(f) >= low)
         forged = self._cheat("highest", st, forbidden)
         if forged is not None:
             forbidden = forged
+        filler = gift.pad_with if gift.pad_with in forbidden else min(forbidden)
         held = self._held(mine.seat, st.rest)
-        try:
-            proof = prove_none_of(
-                mine.secret, pub, held, self._my_indices(st.rest), forbidden, self.deck, ctx
-            )
-        except (InvalidProof, InvalidEncoding) as exc:
-            raise LocalProtocolError(f"we cannot prove our gift is our highest: {exc}") from exc
-        payload = msgpack.packb(
-            {
-                "tokens": b"".join(t.data for t in tokens),
-                "dleq": dleq.encode() if dleq is not None else b"",
-                "proof": proof.encode(),
-            },
-            use_bin_type=True,
-        )
-        sig = mine.keys.identity.sign(self._inner_message(self.step_no, mine.seat, payload))
-        inner = msgpack.packb({"payload": payload, "signature": sig}, use_bin_type=True)
+        secret, mine_rest, deck = mine.secret, self._my_indices(st.rest), self.deck
         receiver = self.manifest.seats[self.order[st.verifier]].seal_key
-        ctx_bytes = self._seal_context(self.step_no, mine.seat, st.verifier)
-        return SealedProofBody(seal(receiver, inner, ctx_bytes))
+        ctx_bytes = self._seal_context(gift.step, mine.seat, st.verifier)
+        box_key = self._gift_key(gift)
 
-    def _verify_gift(
-        self, st: HighestGiven, need_tok: tuple[int, ...], step: int, payload: bytes
-    ) -> dict[int, int]:
-        """Check a highest-given payload publicly; return the given cards' indices."""
+        def seal() -> Body:
+            tokens, dleq = make_tokens(secret, pub, to_open, ctx) if to_open else ([], None)
+            try:
+                proof = prove_none_of(
+                    secret,
+                    pub,
+                    held,
+                    mine_rest,
+                    forbidden,
+                    deck,
+                    ctx,
+                    pad_to=gift.pad_to,
+                    pad_with=filler,
+                )
+            except (InvalidProof, InvalidEncoding) as exc:
+                raise LocalProtocolError(f"we cannot prove our gift is our highest: {exc}") from exc
+            parts = b"".join(t.data for t in tokens) + (dleq.encode() if dleq is not None else b"")
+            plain = parts + proof.encode()
+            plain += bytes(gift.plain_bytes - len(plain))
+            forged_plain = self._cheat("seal", plain)
+            if forged_plain is not None:
+                plain = forged_plain
+            return SealedProofBody(seal_openable(receiver, plain, ctx_bytes, box_key))
+
+        return seal
+
+    def _verify_gift(self, gift: _Gift, plain: bytes) -> dict[int, int]:
+        """Check a gift's opened plaintext; return the given cards' indices.
+
+        Layout (every size fixed by public facts): the giver's reveal tokens for the
+        given cards whose token is not yet public, their DLEQ proof (absent if there
+        are none), the padded inequality proof, then zero bytes up to the fixed size."""
+        st, need_tok = gift.st, gift.need_tok
         p = st.seat
-        data = msgpack.unpackb(payload, **_ACTION_UNPACK | {"max_bin_len": 1 << 20})
-        if not isinstance(data, dict) or set(data) != {"tokens", "dleq", "proof"}:
-            raise InvalidEncoding("sealed payload must map tokens, dleq and proof")
-        toks, dleq, proof_b = data["tokens"], data["dleq"], data["proof"]
-        if not all(isinstance(x, bytes) for x in (toks, dleq, proof_b)):
-            raise InvalidEncoding("sealed payload fields must be bytes")
-        ctx = self._ctx(p, step)
+        if len(plain) != gift.plain_bytes:
+            raise InvalidEncoding(f"a gift must be {gift.plain_bytes} bytes, not {len(plain)}")
+        n_tok = POINT_BYTES * len(need_tok)
+        n_dleq = PROOF_BYTES if need_tok else 0
+        n_proof = inequality_proof_size(len(st.rest) * gift.pad_to)
+        toks = plain[:n_tok]
+        dleq = plain[n_tok : n_tok + n_dleq]
+        proof_b = plain[n_tok + n_dleq : n_tok + n_dleq + n_proof]
+        if any(plain[n_tok + n_dleq + n_proof :]):
+            raise InvalidEncoding("a gift's padding must be zero bytes")
+        ctx = self._ctx(p, gift.step)
         own: dict[int, Point] = {}
         if need_tok:
             tokens = _decode_points(toks, len(need_tok))
             cts = [self.cts[h] for h in need_tok]
             verify_tokens(self.pubs[p], cts, tokens, DleqProof.decode(dleq), ctx)
             own = dict(zip(need_tok, tokens, strict=True))
-        elif toks or dleq:
-            raise InvalidEncoding("unexpected tokens in the sealed payload")
         given = {}
         for h in st.given:
             tok = own.get(h) or self.ptok[h][p]
@@ -1180,34 +1439,37 @@ class GameRule:
         low = min(key(self._face(k)) for k in given.values())
         forbidden = self._indices(lambda f: key(f) >= low)
         held = self._held(p, st.rest)
-        proof = InequalityProof.decode(proof_b, len(st.rest) * len(forbidden))
-        verify_none_of(self.pubs[p], held, forbidden, self.deck, proof, ctx)
+        proof = InequalityProof.decode(proof_b, len(st.rest) * gift.pad_to)
+        verify_none_of(
+            self.pubs[p],
+            held,
+            forbidden,
+            self.deck,
+            proof,
+            ctx,
+            pad_to=gift.pad_to,
+            pad_with=gift.pad_with,
+        )
         self.proofs_checked += 1
         return given
 
-    def _judge_sealed(
-        self, st: HighestGiven, need_tok: tuple[int, ...], sealed: bytes, step: int
-    ) -> VerdictBody:
+    def _judge_sealed(self, gift: _Gift, sealed: bytes) -> VerdictBody:
         """Our verdict on a gift sealed to us (we are the verifier)."""
         mine = self.mine
         assert mine is not None
+        st = gift.st
         try:
-            inner = open_sealed(
-                mine.keys.seal, sealed, self._seal_context(step, st.seat, mine.seat)
+            plain = open_openable(
+                mine.keys.seal, sealed, self._seal_context(gift.step, st.seat, mine.seat)
             )
-            data = msgpack.unpackb(inner, **_ACTION_UNPACK | {"max_bin_len": 1 << 20})
-            payload, sig = data["payload"], data["signature"]
-            prover_key = self.manifest.seats[self.order[st.seat]].identity
-            verify_signature(prover_key, self._inner_message(step, st.seat, payload), sig)
-        except Exception:  # noqa: BLE001 - any failure to open is a dispute without evidence
-            return VerdictBody(False, b"", b"")
-        try:
-            given = self._verify_gift(st, need_tok, step, payload)
+            given = self._verify_gift(gift, plain)
         except (CryptoError, ValueError, TypeError, KeyError):
-            return VerdictBody(False, payload, sig)
-        mine.known.update(given)
-        forged = self._cheat("verdict", payload, sig)
-        return forged if forged is not None else VerdictBody(True, b"", b"")
+            verdict = VerdictBody(False)
+        else:
+            mine.known.update(given)
+            verdict = VerdictBody(True)
+        forged = self._cheat("verdict", verdict)
+        return forged if forged is not None else verdict
 
     def _make_verdict(self) -> Body:
         mine = self.mine
@@ -1215,31 +1477,33 @@ class GameRule:
             raise LocalProtocolError("we owe a verdict on a gift we never received")
         return mine.verdict
 
-    def _check_verdict(
-        self, st: HighestGiven, need_tok: tuple[int, ...], step: int, b: VerdictBody
-    ) -> bool | str:
-        """``True``: accepted; ``False``: a complaint without evidence; a text: a proven
-        complaint (why the gift is false); a false complaint raises at once."""
-        v_slot, p_slot = self.order[st.verifier], self.order[st.seat]
-        if b.accept:
-            if b.payload or b.signature:
-                raise InvalidEncoding("an accepting verdict carries no evidence")
-            return True
-        if not b.payload:
-            return False  # a complaint nobody can settle: see _prove_highest
-        prover_key = self.manifest.seats[p_slot].identity
+    def _make_unseal(self, gift: _Gift) -> Body:
+        key = self._gift_key(gift)
+        forged = self._cheat("unseal", key)
+        return UnsealBody(forged if forged is not None else key)
+
+    def _judge_unsealed(
+        self, gift: _Gift, box: bytes, verdict_step: int, b: UnsealBody
+    ) -> tuple[int, str]:
+        """Open a disputed gift box with the key its giver shows: ``(engine seat proven at
+        fault, why)``.  A key that is not the box's own raises (the giver's entry is false)."""
+        st = gift.st
+        p, v = st.seat, st.verifier
+        if ephemeral_public(b.key) != openable_ephemeral(box):
+            raise InvalidEncoding("the key shown is not the one-time key of its gift box")
+        receiver = self.manifest.seats[self.order[v]].seal_key
         try:
-            verify_signature(prover_key, self._inner_message(step, st.seat, b.payload), b.signature)
-        except CryptoError:
-            raise InvalidMove(
-                v_slot, "complaint evidence is not signed by the giver (a false complaint)"
-            ) from None
-        try:
-            self._verify_gift(st, need_tok, step, b.payload)
+            plain = open_with_ephemeral(b.key, receiver, box, self._seal_context(gift.step, p, v))
+            self._verify_gift(gift, plain)
         except (CryptoError, ValueError, TypeError, KeyError) as exc:
-            # a true complaint: the entry stands, and convicts the giver once its step is in
-            return f"its gift is not its highest (shown by the receiver's complaint): {exc}"
-        raise InvalidMove(v_slot, "false complaint: the gift proof verifies")
+            return p, (
+                f"its sealed gift of step {gift.step} is false (its box, opened with the key it"
+                f" showed after the receiver's complaint): {exc}"
+            )
+        return v, (
+            f"false complaint at step {verdict_step}: the gift sealed at step {gift.step}"
+            " opens and proves that the cards given are the giver's highest"
+        )
 
     # ---- dice and joint randomness -----------------------------------------------------------
 

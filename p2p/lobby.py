@@ -1,12 +1,14 @@
 """What a table lets strangers do before they join, and what it keeps for later: sans-I/O.
 
 In the lobby the opener admits any key that passes the handshake, so a
-stranger costs us whatever we let it send.  :class:`LobbyGate` holds the
-rules, and :class:`EarlyBuffer` bounds what is kept for the record:
+stranger costs us whatever we let it send.  The mesh bounds what a stranger
+costs on the wire (:attr:`p2p.mesh.Mesh.members`: small frames, a byte
+allowance, one inbox budget shared by all strangers, a cap on strangers in
+all and per address with the oldest making room for a newcomer, a short
+window to say anything, metered keepalives).  :class:`LobbyGate` holds the
+lobby's own rules, and :class:`EarlyBuffer` bounds what is kept for the record:
 
-* **At most** :data:`MAX_STRANGERS` connections that have not joined (a
-  handshake by one more is refused as ``busy``), each given
-  :data:`JOIN_WITHIN_S` to send its ``Join``.
+* **Each stranger gets** :data:`JOIN_WITHIN_S` to send its ``Join``.
 * **A stranger may send only** ``Join``.  Anything else is dropped, never
   buffered, and its bytes are counted; past :data:`STRANGER_BYTES` the
   stranger is disconnected.
@@ -25,12 +27,11 @@ from dataclasses import dataclass, field
 from p2p import wire
 from p2p.mesh import Inbound
 
-MAX_STRANGERS = 16
-"""Connections that have proved a key but not joined, at once."""
 JOIN_WITHIN_S = 10.0
 """How long a connected stranger may take to send its ``Join``."""
-STRANGER_BYTES = 256 << 10
-"""Bytes of non-``Join`` messages a stranger may send (all dropped) before it is cut off."""
+STRANGER_BYTES = 16 << 10
+"""Bytes of non-``Join`` messages a stranger may send (all dropped) before it is cut off (the
+mesh cuts it off anyway past :data:`p2p.mesh.STRANGER_BYTES` of any kind)."""
 EARLY_BYTES = 8 << 20
 """Bytes of early messages from seated peers kept until the record runs."""
 EARLY_MESSAGES = 4096
@@ -61,13 +62,11 @@ class LobbyGate:
     dropped_bytes: int = 0
 
     def admit(self, peer: bytes, now: float) -> tuple[str, str] | None:
-        """At the handshake: refuse one more stranger past :data:`MAX_STRANGERS`, or count
-        it as waiting from ``now`` (members always get in)."""
-        if peer in self.members or peer in self.strangers:
-            return None
-        if len(self.strangers) >= MAX_STRANGERS:
-            return ("busy", f"{len(self.strangers)} connections are waiting to join already")
-        self.strangers[peer] = _Stranger(now)
+        """At the handshake: count a stranger as waiting from ``now``.  Never refuses: a
+        newcomer is never turned away for the strangers already waiting (the mesh closes
+        the oldest of them instead, :meth:`p2p.mesh.Mesh.strangers`)."""
+        if peer not in self.members:
+            self.strangers.setdefault(peer, _Stranger(now))
         return None
 
     def connected(self, peer: bytes, now: float) -> None:

@@ -14,7 +14,25 @@ connections deliver goes into one inbox shared by the mesh, in which each
 peer may hold at most :data:`INBOX_BYTES_PER_PEER`: past that its reader
 stops reading, so TCP pushes back on that peer alone and the others go on.
 :meth:`Mesh.bytes_held` sums what the mesh holds (outboxes, inbox, decoder
-buffers), which the hostile-client tests assert.
+buffers), which the hostile-client tests assert.  A frame is read into one
+buffer of its announced length (:class:`p2p.wire.FrameDecoder`), never a
+buffer grown read by read.
+
+**Strangers** (a peer that dialled us and proved a key but has not joined,
+see :attr:`Mesh.members`) cost little, however many keys they make up: frames
+of at most :data:`STRANGER_MAX_FRAME` (a larger length prefix cuts the link
+before any body is read, and a stranger's reads stop at the end of its
+current frame), :data:`STRANGER_BYTES` in all, one inbox budget shared by
+all strangers, at most :data:`MAX_STRANGERS` at once and
+:data:`MAX_STRANGERS_PER_ADDRESS` per address (a newcomer is never refused:
+the oldest stranger makes room), :data:`STRANGER_SILENT_S` to say anything
+and :data:`STRANGER_JOIN_S` to join.  Broadcasts skip them.
+
+**Keepalives are metered**: a link may send a few pings and pongs a second
+(:data:`KEEPALIVES_PER_INTERVAL`, after a burst of :data:`KEEPALIVE_BURST`);
+more ends the link, and a stranger's count against its allowance.  A link
+closed on purpose (:meth:`Mesh.refuse`, :meth:`Mesh.disconnect`) stops
+reading and sends what is queued, a ``Reject`` say, before it closes.
 
 Handshake (SIGMA with ephemeral Diffie-Hellman; H. Krawczyk, "SIGMA: the
 'SIGn-and-MAc' approach to authenticated Diffie-Hellman", CRYPTO 2003, in the
@@ -42,7 +60,11 @@ sent as a ``Reject`` frame so the other side can print a clear reason.
 
 **Handshake slots** are bounded in total (:data:`MAX_PENDING_HANDSHAKES`)
 and per remote address (:data:`MAX_HANDSHAKES_PER_ADDRESS`), so one host
-that opens stalled sockets cannot lock the seats out.  Once the table is
+that opens stalled sockets cannot lock the seats out; when all slots are
+taken, the oldest pending handshake is dropped for the newcomer, and a
+connection that has not sent a complete ``Hello`` within
+:data:`HELLO_WITHIN_S` loses its slot, so stalled sockets from many
+addresses cannot lock the seats out either.  Once the table is
 formed (:meth:`Mesh.seat_hosts_only`), a connection from a host that holds no
 seat in the manifest is refused (``Reject("stranger")``) before it costs a
 handshake slot.  So that this never locks out an honest seat on a machine
@@ -120,7 +142,38 @@ HANDSHAKE_MAX_FRAME = 4096
 """Largest frame accepted before a handshake completes (a hello is a few hundred bytes), so a
 stalled stranger holds at most this much of our memory."""
 REFUSE_TIMEOUT_S = 1.0
-"""How long a ``Reject`` frame may take to go out before the connection is dropped anyway."""
+"""How long a ``Reject`` frame (or what else is queued when we close a link) may take to go
+out before the connection is dropped anyway."""
+HELLO_WITHIN_S = 1.0
+"""How long an incoming connection may take to send its complete ``Hello`` (after ours went
+out); an honest peer answers in milliseconds, a stalled socket loses its slot."""
+STRANGER_MAX_FRAME = 4096
+"""Largest frame a stranger (a peer that proved a key but has not joined) may send: a
+``Join`` is under 1 KiB.  A larger length prefix cuts the link before any body is read."""
+STRANGER_BYTES = 32 << 10
+"""Bytes one stranger may send in all (keepalives included) before it joins; past that it
+is refused and cut off."""
+STRANGERS_INBOX_BYTES = 256 << 10
+"""What all strangers together may hold in the inbox at once: one budget shared by every
+non-member, however many keys they make up."""
+MAX_STRANGERS = 32
+"""Strangers connected at once; a newcomer past it takes the place of the oldest."""
+MAX_STRANGERS_PER_ADDRESS = wire.MAX_SEATS - 1
+"""Strangers from one address at once (a newcomer past it takes the place of that address's
+oldest): as many as the other seats of a table on one machine, so one host holds at most
+about half of the lobby."""
+STRANGER_SILENT_S = 2.0
+"""How long a stranger may stay silent (no message but keepalives) after its handshake; an
+honest joiner sends its ``Join`` at once."""
+STRANGER_JOIN_S = 10.0
+"""How long a stranger may stay a stranger at all (the lobby's own deadline is the same,
+:data:`p2p.lobby.JOIN_WITHIN_S`; this one also holds once the lobby has closed)."""
+KEEPALIVES_PER_INTERVAL = 4.0
+"""Keepalive frames (pings and pongs) a link may send per keepalive interval of ours, on
+average (4 a second by default; an honest peer sends about 2).  More ends the link."""
+KEEPALIVE_BURST = 16
+"""Keepalive frames a link may send at once before the rate applies: a backlog of pings
+read in one go after we were away is not a flood."""
 NO_GENESIS = b""
 
 ADDRESS_SEP = ":"
@@ -161,6 +214,9 @@ class FramedStream:
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
         self.decoder = wire.FrameDecoder(HANDSHAKE_MAX_FRAME)
+        self.frame_limit: Callable[[], int] = _handshake_frame_limit
+        """The largest frame body accepted, asked again at every length prefix (a stranger
+        that joins gets the full limit from its next frame on)."""
         self._send_mac: FrameMac | None = None
         self.send_lock = trio.Lock()
         self.last_received = trio.current_time()
@@ -172,19 +228,26 @@ class FramedStream:
         """Switch both directions to authenticated frames (at a frame boundary)."""
         self._send_mac = FrameMac(send_key)
         self.decoder.authenticate(FrameMac(receive_key))
-        self.decoder.max_frame = wire.MAX_FRAME_BYTES
+        self.frame_limit = _member_frame_limit
 
     async def receive(self) -> wire.Decoded:
-        """Next message; raises ConnectionClosed on EOF, transport error or bad bytes."""
+        """Next message; raises ConnectionClosed on EOF, transport error or bad bytes.
+
+        Under a small frame limit (a handshake, a stranger) it reads no more than the
+        current frame needs, so such a link holds at most one small frame of ours.
+        """
         while True:
+            limit = self.frame_limit()
+            self.decoder.max_frame = limit
             try:
                 decoded = self.decoder.next()
             except RemoteProtocolError as exc:
                 raise ConnectionClosed(f"bad frame: {exc}", remote_error=True) from exc
             if decoded is not None:
                 return decoded
+            size = RECV_CHUNK if limit >= RECV_CHUNK else min(RECV_CHUNK, self.decoder.wanted())
             try:
-                data = await self.stream.receive_some(RECV_CHUNK)
+                data = await self.stream.receive_some(size)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed(f"receive failed: {exc!r}") from exc
             if not data:
@@ -212,6 +275,14 @@ class FramedStream:
     async def aclose(self) -> None:
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             await self.stream.aclose()
+
+
+def _handshake_frame_limit() -> int:
+    return HANDSHAKE_MAX_FRAME
+
+
+def _member_frame_limit() -> int:
+    return wire.MAX_FRAME_BYTES
 
 
 # ---------------------------------------------------------------------------
@@ -310,16 +381,22 @@ async def handshake_listener(
     table_id: bytes,
     admit: Callable[[bytes], tuple[str, str] | None],
     genesis: bytes = NO_GENESIS,
+    hello_within: float = math.inf,
 ) -> PeerInfo:
     """Listener side: Hello first, then verify the dialer's Auth, then our Auth.
 
     ``admit(peer_key)`` returns ``None`` to accept or ``(reason, detail)`` to
-    refuse (table full, not a member) after the peer has proved its key.
+    refuse (table full, not a member) after the peer has proved its key.  The
+    dialer's complete Hello must arrive within ``hello_within`` seconds of ours.
     """
     eph = Ephemeral()
     mine_raw = _hello(identity, table_id, eph, genesis)
     await framed.send_frame(wire.frame(mine_raw))
-    decoded = await _expect(framed, wire.Hello)
+    decoded = None
+    with trio.move_on_after(hello_within):
+        decoded = await _expect(framed, wire.Hello)
+    if decoded is None:
+        raise await _refuse(framed, "busy", f"no complete hello within {hello_within:g}s")
     hello = decoded.message
     assert isinstance(hello, wire.Hello)
     problem = _check_version(hello.version)
@@ -503,18 +580,28 @@ class Inbox:
     """What the connections deliver to the node: messages in arrival order, each peer
     holding at most ``per_peer_bytes`` at once, plus a bounded count of connection events.
 
+    Messages from strangers (peers that have not joined) share one budget,
+    ``stranger_bytes`` for all of them together, so that keys made up by the
+    dozen do not each get a member's share.
+
     The node reads it like a Trio receive channel (``receive``, ``receive_nowait``).
     """
 
-    def __init__(self, per_peer_bytes: int, control_events: int) -> None:
+    def __init__(
+        self, per_peer_bytes: int, control_events: int, stranger_bytes: int = STRANGERS_INBOX_BYTES
+    ) -> None:
         self.per_peer_bytes = per_peer_bytes
         self.control_events = control_events
-        self._items: collections.deque[MeshEvent] = collections.deque()
+        self.stranger_bytes = stranger_bytes
+        self.strangers_held = 0
+        """Bytes held by strangers' messages (all strangers together)."""
+        self._items: collections.deque[tuple[MeshEvent, bool]] = collections.deque()
         self._held: dict[bytes, int] = {}
         self._controls = 0
         self.bytes = 0
         self._getters = trio.lowlevel.ParkingLot()
         self._room: dict[bytes, trio.lowlevel.ParkingLot] = {}
+        self._stranger_room = trio.lowlevel.ParkingLot()
 
     def __len__(self) -> int:
         return len(self._items)
@@ -522,15 +609,20 @@ class Inbox:
     def held_by(self, peer: bytes) -> int:
         return self._held.get(peer, 0)
 
-    async def put(self, event: Inbound) -> None:
-        """Queue a message; waits while its peer already holds its share (backpressure)."""
+    async def put(self, event: Inbound, stranger: bool = False) -> None:
+        """Queue a message; waits while its peer already holds its share, or (``stranger``)
+        while the strangers together hold theirs (backpressure)."""
         size = event.size
         peer = event.peer
+        while stranger and self.strangers_held and self.strangers_held + size > self.stranger_bytes:
+            await self._stranger_room.park()
         while self._held.get(peer, 0) and self._held[peer] + size > self.per_peer_bytes:
             await self._room.setdefault(peer, trio.lowlevel.ParkingLot()).park()
         self._held[peer] = self._held.get(peer, 0) + size
         self.bytes += size
-        self._items.append(event)
+        if stranger:
+            self.strangers_held += size
+        self._items.append((event, stranger))
         self._getters.unpark()
 
     def post(self, event: PeerUp | PeerDown) -> None:
@@ -538,16 +630,19 @@ class Inbox:
         if self._controls >= self.control_events:
             return
         self._controls += 1
-        self._items.append(event)
+        self._items.append((event, False))
         self._getters.unpark()
 
     def receive_nowait(self) -> MeshEvent:
         if not self._items:
             raise trio.WouldBlock
-        event = self._items.popleft()
+        event, stranger = self._items.popleft()
         if isinstance(event, Inbound):
             left = self._held[event.peer] - event.size
             self.bytes -= event.size
+            if stranger:
+                self.strangers_held -= event.size
+                self._stranger_room.unpark_all()
             if left:
                 self._held[event.peer] = left
             else:
@@ -584,9 +679,26 @@ class Connection:
         self.dialed = info.dialed
         self.outbox = ByteQueue(mesh.outbox_bytes, OUTBOX_FRAMES)
         self._cancel = trio.CancelScope()
+        self._reading = trio.CancelScope()
+        self._flush_deadline: float | None = None
         self.closed = trio.Event()
         self.close_reason = ""
         self._ping_nonce = 0
+        self.spoke = False
+        """Whether the peer has sent a message other than a keepalive."""
+        self.keepalives = 0
+        self._keepalive_tokens = float(mesh.keepalive_burst)
+        self._keepalive_at = trio.current_time()
+        framed.frame_limit = self._frame_limit
+
+    @property
+    def stranger(self) -> bool:
+        """A peer that connected to us and has not joined (see :attr:`Mesh.members`)."""
+        members = self.mesh.members
+        return members is not None and not self.dialed and self.peer not in members
+
+    def _frame_limit(self) -> int:
+        return STRANGER_MAX_FRAME if self.stranger else wire.MAX_FRAME_BYTES
 
     @property
     def bytes_held(self) -> int:
@@ -627,6 +739,24 @@ class Connection:
             self.close_reason = reason
         self._cancel.cancel()
 
+    def close_after_sending(self, reason: str) -> None:
+        """Stop reading, send what is queued (a ``Reject``, say), then close; a peer that does
+        not take it within :data:`REFUSE_TIMEOUT_S` is cut off anyway."""
+        if not self.close_reason:
+            self.close_reason = reason
+        if self._flush_deadline is None:
+            self._flush_deadline = trio.current_time() + REFUSE_TIMEOUT_S
+        self.outbox.close()
+        self._reading.cancel()
+
+    def refuse(self, kind: str, detail: str) -> None:
+        """Tell the peer why (a ``Reject`` frame), then close (see :meth:`close_after_sending`)."""
+        detail = detail[: wire.MAX_REASON_LEN]
+        with contextlib.suppress(trio.ClosedResourceError):
+            frame_bytes = wire.encode_frame(wire.Reject(kind, detail))
+            self.outbox.put_nowait(frame_bytes, len(frame_bytes))
+        self.close_after_sending(f"{kind}: {detail}")
+
     async def run(self) -> None:
         """Reader, writer and keepalive; ends (and reports PeerDown) when any fails."""
         remote_error = False
@@ -635,8 +765,7 @@ class Connection:
                 try:
                     async with trio.open_nursery() as nursery:
                         nursery.start_soon(self._writer)
-                        nursery.start_soon(self._keepalive)
-                        await self._reader()
+                        await self._read_side()
                 except BaseExceptionGroup as group:
                     closed, rest = group.split(ConnectionClosed)
                     if closed is not None:
@@ -658,17 +787,65 @@ class Connection:
                 await self.framed.aclose()
             self.mesh._connection_ended(self, self.close_reason or "closed", remote_error)
 
+    async def _read_side(self) -> None:
+        """Reader and keepalive, until the link ends or :meth:`close_after_sending` stops
+        them; then the writer gets until the flush deadline to send what is queued."""
+        with self._reading:
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(self._keepalive)
+                if self.stranger:
+                    nursery.start_soon(self._stranger_window)
+                await self._reader()
+        assert self._flush_deadline is not None
+        await trio.sleep_until(self._flush_deadline)
+        raise ConnectionClosed(self.close_reason, self.peer)
+
+    async def _stranger_window(self) -> None:
+        """A stranger that says nothing is cut after a short window, and one that does not
+        join after a longer one."""
+        start = trio.current_time()
+        await trio.sleep(self.mesh.stranger_silent)
+        if self.stranger and not self.spoke:
+            self.mesh.strangers_cut += 1
+            self.refuse("busy", f"sent nothing within {self.mesh.stranger_silent:g}s of connecting")
+            return
+        await trio.sleep_until(start + STRANGER_JOIN_S)
+        if self.stranger:
+            self.mesh.strangers_cut += 1
+            self.refuse("busy", f"did not join within {STRANGER_JOIN_S:g}s")
+
+    def _meter_keepalive(self) -> None:
+        """Pings and pongs are cheap to send and cost us a decode and a reply each: a few a
+        second are allowed, more end the link (a token bucket)."""
+        now = trio.current_time()
+        rate = self.mesh.keepalive_rate
+        tokens = self._keepalive_tokens + (now - self._keepalive_at) * rate
+        self._keepalive_tokens = min(float(self.mesh.keepalive_burst), tokens)
+        self._keepalive_at = now
+        self.keepalives += 1
+        if self._keepalive_tokens < 1:
+            raise ConnectionClosed(
+                f"keepalive flood: more than {rate:g} pings a second", self.peer, remote_error=True
+            )
+        self._keepalive_tokens -= 1
+
     async def _reader(self) -> None:
         while True:
             decoded = await self.framed.receive()
             msg = decoded.message
-            if isinstance(msg, wire.Ping):
-                self.send_nowait(wire.encode_frame(wire.Pong(msg.nonce)))
+            stranger = self.stranger
+            if stranger and self.framed.bytes_in > STRANGER_BYTES:
+                self.mesh.strangers_cut += 1
+                self.refuse("busy", f"sent {self.framed.bytes_in} bytes without joining")
+                return
+            if isinstance(msg, wire.Ping | wire.Pong):
+                self._meter_keepalive()
+                if isinstance(msg, wire.Ping):
+                    self.send_nowait(wire.encode_frame(wire.Pong(msg.nonce)))
                 continue
-            if isinstance(msg, wire.Pong):
-                continue
+            self.spoke = True
             self.mesh.stats_received += 1
-            await self.mesh.inbox.put(Inbound(self.peer, msg, decoded.raw))
+            await self.mesh.inbox.put(Inbound(self.peer, msg, decoded.raw), stranger)
 
     async def _writer(self) -> None:
         while True:
@@ -721,14 +898,41 @@ class Mesh:
         max_handshakes_per_address: int = MAX_HANDSHAKES_PER_ADDRESS,
         outbox_bytes: int = OUTBOX_BYTES,
         inbox_bytes_per_peer: int = INBOX_BYTES_PER_PEER,
+        hello_timeout: float = HELLO_WITHIN_S,
+        stranger_silent: float = STRANGER_SILENT_S,
     ) -> None:
         self._nursery = nursery
         self.handshake_timeout = handshake_timeout
+        self.hello_timeout = hello_timeout
         self.max_pending_handshakes = max_pending_handshakes
         self.max_handshakes_per_address = max_handshakes_per_address
         self.pending_handshakes = 0
+        self.handshakes_dropped = 0
+        """Pending handshakes dropped to make room for a newer connection."""
         self._pending_by_address: dict[str, int] = {}
-        self._handshaking: set[FramedStream] = set()
+        self._handshaking: dict[FramedStream, trio.CancelScope] = {}
+        """Pending handshakes, oldest first."""
+        self.stranger_silent = stranger_silent
+        self.members: set[bytes] | frozenset[bytes] | None = None
+        """Who may send full-size frames over a connection they opened: ``None`` (the
+        default) trusts every authenticated peer; a set (the lobby, then the manifest's
+        seats) makes every other peer that dials us a *stranger*: frames of at most
+        :data:`STRANGER_MAX_FRAME`, :data:`STRANGER_BYTES` in all, one inbox budget shared
+        by all strangers, :data:`MAX_STRANGERS` at once (:data:`MAX_STRANGERS_PER_ADDRESS`
+        per address), the oldest making room for a newcomer, and
+        :data:`STRANGER_SILENT_S` to say something.  Peers we dialled are trusted."""
+        self._strangers: dict[Connection, str] = {}
+        """Connected strangers, oldest first, with their address."""
+        self.strangers_evicted = 0
+        self.strangers_cut = 0
+        self.keepalive_rate = max(
+            KEEPALIVES_PER_INTERVAL, KEEPALIVES_PER_INTERVAL / keepalive_interval
+        )
+        """Keepalive frames a second a link may send on average (:data:`KEEPALIVES_PER_INTERVAL`
+        per interval of ours, and at least that many a second)."""
+        self.keepalive_burst = max(
+            KEEPALIVE_BURST, math.ceil(2 * keepalive_dead / keepalive_interval)
+        )
         self.identity = identity
         self.table_id = table_id
         self.genesis = NO_GENESIS
@@ -762,6 +966,28 @@ class Mesh:
         held = self.inbox.bytes + sum(c.bytes_held for c in self.connections.values())
         return held + sum(f.decoder.buffered for f in self._handshaking)
 
+    def strangers(self) -> list[Connection]:
+        """The strangers connected now, oldest first (see :attr:`members`)."""
+        for conn in [c for c in self._strangers if c.closed.is_set() or not c.stranger]:
+            del self._strangers[conn]
+        return list(self._strangers)
+
+    def _welcome_stranger(self, conn: Connection, address: str) -> None:
+        """Make room for a new stranger: past the per-address or the total cap, the oldest
+        stranger (of that address, or of all) is refused and closed, never the newcomer."""
+        waiting = self.strangers()
+        same = [c for c in waiting if self._strangers[c] == address]
+        if len(same) >= MAX_STRANGERS_PER_ADDRESS:
+            self._evict(same[0], f"{len(same)} connections from {address} are waiting to join")
+        elif len(waiting) >= MAX_STRANGERS:
+            self._evict(waiting[0], f"{len(waiting)} connections are waiting to join")
+        self._strangers[conn] = address
+
+    def _evict(self, conn: Connection, why: str) -> None:
+        del self._strangers[conn]
+        self.strangers_evicted += 1
+        conn.refuse("busy", f"{why}; a newer one took your place")
+
     def _failed(self, what: str) -> None:
         self.handshake_failure_count += 1
         self.handshake_failures.append(what)
@@ -784,11 +1010,18 @@ class Mesh:
         return format_address(self.listen_host, self.listen_port)
 
     def _slot_refusal(self, address: str) -> str | None:
-        if self.pending_handshakes >= self.max_pending_handshakes:
-            return f"{self.pending_handshakes} handshakes already in progress"
+        if self.max_pending_handshakes <= 0:
+            return "this peer takes no handshakes"
         if self._pending_by_address.get(address, 0) >= self.max_handshakes_per_address:
             return f"{self.max_handshakes_per_address} handshakes from {address} in progress"
         return None
+
+    def _free_a_slot(self) -> None:
+        """All handshake slots are taken: drop the oldest pending handshake."""
+        oldest = next(iter(self._handshaking))
+        self._handshaking[oldest].cancel()
+        del self._handshaking[oldest]
+        self.handshakes_dropped += 1
 
     async def _handle_incoming(self, stream: trio.SocketStream) -> None:
         """Authenticate one incoming connection (bounded in time, in number and per
@@ -815,15 +1048,23 @@ class Mesh:
             self._failed(str(failure))
             await framed.aclose()
             return
+        if len(self._handshaking) >= self.max_pending_handshakes:
+            self._free_a_slot()
         self.pending_handshakes += 1
         self._pending_by_address[address] = self._pending_by_address.get(address, 0) + 1
-        self._handshaking.add(framed)
+        scope = self._handshaking[framed] = trio.CancelScope()
+        info = None
         try:
             if self.table_id is None:
                 raise await _refuse(framed, "gone", "this peer has not joined a table yet")
-            with trio.fail_after(self.handshake_timeout):
+            with scope, trio.fail_after(self.handshake_timeout):
                 info = await handshake_listener(
-                    framed, self.identity, self.table_id, self.admit, self.genesis
+                    framed,
+                    self.identity,
+                    self.table_id,
+                    self.admit,
+                    self.genesis,
+                    self.hello_timeout,
                 )
         except (HandshakeFailed, ConnectionClosed) as exc:
             self._failed(str(exc) or type(exc).__name__)
@@ -834,14 +1075,22 @@ class Mesh:
             await framed.aclose()
             return
         finally:
-            self._handshaking.discard(framed)
+            self._handshaking.pop(framed, None)
             self.pending_handshakes -= 1
             left = self._pending_by_address[address] - 1
             if left:
                 self._pending_by_address[address] = left
             else:
                 del self._pending_by_address[address]
-        await self._adopt(framed, info).run()
+        if info is None:  # dropped for a newer connection (all slots were taken)
+            failure = await _refuse(framed, "busy", "all handshake slots are taken")
+            self._failed(f"dropped, the oldest pending handshake: {failure}")
+            await framed.aclose()
+            return
+        conn = self._adopt(framed, info)
+        if conn.stranger:
+            self._welcome_stranger(conn, _host_key(address))
+        await conn.run()
 
     # -- dialing ------------------------------------------------------------
 
@@ -965,9 +1214,13 @@ class Mesh:
         await conn.send(msg)
 
     def broadcast_raw(self, body_bytes: bytes, peers: list[bytes] | None = None) -> int:
-        """Send exact body bytes (e.g. a signed entry) to peers; returns how many got it queued."""
+        """Send exact body bytes (e.g. a signed entry) to ``peers`` (default: every connected
+        peer but strangers); returns how many got it queued."""
         frame_bytes = wire.frame(body_bytes)
-        targets = list(self.connections) if peers is None else peers
+        if peers is None:  # everyone but strangers: they get nothing of the table's
+            targets = [p for p, c in self.connections.items() if not c.stranger]
+        else:
+            targets = peers
         return sum(self.send_frame_nowait(p, frame_bytes) for p in targets)
 
     def broadcast(self, msg: wire.Message, peers: list[bytes] | None = None) -> int:
@@ -988,9 +1241,17 @@ class Mesh:
                 await conn.closed.wait()
 
     def disconnect(self, peer: bytes, reason: str = "closed locally") -> None:
+        """Close the link to ``peer`` after sending what is queued for it (a ``Reject``, say),
+        cut off after :data:`REFUSE_TIMEOUT_S` if it does not read."""
         conn = self.connections.get(peer)
         if conn is not None:
-            conn.abort(reason)
+            conn.close_after_sending(reason)
+
+    def refuse(self, peer: bytes, kind: str, detail: str) -> None:
+        """Send ``peer`` a ``Reject(kind, detail)``, then close the link (as :meth:`disconnect`)."""
+        conn = self.connections.get(peer)
+        if conn is not None:
+            conn.refuse(kind, detail)
 
 
 HANDSHAKE_FAILURES_KEPT = 1024

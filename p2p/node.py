@@ -52,11 +52,12 @@ from crypto.seal import SealKey
 from engine.players import BotPlayer, LeftTable, Player
 from p2p import discovery, wire
 from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
+from p2p.endvote import check_vote, sign_vote, tally
 from p2p.errors import (
+    BadVote,
     BrokenChain,
     CheatDetected,
     ConnectionClosed,
-    Dispute,
     Equivocation,
     ForgedSignature,
     HandshakeFailed,
@@ -72,8 +73,8 @@ from p2p.events import (
     CheatSeen,
     Connecting,
     Convicted,
-    Disputed,
     Divergent,
+    EndedByVote,
     EndedEarly,
     FalseHead,
     Forked,
@@ -98,6 +99,8 @@ from p2p.events import (
     SeatUp,
     StepDone,
     Vanished,
+    VoteCast,
+    VoteRefused,
     Waiting,
     Welcomed,
     Withdrawn,
@@ -135,11 +138,12 @@ from p2p.mesh import (
     open_mesh,
     open_task_nursery,
 )
+from p2p.offload import Offload
 from p2p.record import Offer, Record, Status
 from p2p.seat import SeatDriver, game_of, rule_factory
 from p2p.signing import SignedManifests, offer_problems, play_problem, timeout_problem
 from p2p.silence import Recovered, SilenceMonitor, Stalled
-from p2p.store import RecordFile
+from p2p.store import RecordFile, _fsync_dir
 from p2p.wire import Hash, Step, TableId
 
 IDENTITY_FILE = "identity.key"
@@ -148,6 +152,8 @@ TABLES_DIR = "tables"
 RECORD_SUFFIX = ".rec"
 SECRET_SUFFIX = ".secret"
 TABLE_SECRET_BYTES = 32
+"""The per-table secret (key share, dice, gift-box keys); its file also holds the
+table's own X25519 seal key (32 bytes more), and is erased when the table ends."""
 JOIN_TIMEOUT_S = 30.0
 FORM_TIMEOUT_S = 60.0
 MESH_TIMEOUT_S = 20.0
@@ -290,6 +296,8 @@ class NodeConfig:
     the leave ends this node (the others then see our seat silent)."""
     trace_steps: bool = False
     """Emit a ``step`` event (number, kind) as each record step completes (benchmarks)."""
+    offload: bool = True
+    """Make and check shuffle proofs and tokens in worker threads (p2p/offload.py)."""
     cheat: Any = None
     """Test hook for a cheating seat (tests/p2p/cheaters.py): replaces some of our game
     contributions; ``None`` is honest."""
@@ -321,10 +329,11 @@ class TableResult:
     """The seat whose proven equivocation ended the table early (``None``: it did not)."""
     absent: int | None = None
     """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
+    ended_by_vote: int | None = None
+    """The vanished slot for which every other seat voted to end the table (``None``: no
+    such vote); ``absent`` is then that slot too, and nobody is convicted."""
     convicted: CheatReport | None = None
     """The proven cheat that ended the game (its signed entry is in our record file)."""
-    disputed: str | None = None
-    """A dispute nobody can settle ended the game (no seat proven)."""
     game: dict[str, Any] | None = None
     """The game's agreed result once played (``GameRule.result``), engine seats."""
     entries: int = 0
@@ -374,17 +383,13 @@ class TableResult:
             "culprit": self.engine_seat(culprit),
             "culprit_name": self.manifest.seats[culprit].name if culprit is not None else None,
             "absent": self.player(self.absent),
-            "finished": bool(self.game)
-            and self.convicted is None
-            and self.disputed is None
-            and self.absent is None,
+            "ended_by_vote": self.player(self.ended_by_vote),
+            "finished": bool(self.game) and self.convicted is None and self.absent is None,
             "entries": self.entries,
             "proofs": self.proofs,
         }
         if self.convicted is not None:
             out["cheat"] = {"kind": self.convicted.kind, "reason": self.convicted.reason}
-        if self.disputed is not None:
-            out["dispute"] = self.disputed
         return out
 
     def summary(self) -> dict[str, Any]:
@@ -423,6 +428,8 @@ class TableResult:
             out["aborted"] = {**self._culprit(self.aborted), "reason": "equivocation"}
         if self.absent is not None:
             out["absent"] = self.player(self.absent)
+        if self.ended_by_vote is not None:
+            out["ended_by_vote"] = self.player(self.ended_by_vote)
         return out
 
 
@@ -437,6 +444,9 @@ class Node:
     def __init__(self, cfg: NodeConfig) -> None:
         self.cfg = cfg
         self.identity, self.seal_key = load_identity(cfg.state_dir)
+        self.table_seal = SealKey.generate()
+        """This table's own seal key (the manifest names it; gifts are sealed to it),
+        kept in the table secret file and erased with it: forward secrecy."""
         self.mesh: Mesh | None = None
         self.genesis: wire.Genesis | None = None
         self.manifest: Manifest | None = None
@@ -471,16 +481,25 @@ class Node:
         self._unlinked_since: dict[int, float] = {}
         """Slots nobody we hear from holds a link to, and since when."""
         self._vanished: set[tuple[int, int]] = set()
+        self._votes: dict[int, wire.EndVote] = {}
+        """The first validly signed end vote of each other seat (p2p/endvote.py)."""
+        self._my_vote: wire.EndVote | None = None
+        """Our own end vote once signed: final, we sign no further entry at this table."""
+        self.ended_by_vote: int | None = None
+        """The vanished slot every other seat voted to end the table for."""
+        self._asked_end: set[tuple[int, int]] = set()
+        self._waiting: trio.CancelScope | None = None
+        self._wake_now = False
         self._equivocations: set[tuple[int, int]] = set()
         self._pace_until = 0.0
         self._announcement: discovery.Announcement | None = None
         self.convicted: CheatReport | None = None
-        self.disputed: str | None = None
         self.table_secret: bytes | None = None
         self.driver: SeatDriver | None = None
         self.player: Player | None = None
         self._deciding: int | None = None
         self._nursery: trio.Nursery | None = None
+        self._offload = Offload() if cfg.offload else None
         self._evidence: set[bytes] = set()
         self._said: str | None = None
 
@@ -493,7 +512,7 @@ class Node:
         return wire.Member(
             _cut(self.cfg.name, wire.MAX_NAME_LEN),
             self.identity.public,
-            self.seal_key.public,
+            self.table_seal.public,
             address,
         )
 
@@ -512,6 +531,7 @@ class Node:
                 keepalive_dead=self.cfg.keepalive_dead,
             )
         )
+        self.mesh.members = self.gate.members  # everyone else who dials us is a stranger
         if self.genesis is not None:  # resuming
             self._arm_mesh(self.mesh)
         await self._start_background(stack, self.mesh)
@@ -649,7 +669,6 @@ class Node:
         game = game_of(self.record) if self.record is not None else None
         return TableResult(
             convicted=self.convicted,
-            disputed=self.disputed,
             game=game.result() if game is not None and game.done else None,
             entries=game.entries_checked if game is not None else 0,
             proofs=game.proofs_checked if game is not None else 0,
@@ -665,6 +684,7 @@ class Node:
             divergent=list(self.divergent),
             aborted=self.aborted,
             absent=self.absent,
+            ended_by_vote=self.ended_by_vote,
         )
 
     # -- opening --------------------------------------------------------
@@ -831,6 +851,7 @@ class Node:
         assert self.genesis is not None and self.manifest is not None
         mesh.genesis = genesis_hash(self.genesis)
         mesh.seat_hosts_only([m.address for m in self.manifest.seats])
+        mesh.members = frozenset(m.identity for m in self.manifest.seats)
 
     def _buffer(self, event: Inbound) -> None:
         self.early.add(event)
@@ -972,7 +993,7 @@ class Node:
             table_id=self.mesh.table_id,
             opener=opener,
             me=self.identity.public,
-            my_seal_key=self.seal_key.public,
+            my_seal_key=self.table_seal.public,
             welcome=welcome,
             announced=self._lobby_ad,
             options_digest=options_digest,
@@ -1005,13 +1026,14 @@ class Node:
         async with contextlib.AsyncExitStack() as stack:
             self.cfg.port = port
             await self._open_mesh(stack, self.manifest.table_id, host, port)
-            self.table_secret = _load_secret(
+            self.table_secret, self.table_seal = _load_secret(
                 secret_path(self.cfg.state_dir, self.manifest.table_id)
             )
             self._new_record()
             self._evidence.update(s.signature for s in loaded.entries)  # in the file already
             for signed in loaded.entries:
                 self._offer(signed, via=None, persist=False)
+            self._reload_votes(loaded.votes, loaded.closed)
             return await self._play(stack, fresh=False)
         raise AssertionError("unreachable")  # pragma: no cover
 
@@ -1024,7 +1046,7 @@ class Node:
             if self.table_secret is None:
                 raise NodeError("no table secret: cannot play this seat's game")
             keys = SeatKeys(
-                self.my_seat, self.identity, self.seal_key, self.table_secret, self.cfg.cheat
+                self.my_seat, self.identity, self.table_seal, self.table_secret, self.cfg.cheat
             )
             self.record = Record(self.genesis, rule_factory(keys))
         else:
@@ -1042,8 +1064,11 @@ class Node:
                 raise NodeError(played)
             path = record_path(self.cfg.state_dir, manifest.table_id)
             path.parent.mkdir(parents=True, exist_ok=True)
-            # the per-table secret (our key share, our dice) is durable before any entry
-            self.table_secret = _create_secret(secret_path(self.cfg.state_dir, manifest.table_id))
+            # the per-table secret (our key share, our dice, our seal key) is durable
+            # before any entry
+            self.table_secret, self.table_seal = _create_secret(
+                secret_path(self.cfg.state_dir, manifest.table_id), self.table_seal
+            )
             self.store = RecordFile.create(path, self.genesis)
             self._new_record()
         assert self.store is not None
@@ -1062,6 +1087,10 @@ class Node:
             await self._handle(event)
         self.early.clear()
         await self._run_record()
+        if self.record.finished or self.convicted is not None:
+            # the record is final and we lingered: nothing more needs the table's secrets,
+            # and without them the record opens no card we held or received
+            _erase_secret(secret_path(self.cfg.state_dir, manifest.table_id))
         return self._result()
 
     def _produce(self, kind: str) -> wire.Body | None:
@@ -1077,19 +1106,20 @@ class Node:
         return driver.machine_body()
 
     def _ended(self) -> bool:
-        return self.convicted is not None or self.disputed is not None
+        return self.convicted is not None or self.ended_by_vote is not None
 
-    def _act(self) -> None:
+    def _act(self, ahead: bool = False) -> None:
         """Sign, persist (fsync) and send every entry we owe, as long as we owe one.
 
         Decisions go to our player: a bot answers at once, a person in a task of its
         own while this loop keeps the table alive.  With ``demo_pace_ms`` set, at
-        most one demo entry goes out per pace interval.
+        most one demo entry goes out per pace interval.  With ``ahead`` (the record
+        loop), an entry that can be made in a worker thread is left to the loop.
         """
         rec, driver = self.record, self.driver
         assert rec is not None and driver is not None
         pace = self.cfg.demo_pace_ms / 1000
-        while not self._ended():
+        while not self._ended() and self._my_vote is None:  # a voter signs nothing more
             kinds = rec.owes(self.my_seat)
             if not kinds:
                 return
@@ -1098,6 +1128,8 @@ class Node:
                 if now < self._pace_until:
                     return
                 self._pace_until = now + pace
+            if ahead and self._offload is not None and self._offload.wants_premake(game_of(rec)):
+                return  # the record loop makes it in a worker thread (p2p/offload.py)
             body = self._produce(sorted(kinds)[0])
             if body is None:
                 player = self._player()
@@ -1111,6 +1143,8 @@ class Node:
     def _send_own(self, body: wire.Body) -> None:
         rec, mesh, store = self.record, self.mesh, self.store
         assert rec is not None and mesh is not None and store is not None
+        if self._my_vote is not None:
+            return  # we voted to end the table: voting is final, we sign no further entry
         kind = body.TAG
         offer = rec.sign(self.identity, self.my_seat, body)
         own = offer.accepted[0].signed
@@ -1340,10 +1374,6 @@ class Node:
         """On a game table a proven cheat ends the game: name the seat, spread the evidence."""
         if not self._is_game() or self._ended():
             return
-        if isinstance(exc, Dispute):
-            self.disputed = exc.reason
-            self.emit(Disputed(**self._who(exc.seat), reason=exc.reason))
-            return
         self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
         self.emit(Convicted(**self._culprit(exc.seat), kind=type(exc).__name__, reason=exc.reason))
         if self.mesh is not None and self.record is not None:
@@ -1381,6 +1411,8 @@ class Node:
             mesh.send_nowait(event.peer, wire.Fetch(manifest.table_id, rec.step))
             if rec.finished:
                 mesh.send_nowait(event.peer, Finished(manifest.table_id, rec.step, rec.head))
+            for vote in self._all_votes():  # a seat back on line hears every vote we hold
+                mesh.send_nowait(event.peer, vote)
             self._tell_links()
             return
         if isinstance(event, PeerDown):
@@ -1392,6 +1424,8 @@ class Node:
             return
         msg = event.message
         if isinstance(msg, wire.Signed):
+            if self._offload is not None:  # its proof checked in a worker thread first
+                await self._offload.prework(game_of(rec), msg, manifest.table_id, rec.keys)
             self._offer(msg, via)
         elif isinstance(msg, wire.Fetched):
             if msg.table_id == manifest.table_id:
@@ -1401,6 +1435,8 @@ class Node:
                 self.fetches.request(event.peer, msg)  # answered off this loop (p2p/fetch.py)
         elif isinstance(msg, Links) and msg.table_id == manifest.table_id:
             self._links[via] = frozenset(msg.slots)
+        elif isinstance(msg, wire.EndVote):
+            self._take_vote(msg, via)
         elif isinstance(msg, Finished) and msg.table_id == manifest.table_id:
             self.finished_peers[via] = msg.head
             self.emit(SeatFinished(**self._who(via), step=msg.step))
@@ -1474,7 +1510,184 @@ class Node:
             self.emit(event)
             if self.player is not None:
                 self.player.progress(event.describe())  # the person at this seat hears it
+            self._ask_end(slot, now - since)
         return wake
+
+    # -- ending the table by a signed vote (p2p/endvote.py) -----------------
+
+    def _all_votes(self) -> list[wire.EndVote]:
+        votes = list(self._votes.values())
+        if self._my_vote is not None:
+            votes.append(self._my_vote)
+        return votes
+
+    def _ask_end(self, slot: int, silent_for: float) -> None:
+        """The player owing the step vanished: ask ours whether to end the table.  A
+        person answers on the table screen (``ask_end``; not answering is waiting); a
+        bot, or a player that cannot be asked, votes yes at once."""
+        rec = self.record
+        assert rec is not None
+        key = (slot, rec.step)
+        if key in self._asked_end or self._my_vote is not None or self._ended():
+            return
+        self._asked_end.add(key)
+        ask = getattr(self.player, "ask_end", None)
+        if ask is None or self._nursery is None:
+            self.vote_end(slot)
+            return
+        self._nursery.start_soon(self._ask_player, ask, slot, rec.step, silent_for)
+
+    async def _ask_player(
+        self, ask: Callable[[str, float], Any], slot: int, step: int, silent_for: float
+    ) -> None:
+        """Ask until the person says end; not voting is waiting, and while the player
+        stays gone the question comes back after each further machine steps' limit."""
+        assert self.manifest is not None
+        limit = self.manifest.max_wait_ms / 1000
+        while not await ask(self._who(slot)["name"], round(silent_for)):
+            await trio.sleep(limit)
+            rec, since = self.record, self._unlinked_since.get(slot)
+            if rec is None or rec.step != step or self._ended() or since is None:
+                return  # the table moved on, or the player is back
+            if self._my_vote is not None:
+                return
+            silent_for = trio.current_time() - since
+        rec = self.record
+        if rec is None or rec.step != step or self._ended():
+            return  # the table moved on meanwhile
+        problem = self.vote_end(slot)
+        if problem is not None and self.player is not None:
+            self.player.progress(f"no vote sent: {problem}")
+
+    def _vote_problem(self, slot: int, now: float) -> str | None:
+        """Why we may not vote now to end the table for ``slot`` (``None``: we may)."""
+        rec, manifest = self.record, self.manifest
+        if rec is None or manifest is None or self.store is None or self.mesh is None:
+            return "the table is not running"
+        if self._ended() or rec.finished:
+            return "the table has ended"
+        if self._my_vote is not None:
+            return "you already voted"
+        if not 0 <= slot < manifest.n_seats or slot == self.my_seat:
+            return "that is not another player of this table"
+        name = self._who(slot)["name"]
+        if slot not in rec.waiting_on():
+            return f"{name} does not owe step {rec.step}"
+        since = self._unlinked_since.get(slot)
+        limit = manifest.max_wait_ms / 1000
+        if since is None or now - since < limit:
+            return f"{name} has not been without a link to anyone for {limit:g}s"
+        return None
+
+    def vote_end(self, slot: int) -> str | None:
+        """Sign, persist (fsync) and send our vote to end the table for ``slot``: it owes
+        the current step at our head and has had no link to anyone, as we see it, for the
+        machine steps' limit.  Returns why not (``None``: voted).  Final: we sign no
+        further entry at this table."""
+        problem = self._vote_problem(slot, trio.current_time())
+        if problem is not None:
+            return problem
+        rec, manifest, store, mesh = self.record, self.manifest, self.store, self.mesh
+        assert rec is not None and manifest is not None and store is not None
+        assert mesh is not None
+        vote = sign_vote(self.identity, manifest.table_id, self.my_seat, rec.step, rec.head, slot)
+        store.append_vote(vote)  # durable before it leaves: after a restart we still voted
+        self._my_vote = vote
+        mesh.broadcast(vote)
+        self._emit_vote(vote)
+        self._tally()
+        return None
+
+    def _take_vote(self, vote: wire.EndVote, via: int) -> None:
+        """A vote from the link of slot ``via``: checked, kept (one per seat), relayed
+        and counted.  A bad one is refused with the reason; it convicts no one."""
+        rec, manifest = self.record, self.manifest
+        assert rec is not None and manifest is not None
+        if self.ended_by_vote is not None or vote == self._my_vote:
+            return
+        try:
+            check_vote(manifest, vote)
+            if vote.seat == self.my_seat:
+                raise BadVote("a vote in our own name that we never sent")
+            if vote.step <= rec.step:  # not ahead of us: it must be for exactly our record
+                check_vote(manifest, vote, step=rec.step, head=rec.head, owing=rec.waiting_on())
+            known = self._votes.get(vote.seat)
+            if known is not None and known != vote:
+                raise BadVote(f"{self._who(vote.seat)['name']} already voted; a second vote")
+        except BadVote as exc:
+            self.emit(VoteRefused(**self._who(via), reason=str(exc)))
+            return
+        if vote.seat in self._votes:
+            return  # a copy
+        self._votes[vote.seat] = vote
+        mesh = self.mesh
+        if mesh is not None:  # relayed like entries: not back, not to its voter
+            skip = {manifest.seats[via].identity, manifest.seats[vote.seat].identity}
+            targets = [peer for peer in mesh.connections if peer not in skip]
+            if targets:
+                mesh.broadcast(vote, targets)
+        self._emit_vote(vote)
+        self._tally()
+
+    def _emit_vote(self, vote: wire.EndVote) -> None:
+        assert self.manifest is not None
+        same = [
+            v
+            for v in self._all_votes()
+            if (v.step, v.head, v.absent) == (vote.step, vote.head, vote.absent)
+        ]
+        self.emit(
+            VoteCast(
+                voter=self._who(vote.seat)["name"],
+                voter_slot=vote.seat,
+                **self._who(vote.absent),
+                step=vote.step,
+                votes=len(same),
+                needed=self.manifest.n_seats - 1,
+            )
+        )
+
+    def _tally(self) -> None:
+        """With our vote and every other remaining seat's for our very step and head, write
+        them as the record file's closing frame and end the table (nobody convicted)."""
+        mine, rec, manifest, store = self._my_vote, self.record, self.manifest, self.store
+        if mine is None or self.ended_by_vote is not None:
+            return
+        assert rec is not None and manifest is not None and store is not None
+        key = (mine.step, mine.head, mine.absent)
+        votes = {v.seat: v for v in self._all_votes() if (v.step, v.head, v.absent) == key}
+        count = tally(manifest, votes.values(), rec.step, rec.head, rec.waiting_on())
+        if not count.ended:
+            return
+        store.close_with_votes(wire.EndVotes(tuple(votes[s] for s in count.voters)))
+        self.ended_by_vote = self.absent = mine.absent
+        self.emit(EndedByVote(**self._who(mine.absent), step=mine.step))
+        self._wake()
+
+    def _reload_votes(self, votes: tuple[wire.EndVote, ...], closed: bool) -> None:
+        """Votes in our file on resume: our own stays final (we sign nothing more)."""
+        manifest = self.manifest
+        assert manifest is not None
+        if closed:
+            raise NodeError(
+                f"table {manifest.table_id.hex()} was ended by vote; there is nothing to"
+                " resume (slaiga verify shows its record)"
+            )
+        for vote in votes:
+            try:
+                check_vote(manifest, vote)
+            except BadVote:
+                continue
+            if vote.seat == self.my_seat:
+                self._my_vote = vote
+            else:
+                self._votes.setdefault(vote.seat, vote)
+
+    def _wake(self) -> None:
+        """Make the record loop look again now (a vote ended the table from a task)."""
+        self._wake_now = True
+        if self._waiting is not None:
+            self._waiting.cancel()
 
     def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
         """Offer a fetched piece; if the peer holds more and this piece moved us on, ask it
@@ -1559,7 +1772,9 @@ class Node:
         self._tell_links()
         self._deliver()
         while True:
-            self._act()
+            self._act(ahead=True)
+            while self._offload is not None and await self._offload.premake(game_of(rec)):
+                self._act(ahead=True)  # our own shuffle was made in a worker thread
             now = trio.current_time()
             if self._ended():
                 # linger a moment so the evidence we relayed reaches every seat
@@ -1567,9 +1782,14 @@ class Node:
                     ended_at = now
                     if self.convicted is not None:
                         self.emit(EndedEarly(**self._culprit(self.convicted.culprit)))
-                    else:
+                    elif self.ended_by_vote is None:
                         self.emit(EndedEarly(name=None, culprit=None, culprit_slot=None))
                 if now >= ended_at + min(self.cfg.linger_s, 2.0):
+                    if self.ended_by_vote is not None:
+                        gone = self.ended_by_vote
+                        waited = now - self._unlinked_since.get(gone, now)
+                        name = self._who(gone)["name"]
+                        raise TableAbandoned(gone, waited, name, by_vote=True)
                     return
             game = game_of(rec)
             limits = decide if game is not None and game.waits_for_decision() else machine_limits
@@ -1617,8 +1837,15 @@ class Node:
                 deadline = ended_at + min(self.cfg.linger_s, 2.0)
             if rec.owes(self.my_seat) and self._pace_until > now:
                 deadline = min(deadline or self._pace_until, self._pace_until)
-            with trio.move_on_at(deadline if deadline is not None else now + 3600):
+            if self._wake_now:  # something ended the table meanwhile: look again now
+                self._wake_now = False
+                continue
+            event = None
+            with trio.move_on_at(deadline if deadline is not None else now + 3600) as waiting:
+                self._waiting = waiting
                 event = await mesh.inbox.receive()
+            self._waiting = None
+            if event is not None:
                 await self._handle(event)
                 # drain what is already queued before acting again (batching)
                 while True:
@@ -1646,24 +1873,48 @@ def secret_path(state_dir: Path, table_id: bytes) -> Path:
     return state_dir / TABLES_DIR / f"{table_id.hex()}{SECRET_SUFFIX}"
 
 
-def _create_secret(path: Path) -> bytes:
-    """A fresh per-table secret, durable (fsynced) before any entry of ours leaves."""
+def _create_secret(path: Path, seal: SealKey) -> tuple[bytes, SealKey]:
+    """A fresh per-table secret, stored with the table's seal key ``seal`` and durable
+    (fsynced) before any entry of ours leaves."""
     if path.exists():
         return _load_secret(path)
     path.parent.mkdir(parents=True, exist_ok=True)
     data = secrets.token_bytes(TABLE_SECRET_BYTES)
-    _write_secret(path, data)
-    return data
+    _write_secret(path, data + seal.private_bytes())
+    return data, seal
 
 
-def _load_secret(path: Path) -> bytes:
+def _load_secret(path: Path) -> tuple[bytes, SealKey]:
     try:
         data = path.read_bytes()
+    except FileNotFoundError:
+        raise NodeError(
+            f"no table secret {path}: it is erased when a table ends (forward secrecy), so"
+            " an ended table cannot be resumed; check its record with slaiga verify"
+        ) from None
     except OSError as exc:
         raise NodeError(f"cannot read the table secret {path}: {exc}") from exc
-    if len(data) != TABLE_SECRET_BYTES:
+    if len(data) != TABLE_SECRET_BYTES + 32:
         raise NodeError(f"table secret {path} is damaged ({len(data)} bytes)")
-    return data
+    return data[:TABLE_SECRET_BYTES], SealKey.from_private_bytes(data[TABLE_SECRET_BYTES:])
+
+
+def _erase_secret(path: Path) -> None:
+    """Overwrite, then remove, a table secret file (and make the removal durable)."""
+    try:
+        size = path.stat().st_size
+        fd = os.open(path, os.O_WRONLY)
+        try:
+            os.write(fd, bytes(size))
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        path.unlink()
+    except FileNotFoundError:
+        return
+    except OSError as exc:
+        raise NodeError(f"cannot erase the table secret {path}: {exc}") from exc
+    _fsync_dir(path.parent)
 
 
 def _reject_text(kind: str, detail: str) -> str:

@@ -12,7 +12,11 @@ The first frame's payload is the :class:`p2p.wire.Genesis`; every later one is
 a :class:`p2p.wire.Signed` envelope, exactly as accepted by the record, in
 acceptance order (within a round of concurrent responders that order may
 differ between peers; :class:`p2p.record.Record` restores the canonical order
-when the file is replayed into it).
+when the file is replayed into it).  A table ended by vote (``p2p.endvote``)
+adds two more payload kinds, in the same framing (RECORD_FORMAT.md §10): an
+``end_vote`` frame holds our own vote, written (fsynced) before it is sent, and
+a closing ``end_votes`` frame, the last of the file, holds every remaining
+seat's vote.  Files without votes are byte for byte what they always were.
 
 Crash safety.  An entry is appended *before* the peer acts on it.  A crash can
 leave only the last frame incomplete, and the header checksum lets the reader
@@ -47,7 +51,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from p2p.errors import CorruptRecordFile, RemoteProtocolError
-from p2p.wire import MAX_FRAME_BYTES, Genesis, Signed, decode_body, encode_body
+from p2p.wire import (
+    MAX_FRAME_BYTES,
+    EndVote,
+    EndVotes,
+    Genesis,
+    Message,
+    Signed,
+    decode_body,
+    encode_body,
+)
 
 MAGIC = b"SLAIGA-RECORD-2\n"
 MAGIC_V1 = b"SLAIGA-RECORD-1\n"
@@ -84,6 +97,10 @@ class Loaded:
     good_bytes: int  # length of the valid prefix of the file
     torn_bytes: int  # bytes after it belonging to a torn last frame (0 if none)
     version: int = FORMAT_VERSION
+    votes: tuple[EndVote, ...] = ()
+    """End votes the file holds (``end_vote`` frames and the closing frame's), in order."""
+    closed: bool = False
+    """The file ends with a closing ``end_votes`` frame (the table was ended by vote)."""
 
 
 def _frames_v2(path: object, data: bytes) -> tuple[list[bytes], int, int]:
@@ -166,13 +183,28 @@ def load(path: str | os.PathLike[str]) -> Loaded:
         raise CorruptRecordFile(f"{path}: not a slaiga record file (bad magic)")
     if not payloads:
         raise CorruptRecordFile(f"{path}: no complete genesis frame")
+    entries: list[Signed] = []
+    votes: list[EndVote] = []
+    closed = False
     try:
         genesis = decode_body(payloads[0], Genesis)
-        entries = tuple(decode_body(p, Signed) for p in payloads[1:])
+        for i, p in enumerate(payloads[1:], start=1):
+            frame = decode_body(p, Signed if version == 1 else Message)
+            if closed:
+                raise CorruptRecordFile(f"{path}: frame {i} follows the closing end_votes frame")
+            if isinstance(frame, Signed):
+                entries.append(frame)
+            elif isinstance(frame, EndVote):
+                votes.append(frame)
+            elif isinstance(frame, EndVotes):
+                votes.extend(frame.votes)
+                closed = True
+            else:
+                raise CorruptRecordFile(f"{path}: frame {i} holds a {frame.TAG!r} message")
     except RemoteProtocolError as exc:
         raise CorruptRecordFile(f"{path}: checksummed frame does not decode: {exc}") from None
     assert isinstance(genesis, Genesis)
-    return Loaded(genesis, entries, good, torn, version)  # type: ignore[arg-type]
+    return Loaded(genesis, tuple(entries), good, torn, version, tuple(votes), closed)
 
 
 def _fsync_dir(path: Path) -> None:
@@ -226,6 +258,16 @@ class RecordFile:
         self._f.flush()
         if sync:
             os.fsync(self._f.fileno())
+
+    def append_vote(self, vote: EndVote) -> None:
+        """Write and fsync our own end vote (before it is sent: voting is final)."""
+        self._f.write(_frame(encode_body(vote)))
+        self.sync()
+
+    def close_with_votes(self, votes: EndVotes) -> None:
+        """Write and fsync the closing frame: every remaining seat's end vote."""
+        self._f.write(_frame(encode_body(votes)))
+        self.sync()
 
     def sync(self) -> None:
         """fsync everything appended so far (call at step boundaries)."""

@@ -30,10 +30,10 @@ from pathlib import Path
 from typing import Any
 
 from crypto.identity import fingerprint
+from p2p.endvote import tally
 from p2p.errors import (
     CheatDetected,
     CorruptRecordFile,
-    Dispute,
     Equivocation,
     FoldFailed,
     ForeignEntry,
@@ -50,7 +50,7 @@ from p2p.game_rule import GameProtocol
 from p2p.record import Record, Status
 from p2p.seat import game_of
 from p2p.store import MAGIC, MAGIC_V1, load
-from p2p.wire import Entry, Signed, decode_body
+from p2p.wire import EndVote, Entry, Signed, decode_body
 
 UNFINISHED = "Unfinished"
 """Failure kind: a game record that stops before every seat signed the end."""
@@ -62,6 +62,13 @@ FOREIGN = "ForeignEntry"
 """Failure kind: a frame holds an entry of another table (a spliced file; nobody blamed)."""
 FOLD_FAILED = "FoldFailed"
 """Failure kind: this program failed while folding a step (our bug; nobody blamed)."""
+ENDED_BY_VOTE = "EndedByVote"
+"""Failure kind: an unfinished game that every seat but the vanished one voted to end (the
+full set of valid votes for the record's last head; nobody blamed)."""
+PARTIAL_VOTE = "PartialVote"
+"""Failure kind: an unfinished game with valid end votes, but not from every other seat."""
+BAD_VOTE = "BadVote"
+"""Failure kind: the file holds an end vote that does not hold for its record."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,6 +124,19 @@ class SeatInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class CaveatInfo:
+    """A check that only one seat could make, so the record cannot show it was made
+    honestly: a sealed gift accepted by its receiver alone (``p2p.game_rule.Caveat``).
+    ``seat`` (the giver) and ``checked_by`` are slots."""
+
+    kind: str
+    step: int
+    seat: int
+    checked_by: int
+    message: str
+
+
+@dataclass(frozen=True, slots=True)
 class VerifyReport:
     """What :func:`verify_record_file` found.  ``ok`` iff ``failure`` is ``None``.
 
@@ -149,6 +169,10 @@ class VerifyReport:
     ranking: tuple[int, ...] | None = None
     """A game's agreed ranking in engine seats (seat-order positions from 0)."""
     game_result: dict[str, Any] | None = None
+    ended_by_vote: int | None = None
+    """The vanished slot every other seat validly voted to end the table for."""
+    caveats: tuple[CaveatInfo, ...] = ()
+    """Checks only one seat made (listed whether or not the record verifies)."""
 
     def engine_seat(self, slot: int | None) -> int | None:
         """A slot as an engine seat (its place in the seat order, from 0)."""
@@ -200,6 +224,27 @@ class VerifyReport:
             "seat": f.seat if f is not None else None,
             "step": f.step if f is not None else None,
             "evidence": [e.to_json() for e in f.evidence] if f is not None else [],
+            "ended_by_vote": (
+                {
+                    "seat": self.engine_seat(self.ended_by_vote),
+                    "slot": self.ended_by_vote,
+                    "name": self.seat_name(self.ended_by_vote),
+                }
+                if self.ended_by_vote is not None
+                else None
+            ),
+            "caveats": [
+                {
+                    "kind": c.kind,
+                    "step": c.step,
+                    "seat": self.engine_seat(c.seat),
+                    "seat_slot": c.seat,
+                    "checked_by": self.engine_seat(c.checked_by),
+                    "checked_by_slot": c.checked_by,
+                    "message": c.message,
+                }
+                for c in self.caveats
+            ],
         }
 
 
@@ -264,10 +309,7 @@ def _cheat_failure(
     if isinstance(exc, Equivocation):
         first, first_sig = exc.evidence[0], exc.evidence[1]
         evidence = (Envelope(frames.get(first, 0), first, first_sig), env)
-    if isinstance(exc, Dispute):
-        culprit = None  # a complaint nobody can settle convicts no one
-        message = f"dispute at step {entry.step}: {exc.reason}"
-    elif isinstance(exc, ForgedSignature):
+    if isinstance(exc, ForgedSignature):
         culprit = None  # no key of this table signed it: the file is forged, not the seat
         message = (
             f"forged signature: the entry for step {entry.step} claims seat {entry.seat},"
@@ -435,7 +477,14 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             None,
             record.step,
         )
+    ended_by_vote = None
+    if loaded.votes and (failure is None or failure.kind == UNFINISHED):
+        failure = _vote_failure(manifest, loaded.votes, record)
+        if failure.kind == ENDED_BY_VOTE:
+            ended_by_vote = failure.seat
     result = game.result() if game is not None and game.done else None
+    seats = _seats(manifest, order)
+    caveats = tuple(_caveat(c, seats) for c in game.caveats) if game is not None else ()
     return _describe_manifest(
         name,
         manifest,
@@ -452,5 +501,63 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         seat_order=order,
         ranking=tuple(result["ranking"]) if result is not None else None,
         game_result=result,
+        ended_by_vote=ended_by_vote,
+        caveats=caveats,
         **base,
     )
+
+
+def _vote_failure(manifest: Manifest, votes: tuple[EndVote, ...], record: Record) -> Failure:
+    """What the end votes in a file say about its record (p2p/endvote.py): ended by vote
+    only with a valid vote of every seat but the absent one for the record's last head."""
+    count = tally(manifest, votes, record.step, record.head, record.waiting_on())
+
+    def names(slots: tuple[int, ...]) -> str:
+        return ", ".join(f"{manifest.seats[s].name} (slot {s})" for s in slots) or "nobody"
+
+    if count.problems:
+        return Failure(
+            BAD_VOTE,
+            f"the record stops at step {record.step} and holds an end vote that does not"
+            f" hold: {'; '.join(count.problems)} (a vote convicts no one)",
+            None,
+            None,
+            record.step,
+        )
+    assert count.absent is not None
+    absent = f"{manifest.seats[count.absent].name} (slot {count.absent})"
+    if count.ended:
+        return Failure(
+            ENDED_BY_VOTE,
+            f"ended by vote: {absent} vanished owing step {record.step}; every other player"
+            f" signed a vote to stop there ({names(count.voters)}); nobody is blamed",
+            None,
+            count.absent,
+            record.step,
+        )
+    return Failure(
+        PARTIAL_VOTE,
+        f"unfinished: the game stops at step {record.step}, owed by {absent}; only"
+        f" {names(count.voters)} voted to end it, not {names(count.missing)}",
+        None,
+        count.absent,
+        record.step,
+    )
+
+
+def _caveat(c: Any, seats: tuple[SeatInfo, ...]) -> CaveatInfo:
+    """A :class:`p2p.game_rule.Caveat` in player words (seats counted from 1)."""
+    by_slot = {s.slot: s for s in seats}
+
+    def who(slot: int) -> str:
+        s = by_slot.get(slot)
+        if s is None:
+            return f"slot {slot}"
+        return f"seat {s.position if s.position is not None else slot + 1} ({s.name})"
+
+    message = (
+        f"the gift sealed at step {c.step} by {who(c.seat)} was checked by its receiver"
+        f" alone, {who(c.checked_by)}, who accepted it: the record cannot show that the"
+        " cards given were the giver's highest"
+    )
+    return CaveatInfo(c.kind, c.step, c.seat, c.checked_by, message)

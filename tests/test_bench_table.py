@@ -23,3 +23,7 @@ def test_bench_table_reports_the_figures():
         assert row[key] is not None and row[key] > 0, (key, row)
     assert row["first_decision_s"] >= 0
     assert row["agree"] is True
+    # every peer's loop watchdog reported, and its figures are consistent
+    assert len(row["loop_block_ms_max_per_peer"]) == 4
+    assert all(m is not None for m in row["loop_block_ms_max_per_peer"])
+    assert 0 <= row["loop_block_ms_p99"] <= row["loop_block_ms_max"]

@@ -23,6 +23,7 @@ body.
 
 from __future__ import annotations
 
+import collections
 import struct
 from dataclasses import dataclass
 
@@ -88,27 +89,57 @@ class FrameDecoder:
 
     :meth:`push` and :meth:`next` decode one frame at a time, so a stream can
     switch to authenticated frames exactly at a frame boundary (the handshake).
+
+    **Memory.**  A frame's body goes into one buffer of exactly the announced
+    length, allocated once its length prefix has passed the check (never a
+    buffer grown read by read, which fragments the heap); bytes pushed beyond
+    the current frame wait as the chunks they came in.  :meth:`wanted` says how
+    many bytes finish the current prefix or frame, so a reader that asks for
+    no more than that never holds more than one frame (``max_frame`` plus
+    prefix and tag) per connection.
     """
 
-    __slots__ = ("_buf", "_pos", "_broken", "_mac", "_deferred", "max_frame")
+    __slots__ = (
+        "_head",
+        "_body",
+        "_filled",
+        "_input",
+        "_input_bytes",
+        "_broken",
+        "_mac",
+        "_deferred",
+        "max_frame",
+    )
 
     def __init__(self, max_frame: int = MAX_FRAME_BYTES) -> None:
         self.max_frame = max_frame
-        """Largest body accepted (a handshake allows far less than a record entry)."""
-        self._buf = bytearray()
-        self._pos = 0
+        """Largest body accepted (a handshake allows far less than a record entry); checked
+        when a frame's length prefix arrives, so it may change between frames."""
+        self._head = bytearray()
+        self._body: bytearray | None = None
+        self._filled = 0
+        self._input: collections.deque[memoryview] = collections.deque()
+        self._input_bytes = 0
         self._broken: str | None = None
         self._mac: FrameMac | None = None
         self._deferred: RemoteProtocolError | None = None
 
     @property
     def buffered(self) -> int:
-        """Bytes received but not yet consumed as whole frames."""
-        return len(self._buf) - self._pos
+        """Bytes held: received but not yet consumed as whole frames, plus the space taken by
+        the current frame's buffer (allocated at its full announced length)."""
+        body = len(self._body) if self._body is not None else 0
+        return len(self._head) + body + self._input_bytes
 
     @property
     def broken(self) -> bool:
         return self._broken is not None
+
+    def wanted(self) -> int:
+        """Bytes that would complete the current length prefix or frame (at least 1)."""
+        if self._body is not None:
+            return max(1, len(self._body) - self._filled - self._input_bytes)
+        return max(1, LENGTH_PREFIX_BYTES - len(self._head) - self._input_bytes)
 
     def feed(self, data: bytes) -> list[Decoded]:
         self.push(data)
@@ -132,7 +163,9 @@ class FrameDecoder:
         """Add received bytes (decode them with :meth:`next`)."""
         if self._broken is not None:
             raise RemoteProtocolError(f"stream unusable after earlier error: {self._broken}")
-        self._buf += data
+        if data:
+            self._input.append(memoryview(data))
+            self._input_bytes += len(data)
 
     def authenticate(self, mac: FrameMac) -> None:
         """From the next frame on, every frame must carry a valid tag under ``mac``."""
@@ -140,9 +173,22 @@ class FrameDecoder:
 
     def _break(self, reason: str) -> RemoteProtocolError:
         self._broken = reason
-        self._buf = bytearray()
-        self._pos = 0
+        self._head = bytearray()
+        self._body = None
+        self._input.clear()
+        self._input_bytes = 0
         return RemoteProtocolError(reason)
+
+    def _take(self, n: int) -> memoryview:
+        """Up to ``n`` pushed bytes, from the front of the input (at least one byte)."""
+        chunk = self._input[0]
+        if len(chunk) <= n:
+            self._input.popleft()
+        else:
+            self._input[0] = chunk[n:]
+            chunk = chunk[:n]
+        self._input_bytes -= len(chunk)
+        return chunk
 
     def next(self) -> Decoded | None:
         """The next whole frame's message, or ``None`` until more bytes arrive.
@@ -152,34 +198,66 @@ class FrameDecoder:
         """
         if self._broken is not None:
             raise RemoteProtocolError(f"stream unusable after earlier error: {self._broken}")
-        buf = self._buf
-        if len(buf) - self._pos < LENGTH_PREFIX_BYTES:
-            self._compact()
-            return None
-        (length,) = LENGTH_PREFIX.unpack_from(buf, self._pos)
         extra = TAG_BYTES if self._mac is not None else 0
+        if self._body is None and not self._head and self._input:
+            whole = self._whole_frame(extra)  # the common case: the frame is in one chunk
+            if whole is not None:
+                return self._finish(whole, extra)
+        if self._body is None:
+            while len(self._head) < LENGTH_PREFIX_BYTES and self._input_bytes:
+                self._head += self._take(LENGTH_PREFIX_BYTES - len(self._head))
+            if len(self._head) < LENGTH_PREFIX_BYTES:
+                return None
+            (length,) = LENGTH_PREFIX.unpack(self._head)
+            self._check_length(length, extra)
+            self._body = bytearray(length)
+            self._filled = 0
+        body = self._body
+        view = memoryview(body)
+        while self._filled < len(body) and self._input_bytes:
+            chunk = self._take(len(body) - self._filled)
+            view[self._filled : self._filled + len(chunk)] = chunk
+            self._filled += len(chunk)
+        view.release()
+        if self._filled < len(body):
+            return None
+        self._head = bytearray()
+        self._body = None
+        self._filled = 0
+        return self._finish(memoryview(body), extra)
+
+    def _check_length(self, length: int, extra: int) -> None:
         if not extra < length <= self.max_frame + extra:
             raise self._break(
                 f"frame length {length} outside {extra + 1}..{self.max_frame + extra}"
             )
-        end = self._pos + LENGTH_PREFIX_BYTES + length
-        if len(buf) < end:
-            self._compact()
+
+    def _whole_frame(self, extra: int) -> memoryview | None:
+        """The next frame, if the first pushed chunk holds all of it (consumed), else ``None``."""
+        chunk = self._input[0]
+        if len(chunk) < LENGTH_PREFIX_BYTES:
             return None
-        raw = bytes(buf[self._pos + LENGTH_PREFIX_BYTES : end - extra])
-        if self._mac is not None:
+        (length,) = LENGTH_PREFIX.unpack_from(chunk)
+        self._check_length(length, extra)
+        end = LENGTH_PREFIX_BYTES + length
+        if len(chunk) < end:
+            return None
+        if len(chunk) == end:
+            self._input.popleft()
+        else:
+            self._input[0] = chunk[end:]
+        self._input_bytes -= end
+        return chunk[LENGTH_PREFIX_BYTES:end]
+
+    def _finish(self, frame_view: memoryview, extra: int) -> Decoded:
+        """Check the tag of a whole frame (body + tag) and decode its body."""
+        if extra:
+            raw = bytes(frame_view[:-extra])
+            assert self._mac is not None
             try:
-                self._mac.check(raw, bytes(buf[end - extra : end]))
+                self._mac.check(raw, bytes(frame_view[-extra:]))
             except CryptoError as exc:
                 raise self._break(f"frame authentication failed: {exc}") from None
-        self._consume(end)
+        else:
+            raw = bytes(frame_view)
         return Decoded(decode_body(raw, Message), raw)
-
-    def _consume(self, end: int) -> None:
-        self._pos = end
-        self._compact()
-
-    def _compact(self) -> None:
-        if self._pos and (self._pos == len(self._buf) or self._pos > MAX_FRAME_BYTES):
-            del self._buf[: self._pos]
-            self._pos = 0

@@ -49,9 +49,12 @@ from p2p.wire.schema import (
     struct,
 )
 
-PROTOCOL_VERSION = 2
-"""Version 2: the table manifest names the protocol its record follows after forming
-(``Manifest.protocol``), so an offline verifier needs nothing but the record file."""
+PROTOCOL_VERSION = 3
+"""Version 3: a sealed gift is an openable box of fixed size, its ``verdict`` is only
+accept or complain, and a complaint is settled by the giver's ``unseal`` entry
+(``p2p/RECORD_FORMAT.md`` §9).  Version 2: the table manifest names the protocol its
+record follows after forming (``Manifest.protocol``), so an offline verifier needs
+nothing but the record file."""
 HANDSHAKE_VERSION = 3
 """The link protocol a ``Hello`` names.  Version 3: X25519 ephemerals and the genesis
 hash in the hello, both hellos signed as sent, every later frame authenticated."""
@@ -291,3 +294,33 @@ class Sealed(Body):
 
     to_seat: Seat
     ciphertext: Blob
+
+
+# ---------------------------------------------------------------------------
+# Ending a table whose player vanished: a signed vote of the seats who remain
+# ---------------------------------------------------------------------------
+
+
+@message("end_vote")
+@dataclass(frozen=True, slots=True)
+class EndVote(Message):
+    """Seat ``seat`` agrees to end the table: ``absent`` owes step ``step`` at ``head`` and
+    has vanished.  ``signature`` is the voter's Ed25519 signature over
+    ``b"slaiga/v1/end" + table_id + u64(step) + head + u8(absent)`` (``p2p.endvote``).
+    Relayed like entries; a voter signs no further entry at that table."""
+
+    table_id: TableId
+    seat: Seat
+    step: Step
+    head: Hash
+    absent: Seat
+    signature: Signature
+
+
+@message("end_votes")
+@dataclass(frozen=True, slots=True)
+class EndVotes(Message):
+    """The closing frame of a record file ended by vote: every remaining seat's vote,
+    by seat (RECORD_FORMAT.md §10)."""
+
+    votes: Annotated[tuple[EndVote, ...], Seq(Tagged(EndVote), max_len=MAX_SEATS)]

@@ -55,3 +55,38 @@ def test_text_output_names_targets(capsys):
     assert "tw_prove_52" in out and "deal4" in out
     assert "target: TW verify 52 <= 60 ms" in out
     assert "mentalpoker comparison skipped" in out
+
+
+def test_markdown_generator_writes_the_table(tmp_path, capsys):
+    """``--markdown`` with a reduced grid: every requested row and cell is there, with
+    proof sizes and operation counts that follow from the proof's definition."""
+    out = tmp_path / "benchmarks.md"
+    argv = ["--markdown", str(out), "--cards", "52", "54", "--seat-counts", "2", "3"]
+    assert bench_crypto.main([*argv, "--repeat", "1", "--no-compare"]) == 0
+    text = out.read_text()
+    assert text.startswith("# Benchmarks")
+    assert "Machine:" in text and "load average" in text
+    for n in (52, 54):
+        row = next(
+            line for line in text.splitlines() if line.startswith(f"| {n} | ") and "." in line
+        )
+        cells = [c.strip() for c in row.strip("|").split("|")]
+        if len(cells) == 8:  # the shuffle-proof table
+            assert int(cells[4]) == 3 + 32 * (4 * n + 5)
+    deal_rows = [line for line in text.splitlines() if line.startswith("| 52 | ") and "(" in line]
+    assert len(deal_rows) == 1 and deal_rows[0].count("(") == 2  # seats 2 and 3
+    assert "Curdleproofs" in text and "github.com/asn-d6/curdleproofs" in text
+    assert "zkShuffle" in text and "mentalpoker" in text
+    assert "comparison was skipped" in text
+
+
+def test_grid_counts_operations_per_card():
+    grid = bench_crypto.collect_grid((52,), (2,), 1, lambda _msg: None)
+    row = grid["rows"][52]
+    ops = row["verify_ops"]
+    assert ops["mul"] == 8 * 52 + 4  # TW verification, as in test_quick_json_has_required_keys
+    assert row["verify_ops_per_card"] == (ops["mul"] + ops.get("base_mul", 0)) / 52
+    assert row["proof_bytes"] == 3 + 32 * (4 * 52 + 5)
+    deal = grid["deals"][(52, 2)]
+    # Two shuffles, each proven once and verified once: at least that many operations.
+    assert deal["deal_ops_per_card"] * 52 >= 2 * (8 * 52 + 4)

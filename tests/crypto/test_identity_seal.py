@@ -138,3 +138,41 @@ def test_repeated_randomness_never_makes_a_two_time_pad():
         x ^ y for x, y in zip(p1, p2, strict=True)
     )
     assert open_sealed(r, a, b"c") == p1 and open_sealed(r, b, b"c") == p2
+
+
+def test_openable_box_opens_for_its_receiver_and_with_its_one_time_key():
+    from crypto.seal import (
+        ephemeral_public,
+        open_openable,
+        open_with_ephemeral,
+        openable_ephemeral,
+        openable_size,
+        seal_openable,
+    )
+
+    receiver = SealKey.generate()
+    eph = bytes(range(32))
+    box = seal_openable(receiver.public, b"gift" * 10, b"ctx", eph)
+    assert len(box) == openable_size(40)
+    assert openable_ephemeral(box) == ephemeral_public(eph)
+    assert open_openable(receiver, box, b"ctx") == b"gift" * 10
+    assert open_with_ephemeral(eph, receiver.public, box, b"ctx") == b"gift" * 10
+    # two boxes under one one-time key never share a nonce (no two-time pad)
+    again = seal_openable(receiver.public, b"gift" * 10, b"ctx", eph)
+    assert again[33:45] != box[33:45]
+    # tamper each part: version, one-time key, nonce, ciphertext, tag; context; key shown
+    for pos in (0, 1, 33, 45, len(box) - 1):
+        bad = bytearray(box)
+        bad[pos] ^= 0x40
+        with pytest.raises((InvalidProof, InvalidEncoding)):
+            open_openable(receiver, bytes(bad), b"ctx")
+        with pytest.raises((InvalidProof, InvalidEncoding)):
+            open_with_ephemeral(eph, receiver.public, bytes(bad), b"ctx")
+    with pytest.raises(InvalidProof):
+        open_with_ephemeral(eph, receiver.public, box, b"other")
+    with pytest.raises(InvalidProof, match="one-time key"):
+        open_with_ephemeral(bytes(range(1, 33)), receiver.public, box, b"ctx")
+    with pytest.raises(InvalidProof):
+        open_openable(SealKey.generate(), box, b"ctx")
+    with pytest.raises(InvalidEncoding):
+        open_openable(receiver, seal(receiver.public, b"x", b"ctx"), b"ctx")  # not openable

@@ -338,3 +338,65 @@ def test_malicious_prover_with_the_card_cannot_make_z_non_identity():
     y = sub(hc.x, DECK.point(w))
     honest = run_sigma(w, mul(r, sub(mul(X, hc.c1), y)))
     verify_card_not(PUB, hc, w, DECK, honest, CTX)
+
+
+# ---- padded statements (the sealed Slave gift: a size that tells nothing) ----
+
+TOP = 51  # the filler: in every forbidden set below
+
+
+@pytest.mark.parametrize("forbidden", [[TOP], [1, 2, TOP], list(range(41, 52)) + [1]])
+def test_padded_proof_has_one_size_whatever_the_forbidden_set(forbidden):
+    hand = (3, 8, 20)
+    held = _hand(hand)
+    pad = 45
+    proof = prove_none_of(X, PUB, held, hand, forbidden, DECK, CTX, pad_to=pad, pad_with=TOP)
+    assert proof.leaves == len(hand) * pad
+    assert len(proof.encode()) == proof_size(len(hand) * pad)
+    verify_none_of(PUB, held, forbidden, DECK, proof, CTX, pad_to=pad, pad_with=TOP)
+    # the verifier must pad the very same way: any other statement fails
+    for other in (
+        {"pad_to": pad - 1, "pad_with": TOP},
+        {"pad_to": pad + 1, "pad_with": TOP},
+        {"pad_to": pad, "pad_with": min(forbidden)} if min(forbidden) != TOP else None,
+    ):
+        if other is None:
+            continue
+        with pytest.raises(InvalidProof):
+            verify_none_of(PUB, held, forbidden, DECK, proof, CTX, **other)
+    with pytest.raises(InvalidProof):
+        verify_none_of(PUB, held, forbidden, DECK, proof, CTX)  # unpadded
+
+
+def test_padded_proof_tamper_each_field():
+    hand = (3, 8)
+    held = _hand(hand)
+    kw = {"pad_to": 6, "pad_with": TOP}
+    proof = prove_none_of(X, PUB, held, hand, [40, TOP], DECK, CTX, **kw)
+    leaf = 5  # a padding leaf
+    bad = [
+        dataclasses.replace(proof, zs=(*proof.zs[:leaf], G, *proof.zs[leaf + 1 :])),
+        dataclasses.replace(proof, c=(proof.c + 1) % L),
+        dataclasses.replace(proof, s_alpha=(*proof.s_alpha[:leaf], 1, *proof.s_alpha[leaf + 1 :])),
+        dataclasses.replace(proof, s_beta=(*proof.s_beta[:leaf], 1, *proof.s_beta[leaf + 1 :])),
+    ]
+    for p in bad:
+        with pytest.raises(InvalidProof):
+            verify_none_of(PUB, held, [40, TOP], DECK, p, CTX, **kw)
+    for ctx in OTHER_CONTEXTS:
+        with pytest.raises(InvalidProof):
+            verify_none_of(PUB, held, [40, TOP], DECK, proof, ctx, **kw)
+
+
+def test_padding_arguments_are_checked():
+    hand = (3,)
+    held = _hand(hand)
+    with pytest.raises(InvalidEncoding, match="must itself be forbidden"):
+        prove_none_of(X, PUB, held, hand, [40], DECK, CTX, pad_to=4, pad_with=TOP)
+    with pytest.raises(InvalidEncoding, match="cannot pad"):
+        prove_none_of(X, PUB, held, hand, [40, 41, TOP], DECK, CTX, pad_to=2, pad_with=TOP)
+    with pytest.raises(InvalidEncoding, match="filler"):
+        prove_none_of(X, PUB, held, hand, [40], DECK, CTX, pad_to=4)
+    # a held card among the forbidden: no proof, padded or not
+    with pytest.raises(InvalidProof):
+        prove_none_of(X, PUB, held, hand, [3, TOP], DECK, CTX, pad_to=4, pad_with=TOP)

@@ -304,12 +304,14 @@ def test_exchange_secret_highest_cards_then_slave_leads_away_from_king():
     assert g.view(0)["titles"][king] == "KING" and g.view(0)["titles"][slave] == "SLAVE"
     hand = list(g.zones[f"hand:{slave}"])
     best = sorted(hand, key=lambda h: slave_key(g.faces[h]))
-    top2 = tuple(best[-2:])
+    top2 = tuple(sorted(best[-2:]))
     assert g.to_move() == (slave,)
-    assert [set(a.cards) for a in g.legal_actions(slave)] == [set(top2)]
-    wrong = (best[0], best[-1])
+    assert [a.cards for a in g.legal_actions(slave)] == [top2]
+    wrong = tuple(sorted((best[0], best[-1])))
     illegal(g, Give(slave, wrong), match="highest")
     illegal(g, Give(slave, top2[:1]), match="exactly 2")
+    # one canonical order: a list that ranks the given cards is refused
+    illegal(g, Give(slave, top2[::-1]), match="ascending")
     illegal(g, Play(slave, top2[:1]), match="Play is not allowed")
     ev = runner.apply(g, d, Give(slave, top2))
     secret = [e for e in ev if e.kind == "exchange"]
@@ -346,7 +348,7 @@ def test_highest_given_is_proved_when_unseen():
     hand = sorted(g.zones[f"hand:{slave}"], key=lambda h: slave_key(g.faces[h]))
     for h in hand:  # as on a peer that cannot see SLAVE's hand
         g.seen[h] = 0
-    g.apply(Give(slave, (hand[0], hand[1])))
+    g.apply(Give(slave, tuple(sorted((hand[0], hand[1])))))
     with pytest.raises(FalseClaim):
         runner.settle(g, d)
 
@@ -380,14 +382,25 @@ def test_king_topple_and_match_of_games():
         d = LocalDealer(g.deck, seed)
         bots = [RandomBot(s, random.Random(seed + s)) for s in range(4)]
         seen_topple = []
+        shown: set[tuple[int, int, int]] = set()  # (deal, seat, card) a seat gave away
 
-        def on_event(ev, g=g, seen_topple=seen_topple):
+        def on_event(ev, g=g, seen_topple=seen_topple, shown=shown):
+            if ev.kind == "exchange":
+                # the giver saw the cards it gave; they may lie face down after a topple
+                receiver = next(iter(set(ev.audience) - {ev.seat}))
+                for h in g.zones[f"hand:{receiver}"]:
+                    if g.face_for(ev.seat, h) is not None:
+                        shown.add((g.game_no, ev.seat, h))
             if ev.kind == "topple":
                 king = ev.seat
                 assert g.toppled == king and king not in g.active
                 assert len(g.zones["facedown"]) > 0 and not g.zones[f"hand:{king}"]
                 for h in g.zones["facedown"]:
-                    assert all(g.face_for(s, h) is None for s in range(4) if s != king)
+                    assert all(
+                        g.face_for(s, h) is None or (g.game_no, s, h) in shown
+                        for s in range(4)
+                        if s != king
+                    )
                 seen_topple.append((g.game_no, king))
 
         r = runner.play(g, d, bots, on_event=on_event)

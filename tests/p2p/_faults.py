@@ -13,7 +13,7 @@ from typing import Any
 from p2p.errors import CorruptRecordFile
 from p2p.store import load
 
-NAMING_EVENTS = frozenset({"cheat", "convicted", "abandoned", "aborted", "dispute", "divergent"})
+NAMING_EVENTS = frozenset({"cheat", "convicted", "abandoned", "aborted", "divergent"})
 """Progress events (``--events``) that name a seat, or say the records disagree."""
 VERIFY_TIMEOUT_S = 120
 

@@ -58,6 +58,8 @@ class NodeTable:
         self.outbox = outbox
         self.players: dict[int, BotPlayer] = {}
         self.refused: list[CheatDetected] = []
+        self.silent: set[int] = set()
+        """Slots whose drivers say nothing (a player who vanished)."""
 
     @property
     def record(self) -> Record:
@@ -99,6 +101,8 @@ class NodeTable:
             self.deliver(signed, 0)
             moved = True
         for slot, d in self.drivers.items():
+            if slot in self.silent:
+                continue
             signed = self._drive(d)
             if signed is not None:
                 self.deliver(signed, slot)
@@ -127,7 +131,7 @@ async def node_table(
     outbox = _Outbox()
     node = Node(config(tmp, 0, behaviour=outbox, **cfg))
     ids = [node.identity] + [IdentityKey.generate() for _ in range(seats - 1)]
-    seals = [node.seal_key] + [SealKey.generate() for _ in range(seats - 1)]
+    seals = [node.table_seal] + [SealKey.generate() for _ in range(seats - 1)]
     names = PLAYERS[:seats]
     genesis, ids, seals = game_genesis(
         game, seats, identities=ids, seals=seals, limits=limits, names=names
@@ -137,7 +141,9 @@ async def node_table(
     table_id = node.manifest.table_id
     path = record_path(node.cfg.state_dir, table_id)
     path.parent.mkdir(parents=True, exist_ok=True)
-    node.table_secret = _create_secret(secret_path(node.cfg.state_dir, table_id))
+    node.table_secret, node.table_seal = _create_secret(
+        secret_path(node.cfg.state_dir, table_id), node.table_seal
+    )
     node.store = RecordFile.create(path, genesis)
     node._new_record()
     drivers = {}

@@ -2,7 +2,8 @@
 
 A :class:`Cheater` plugs into the game rule's test hook (``SeatKeys.cheat``: it
 may replace a shuffle, tokens, a remask, a proof, a sealed gift's forbidden
-set, a verdict or a dice opening), into the seat's decisions (a bot that
+set or its plaintext, the key that opens a disputed gift box, a verdict or a
+dice opening), into the seat's decisions (a bot that
 sometimes picks a forged action), and into the node's sending
 (``NodeConfig.behaviour``: extra or altered signed entries).  Each kind
 misbehaves at its first chance; honest peers must catch it, name the seat,
@@ -46,6 +47,8 @@ KINDS = (
     "foreign-card",
     "false-miss",
     "gift-not-highest",
+    "gift-junk",
+    "gift-wrong-key",
     "false-complaint",
     "dice",
     "dice-nonce",
@@ -68,6 +71,8 @@ GAME_OF = {
     "foreign-card": ("slave", 4),
     "false-miss": ("honest-slaiga", 3),
     "gift-not-highest": ("slave", 4),
+    "gift-junk": ("slave", 4),
+    "gift-wrong-key": ("slave", 4),
     "false-complaint": ("slave", 4),
     "dice": ("slajens", 3),
     "dice-nonce": ("slajens", 3),
@@ -170,9 +175,23 @@ class Cheater:
         self.done = True
         return fake or forbidden
 
-    def verdict(self, rule: Any, payload: bytes, sig: bytes) -> VerdictBody | None:
-        if self._once("false-complaint"):
-            return VerdictBody(False, payload, sig)
+    def seal(self, rule: Any, plain: bytes) -> bytes | None:
+        """A gift box of junk (of the right size), so its receiver complains."""
+        if self.kind in ("gift-junk", "gift-wrong-key") and not self.done:
+            if self.kind == "gift-junk":
+                self.done = True
+            return bytes(b ^ 0x5A for b in plain)
+        return None
+
+    def unseal(self, rule: Any, key: bytes) -> bytes | None:
+        """Asked to show the junk box's key, show another one."""
+        if self._once("gift-wrong-key"):
+            return key[:1] + bytes([key[1] ^ 1]) + key[2:]  # (byte 0's low bits are clamped)
+        return None
+
+    def verdict(self, rule: Any, honest: VerdictBody) -> VerdictBody | None:
+        if honest.accept and self._once("false-complaint"):
+            return VerdictBody(False)
         return None
 
     def opening(self, rule: Any, body: DiceBody) -> DiceBody | None:
@@ -232,15 +251,17 @@ class Cheater:
                 return honest
             self.done = True
             return Miss(seat)
-        if self.kind == "gift-not-highest" and name == "slave":
+        if self.kind in ("gift-not-highest", "gift-junk", "gift-wrong-key") and name == "slave":
             from engine.cards import slave_key
             from engine.games.slave.actions import Give, Pass, Play
 
             if public.phase == "exchange" and isinstance(honest, Give):
+                if self.kind != "gift-not-highest":
+                    return honest
                 hand = sorted(
                     engine.zones[f"hand:{seat}"], key=lambda h: slave_key(engine.faces[h])
                 )
-                return Give(seat, tuple(hand[: len(honest.cards)]))
+                return Give(seat, tuple(sorted(hand[: len(honest.cards)])))
             # lose the first deal on purpose, to be the one who gives
             legal = engine.legal_actions(seat)
             passes = [a for a in legal if isinstance(a, Pass)]

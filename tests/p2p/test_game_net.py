@@ -3,8 +3,15 @@ result, and every record file verifies offline to that result."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
+from crypto.seal import SealKey
+from p2p.forming import Manifest
+from p2p.node import SEAL_FILE
+from p2p.store import load
+from p2p.wire import decode_body
 from tests.p2p._games import GameTable, verify_json
 
 SHORT = {
@@ -19,6 +26,7 @@ SHORT = {
 def play_and_check(tmp_path, game: str, seats: int, options: dict) -> list[dict]:
     with GameTable(tmp_path, game, seats, options) as table:
         outs = table.start().finish(timeout=600)
+        state_dirs = [table.state_dir(i) for i in range(seats)]
     for out in outs:
         assert out.returncode == 0, out.stderr[-3000:]
         assert out.result is not None
@@ -35,7 +43,21 @@ def play_and_check(tmp_path, game: str, seats: int, options: dict) -> list[dict]
         assert report["ranking"] == r["ranking"]
         assert report["state_hash"] == r["state_hash"]
         assert report["head"] == r["record_head"]
+    check_forward_secrecy(state_dirs, results[0]["record"])
     return results
+
+
+def check_forward_secrecy(state_dirs: list[Path], record: str) -> None:
+    """Once the table ended, no peer keeps its per-table secret (key share, dice, gift-box
+    keys, the table's seal key), and the manifest names per-table seal keys, not the
+    peers' long-term ones: a long-term key and the record open no card."""
+    manifest = decode_body(load(Path(record)).genesis.manifest, Manifest)
+    table_keys = {m.seal_key for m in manifest.seats}
+    for d in state_dirs:
+        assert not list((d / "tables").glob("*.secret")), f"{d}: table secret not erased"
+        assert list((d / "tables").glob("*.rec")), f"{d}: the record must stay"
+        long_term = SealKey.from_private_bytes((d / SEAL_FILE).read_bytes()).public
+        assert long_term not in table_keys
 
 
 @pytest.mark.parametrize("game", sorted(SHORT))

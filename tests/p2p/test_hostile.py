@@ -94,7 +94,10 @@ async def test_junk_clients_get_specific_failures_and_honest_peer_still_connects
                 assert isinstance(up, PeerUp) and up.peer == b.public
 
 
-async def test_stalled_handshakes_time_out_and_a_flood_is_refused_as_busy() -> None:
+async def test_stalled_handshakes_make_room_for_a_newcomer_and_time_out() -> None:
+    """Two stalled handshakes take both slots: a third connection is not refused but takes
+    the slot of the oldest (which is told ``busy`` and closed), the other stalled one is cut
+    for sending no hello in time, and the seats get in."""
     a, b = IdentityKey.generate(), IdentityKey.generate()
     table = secrets.token_bytes(16)
     with trio.fail_after(TIMEOUT_S):
@@ -104,28 +107,33 @@ async def test_stalled_handshakes_time_out_and_a_flood_is_refused_as_busy() -> N
                 a,
                 table,
                 host=LOOPBACK,
-                handshake_timeout=SHORT_HANDSHAKE_S,
+                hello_timeout=SHORT_HANDSHAKE_S,
                 max_pending_handshakes=2,
             ) as ma,
         ):
             port = ma.listen_port
             assert port is not None
-            stalled = [await trio.open_tcp_stream(LOOPBACK, port) for _ in range(2)]
-            for stream in stalled:  # the listener speaks first; we read its Hello, then stall
-                framed = FramedStream(stream)
+            stalled = []
+            for _ in range(2):  # the listener speaks first; we read its Hello, then stall
+                framed = FramedStream(await trio.open_tcp_stream(LOOPBACK, port))
                 assert isinstance((await framed.receive()).message, wire.Hello)
+                stalled.append(framed)
             while ma.pending_handshakes < 2:
                 await trio.sleep(0.01)
-            # a third unauthenticated connection is over the cap: refused at once as busy
-            flood = FramedStream(await trio.open_tcp_stream(LOOPBACK, port))
-            refusal = (await flood.receive()).message
+            # a third unauthenticated connection finds the slots full: the oldest makes room
+            newcomer = FramedStream(await trio.open_tcp_stream(LOOPBACK, port))
+            assert isinstance((await newcomer.receive()).message, wire.Hello)
+            refusal = (await stalled[0].receive()).message
             assert isinstance(refusal, wire.Reject) and refusal.reason == "busy"
-            await flood.aclose()
-            # the stalled ones are cut when the handshake timeout runs out
-            for stream in stalled:
-                await _read_until_closed(stream)
-                await stream.aclose()
-            assert sum("timed out" in f for f in ma.handshake_failures) == 2
+            assert ma.handshakes_dropped == 1
+            # the others are cut when the hello window runs out
+            for framed in [*stalled[1:], newcomer]:
+                await _read_until_closed(framed.stream)
+            for framed in [*stalled, newcomer]:
+                await framed.aclose()
+            failures = list(ma.handshake_failures)
+            assert sum("no complete hello" in f for f in failures) == 2, failures
+            assert sum("oldest pending handshake" in f for f in failures) == 1, failures
             assert ma.pending_handshakes == 0
             async with open_mesh(b, table) as mb:  # and the seats can get in again
                 await mb.dial(ma.address)
@@ -234,5 +242,5 @@ async def test_an_open_table_nobody_joins_closes_itself(tmp_path: Path) -> None:
     with trio.fail_after(TIMEOUT_S):
         async with no_leaks():
             node = Node(config(tmp_path, 0, open_timeout_s=0.2))
-            with pytest.raises(NodeError, match="only 1 of 3 seats were taken within 0.2s"):
-                await node.open("slave", 3, {"variant": "classic"})
+            with pytest.raises(NodeError, match="only 1 of 4 seats were taken within 0.2s"):
+                await node.open("slave", 4, {})

@@ -182,7 +182,7 @@ def verify_file(path: Path) -> tuple[bytes, list[int]]:
             "protocol",
         ],
     )
-    assert manifest["version"] == 2
+    assert manifest["version"] == 3
     protocol_kind, params = manifest["protocol"]
     if protocol_kind != "demo" or list(params) != ["steps", "round_every"]:
         raise Bad(f"unknown protocol {protocol_kind!r}")

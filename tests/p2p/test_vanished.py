@@ -1,10 +1,13 @@
 """A vanished player (issue 22): a peer killed for good while it owes a decision would
 hold the table for the whole decision limit (30 minutes by default).  Once that seat
 has had no link to anyone for the machine steps' limit, every other peer says so, by
-name (the ``vanished`` event), while the table goes on waiting as its manifest says.
+name (the ``vanished`` event); the players who remain may then end the table by a
+signed vote (bots vote at once), else the table goes on waiting as its manifest says.
 
 Three real nodes in one Trio run over loopback play a short game; the seat that is
-asked for a decision never answers, and its node is then stopped for good.
+asked for a decision never answers, and its node is then stopped for good.  The two
+bots left vote, and both end the table as abandoned by vote, with the votes as the
+closing frame of their record files, which ``slaiga verify`` reports as ended by vote.
 """
 
 from __future__ import annotations
@@ -16,8 +19,11 @@ from typing import Any
 import trio
 
 from engine.game import Action, Event, Game
-from p2p.events import NodeEvent, Vanished
+from p2p.errors import TableAbandoned
+from p2p.events import EndedByVote, NodeEvent, Vanished, VoteCast
 from p2p.node import Node, TableResult
+from p2p.store import load
+from p2p.verify import ENDED_BY_VOTE, verify_record_file
 from tests.p2p._nethelpers import no_leaks
 from tests.p2p._tables import config
 
@@ -56,6 +62,7 @@ async def test_a_vanished_player_is_named_by_everyone_left(tmp_path: Path) -> No
     asked = trio.Event()
     seen: dict[int, list[NodeEvent]] = {i: [] for i in range(3)}
     results: dict[int, TableResult] = {}
+    ended: dict[int, TableAbandoned] = {}
 
     def cfg(i: int, **kw: Any):
         return config(tmp_path, i, on_event=seen[i].append, keepalive_dead=2.0, **LIMITS, **kw)
@@ -66,10 +73,13 @@ async def test_a_vanished_player_is_named_by_everyone_left(tmp_path: Path) -> No
 
             async def run(i: int, node: Node, scope: trio.CancelScope) -> None:
                 with scope:
-                    if i == 0:
-                        results[i] = await node.open("high-card", 3, {})
-                    else:
-                        results[i] = await node.join(peer=opener.mesh.address)
+                    try:
+                        if i == 0:
+                            results[i] = await node.open("high-card", 3, {})
+                        else:
+                            results[i] = await node.join(peer=opener.mesh.address)
+                    except TableAbandoned as exc:
+                        ended[i] = exc
 
             scopes = [trio.CancelScope() for _ in range(3)]
             nursery.start_soon(run, 0, opener, scopes[0])
@@ -88,7 +98,7 @@ async def test_a_vanished_player_is_named_by_everyone_left(tmp_path: Path) -> No
             def told(i: int) -> list[Vanished]:
                 return [e for e in seen[i] if isinstance(e, Vanished)]
 
-            while not (told(0) and told(1)):
+            while not (0 in ended and 1 in ended):
                 await trio.sleep(0.05)
             nursery.cancel_scope.cancel()
     gone_name = f"p{GONE}"
@@ -98,4 +108,22 @@ async def test_a_vanished_player_is_named_by_everyone_left(tmp_path: Path) -> No
         assert event.silent_for >= LIMITS["max_wait_ms"] / 1000
         assert event.gives_up_in > 60  # the table still waits, as its manifest says
         assert gone_name in event.describe()
-    assert not results  # nobody ended the table on its own
+    assert not results  # nobody finished the game
+    for i in (0, 1):
+        # the bots left voted to end the table (each once), and both ended it by vote
+        casts = [e for e in seen[i] if isinstance(e, VoteCast)]
+        assert sorted(e.voter_slot for e in casts) == [0, 1], casts
+        assert all(e.slot == GONE and e.name == gone_name for e in casts)
+        (end,) = [e for e in seen[i] if isinstance(e, EndedByVote)]
+        assert end.slot == GONE and end.name == gone_name
+        exc = ended[i]
+        assert exc.by_vote and exc.seat == GONE and gone_name in str(exc)
+        result = exc.result
+        assert isinstance(result, TableResult)
+        assert result.ended_by_vote == GONE and result.convicted is None and not result.cheats
+        assert result.game_summary()["ended_by_vote"]["name"] == gone_name
+        loaded = load(result.record_file)
+        assert loaded.closed and {v.seat for v in loaded.votes} == {0, 1}
+        report = verify_record_file(result.record_file)
+        assert report.failure is not None and report.failure.kind == ENDED_BY_VOTE
+        assert report.failure.culprit is None and report.ended_by_vote == GONE

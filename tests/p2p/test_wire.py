@@ -20,6 +20,7 @@ from crypto.group import FIELD_P
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from crypto.session import FrameMac
+from p2p import wire
 from p2p.errors import LocalProtocolError, RemoteProtocolError
 from p2p.wire import (
     MAX_FRAME_BYTES,
@@ -499,3 +500,31 @@ def test_small_order_and_non_canonical_keys_are_refused_on_receipt():
         with pytest.raises(RemoteProtocolError, match="seal key refused"):
             decode_body(raw_body("join", join))
     assert decode_body(encode_body(Join(member(3)))) == Join(member(3))
+
+
+def test_a_frame_is_read_into_one_buffer_of_its_announced_length() -> None:
+    """The decoder allocates a frame's body once, at its announced length, as soon as the
+    length prefix has passed the check, and says how many bytes finish the frame, so a
+    reader that asks for no more holds at most one frame (no buffer grown read by read)."""
+    body = wire.encode_body(wire.Signed(bytes(100_000), bytes(64)))
+    data = wire.frame(body)
+    decoder = wire.FrameDecoder()
+    assert decoder.wanted() == 4
+    decoder.push(data[:3])
+    assert decoder.next() is None and decoder.wanted() == 1
+    decoder.push(data[3:10])
+    assert decoder.next() is None
+    assert decoder.buffered == 4 + len(body)  # allocated whole, not grown
+    assert decoder.wanted() == len(data) - 10
+    for i in range(10, len(data), 4096):
+        decoder.push(data[i : i + 4096])
+        got = decoder.next()
+    assert got is not None and got.raw == body and decoder.buffered == 0
+
+
+def test_a_length_prefix_over_the_current_limit_breaks_the_stream_before_any_body() -> None:
+    decoder = wire.FrameDecoder(4096)
+    decoder.push((8192).to_bytes(4, "big"))
+    with pytest.raises(RemoteProtocolError, match=r"outside 1\.\.4096"):
+        decoder.next()
+    assert decoder.buffered == 0

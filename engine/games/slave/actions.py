@@ -27,7 +27,8 @@ class Pass(Action):
 
 @dataclass(frozen=True, slots=True)
 class Give(Action):
-    """Exchange: hand ``cards`` to the receiver of this exchange."""
+    """Exchange: hand ``cards`` to the receiver of this exchange, listed in ascending
+    handle order (one canonical order, so the list does not rank the cards)."""
 
     cards: Annotated[tuple[Handle, ...], Size(1, max(KING_GIVES, QUEEN_GIVES))]
 

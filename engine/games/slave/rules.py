@@ -436,6 +436,9 @@ class Slave(Game):
         seat, hs = action.seat, action.cards
         if len(hs) != ex.count:
             raise self.illegal(action, f"give exactly {ex.count} card(s) to seat {ex.receiver}")
+        if list(hs) != sorted(set(hs)):
+            # one canonical order, so the order cannot tell which given card is higher
+            raise self.illegal(action, "list the cards you give in ascending card-number order")
         self._check_own(action, hs)
         hand = self.zones[self.hand_names[seat]]
         rest = tuple(h for h in hand if h not in hs)
@@ -545,8 +548,8 @@ class Slave(Game):
             if None in faces:
                 return []
             best = sorted(hand, key=lambda h: slave_key(self.faces[h]), reverse=True)
-            return [Give(seat, tuple(best[: ex.count]))]
-        return [Give(seat, combo) for combo in combinations(hand, ex.count)]
+            return [Give(seat, tuple(sorted(best[: ex.count])))]
+        return [Give(seat, tuple(sorted(combo))) for combo in combinations(hand, ex.count)]
 
     PHASES = {
         "setup": Phase(),

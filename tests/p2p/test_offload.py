@@ -1,0 +1,205 @@
+"""Proofs checked and made ahead of the fold (p2p/offload.py, GameRule.prework/premake).
+
+In-process tables (``p2p.local_table``'s records and rules, routed here by hand) so
+that the jobs run exactly where the node would run them in a worker thread.  The
+tests count group operations (never time): a shuffle checked ahead is not checked
+again by the fold, our own shuffle made ahead is not made again, and a result kept
+for one body is never used for another one.
+"""
+
+from __future__ import annotations
+
+import random
+
+import trio
+
+from crypto.elgamal import decode_pile, encode_pile
+from crypto.group import COUNTERS
+from engine import registry
+from engine.players import BotPlayer
+from p2p import local_table
+from p2p.errors import CheatDetected, InvalidMove
+from p2p.game_rule import SHUFFLE_KIND, SealedProofBody, ShuffleBody
+from p2p.offload import Offload
+from p2p.seat import game_of
+from p2p.wire import Entry, decode_body
+
+GAME, SEATS, OPTIONS = "slave", 4, {"games": 1}
+CULPRIT = 1
+
+
+def _play(table, ahead: bool, tamper_at: int | None = None, max_entries: int = 5000):
+    """Play ``table`` to its end; with ``ahead`` every receiver runs the rule's prework
+    job before offering an entry and every seat its premake job before producing.
+    Returns the multiplications done while offering shuffle entries (the fold's
+    checks), and those done by ``produce`` of our own shuffles.
+
+    With ``tamper_at``: the ``tamper_at``-th shuffle of slot CULPRIT is checked ahead
+    by every receiver as made, and then sent with two of its ciphertexts swapped."""
+    spec = registry.get(GAME)
+    fold_muls = produce_muls = 0
+    culprit_shuffles = 0
+    for _ in range(max_entries):
+        if all(r.finished for r in table.records) or table.cheats:
+            return fold_muls, produce_muls
+        moved = False
+        for d in table.drivers:
+            rule = game_of(d.record)
+            if ahead and rule is not None:
+                job = rule.premake()
+                if job is not None:
+                    job()()
+            COUNTERS.reset()
+            body = d.machine_body()
+            if isinstance(body, ShuffleBody):
+                produce_muls += COUNTERS.mul
+            if body is None and d.owes_decision():
+                engine, seat = d.seat_view()
+                player = table.players.setdefault(
+                    d.slot, BotPlayer.make(spec.bots["heuristic"], seat, random.Random(seat))
+                )
+                body = d.decision_body(player.choose(engine, seat))
+            if body is None:
+                continue
+            honest = body
+            if isinstance(body, ShuffleBody) and d.slot == CULPRIT:
+                culprit_shuffles += 1
+                if culprit_shuffles == tamper_at:
+                    pile = list(decode_pile(body.pile, len(body.pile) // 64))
+                    pile[0], pile[1] = pile[1], pile[0]
+                    body = ShuffleBody(encode_pile(pile), body.proof)
+            offer = d.sign(body)
+            table.cheats.extend(offer.cheats)
+            signed = offer.accepted[0].signed
+            step = decode_body(signed.entry, Entry).step
+            for other in table.drivers:
+                if other is d:
+                    continue
+                rule = game_of(other.record)
+                if ahead and rule is not None:
+                    job = rule.prework(d.slot, step, honest)
+                    if job is not None:
+                        job()()
+                COUNTERS.reset()
+                try:
+                    got = other.record.offer(signed)
+                except CheatDetected as exc:
+                    table.cheats.append(exc)
+                    continue
+                if isinstance(body, ShuffleBody):
+                    fold_muls += COUNTERS.mul
+                table.cheats.extend(got.cheats)
+            moved = True
+        assert moved, "table stuck"
+    raise AssertionError("no end")
+
+
+def test_shuffles_checked_and_made_ahead_are_not_redone_by_the_fold():
+    on_loop = local_table.new_table(GAME, SEATS, OPTIONS)
+    fold_on_loop, produce_on_loop = _play(on_loop, ahead=False)
+    ahead = local_table.new_table(GAME, SEATS, OPTIONS)
+    fold_ahead, produce_ahead = _play(ahead, ahead=True)
+    for table in (on_loop, ahead):
+        assert not table.cheats
+        assert all(r.finished for r in table.records)
+        assert len({r.head for r in table.records}) == 1  # every seat folded the same record
+        assert all(game_of(r).done for r in table.records)
+    # on the loop, the last shuffle's fold verifies the round's shuffles in one batch
+    # (about 6 multiplications per card and shuffle); checked ahead, none are left
+    assert fold_on_loop > 3 * 52 * 6 * (SEATS - 1)
+    assert fold_ahead == 0
+    # our own shuffle (2 per card) and its proof: made in produce(), or ahead
+    assert produce_on_loop >= SEATS * 52 * 2
+    assert produce_ahead == 0
+    # every proof still counted as checked, by every seat
+    for a, b in zip(on_loop.records, ahead.records, strict=True):
+        assert game_of(b).proofs_checked > 0
+        assert game_of(a).entries_checked > 0
+
+
+def test_a_result_kept_for_one_shuffle_is_not_used_for_another():
+    """The culprit's shuffle is checked ahead as made, then sent with two ciphertexts
+    swapped: the kept result does not apply to it, and every other seat names the
+    culprit when the round's shuffles are checked."""
+    table = local_table.new_table(GAME, SEATS, OPTIONS)
+    _play(table, ahead=True, tamper_at=1)
+    assert table.cheats, "the swapped shuffle was accepted"
+    assert {c.seat for c in table.cheats} == {CULPRIT}
+    assert sum(isinstance(c, InvalidMove) for c in table.cheats) == SEATS - 1
+    # (and maybe the culprit's entries after it, sent to a table that had ended)
+    assert all("bad shuffle" in str(c) for c in table.cheats if isinstance(c, InvalidMove))
+    assert not any(game_of(r).done for r in table.records)
+
+
+def test_a_failing_job_keeps_nothing_and_the_node_goes_on():
+    """A job for a shuffle whose proof does not verify raises in the worker thread:
+    Offload swallows it, keeps nothing, and the rule checks the entry itself later."""
+    table = local_table.new_table(GAME, SEATS, OPTIONS)
+    # play up to the first shuffle of the culprit
+    shuffler = table.drivers[CULPRIT]
+    for _ in range(200):
+        rule = game_of(shuffler.record)
+        need = rule.need if rule is not None else None
+        if need is not None and need.kind == SHUFFLE_KIND and rule.my_seat in need.seats:
+            break
+        for d in table.drivers:
+            body = d.machine_body()
+            if body is None:
+                continue
+            signed = d.sign(body).accepted[0].signed
+            for other in table.drivers:
+                if other is not d:
+                    other.record.offer(signed)
+    body = shuffler.machine_body()
+    pile = list(decode_pile(body.pile, len(body.pile) // 64))
+    pile[0], pile[1] = pile[1], pile[0]
+    bad = ShuffleBody(encode_pile(pile), body.proof)
+    signed = shuffler.sign(bad).accepted[0].signed
+    receiver = table.drivers[(CULPRIT + 1) % SEATS]
+    rule = game_of(receiver.record)
+    offload = Offload()
+
+    async def main():
+        await offload.prework(rule, signed, rule.table_id, receiver.record.keys)
+
+    trio.run(main)
+    assert rule._ahead == {}  # nothing kept for the bad shuffle
+    receiver.record.offer(signed)  # accepted for now: checked with the round's batch
+
+
+def test_our_gift_is_made_ahead_and_not_again_on_the_loop():
+    """The Slave gift's padded proof costs the worst case for every gift (so its size and
+    time say nothing of the lowest card): it is made by a premake job, and producing the
+    sealed entry then does no group operation on the loop."""
+    table = local_table.new_table(GAME, SEATS, {"games": 2})
+    spec = registry.get(GAME)
+    sealed = sealed_muls = 0
+    for _ in range(5000):
+        if all(r.finished for r in table.records) or table.cheats:
+            break
+        for d in table.drivers:
+            rule = game_of(d.record)
+            if rule is not None:
+                job = rule.premake()
+                if job is not None:
+                    job()()
+            COUNTERS.reset()
+            body = d.machine_body()
+            if isinstance(body, SealedProofBody):
+                sealed += 1
+                sealed_muls += COUNTERS.mul
+            if body is None and d.owes_decision():
+                engine, seat = d.seat_view()
+                player = table.players.setdefault(
+                    d.slot, BotPlayer.make(spec.bots["heuristic"], seat, random.Random(seat))
+                )
+                body = d.decision_body(player.choose(engine, seat))
+            if body is None:
+                continue
+            signed = d.sign(body).accepted[0].signed
+            for other in table.drivers:
+                if other is not d:
+                    table.cheats.extend(other.record.offer(signed).cheats)
+    assert not table.cheats and all(r.finished for r in table.records)
+    assert sealed >= 2  # the second deal's exchange: a KING's and a QUEEN's gift
+    assert sealed_muls == 0
