@@ -46,8 +46,8 @@ The property, checked on every game:
 
 Failures also counted: ``missed`` (an invalid entry accepted to the end),
 ``refused_valid`` (a valid entry refused), ``split`` (honest seats disagree).
-A complaint that nobody can settle (:class:`p2p.errors.Dispute`) is counted as
-``dispute``.  Every failure is listed with its seed: ``--replay SEED`` plays
+A complaint that nobody can settle (a ``Dispute``, in versions that had one) is counted
+as ``dispute``.  Every failure is listed with its seed: ``--replay SEED`` plays
 that game alone.
 
 Forks.  A game is cheap to fork at a refused entry: a record refuses an entry
@@ -96,7 +96,6 @@ from engine.players import BotPlayer
 from p2p.errors import (
     BrokenChain,
     CheatDetected,
-    Dispute,
     Equivocation,
     ForgedSignature,
     P2PError,
@@ -597,7 +596,7 @@ class Table:
         named = {exc.seat for exc, _ in self.verdict.values()}
         steps = {step for _, step in self.verdict.values()}
         kinds = {type(exc).__name__ for exc, _ in self.verdict.values()}
-        if any(isinstance(exc, Dispute) for exc, _ in self.verdict.values()):
+        if any(type(exc).__name__ == "Dispute" for exc, _ in self.verdict.values()):
             report.outcome = "dispute"
             return
         if named != {self.dev}:
@@ -869,7 +868,7 @@ class Table:
             report.note = self.crash.text
             return report
         named = {exc.seat for exc, _ in self.verdict.values()}
-        disputes = [exc for exc, _ in self.verdict.values() if isinstance(exc, Dispute)]
+        disputes = [exc for exc, _ in self.verdict.values() if type(exc).__name__ == "Dispute"]
         finished = [t for t in self.honest if self.drivers[t].record.finished]
         if dev is not None and dev.innocent is not None and dev.innocent in named:
             report.failures.append("wrong_blame")
