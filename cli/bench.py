@@ -13,15 +13,17 @@ SUITES = {
     "fuzz": "bench.fuzz",
     "soak": "bench.soak",
     "flood": "bench.flood",
+    "adversary": "bench.adversary",
 }
 ALL = ("engine", "crypto", "net", "table")
-"""What ``bench all`` runs (fuzz, soak and flood are checks, not benchmarks: run them by name)."""
+"""What ``bench all`` runs (fuzz, soak, flood and adversary are checks, not benchmarks: run
+them by name)."""
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
-        help="run benchmarks (engine, crypto, net, table, or all) or a check (fuzz: the frame fuzzer; soak: hundreds of games looking for leaks; flood: keyless strangers against an opener's memory)",
+        help="run benchmarks (engine, crypto, net, table, or all) or a check (fuzz: the frame fuzzer; soak: hundreds of games looking for leaks; flood: keyless strangers against an opener's memory; adversary: tables where one seat deviates)",
         description="Run a benchmark suite. Figures are medians over repeated runs in one "
         "process; ratios are measured in the same run.",
     )

@@ -1,0 +1,285 @@
+"""``python -m bench.adversary_peer SPEC <cli.net arguments>``: a deviating peer process.
+
+It runs the real ``cli.net`` peer (``--bot`` plays its seat) and deviates once,
+as ``SPEC`` (JSON: ``kind``, ``at``, ``seed``) says, at its ``at``-th own
+entry (or the first one after it that gives the kind a chance):
+
+* ``field``: one field of the body changed before it is signed (a proof
+  byte, a token, a pile, a commitment opening, a card, count or seat inside an
+  action); the peer's own record takes it as it stands (``force_signing``);
+* ``entry``: its signed entry sent with the seat, previous hash or table
+  changed (the honest entry follows);
+* ``raw``: entry bytes with one byte changed, signed (the honest one follows);
+* ``kind``: a body of another kind, taken from its record, signed for this step;
+* ``replay``: an older entry of its own resent verbatim, or its body re-signed
+  for this step;
+* ``equivocate``: a second legal action for the same step, each version sent to
+  different peers;
+* ``lie``: an action the table accepts now but its own cards make false;
+* ``withhold``: its entry sent to only one peer (the others get it relayed);
+* ``stop``: it exits without a word;
+* ``twin``: nothing here: the bench starts a second process on a copy of this
+  seat's state (``resume``, :func:`twin_main`), so two processes run one seat.
+
+Bench-only: the product has no way to deviate on purpose.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import random
+import sys
+from typing import Any
+
+import msgpack
+
+from bench.adversary import (
+    _mutate_action,
+    _mutate_value,
+    _sign,
+    _sign_raw,
+    _valid_action,
+    lie_candidates,
+)
+from cli import net
+from engine import registry
+from engine.players import BotPlayer
+from p2p import node as node_module
+from p2p.game_rule import ACTION_KIND
+from p2p.record import Accepted, Offer, Status
+from p2p.wire import Entry, decode_body, encode_body
+
+
+class Deviant:
+    """The deviation of one peer: hooks for signing, sending and deciding."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        self.kind: str = spec["kind"]
+        self.at: int = int(spec["at"])
+        self.rng = random.Random(int(spec["seed"]))
+        self.own = 0
+        self.decisions = 0
+        self.done = False
+        self.node: Any = None
+        self.alternative: Any = None
+        self.report: dict[str, Any] = {"kind": self.kind}
+
+    def _log(self, **what: Any) -> None:
+        """Tell the bench what was done (stderr, one JSON line)."""
+        self.report.update(what)
+        print(json.dumps({"event": "deviation", **self.report}), file=sys.stderr, flush=True)
+
+    def _due(self) -> bool:
+        return not self.done and self.own >= self.at
+
+    # ---- signing: body changes go in before the signature ----
+
+    def wrap_sign(self, record: Any) -> None:
+        honest_sign = record.sign
+
+        def sign(key: Any, seat: int, body: Any) -> Any:
+            self.own += 1
+            if self.kind == "field" and self._due() and body.TAG != ACTION_KIND:
+                body = self._mutated_body(body)
+            elif self.kind == "kind" and self._due():
+                body = self._other_kind(record, body)
+            elif self.kind == "replay" and self._due() and self.rng.random() < 0.6:
+                body = self._old_body(record, body)
+            try:
+                return honest_sign(key, seat, body)
+            except Exception:  # noqa: BLE001 - our own checks refuse it: sign it anyway
+                entry = Entry(record.table_id, seat, record.step, record.head, body)
+                signed = _sign(key, entry)
+                record.owes = lambda seat: frozenset()  # stop acting; the others judge it
+                return Offer(Status.ACCEPTED, (Accepted(entry.step, seat, entry, signed),))
+
+        record.sign = sign
+
+    def _mutated_body(self, body: Any) -> Any:
+        names = [name for name, _ in body.FIELDS]
+        self.rng.shuffle(names)
+        for name in names:
+            value = getattr(body, name)
+            new, how = _mutate_value(self.rng, value)
+            try:
+                out = dataclasses.replace(body, **{name: new})
+                encode_body(out)
+            except Exception:  # noqa: BLE001 - breaks the schema: try another field
+                continue
+            if out != body:
+                self.done = True
+                self._log(detail=f"{body.TAG}.{name}:{how}", step=self.node.record.step)
+                return out
+        return body
+
+    def _other_kind(self, record: Any, body: Any) -> Any:
+        pool = [e.body for e in record.entries() if e.body.TAG != body.TAG]
+        if not pool:
+            return body
+        other = self.rng.choice(pool)
+        self.done = True
+        self._log(detail=f"{body.TAG}->{other.TAG}", step=record.step)
+        return other
+
+    def _old_body(self, record: Any, body: Any) -> Any:
+        mine = [e.body for e in record.entries() if e.seat == self.node.my_seat]
+        mine = [b for b in mine if b.TAG == body.TAG and b != body]
+        if not mine:
+            return body
+        self.done = True
+        self._log(detail="re-signed", step=record.step)
+        return self.rng.choice(mine)
+
+    # ---- sending (NodeConfig.behaviour) ----
+
+    def send_own(self, node: Any, kind: str, accepted: Any) -> None:
+        mesh, rec = node.mesh, node.record
+        own = accepted.signed
+        peers = sorted(mesh.connections)
+        if self.kind == "stop" and self._due():
+            self._log(step=accepted.step)
+            os._exit(0)
+        if self.kind == "withhold" and self._due() and len(peers) > 1:
+            self.done = True
+            self._log(step=accepted.step)
+            mesh.send_nowait(peers[0], own)
+            return
+        ready = self.alternative is not None and len(peers) > 1
+        if self.kind == "equivocate" and self._due() and kind == ACTION_KIND and ready:
+            self.done = True
+            other = rec.rule.next_rule.action_body(self.alternative)
+            twin = dataclasses.replace(accepted.entry, body=other)
+            self._log(step=accepted.step)
+            for i, peer in enumerate(peers):
+                mesh.send_nowait(peer, own if i % 2 == 0 else _sign(node.identity, twin))
+            return
+        if self.kind == "entry" and self._due():
+            self.done = True
+            entry = accepted.entry
+            what = self.rng.choice(("seat", "prev", "table_id"))
+            if what == "seat":
+                others = [s for s in range(rec.manifest.n_seats) if s != node.my_seat]
+                bad = dataclasses.replace(entry, seat=self.rng.choice(others))
+            elif what == "prev":
+                bad = dataclasses.replace(entry, prev=self.rng.choice(rec.hashes[:-1]))
+            else:
+                bad = dataclasses.replace(entry, table_id=self.rng.randbytes(len(entry.table_id)))
+            self._log(detail=f"entry.{what}", step=accepted.step)
+            mesh.broadcast(_sign(node.identity, bad))
+        if self.kind == "raw" and self._due():
+            self.done = True
+            raw = bytearray(own.entry)
+            i = self.rng.randrange(len(raw))
+            raw[i] ^= 1 << self.rng.randrange(8)
+            self._log(detail=f"byte {i}", step=accepted.step)
+            mesh.broadcast(_sign_raw(node.identity, bytes(raw)))
+        if self.kind == "replay" and self._due():
+            mine = [s for s in rec.signed_from(1) if _seat(s) == node.my_seat and s != own]
+            if mine:
+                self.done = True
+                self._log(detail="verbatim", step=accepted.step)
+                mesh.broadcast(self.rng.choice(mine))
+        mesh.broadcast(own)
+
+    # ---- deciding ----
+
+    def choose(self, rule: Any, engine: Any, seat: int, honest: Any) -> Any:
+        self.decisions += 1
+        due = not self.done and self.own + 1 >= self.at
+        if self.kind == "equivocate" and due:
+            others = [a for a in engine.legal_actions(seat) if a != honest]
+            self.alternative = self.rng.choice(others) if others else None
+        if self.kind == "lie" and due:
+            try:
+                lies = lie_candidates(rule.engine, engine, seat)
+            except Exception:  # noqa: BLE001
+                lies = []
+            if lies:
+                self.done = True
+                lie = self.rng.choice(lies)
+                self._log(detail=type(lie).__name__, step=self.node.record.step)
+                return lie
+        if self.kind == "field" and due and self.rng.random() < 0.5:
+            body = rule.action_body(honest)
+            raw, how = _mutate_action(self.rng, body.action)
+            try:
+                action = rule.engine.decode_action(msgpack.unpackb(raw, raw=False))
+            except Exception:  # noqa: BLE001 - it does not decode: not an action to send
+                return honest
+            if action.seat == seat and action != honest:
+                self.done = True
+                valid = _valid_action(engine, action)
+                self._log(detail=how, step=self.node.record.step, valid=valid)
+                return action
+        return honest
+
+
+def _seat(signed: Any) -> int | None:
+    try:
+        return decode_body(signed.entry, Entry).seat  # type: ignore[attr-defined]
+    except Exception:  # noqa: BLE001
+        return None
+
+
+class _Bot(BotPlayer):
+    def __init__(self, bot: Any, deviant: Deviant) -> None:
+        super().__init__(bot)
+        self.deviant = deviant
+
+    def choose(self, game: Any, seat: int) -> Any:
+        honest = super().choose(game, seat)
+        rule = self.deviant.node.driver.game
+        return self.deviant.choose(rule, game, seat, honest)
+
+
+def main(argv: list[str]) -> int:
+    spec, rest = json.loads(argv[0]), argv[1:]
+    deviant = Deviant(spec)
+    make_config = net._config
+
+    def config(args, use_discovery):  # type: ignore[no-untyped-def]
+        cfg = make_config(args, use_discovery)
+        cfg.behaviour = deviant
+
+        def make_player(names, seat, game):  # type: ignore[no-untyped-def]
+            bot = registry.get(game).bots["heuristic"](seat, random.Random(seat))
+            return _Bot(bot, deviant)
+
+        cfg.make_player = make_player
+        return cfg
+
+    net._config = config  # type: ignore[assignment]
+    original = node_module.Node._new_record
+
+    def new_record(self):  # type: ignore[no-untyped-def]
+        original(self)
+        deviant.node = self
+        deviant.wrap_sign(self.record)
+
+    node_module.Node._new_record = new_record  # type: ignore[method-assign]
+    return net.main(rest)
+
+
+def twin_main(argv: list[str]) -> int:
+    """A twin: ``resume`` a copy of a seat's state on any free port (the seat's own
+    port is taken by the first process), so two processes run one seat."""
+    from p2p import mesh
+
+    real = mesh.parse_address
+    calls = []
+
+    def parse_address(address: str) -> tuple[str, int]:
+        host, port = real(address)
+        calls.append(address)
+        return (host, 0) if len(calls) == 1 else (host, port)  # the first: our own seat's
+
+    mesh.parse_address = parse_address  # type: ignore[assignment]
+    return net.main(argv)
+
+
+if __name__ == "__main__":
+    if sys.argv[1] == "twin":
+        sys.exit(twin_main(sys.argv[2:]))
+    sys.exit(main(sys.argv[1:]))

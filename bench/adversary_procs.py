@@ -1,0 +1,373 @@
+"""``slaiga bench adversary --procs``: deviating games over real peer processes on loopback.
+
+Each game is a table of ``cli.net`` bot peers (one opener, the rest join by
+address; every child on loopback only).  One seat runs the deviating peer
+(:mod:`bench.adversary_peer`) with a random kind and entry; for ``twin`` the
+seat is honest, and once the game runs the bench copies its state folder and
+starts a second process on the copy (``resume``), so two processes run one
+seat with the same keys and state.  Every honest peer's exit code and result,
+and ``slaiga verify`` on its record file (a real subprocess), are checked
+against the property of :mod:`bench.adversary`.  Silence limits are short
+(``--max-wait-ms``) so that a silent seat ends a table within seconds.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any
+
+from bench.adversary import FAILURES, GAMES, OPTIONS, GameReport, Totals, _summary
+
+LOOPBACK = "127.0.0.1"
+KINDS = (
+    "field",
+    "entry",
+    "raw",
+    "kind",
+    "replay",
+    "equivocate",
+    "lie",
+    "withhold",
+    "stop",
+    "twin",
+)
+EXIT_OK, EXIT_ABANDONED, EXIT_CHEATER = 0, 3, 4
+GAME_TIMEOUT_S = 240.0
+MAX_WAIT_MS = 6000
+DECIDE_MAX_MS = 12000
+"""A seat that stops while it owes a decision is waited for this long (the default is
+30 minutes: a person may think); the table's own limit, within the game's time."""
+STALL_MS = 1500
+ADDRESS_TIMEOUT_S = 60.0
+TWIN_LEAD_S = 4.0
+"""How long the twin plays alone (the first process paused) before both run."""
+
+
+class _Peer:
+    def __init__(self, cmd: list[str], env: dict[str, str]) -> None:
+        self.proc = subprocess.Popen(
+            cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=env, text=True
+        )
+        self.out: list[str] = []
+        self.err: list[str] = []
+        self.threads = [
+            threading.Thread(target=self._read, args=(pipe, lines), daemon=True)
+            for pipe, lines in ((self.proc.stdout, self.out), (self.proc.stderr, self.err))
+        ]
+        for t in self.threads:
+            t.start()
+
+    @staticmethod
+    def _read(pipe: Any, lines: list[str]) -> None:
+        for line in pipe:
+            lines.append(line)
+
+    def event(self, name: str) -> dict[str, Any] | None:
+        for line in list(self.err):
+            if f'"event": "{name}"' in line:
+                try:
+                    return json.loads(line)
+                except ValueError:
+                    continue
+        return None
+
+    def wait(self, deadline: float) -> int | None:
+        try:
+            self.proc.wait(timeout=max(0.5, deadline - time.monotonic()))
+        except subprocess.TimeoutExpired:
+            return None
+        for t in self.threads:
+            t.join(timeout=5)
+        return self.proc.returncode
+
+    def kill(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+
+    def result(self) -> dict[str, Any] | None:
+        for line in reversed(self.out):
+            line = line.strip()
+            if line.startswith("{"):
+                try:
+                    return json.loads(line)
+                except ValueError:
+                    return None
+        return None
+
+
+def _env(i: int) -> dict[str, str]:
+    return dict(
+        os.environ,
+        SLAIGA_INTERFACE=LOOPBACK,
+        SLAIGA_LOOPBACK_ONLY="1",
+        PYTHONHASHSEED=str(101 + i),
+    )
+
+
+def _common(i: int, state: Path) -> list[str]:
+    return [
+        "--json",
+        "--events",
+        "--bot",
+        "heuristic",
+        "--name",
+        f"p{i}",
+        "--state-dir",
+        str(state),
+        "--max-wait-ms",
+        str(MAX_WAIT_MS),
+        "--stall-after-ms",
+        str(STALL_MS),
+        "--decide-stall-ms",
+        str(STALL_MS),
+        "--decide-max-ms",
+        str(DECIDE_MAX_MS),
+        "--linger",
+        "1",
+    ]
+
+
+def _verify(path: str) -> dict[str, Any] | None:
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli", "verify", "--json", path],
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
+    if "Traceback" in proc.stderr:
+        return {"crash": proc.stderr[-800:]}
+    try:
+        return json.loads(proc.stdout)
+    except ValueError:
+        return {"crash": proc.stdout[-400:] + proc.stderr[-400:]}
+
+
+def _record_file(state: Path) -> str | None:
+    files = sorted((state / "tables").glob("*.rec")) if (state / "tables").exists() else []
+    if not files:
+        files = sorted(state.rglob("*.rec"))
+    return str(files[-1]) if files else None
+
+
+def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
+    rng = random.Random(seed)
+    game = rng.choice(GAMES)
+    seats = 4 if game == "slave" else rng.choice((3, 4))
+    kind = kind or rng.choice(KINDS)
+    dev = rng.randrange(1, seats)
+    at = rng.randrange(1, 25)
+    report = GameReport(seed, game, seats, kind, "", "")
+    opts = [f"--option={k}={v}" for k, v in OPTIONS.get(game, {}).items()]
+    peers: list[_Peer] = []
+    states = [tmp / f"g{seed}" / f"p{i}" for i in range(seats)]
+    twin: _Peer | None = None
+    try:
+        for i in range(seats):
+            if i == 0:
+                args = ["open", game, "--seats", str(seats), "--no-announce", *opts]
+            else:
+                args = ["join", "--peer", address]  # noqa: F821 - set by the opener first
+            args += _common(i, states[i])
+            if i == dev and kind != "twin":
+                spec = json.dumps({"kind": kind, "at": at, "seed": seed})
+                cmd = [sys.executable, "-m", "bench.adversary_peer", spec, *args]
+            else:
+                cmd = [sys.executable, "-m", "cli.net", *args]
+            peers.append(_Peer(cmd, _env(i)))
+            if i == 0:
+                deadline = time.monotonic() + ADDRESS_TIMEOUT_S
+                while time.monotonic() < deadline:
+                    ev = peers[0].event("listening")
+                    if ev is not None or peers[0].proc.poll() is not None:
+                        break
+                    time.sleep(0.05)
+                if ev is None:
+                    report.outcome = "crash"
+                    report.failures.append("crashes")
+                    report.note = "the opener never listened: " + "".join(peers[0].err)[-800:]
+                    return report
+                address = ev["address"]  # noqa: F841 - read by the joiners above
+        deadline = time.monotonic() + GAME_TIMEOUT_S
+        if kind == "twin":
+            twin = _start_twin(rng, peers[dev], states[dev], dev, deadline)
+            report.detail = "started" if twin is not None else "no chance"
+        codes = {i: peers[i].wait(deadline) for i in range(seats) if i != dev}
+        twin_text = ""
+        if twin is not None:
+            code = twin.wait(time.monotonic() + 10)
+            tail = [line.strip()[:300] for line in twin.err if line.strip()][-3:]
+            twin_text = f"twin exit {code}: {' | '.join(tail)}"
+        peers[dev].wait(time.monotonic() + 10)
+        ev = peers[dev].event("deviation")
+        if ev is not None:
+            report.detail = str(ev.get("detail", "")) or "done"
+        elif kind != "twin":
+            report.detail = "no chance"
+        _judge(report, peers, codes, dev, kind, ev)
+        if twin_text:
+            report.note = (report.note + " " + twin_text).strip()
+    finally:
+        for p in peers:
+            p.kill()
+        if twin is not None:
+            twin.kill()
+        shutil.rmtree(tmp / f"g{seed}", ignore_errors=True)
+    return report
+
+
+def _start_twin(
+    rng: random.Random, original: _Peer, state: Path, dev: int, deadline: float
+) -> _Peer | None:
+    """Copy the seat's state once its game runs, and resume the copy as a second process."""
+    wait_until = min(deadline, time.monotonic() + 60)
+    steps = rng.randrange(5, 40)
+    while time.monotonic() < wait_until:
+        seen = sum(1 for line in list(original.err) if '"event": "step' in line)
+        rec = _record_file(state)
+        if rec is not None and (seen >= steps or os.path.getsize(rec) > 4000 + 500 * steps):
+            break
+        if original.proc.poll() is not None:
+            return None
+        time.sleep(0.1)
+    rec = _record_file(state)
+    if rec is None:
+        return None
+    # a consistent copy: the first process is paused while its state is copied, and stays
+    # paused while the twin catches up and plays on; then both run the seat at once
+    original.proc.send_signal(signal.SIGSTOP)
+    try:
+        copy = state.parent / f"p{dev}-twin"
+        shutil.copytree(state, copy)
+        table_id = Path(rec).stem
+        args = ["resume", table_id, *_common(dev, copy)]
+        twin = _Peer([sys.executable, "-m", "bench.adversary_peer", "twin", *args], _env(dev))
+        until = time.monotonic() + TWIN_LEAD_S
+        while time.monotonic() < until and twin.proc.poll() is None:
+            time.sleep(0.1)
+    finally:
+        original.proc.send_signal(signal.SIGCONT)
+    return twin
+
+
+def _judge(
+    report: GameReport,
+    peers: list[_Peer],
+    codes: dict[int, int | None],
+    dev: int,
+    kind: str,
+    ev: dict[str, Any] | None,
+) -> None:
+    outcomes = Counter()
+    names = {}
+    for i, code in codes.items():
+        p = peers[i]
+        err = "".join(p.err)
+        if code is None:
+            report.failures.append("hangs")
+            report.note = f"p{i} still running at the limit"
+            outcomes["hang"] += 1
+            continue
+        if "Traceback" in err or code not in (EXIT_OK, EXIT_ABANDONED, EXIT_CHEATER):
+            report.failures.append("crashes")
+            report.note = f"p{i} exit {code}: {err[-600:]}"
+            outcomes["crash"] += 1
+            continue
+        res = p.result() or {}
+        if code == EXIT_CHEATER:
+            seat_names = res.get("seats") or []
+            culprit = res.get("culprit")
+            name = (
+                seat_names[culprit] if culprit is not None and culprit < len(seat_names) else None
+            )
+            names[i] = name
+            if name != f"p{dev}":
+                report.failures.append("wrong_blame")
+                report.note = f"p{i} names {name}, deviator p{dev}"
+            outcomes["convicted"] += 1
+            ver = _verify(res.get("record") or "")
+            if ver is None or "crash" in ver:
+                report.failures.append("crashes")
+                report.note = f"verify crashed on p{i}'s record: {ver}"
+            elif ver.get("culprit_name") != name or ver.get("culprit") != culprit:
+                report.failures.append("verify_mismatch")
+                report.note = (
+                    f"p{i}: live {name}, verify {ver.get('culprit_name')} {ver.get('error')}"
+                )
+        elif code == EXIT_ABANDONED:
+            outcomes["silence"] += 1
+            text = (res.get("error") or "") if res else ""
+            if f"seat {dev}" not in text and "silent" not in text:
+                report.note = f"p{i} abandoned: {text}"
+            rec = _record_file(Path(p.proc.args[p.proc.args.index("--state-dir") + 1]))
+            if rec is not None:
+                ver = _verify(rec)
+                if ver is None or "crash" in ver:
+                    report.failures.append("crashes")
+                    report.note = f"verify crashed on p{i}'s record: {ver}"
+                elif ver.get("culprit") is not None:
+                    report.failures.append("verify_mismatch")
+                    report.note = f"p{i} silent table, verify names {ver.get('culprit_name')}"
+        else:
+            outcomes["accepted_valid"] += 1
+            for c in res.get("cheats", []) if res else []:
+                report.note = f"p{i} reports {c}"
+            ver = _verify(res.get("record") or "") if res else None
+            if ver is None or "crash" in ver or not ver.get("ok"):
+                report.failures.append("verify_mismatch")
+                report.note = f"p{i} finished, verify: {ver and ver.get('error')}"
+    if len(outcomes) > 1 and not report.failures:
+        report.failures.append("split")
+        report.note = f"honest peers disagree: {dict(outcomes)}"
+    if len({n for n in names.values()}) > 1:
+        report.failures.append("split")
+    report.outcome = outcomes.most_common(1)[0][0] if outcomes else "none"
+    if kind == "stop" and report.outcome == "convicted":
+        report.failures.append("wrong_blame")  # silence named as a cheat
+    report.failures = sorted(set(report.failures))
+
+
+def run(games: int, seed: int, parallel: int = 1) -> dict[str, Any]:
+    """``games`` deviating games, ``parallel`` tables at a time; every kind in turn, so
+    that a short run still has twins among its games."""
+    totals = Totals()
+    start = time.perf_counter()
+    kinds = list(KINDS)
+    lock = threading.Lock()
+
+    def one(i: int, tmp: Path) -> None:
+        s = seed * 1_000_003 + i
+        r = play_game(s, tmp, kinds[i % len(kinds)])
+        with lock:
+            totals.tables += 1
+            if r.detail == "no chance":
+                return
+            totals.add(r)
+            print(
+                f"  game {i + 1}/{games}: {r.game} {r.kind} {r.detail} -> {r.outcome}"
+                f"{' FAIL ' + ','.join(r.failures) + ' ' + r.note[:300] if r.failures else ''}",
+                file=sys.stderr,
+                flush=True,
+            )
+
+    with (
+        tempfile.TemporaryDirectory(prefix="slaiga-adversary-procs-") as tmp,
+        ThreadPoolExecutor(max_workers=max(1, parallel)) as pool,
+    ):
+        list(pool.map(lambda i: one(i, Path(tmp)), range(games)))
+    out = _summary(totals, time.perf_counter() - start, seed, "processes", 0)
+    out["twins"] = totals.deviations.get("twin", 0)
+    assert set(FAILURES) <= set(out)
+    return out

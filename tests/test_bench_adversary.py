@@ -1,0 +1,150 @@
+"""``slaiga bench adversary``, short and seeded: tables where one seat deviates.
+
+The whole property of bench/adversary.py is checked on a seeded run of every
+game (in process, a few seconds); then each kind of deviation on its own, on
+the quickest game; and the deviations the adversary found that no fix closes
+yet are kept here as regression tests (strict xfail: they fail today, and
+turn into errors that ask to drop the mark once fixed).
+"""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from bench import adversary
+
+FAILURES = (
+    "wrong_blame",
+    "crashes",
+    "hangs",
+    "verify_mismatch",
+    "missed",
+    "refused_valid",
+    "split",
+    "unconvicted",
+)
+OPEN = ("entry.prev", "entry.step", "byte ")
+"""Deviations the adversary found that are still open (the xfail tests below): an entry
+chaining to an unknown hash (``entry.prev``; a flipped byte of ``raw`` may land there) and
+an entry for a later step, held and refused at its step (``entry.step``)."""
+
+
+def _table(tmp: Path, game: str, seats: int, seed: int, kind: str, **kw) -> adversary.Table:
+    table = adversary.Table(game, seats, seed, adversary.Circle(), 0.0, kind)
+    for name, value in kw.items():
+        setattr(table, name, value)
+    return table
+
+
+def _judged(table: adversary.Table, tmp: Path) -> adversary.GameReport:
+    table.play()
+    assert table.deviation is not None, "the deviation never had its chance"
+    return table.judge(tmp, {})
+
+
+def test_a_seeded_run_holds_the_property(tmp_path):
+    # Slåjens: dice only, so its tables take a fraction of a second (the other games'
+    # shuffles take seconds each: the bench plays them)
+    out = adversary.run_inprocess(games=25, seconds=None, seed=16, only=("slajens",))
+    assert out["games"] >= 25
+    assert set(out) >= {"games", "deviations", "convicted", "accepted_valid", "silence"}
+    assert out["convicted"] > 0
+    for sample in out["samples"]:
+        assert sample["detail"].startswith(OPEN) or sample["kind"] == "raw", sample
+    for key in ("wrong_blame", "crashes", "hangs", "missed", "refused_valid"):
+        assert out[key] == 0, out["samples"]
+
+
+@pytest.mark.parametrize("kind", ["kind", "replay", "equivocate", "withhold", "stop", "foreign"])
+def test_each_kind_holds_the_property(tmp_path, kind):
+    circle = adversary.Circle()
+    if kind == "foreign":
+        # an earlier table of the same players, whose entries the deviator resends
+        first = adversary.play_one(900, circle, tmp_path, {}, 0.0, game="slajens", kind="stop")
+        assert first
+    for seed in range(3):
+        table = adversary.Table("slajens", 3, 1000 + seed, circle, 0.0, kind)
+        table.deviate_at = 1 + seed
+        report = _judged(table, tmp_path)
+        assert report.failures == [], report
+        expected = {
+            "kind": {"convicted"},
+            "replay": {"convicted", "accepted_valid"},
+            "equivocate": {"convicted"},
+            "withhold": {"accepted_valid"},
+            "stop": {"silence"},
+            "foreign": {"accepted_valid"},
+        }[kind]
+        assert report.outcome in expected, report
+
+
+@pytest.mark.parametrize("field", ["seat", "table_id"])
+def test_a_changed_entry_field_convicts_or_is_ignored(tmp_path, field):
+    table = _table(tmp_path, "slajens", 3, 7, "field", field_only=("entry", field))
+    table.deviate_at = 2
+    report = _judged(table, tmp_path)
+    assert report.failures == [], report
+    # another seat's number: impersonation; another table: no evidence, the game goes on
+    assert report.outcome == ("convicted" if field == "seat" else "accepted_valid"), report
+
+
+def test_a_changed_body_field_convicts_its_signer(tmp_path):
+    rng = random.Random(5)
+    for seed in range(4):
+        table = _table(tmp_path, "slajens", 3, 40 + seed, "field", field_only=("body", None))
+        table.deviate_at = rng.randrange(1, 6)
+        table.field_only = None
+        table.kind = "raw"
+        report = _judged(table, tmp_path)
+        if not report.detail.startswith(OPEN):
+            assert report.failures == [], report
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="open (found by bench adversary): an entry signed for the current step that "
+    "chains to an unknown hash is refused as a chain break, reported but kept as no "
+    "evidence; the seat then signs its real entry for that step and nobody convicts it",
+)
+def test_an_entry_with_an_unknown_prev_convicts_its_signer(tmp_path):
+    # a random hash, not an older one of this record (that is a Replay, and convicts)
+    table = _table(
+        tmp_path, "slajens", 3, 3, "field", field_only=("entry", "prev"), prev_old_share=0.0
+    )
+    table.deviate_at = 2
+    report = _judged(table, tmp_path)
+    assert report.outcome == "convicted" and report.failures == [], report
+
+
+@pytest.mark.xfail(
+    strict=False,
+    reason="open (found by bench adversary, partly closed on main): an entry for a later "
+    "step is held and refused when its step comes; the refused entry is now kept as "
+    "evidence, but a seat may be left waiting on the honest seats that convicted and "
+    "stopped (about 1 table in 20 of 4 Slajens seats: table seed 507, deviate_at 3)",
+)
+def test_an_entry_for_a_later_step_convicts_with_evidence(tmp_path):
+    for seed in range(8):
+        table = _table(
+            tmp_path,
+            "slajens",
+            4,
+            500 + seed,
+            "field",
+            field_only=("entry", "step"),
+            step_shifts=(1, 2),
+        )
+        table.deviate_at = 1 + seed % 5
+        report = _judged(table, tmp_path)
+        assert report.outcome == "convicted" and report.failures == [], report
+
+
+def test_a_lie_convicts_the_liar(tmp_path):
+    # a face-down claim the table accepts, shown false by a later reveal
+    table = adversary.Table("slaiga", 3, 70, adversary.Circle(), 0.0, "lie")
+    table.deviate_at = 2
+    report = _judged(table, tmp_path)
+    assert report.outcome == "convicted" and report.failures == [], report
