@@ -180,10 +180,27 @@ def open_sealed(key: SealKey, sealed: bytes, context: bytes) -> bytes:
 # ---------------------------------------------------------------- openable boxes
 
 
-def ephemeral_public(ephemeral_private: bytes) -> bytes:
-    """The X25519 public key of a one-time private key (32 bytes)."""
-    ephemeral_private = check_bytes("ephemeral key", ephemeral_private, KEY_BYTES)
-    return _raw_public(X25519PrivateKey.from_private_bytes(ephemeral_private))
+_OPENABLE_KEY_DST = b"slaiga/seal/openable-key/v1"
+
+
+def openable_key(secret: bytes, context: bytes) -> bytes:
+    """The one-time private key of the openable box sealed for ``context``, derived from
+    the sender's ``secret`` (at least 32 bytes).  One key per context, so no two boxes
+    share a key; the sender derives it again after a crash, and may show it."""
+    secret = check_bytes("secret", secret)
+    if len(secret) < KEY_BYTES:
+        raise InvalidEncoding(f"an openable box's secret must be at least {KEY_BYTES} bytes")
+    context = check_bytes("context", context)
+    h = hashlib.sha512(_OPENABLE_KEY_DST)
+    for part in (secret, context):
+        h.update(len(part).to_bytes(8, "little") + part)
+    return h.digest()[:KEY_BYTES]
+
+
+def shown_key_public(shown_key: bytes) -> bytes:
+    """The X25519 public key of a shown one-time private key (32 bytes)."""
+    shown_key = check_bytes("shown key", shown_key, KEY_BYTES)
+    return _raw_public(X25519PrivateKey.from_private_bytes(shown_key))
 
 
 def openable_size(plaintext_bytes: int) -> int:
@@ -191,17 +208,18 @@ def openable_size(plaintext_bytes: int) -> int:
     return 1 + KEY_BYTES + NONCE_BYTES + plaintext_bytes + TAG_BYTES
 
 
-def seal_openable(
-    receiver_public: bytes, plaintext: bytes, context: bytes, ephemeral_private: bytes
-) -> bytes:
-    """Seal like :func:`seal`, under the caller's one-time key ``ephemeral_private``,
-    which the sender may later reveal so anyone can open the box."""
+def seal_openable(receiver_public: bytes, plaintext: bytes, context: bytes, secret: bytes) -> bytes:
+    """Seal like :func:`seal`, under the one-time key :func:`openable_key` derives from
+    ``secret`` for this ``context``, which the sender may later show so that anyone can
+    open the box."""
+    return _seal_with_key(receiver_public, plaintext, context, openable_key(secret, context))
+
+
+def _seal_with_key(receiver_public: bytes, plaintext: bytes, context: bytes, key: bytes) -> bytes:
     receiver_public = check_bytes("receiver public key", receiver_public, KEY_BYTES)
     plaintext = check_bytes("plaintext", plaintext)
     context = check_bytes("context", context)
-    eph = X25519PrivateKey.from_private_bytes(
-        check_bytes("ephemeral key", ephemeral_private, KEY_BYTES)
-    )
+    eph = X25519PrivateKey.from_private_bytes(check_bytes("one-time key", key, KEY_BYTES))
     eph_pub = _raw_public(eph)
     h = hashlib.sha512(_NONCE_DST)
     for part in (secrets.token_bytes(KEY_BYTES), context, plaintext):
@@ -243,8 +261,8 @@ def open_openable(key: SealKey, sealed: bytes, context: bytes) -> bytes:
     return _decrypt(aead, nonce, body, ad)
 
 
-def open_with_ephemeral(
-    ephemeral_private: bytes, receiver_public: bytes, sealed: bytes, context: bytes
+def open_with_shown_key(
+    shown_key: bytes, receiver_public: bytes, sealed: bytes, context: bytes
 ) -> bytes:
     """Anyone opens an openable box with its revealed one-time key: the very bytes its
     receiver reads.  Raise :class:`InvalidProof` if the key is not the box's or the box
@@ -252,8 +270,8 @@ def open_with_ephemeral(
     receiver_public = check_seal_key(receiver_public)
     context = check_bytes("context", context)
     eph_pub, nonce, body = _openable_parts(sealed)
-    if ephemeral_public(ephemeral_private) != eph_pub:
+    if shown_key_public(shown_key) != eph_pub:
         raise InvalidProof("the revealed one-time key is not the one the box names")
-    eph = X25519PrivateKey.from_private_bytes(ephemeral_private)
+    eph = X25519PrivateKey.from_private_bytes(shown_key)
     aead, ad = _aead_key_and_ad(eph, receiver_public, eph_pub, receiver_public, context)
     return _decrypt(aead, nonce, body, ad)

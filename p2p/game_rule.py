@@ -116,12 +116,13 @@ from crypto.reveal import make_tokens, reveal_index, unmask, verify_tokens
 from crypto.seal import (
     SealKey,
     check_seal_key,
-    ephemeral_public,
     open_openable,
-    open_with_ephemeral,
+    open_with_shown_key,
     openable_ephemeral,
+    openable_key,
     openable_size,
     seal_openable,
+    shown_key_public,
 )
 from crypto.shuffle import shuffle_deck
 from crypto.shuffle_proof_tw_batch import (
@@ -1327,12 +1328,19 @@ class GameRule:
     def _seal_context(self, step: int, prover: int, verifier: int) -> bytes:
         return _SEAL_DOMAIN + self._ctx(prover, step).encode() + bytes([verifier])
 
-    def _gift_key(self, gift: _Gift) -> bytes:
-        """The gift box's one-time X25519 key, derived from the table secret so that it
-        survives a crash (the giver may have to show it after a restart)."""
+    def _gift_secret(self, gift: _Gift) -> bytes:
+        """What the gift box's one-time key is derived from: the table secret, so that it
+        survives a crash (the giver may have to show the key after a restart)."""
         mine = self.mine
         assert mine is not None
-        return _derive(mine.keys.table_secret, _GIFT_KEY_DOMAIN, gift.step)[:32]
+        return _derive(mine.keys.table_secret, _GIFT_KEY_DOMAIN, gift.step)
+
+    def _gift_key(self, gift: _Gift) -> bytes:
+        """The gift box's one-time X25519 key (:func:`crypto.seal.openable_key`)."""
+        mine = self.mine
+        assert mine is not None
+        ctx = self._seal_context(gift.step, mine.seat, gift.st.verifier)
+        return openable_key(self._gift_secret(gift), ctx)
 
     def _make_sealed(self, gift: _Gift) -> Body:
         made = self._made.pop(self.step_no, None)
@@ -1377,7 +1385,7 @@ class GameRule:
         secret, mine_rest, deck = mine.secret, self._my_indices(st.rest), self.deck
         receiver = self.manifest.seats[self.order[st.verifier]].seal_key
         ctx_bytes = self._seal_context(gift.step, mine.seat, st.verifier)
-        box_key = self._gift_key(gift)
+        box_secret = self._gift_secret(gift)
 
         def seal() -> Body:
             tokens, dleq = make_tokens(secret, pub, to_open, ctx) if to_open else ([], None)
@@ -1401,7 +1409,7 @@ class GameRule:
             forged_plain = self._cheat("seal", plain)
             if forged_plain is not None:
                 plain = forged_plain
-            return SealedProofBody(seal_openable(receiver, plain, ctx_bytes, box_key))
+            return SealedProofBody(seal_openable(receiver, plain, ctx_bytes, box_secret))
 
         return seal
 
@@ -1489,11 +1497,11 @@ class GameRule:
         fault, why)``.  A key that is not the box's own raises (the giver's entry is false)."""
         st = gift.st
         p, v = st.seat, st.verifier
-        if ephemeral_public(b.key) != openable_ephemeral(box):
+        if shown_key_public(b.key) != openable_ephemeral(box):
             raise InvalidEncoding("the key shown is not the one-time key of its gift box")
         receiver = self.manifest.seats[self.order[v]].seal_key
         try:
-            plain = open_with_ephemeral(b.key, receiver, box, self._seal_context(gift.step, p, v))
+            plain = open_with_shown_key(b.key, receiver, box, self._seal_context(gift.step, p, v))
             self._verify_gift(gift, plain)
         except (CryptoError, ValueError, TypeError, KeyError) as exc:
             return p, (

@@ -142,23 +142,31 @@ def test_repeated_randomness_never_makes_a_two_time_pad():
 
 def test_openable_box_opens_for_its_receiver_and_with_its_one_time_key():
     from crypto.seal import (
-        ephemeral_public,
         open_openable,
-        open_with_ephemeral,
+        open_with_shown_key,
         openable_ephemeral,
+        openable_key,
         openable_size,
         seal_openable,
+        shown_key_public,
     )
 
     receiver = SealKey.generate()
-    eph = bytes(range(32))
-    box = seal_openable(receiver.public, b"gift" * 10, b"ctx", eph)
+    secret = bytes(range(64))
+    box = seal_openable(receiver.public, b"gift" * 10, b"ctx", secret)
+    eph = openable_key(secret, b"ctx")
     assert len(box) == openable_size(40)
-    assert openable_ephemeral(box) == ephemeral_public(eph)
+    assert openable_ephemeral(box) == shown_key_public(eph)
     assert open_openable(receiver, box, b"ctx") == b"gift" * 10
-    assert open_with_ephemeral(eph, receiver.public, box, b"ctx") == b"gift" * 10
+    assert open_with_shown_key(eph, receiver.public, box, b"ctx") == b"gift" * 10
+    # one key per context: boxes for two contexts never share a one-time key
+    other = seal_openable(receiver.public, b"gift" * 10, b"ctx2", secret)
+    assert openable_ephemeral(other) != openable_ephemeral(box)
+    assert openable_key(secret, b"ctx2") != eph
+    with pytest.raises(InvalidEncoding):
+        openable_key(b"short", b"ctx")
     # two boxes under one one-time key never share a nonce (no two-time pad)
-    again = seal_openable(receiver.public, b"gift" * 10, b"ctx", eph)
+    again = seal_openable(receiver.public, b"gift" * 10, b"ctx", secret)
     assert again[33:45] != box[33:45]
     # tamper each part: version, one-time key, nonce, ciphertext, tag; context; key shown
     for pos in (0, 1, 33, 45, len(box) - 1):
@@ -167,11 +175,11 @@ def test_openable_box_opens_for_its_receiver_and_with_its_one_time_key():
         with pytest.raises((InvalidProof, InvalidEncoding)):
             open_openable(receiver, bytes(bad), b"ctx")
         with pytest.raises((InvalidProof, InvalidEncoding)):
-            open_with_ephemeral(eph, receiver.public, bytes(bad), b"ctx")
+            open_with_shown_key(eph, receiver.public, bytes(bad), b"ctx")
     with pytest.raises(InvalidProof):
-        open_with_ephemeral(eph, receiver.public, box, b"other")
+        open_with_shown_key(eph, receiver.public, box, b"other")
     with pytest.raises(InvalidProof, match="one-time key"):
-        open_with_ephemeral(bytes(range(1, 33)), receiver.public, box, b"ctx")
+        open_with_shown_key(bytes(range(1, 33)), receiver.public, box, b"ctx")
     with pytest.raises(InvalidProof):
         open_openable(SealKey.generate(), box, b"ctx")
     with pytest.raises(InvalidEncoding):

@@ -20,7 +20,7 @@ from pathlib import Path
 import msgpack
 import pytest
 
-from crypto.seal import open_with_ephemeral, seal_openable
+from crypto.seal import _seal_with_key, open_with_shown_key, openable_key
 from engine import registry
 from engine.cards import slave_key
 from p2p import local_table
@@ -292,10 +292,10 @@ def _gift_parts(g, rec: Record) -> tuple[bytes, bytes, bytes]:
     assert rule is not None
     step = g["sealed"].step
     p, v = rule.engine_seat_of[g["giver"]], rule.engine_seat_of[g["receiver"]]
-    key = _derive(g["secret"], _GIFT_KEY_DOMAIN, step)[:32]
     ctx = rule._seal_context(step, p, v)
+    key = openable_key(_derive(g["secret"], _GIFT_KEY_DOMAIN, step), ctx)
     receiver = rec.manifest.seats[g["receiver"]].seal_key
-    return key, ctx, open_with_ephemeral(key, receiver, g["sealed"].body.sealed, ctx)
+    return key, ctx, open_with_shown_key(key, receiver, g["sealed"].body.sealed, ctx)
 
 
 def _tampered_boxes(g):
@@ -355,14 +355,14 @@ def test_each_field_of_the_sealed_plaintext_tampered_convicts_the_giver(honest_g
     for what, pos in fields.items():
         bad = bytearray(plain)
         bad[pos] ^= 0x01
-        box = seal_openable(receiver, bytes(bad), ctx, key)
+        box = _seal_with_key(receiver, bytes(bad), ctx, key)
         exc = _dispute(honest_gift, box)
         assert isinstance(exc, InvalidMove), what
         assert exc.seat == honest_gift["giver"], (what, exc)
         assert "is false" in str(exc), (what, exc)
     # the same plaintext sealed again is still the honest gift: the complainer lies
-    exc = _dispute(honest_gift, seal_openable(receiver, plain, ctx, key))
+    exc = _dispute(honest_gift, _seal_with_key(receiver, plain, ctx, key))
     assert isinstance(exc, InvalidMove) and exc.seat == honest_gift["receiver"]
     # a box that does not open under its own key (sealed for another context)
-    exc = _dispute(honest_gift, seal_openable(receiver, plain, ctx + b"x", key))
+    exc = _dispute(honest_gift, _seal_with_key(receiver, plain, ctx + b"x", key))
     assert isinstance(exc, InvalidMove) and exc.seat == honest_gift["giver"]
