@@ -167,6 +167,10 @@ class Record:
         self._hash_index: dict[bytes, int] = {self.hashes[0]: 0}
         self.steps: list[dict[int, _Slot]] = [{}]  # steps[k] seat -> slot; steps[0] = genesis
         self._pending: dict[int, _Slot] = {}
+        self._broken: dict[int, _Slot] = {}
+        """Seat -> its entry for the current step that chained to an unknown hash (a fork
+        we cannot follow, or a deviation): a second, different entry from it for this
+        step is equivocation, with both as evidence."""
         self._held: dict[int, dict[int, _Slot]] = {}
         self._held_count = 0
         self._held_bytes = 0
@@ -444,7 +448,7 @@ class Record:
         """Add an authenticated entry for the current step; ``None`` if a duplicate."""
         entry, signed = slot.entry, slot.signed
         seat = entry.seat
-        prior = self._pending.get(seat)
+        prior = self._pending.get(seat) or self._broken.get(seat)
         if prior is not None:
             self._same_or_equivocation(prior, slot)  # raises unless identical
             return None
@@ -470,6 +474,9 @@ class Record:
                     f"entry for step {entry.step} chains to step {j}, not {entry.step - 1}",
                     (signed.entry,),
                 )
+            # kept (one per seat and step): an honest seat that saw another fork never signs
+            # a second entry for this step, so if this seat does, the two are equivocation
+            self._broken.setdefault(seat, slot)
             raise BrokenChain(
                 seat, f"entry for step {entry.step} chains to an unknown hash", (signed.entry,)
             )
@@ -497,6 +504,7 @@ class Record:
         self.hashes.append(h)
         self._hash_index[h] = number
         self._pending = {}
+        self._broken = {}
         try:
             self.rule.advance(view)
         except CheatDetected as exc:
