@@ -359,6 +359,11 @@ class Table:
             for env in kept:
                 if env not in self.evidence[t]:
                     self.evidence[t].append(env)
+                    # and relayed, as the node does: a seat the deviator never showed it
+                    # must not be left waiting on the seats that convicted and stopped
+                    for other in range(self.n):
+                        if other != t:
+                            self.queue.append((other, env, t))
         if isinstance(exc, Equivocation):
             first, first_sig, second, second_sig = exc.evidence[:4]
             step = _entry_of(Signed(first, first_sig))

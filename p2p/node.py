@@ -1366,6 +1366,10 @@ class Node:
                 continue  # already in the file (as evidence, or accepted)
             self._evidence.add(env.signature)
             self.store.append(env, sync=True)
+            if self.mesh is not None:
+                # every seat gets the evidence itself: one the deviator never showed it
+                # (a held entry refused at its step) must not leave it waiting on us
+                self.mesh.broadcast(env)
 
     def _is_game(self) -> bool:
         return self.manifest is not None and isinstance(self.manifest.protocol, GameProtocol)
