@@ -2,9 +2,8 @@
 
 The whole property of bench/adversary.py is checked on a seeded run of every
 game (in process, a few seconds); then each kind of deviation on its own, on
-the quickest game; and the deviations the adversary found that no fix closes
-yet are kept here as regression tests (strict xfail: they fail today, and
-turn into errors that ask to drop the mark once fixed).
+the quickest game; and every deviation the adversary found that a fix closed
+is kept here as a seeded regression test.
 """
 
 from __future__ import annotations
