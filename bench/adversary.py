@@ -2,7 +2,7 @@
 
 Each game is a real table of one of the five games (Slave, Slåjens, Slaiga,
 Honest Slaiga, Aight of Spaides) with every seat's own protocol code
-(:mod:`p2p.local_table`'s per-seat records and drivers).  One seat, the
+(:mod:`p2p.table.local_table`'s per-seat records and drivers).  One seat, the
 *deviator*, plays honestly until a random entry of its own, and there does
 one of these (``kind``):
 
@@ -22,7 +22,7 @@ one of these (``kind``):
 * ``withhold``: sends its entry to only some peers (the others get it relayed);
 * ``stop``: stops for good.
 
-Delivery is a small in-memory mesh with the node's rules (:mod:`p2p.node`):
+Delivery is a small in-memory mesh with the node's rules (:mod:`p2p.net.node`):
 every accepted entry is relayed to the seats other than its author and the
 one it came from; a chain break fetches the whole record of the relay and the
 author; an equivocation's two envelopes are spread to every seat; a seat that
@@ -40,7 +40,7 @@ The property, checked on every game:
 * no honest seat is ever named (``wrong_blame``);
 * nothing raises anything but a :class:`p2p.errors.P2PError` (``crashes``)
   and no table waits on an honest seat (``hangs``);
-* ``slaiga verify`` (:func:`p2p.verify.verify_record_file`) on every honest
+* ``slaiga verify`` (:func:`p2p.record.verify.verify_record_file`) on every honest
   seat's record file (its accepted entries, then the evidence it kept)
   reaches the same verdict, seat and step (``verify_mismatch``).
 
@@ -100,13 +100,13 @@ from p2p.errors import (
     ForgedSignature,
     P2PError,
 )
-from p2p.forming import table_rule
-from p2p.game_rule import ACTION_KIND, ActionBody, SeatKeys
-from p2p.local_table import game_genesis
-from p2p.record import Record, Status, entry_signing_input
-from p2p.seat import SeatDriver, rule_factory
-from p2p.store import RecordFile
-from p2p.verify import verify_record_file
+from p2p.record.chain import Record, Status, entry_signing_input
+from p2p.record.store import RecordFile
+from p2p.record.verify import verify_record_file
+from p2p.table.forming import table_rule
+from p2p.table.game_rule import ACTION_KIND, ActionBody, SeatKeys
+from p2p.table.local_table import game_genesis
+from p2p.table.seat import SeatDriver, rule_factory
 from p2p.wire import Body, Entry, Signed, decode_body, encode_body
 
 GAMES = ("slave", "slajens", "slaiga", "honest-slaiga", "aight-of-spaides")
@@ -354,7 +354,7 @@ class Table:
         if signed is not None:
             kept = [signed]
             if isinstance(exc, Equivocation):
-                # both versions, as the node keeps them (p2p/node.py, _keep_evidence)
+                # both versions, as the node keeps them (p2p/net/node.py, _keep_evidence)
                 kept.insert(0, Signed(exc.evidence[0], exc.evidence[1]))
             for env in kept:
                 if env not in self.evidence[t]:
@@ -863,7 +863,7 @@ class Table:
         detail = dev.detail if dev is not None else "no chance"
         report = GameReport(self.seed, self.game, self.n, kind, detail, "")
         # chain breaks no equivocation explained are reported as what they look like, but
-        # convict nobody (the node does the same; p2p/node.py, _blame_suspects)
+        # convict nobody (the node does the same; p2p/net/node.py, _blame_suspects)
         reported = {
             exc.seat for t in self.honest if t not in self.verdict for exc in self.suspects[t]
         }

@@ -46,9 +46,9 @@ from bench.adversary import (
 from cli import net
 from engine import registry
 from engine.players import BotPlayer
-from p2p import node as node_module
-from p2p.game_rule import ACTION_KIND
-from p2p.record import Accepted, Offer, Status
+from p2p.net import node as node_module
+from p2p.record.chain import Accepted, Offer, Status
+from p2p.table.game_rule import ACTION_KIND
 from p2p.wire import Entry, decode_body, encode_body
 
 
@@ -265,7 +265,7 @@ def main(argv: list[str]) -> int:
 def twin_main(argv: list[str]) -> int:
     """A twin: ``resume`` a copy of a seat's state on any free port (the seat's own
     port is taken by the first process), so two processes run one seat."""
-    from p2p import mesh
+    from p2p.net import mesh
 
     real = mesh.parse_address
     calls = []

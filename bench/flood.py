@@ -36,10 +36,11 @@ import trio
 
 from bench import help_text
 from crypto.identity import IdentityKey
-from p2p import netguard, wire
+from p2p import wire
 from p2p.errors import ConnectionClosed, HandshakeFailed
-from p2p.mesh import open_mesh
-from p2p.node import Node, NodeConfig
+from p2p.net import netguard
+from p2p.net.mesh import open_mesh
+from p2p.net.node import Node, NodeConfig
 
 DEFAULT_SECONDS = 60.0
 DEFAULT_STRANGERS = 24

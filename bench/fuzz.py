@@ -20,9 +20,9 @@ Inputs come from a corpus of valid frames of every top-level message type
 Targets:
 
 * **decoder**: :class:`p2p.wire.FrameDecoder` on every input (``--frames``);
-* **record**: :meth:`p2p.record.Record.offer` on mutated signed entries of a
+* **record**: :meth:`p2p.record.chain.Record.offer` on mutated signed entries of a
   real demo record (a tenth of ``--frames``);
-* **live node**: a real opener (:class:`p2p.node.Node`) in its lobby on
+* **live node**: a real opener (:class:`p2p.net.node.Node`) in its lobby on
   loopback; ``--live`` connections each send one input, half before the
   handshake (raw TCP) and half after a real handshake (MAC'd frames, which
   reach the node's message handling).  At the end an honest peer joins and
@@ -48,10 +48,14 @@ import trio
 from bench import help_text
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
-from p2p import netguard, wire
-from p2p.demo import Count, DemoProtocol, Echo
+from p2p import wire
 from p2p.errors import P2PError, RemoteProtocolError
-from p2p.forming import (
+from p2p.net import netguard
+from p2p.net.mesh import FramedStream, handshake_dialer
+from p2p.net.node import Finished, Node, NodeConfig
+from p2p.record.chain import Record
+from p2p.table.demo import Count, DemoProtocol, Echo
+from p2p.table.forming import (
     Commit,
     Manifest,
     make_genesis,
@@ -61,9 +65,6 @@ from p2p.forming import (
     sign_manifest,
     table_rule,
 )
-from p2p.mesh import FramedStream, handshake_dialer
-from p2p.node import Finished, Node, NodeConfig
-from p2p.record import Record
 
 DEFAULT_FRAMES = 100_000
 DEFAULT_LIVE = 2_000

@@ -19,7 +19,7 @@ serialised, so ``acceptances_per_s`` is roughly constant in the peer count and
 ``msgs_per_s`` falls as ``acceptances_per_s / (n - 1)`` with more peers per entry
 to check.  On a LAN each peer checks only its own copies on its own machine,
 so per-peer acceptance rate, not this sum, bounds the table.  Byte-identical
-copies (fetched, relayed) are not verified twice (:mod:`p2p.record`).
+copies (fetched, relayed) are not verified twice (:mod:`p2p.record.chain`).
 """
 
 from __future__ import annotations
@@ -36,7 +36,7 @@ from pathlib import Path
 import trio
 
 from bench import help_text
-from p2p.node import Node, NodeConfig
+from p2p.net.node import Node, NodeConfig
 
 PEER_COUNTS = (2, 4, 6, 8)
 LATENCY_STEPS = 200

@@ -3,7 +3,7 @@
 Each seat is ONE long-lived peer process on loopback that plays every game of
 the run in turn (``slave``, ``slajens``, ``slaiga``, ``honest-slaiga``,
 ``aight-of-spaides``, again and again), each game a fresh table: a new
-``p2p.node.Node`` forms it (the opener announces it over zeroconf bound to
+``p2p.net.node.Node`` forms it (the opener announces it over zeroconf bound to
 loopback; the others dial the opener's port), plays it with heuristic bots
 and closes everything before the next.  After each game every peer samples
 its own process after a garbage collection:
@@ -20,7 +20,7 @@ every growth is below ``--max-growth`` (10 %).  The baseline is game 20, or
 half the run when the run is shorter than 40 games (:func:`baseline_for`); a
 baseline at or after the last game would compare a game with itself (always
 0 % growth), so it is refused, and the report names both games compared.  Every record
-file of every peer is verified offline (``p2p.verify``) while the run goes
+file of every peer is verified offline (``p2p.record.verify``) while the run goes
 on; all peers of a game must agree on its ranking, state hash and record head.
 
 The run is bounded: each game has a deadline, joiners try a bounded number of
@@ -123,7 +123,7 @@ async def _play_one(index: int, args: argparse.Namespace) -> dict[str, Any]:
     from engine import registry
     from engine.options import resolve_options
     from p2p.errors import P2PError
-    from p2p.node import Node, NodeConfig
+    from p2p.net.node import Node, NodeConfig
 
     game = GAMES[index % len(GAMES)]
     opener = args.seat == 0
@@ -159,7 +159,7 @@ async def _play_one(index: int, args: argparse.Namespace) -> dict[str, Any]:
 def peer_main(args: argparse.Namespace) -> int:
     import trio
 
-    from p2p import netguard
+    from p2p.net import netguard
 
     netguard.arm_from_environment()
     out = Path(args.out)
@@ -233,7 +233,7 @@ class _Verifier:
         self.thread.start()
 
     def _work(self) -> None:
-        from p2p.verify import verify_record_file
+        from p2p.record.verify import verify_record_file
 
         while (item := self.todo.get()) is not None:
             index, seat, path, row = item

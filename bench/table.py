@@ -6,18 +6,18 @@ real ``cli.net`` peer processes on loopback (from the table being formed to the
 record being complete, as the opener saw it: process start and forming are
 not counted), ``inprocess_s`` the time of a game of the
 same game and options with every seat's protocol code in this process
-(``p2p.local_table``: same proofs and checks, no sockets).  Cards and dice are
+(``p2p.table.local_table``: same proofs and checks, no sockets).  Cards and dice are
 secret randomness, so the two are different deals of the same game: ``ratio``
 compares the time per record entry (``ratio_raw`` the plain times).
 ``action_ms_median``/``action_ms_p90``: from the step before an action to the
 end of everything that action caused (reveals, proofs), for actions whose cycle
 needs no shuffle; ``first_decision_s``: from the table being formed to the
 first decision being owed.  ``loop_block_ms_max``/``loop_block_ms_p99``: how late a
-watchdog task in each peer's Trio loop woke (p2p/loopwatch.py, a 10 ms sleep again
+watchdog task in each peer's Trio loop woke (p2p/net/loopwatch.py, a 10 ms sleep again
 and again) while the game ran, over the samples of every peer
 (``..._per_peer``: each peer's own); a long proof or check on the loop shows as a
 late wake.  On a loaded machine the OS scheduler adds to it.  Peers make and check
-shuffle proofs and tokens in worker threads (p2p/offload.py); ``--offload both``
+shuffle proofs and tokens in worker threads (p2p/net/offload.py); ``--offload both``
 plays each game first with them on the event loop and reports those figures under
 ``on_loop``.  All figures from one run on this machine.
 """
@@ -37,8 +37,8 @@ from pathlib import Path
 from typing import Any
 
 from bench import help_text
-from p2p import local_table
-from p2p.loopwatch import summarize
+from p2p.net.loopwatch import summarize
+from p2p.table import local_table
 
 GAMES = ("slave", "slajens", "slaiga", "honest-slaiga", "aight-of-spaides")
 OPTIONS = {"slave": {"games": 1}, "slajens": {"rounds": 5}}

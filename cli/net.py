@@ -39,10 +39,12 @@ from cli.render import verify_command
 from engine import registry
 from engine.errors import EngineError
 from engine.options import parse_option_args, resolve_options
-from p2p import discovery, netguard
-from p2p.demo import DEFAULT_ROUND_EVERY
 from p2p.errors import DiscoveryError, NodeError, P2PError, TableAbandoned
-from p2p.events import (
+from p2p.net import discovery, netguard
+from p2p.net.loopwatch import LoopWatch, watched
+from p2p.net.node import OPEN_TIMEOUT_S, Node, NodeConfig, TableResult
+from p2p.table.demo import DEFAULT_ROUND_EVERY
+from p2p.table.events import (
     Abandoned,
     CheatSeen,
     HandedOver,
@@ -55,10 +57,8 @@ from p2p.events import (
     Vanished,
     Welcomed,
 )
-from p2p.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
-from p2p.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
-from p2p.loopwatch import LoopWatch, watched
-from p2p.node import OPEN_TIMEOUT_S, Node, NodeConfig, TableResult
+from p2p.table.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
+from p2p.table.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
 
 ENV_HOME = state.ENV_HOME
 EXIT_OK = checked.EXIT_OK
@@ -152,10 +152,10 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         help="how long a player may think before the table is abandoned",
     )
     p.add_argument("--trace-steps", action="store_true", help=argparse.SUPPRESS)
-    # slaiga bench table: sample the event loop's lateness (p2p/loopwatch.py) and print
+    # slaiga bench table: sample the event loop's lateness (p2p/net/loopwatch.py) and print
     # the samples as one "loop_watch" JSON line on stderr at the end
     p.add_argument("--loop-watch", action="store_true", help=argparse.SUPPRESS)
-    # slaiga bench table --offload: proofs made and checked on the event loop (p2p/offload.py)
+    # slaiga bench table --offload: proofs made and checked on the event loop (p2p/net/offload.py)
     p.add_argument("--no-offload", action="store_true", help=argparse.SUPPRESS)
     # the seat handed to a bot in the background waits for the person's process to exit
     p.add_argument("--wait-state", type=checked.seconds, default=0.0, help=argparse.SUPPRESS)

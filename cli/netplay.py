@@ -24,10 +24,10 @@ import trio
 from engine import registry
 from engine.game import Action, Event, Game
 from engine.players import BotPlayer, Player
-from p2p.events import Listening, NodeEvent
+from p2p.table.events import Listening, NodeEvent
 
 if TYPE_CHECKING:
-    from p2p.node import TableResult
+    from p2p.net.node import TableResult
 
 BOT_KINDS = ("heuristic", "random")
 LOOPBACK = "127.0.0.1"
@@ -97,7 +97,7 @@ def player_event_text(event: NodeEvent, node: Any) -> str | None:
     """A node event in player words: names for seats, no slots, steps or hashes
     (``None``: not worth a person's attention)."""
     from cli.narrate import words
-    from p2p.events import SeatStalled
+    from p2p.table.events import SeatStalled
 
     kind = getattr(event, "KIND", "")
     if kind in NOT_FOR_PLAYERS:
@@ -161,7 +161,7 @@ def play_networked(
     (each with its own identity and key share, in folders under ``state/bots``), play
     our seat with ``make_player`` and reap the bots.  Full crypto: every proof is
     checked by every peer, exactly as at a LAN table."""
-    from p2p.node import Node, NodeConfig
+    from p2p.net.node import Node, NodeConfig
 
     procs: list[subprocess.Popen[bytes]] = []
     bots_dir = state / "bots"

@@ -242,7 +242,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
     from cli import state
     from cli.netplay import play_networked, player_factory
     from p2p.errors import NodeError
-    from p2p.events import Forming, Joined, Listening, Meshed, NodeEvent, SeatStalled
+    from p2p.table.events import Forming, Joined, Listening, Meshed, NodeEvent, SeatStalled
 
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     try:

@@ -54,7 +54,7 @@ class Resumable:
 
 def _read(path: Path, bots: Path) -> Resumable | None:
     from p2p.errors import UnreadableRecord
-    from p2p.verify import verify_record_file
+    from p2p.record.verify import verify_record_file
 
     try:
         report = verify_record_file(path)

@@ -1,6 +1,6 @@
 """``slaiga verify RECORD-FILE [--json]``: check a saved record offline, as anyone can.
 
-No network and no keys but those in the record (see :mod:`p2p.verify` and
+No network and no keys but those in the record (see :mod:`p2p.record.verify` and
 ``p2p/RECORD_FORMAT.md``).  Human output goes through ``rich``; ``--json``
 prints exactly one JSON object on stdout.
 
@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from p2p.errors import UnreadableRecord
-from p2p.verify import VerifyReport, verify_record_file
+from p2p.record.verify import VerifyReport, verify_record_file
 
 EXIT_OK = 0
 EXIT_FAILED = 1

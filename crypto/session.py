@@ -1,6 +1,6 @@
 """Session keys for one authenticated link, and a MAC on every frame sent over it.
 
-The handshake (``p2p/mesh.py``) is SIGMA-style (H. Krawczyk, "SIGMA: the
+The handshake (``p2p/net/mesh.py``) is SIGMA-style (H. Krawczyk, "SIGMA: the
 'SIGn-and-MAc' approach to authenticated Diffie-Hellman", CRYPTO 2003), in the
 form TLS 1.3 also uses: each side sends a fresh X25519 ephemeral key in its
 hello, and each signs, with its long-term Ed25519 identity, a transcript that

@@ -43,7 +43,7 @@ its giver) with no new obligation. A cryptographic dealer must therefore
 track, per card, which seats can open its current ciphertext, and re-key a
 card (re-mask it and privately reveal it afresh) before any reveal or proof
 that would otherwise open it to seats outside its audience; the
-mental-poker game rule in ``p2p.game_rule`` does this.
+mental-poker game rule in ``p2p.table.game_rule`` does this.
 
 Statements are data, so they can go into a signed record and be evaluated by
 any verifier. Each has ``holds(face_of)`` for dealers that know the faces.

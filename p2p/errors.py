@@ -127,7 +127,7 @@ class Rejected(HandshakeFailed):
 class InvalidAdvert(PeerError):
     """A lobby TXT record that does not describe a Slaiga table; the message names the field.
 
-    Raised by :mod:`p2p.discovery` when parsing or building an advertisement;
+    Raised by :mod:`p2p.net.discovery` when parsing or building an advertisement;
     the lobby skips such adverts, so a bad neighbour cannot hide good tables.
     """
 
@@ -256,7 +256,7 @@ class LocalProtocolError(LocalError):
 class NodeError(LocalError):
     """A table could not be opened, joined, formed or resumed; the message says why.
 
-    Raised by :mod:`p2p.node` for a bad game, seat count or option, a table
+    Raised by :mod:`p2p.net.node` for a bad game, seat count or option, a table
     that is not found or is full, or a record that cannot be resumed; the
     caller (usually the command line) decides how to report it.
     """
@@ -280,7 +280,7 @@ class InterfaceError(DiscoveryError):
 class UnreadableRecord(LocalError):
     """The input cannot be read as a record file at all (missing, unreadable, not one).
 
-    Raised by :mod:`p2p.verify`; whoever named the file is to blame.
+    Raised by :mod:`p2p.record.verify`; whoever named the file is to blame.
     """
 
 
@@ -295,7 +295,7 @@ class CorruptRecordFile(LocalError):
 class NetworkGuardError(LocalError, PermissionError):
     """A socket operation aimed off this machine was refused in loopback-only mode.
 
-    Raised by :mod:`p2p.netguard`'s audit hook; the code (or library default)
+    Raised by :mod:`p2p.net.netguard`'s audit hook; the code (or library default)
     that tried to reach a real interface is to blame.  It is a
     ``PermissionError`` so networking code handles it like any other refused
     socket operation.

@@ -81,3 +81,27 @@ def test_p2p_imports_no_game_module():
             for name in names:
                 if name.split(".")[0] == "engine":
                     assert name in ENGINE_CORE, f"{path.relative_to(ROOT)} imports {name}"
+
+
+def full_imports_of(path: Path) -> set[str]:
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            found.add(node.module)
+    return found
+
+
+@pytest.mark.parametrize("layer", ["wire", "record", "table"])
+def test_p2p_core_layers_do_no_io_and_never_reach_up_into_the_shell(layer):
+    """p2p's layers (docs/design.md): wire, record and table are sans-I/O; only net (the
+    Trio shell) moves bytes and timers.  A core layer importing the shell would pull
+    policy into it again."""
+    for path in sources(f"p2p/{layer}"):
+        names = full_imports_of(path)
+        io = {n.split(".")[0] for n in names} & NO_IO
+        assert not io, f"{path.relative_to(ROOT)} imports I/O modules {sorted(io)}"
+        up = sorted(n for n in names if n == "p2p.net" or n.startswith("p2p.net."))
+        assert not up, f"{path.relative_to(ROOT)} imports the shell: {up}"

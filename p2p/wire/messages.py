@@ -217,7 +217,7 @@ class Entry(Message):
     """One record entry, as signed.  Travels *encoded* inside :class:`SignedEntry`.
 
     ``prev`` is the hash of the chain position this entry extends (see
-    ``p2p.record`` for how concurrent responders share one ``prev``).  The
+    ``p2p.record.chain`` for how concurrent responders share one ``prev``).  The
     entry's *kind* is the tag of its body.
     """
 
@@ -306,7 +306,7 @@ class Sealed(Body):
 class EndVote(Message):
     """Seat ``seat`` agrees to end the table: ``absent`` owes step ``step`` at ``head`` and
     has vanished.  ``signature`` is the voter's Ed25519 signature over
-    ``b"slaiga/v1/end" + table_id + u64(step) + head + u8(absent)`` (``p2p.endvote``).
+    ``b"slaiga/v1/end" + table_id + u64(step) + head + u8(absent)`` (``p2p.table.endvote``).
     Relayed like entries; a voter signs no further entry at that table."""
 
     table_id: TableId

@@ -328,7 +328,7 @@ class TableProtocol(Struct):
     __slots__ = ()
 
     def start(self, manifest: Any, seat_order: tuple[int, ...]) -> Any:
-        """The :class:`p2p.order.Rule` that drives the record after the seat order."""
+        """The :class:`p2p.record.order.Rule` that drives the record after the seat order."""
         raise NotImplementedError
 
 

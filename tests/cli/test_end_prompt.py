@@ -1,5 +1,5 @@
 """The person at the terminal is asked whether to end a table whose player vanished
-(issue 22): ``e`` ends it (a signed vote, p2p/endvote.py), ``w`` (or no answer) waits."""
+(issue 22): ``e`` ends it (a signed vote, p2p/table/endvote.py), ``w`` (or no answer) waits."""
 
 from __future__ import annotations
 

@@ -24,7 +24,7 @@ from engine.cards import parse_card
 from engine.dealer import LocalDealer
 from engine.games.aight.actions import ProposeEnd
 from engine.games.aight.bots import HeuristicBot
-from p2p.verify import Failure, SeatInfo, VerifyReport
+from p2p.record.verify import Failure, SeatInfo, VerifyReport
 from tests.cli._screens import FakeTerminal
 from tests.cli.test_human import seat_person
 
@@ -329,7 +329,7 @@ def test_your_face_down_cards_are_marked_face_down_to_the_others():
 
 def test_node_events_in_player_words():
     from cli.netplay import player_event_text
-    from p2p.events import Formed, RecordFinished, SeatFinished, SeatRecovered, SeatStalled
+    from p2p.table.events import Formed, RecordFinished, SeatFinished, SeatRecovered, SeatStalled
 
     stalled = SeatStalled(name="Bob", seat=1, slot=2, step=17, silent_for=60.04)
     assert player_event_text(stalled, None) == "waiting for Bob (silent 60 s, may have left)"

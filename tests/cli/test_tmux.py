@@ -417,7 +417,7 @@ def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) ->
     assert sorted(result["seats"]) == ["Ann", "Bob"]
     mine = list((tmp_path / "home").glob("**/tables/*.rec"))
     assert len(mine) == 1
-    from p2p.verify import verify_record_file
+    from p2p.record.verify import verify_record_file
 
     # the bot that took the seat in the background completes our record too
     deadline = time.monotonic() + WAIT_S

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from p2p.errors import CorruptRecordFile
-from p2p.store import load
+from p2p.record.store import load
 
 NAMING_EVENTS = frozenset({"cheat", "convicted", "abandoned", "aborted", "divergent"})
 """Progress events (``--events``) that name a seat, or say the records disagree."""

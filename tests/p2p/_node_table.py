@@ -1,7 +1,7 @@
-"""A real :class:`p2p.node.Node` at slot 0 of an in-process game table (no network).
+"""A real :class:`p2p.net.node.Node` at slot 0 of an in-process game table (no network).
 
-The other seats are :class:`p2p.seat.SeatDriver` s with records of their own, as in
-:mod:`p2p.local_table`; entries are routed in memory: the other seats' signed
+The other seats are :class:`p2p.table.seat.SeatDriver` s with records of their own, as in
+:mod:`p2p.table.local_table`; entries are routed in memory: the other seats' signed
 envelopes go through the node's own receiving path (``Node._offer``, which keeps
 evidence and convicts), and the node's own entries, signed, fsynced and written
 by ``Node._act``, are taken from its ``send_own`` hook and offered to the others.
@@ -25,13 +25,13 @@ from engine import registry
 from engine.players import BotPlayer
 from p2p import wire
 from p2p.errors import CheatDetected
-from p2p.game_rule import SeatKeys
-from p2p.local_table import game_genesis
-from p2p.mesh import open_mesh
-from p2p.node import Node, _create_secret, record_path, secret_path
-from p2p.record import Accepted, Record
-from p2p.seat import SeatDriver, rule_factory
-from p2p.store import RecordFile
+from p2p.net.mesh import open_mesh
+from p2p.net.node import Node, _create_secret, record_path, secret_path
+from p2p.record.chain import Accepted, Record
+from p2p.record.store import RecordFile
+from p2p.table.game_rule import SeatKeys
+from p2p.table.local_table import game_genesis
+from p2p.table.seat import SeatDriver, rule_factory
 from tests.p2p._nethelpers import LOOPBACK
 from tests.p2p._tables import config
 
@@ -126,8 +126,8 @@ async def node_table(
     limits: tuple[int, int, int, int] | None = None,
     **cfg: Any,
 ) -> AsyncIterator[NodeTable]:
-    """The table, with ``limits`` as in :func:`p2p.local_table.game_genesis`; ``cfg``
-    goes to the node's :class:`p2p.node.NodeConfig`."""
+    """The table, with ``limits`` as in :func:`p2p.table.local_table.game_genesis`; ``cfg``
+    goes to the node's :class:`p2p.net.node.NodeConfig`."""
     outbox = _Outbox()
     node = Node(config(tmp, 0, behaviour=outbox, **cfg))
     ids = [node.identity] + [IdentityKey.generate() for _ in range(seats - 1)]

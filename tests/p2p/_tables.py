@@ -11,8 +11,10 @@ import trio
 
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
-from p2p.demo import DemoProtocol, next_body
-from p2p.forming import (
+from p2p.net.node import Node, NodeConfig, TableResult
+from p2p.record.chain import Record, entry_signing_input
+from p2p.table.demo import DemoProtocol, next_body
+from p2p.table.forming import (
     Manifest,
     Opening,
     make_genesis,
@@ -22,8 +24,6 @@ from p2p.forming import (
     sign_manifest,
     table_rule,
 )
-from p2p.node import Node, NodeConfig, TableResult
-from p2p.record import Record, entry_signing_input
 from p2p.wire import PROTOCOL_VERSION, Body, Entry, Member, Signed, encode_body
 
 

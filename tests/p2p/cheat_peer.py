@@ -11,7 +11,7 @@ import sys
 
 from cli import net
 from engine import registry
-from p2p import node as node_module
+from p2p.net import node as node_module
 from tests.p2p.cheaters import Cheater, force_signing, make_bot
 
 

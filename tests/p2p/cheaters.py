@@ -10,7 +10,7 @@ misbehaves at its first chance; honest peers must catch it, name the seat,
 keep the signed evidence and end the game (exit code 4).
 
 Used over processes by tests/p2p/cheat_peer.py (tests/p2p/test_cheats_procs.py); its
-game hooks work in process too, with ``p2p.local_table`` (``SeatKeys.cheat``).
+game hooks work in process too, with ``p2p.table.local_table`` (``SeatKeys.cheat``).
 """
 
 from __future__ import annotations
@@ -25,7 +25,8 @@ from crypto.group import G, add, random_scalar
 from crypto.shuffle import remask_with
 from engine.errors import EngineError
 from engine.players import BotPlayer
-from p2p.game_rule import (
+from p2p.record.chain import entry_signing_input
+from p2p.table.game_rule import (
     FINAL_KIND,
     DiceBody,
     FinalBody,
@@ -35,7 +36,6 @@ from p2p.game_rule import (
     TokensBody,
     VerdictBody,
 )
-from p2p.record import entry_signing_input
 from p2p.wire import Entry, Signed, encode_body
 
 KINDS = (
@@ -340,7 +340,7 @@ def force_signing(record: Any) -> None:
     """Let a cheater's record sign entries its own checks refuse (its peers must catch
     them): a refused entry is signed as it stands and handed out as if accepted."""
     from p2p.errors import LocalProtocolError
-    from p2p.record import Accepted, Offer, Status
+    from p2p.record.chain import Accepted, Offer, Status
 
     honest_sign = record.sign
 

@@ -3,7 +3,7 @@
 Each test runs with ``$SLAIGA_INTERFACE=127.0.0.1`` (so a Node, a lobby or a
 ``python -m cli.net`` child that is not told an interface still uses
 loopback, never zeroconf's "all interfaces" default) and with
-``$SLAIGA_LOOPBACK_ONLY=1`` (children arm :mod:`p2p.netguard` themselves).
+``$SLAIGA_LOOPBACK_ONLY=1`` (children arm :mod:`p2p.net.netguard` themselves).
 In this process the guard is armed for the duration of the test: any
 connect, send, bind or name lookup aimed off the machine is refused before it
 happens, and a test that caused one fails even if the code swallowed the
@@ -17,8 +17,8 @@ from collections.abc import Iterator
 
 import pytest
 
-from p2p import netguard
-from p2p.discovery import ENV_INTERFACE
+from p2p.net import netguard
+from p2p.net.discovery import ENV_INTERFACE
 from tests.p2p._nethelpers import LOOPBACK
 
 

@@ -23,11 +23,12 @@ import trio
 
 from bench import flood
 from crypto.identity import IdentityKey
-from p2p import fetch, mesh, wire
+from p2p import wire
 from p2p.errors import ConnectionClosed, Rejected
-from p2p.mesh import FramedStream, Inbound, PeerUp, handshake_dialer, open_mesh
-from p2p.node import Node, TableResult
-from p2p.record import MAX_HELD_BYTES_PER_SEAT, Accepted, entry_signing_input
+from p2p.net import fetch, mesh
+from p2p.net.mesh import FramedStream, Inbound, PeerUp, handshake_dialer, open_mesh
+from p2p.net.node import Node, TableResult
+from p2p.record.chain import MAX_HELD_BYTES_PER_SEAT, Accepted, entry_signing_input
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
 from tests.p2p._tables import config
 

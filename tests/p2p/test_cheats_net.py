@@ -16,9 +16,9 @@ from pathlib import Path
 import trio
 
 from p2p import wire
-from p2p.demo import Count, Echo
-from p2p.forming import seat_order_commit
-from p2p.record import Accepted, entry_signing_input, step_hash
+from p2p.record.chain import Accepted, entry_signing_input, step_hash
+from p2p.table.demo import Count, Echo
+from p2p.table.forming import seat_order_commit
 from tests.p2p._nethelpers import no_leaks
 from tests.p2p._tables import run_table
 

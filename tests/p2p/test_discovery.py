@@ -12,8 +12,8 @@ import threading
 import pytest
 import trio
 
-from p2p.discovery import ENV_INTERFACE, TableAd, open_lobby, resolve_interface
 from p2p.errors import InterfaceError, InvalidAdvert
+from p2p.net.discovery import ENV_INTERFACE, TableAd, open_lobby, resolve_interface
 from tests.p2p._nethelpers import LOOPBACK, assert_no_new_threads, no_leaks
 
 TIMEOUT_S = 20

@@ -1,5 +1,5 @@
 """Ending a table whose player vanished, by a signed vote of the players who remain
-(issue 22; docs/design.md; p2p/endvote.py; RECORD_FORMAT.md §10).
+(issue 22; docs/design.md; p2p/table/endvote.py; RECORD_FORMAT.md §10).
 
 In process (tests/p2p/_node_table.py): a real node at slot 0, in-memory seats 1 and 2;
 seat 2 falls silent while it owes a step, and the node sees it unlinked past the machine
@@ -20,13 +20,13 @@ from cli.net import EXIT_ABANDONED, _abandoned
 from cli.verify import lead_line
 from crypto.identity import IdentityKey
 from p2p import wire
-from p2p.endvote import check_vote, sign_vote, tally, vote_message
 from p2p.errors import BadVote, CorruptRecordFile, NodeError, TableAbandoned
-from p2p.events import EndedByVote, NodeEvent, VoteCast, VoteRefused
-from p2p.mesh import unwrap_single_error
-from p2p.seat import game_of
-from p2p.store import load
-from p2p.verify import BAD_VOTE, ENDED_BY_VOTE, PARTIAL_VOTE, UNFINISHED, verify_record_file
+from p2p.net.mesh import unwrap_single_error
+from p2p.record.store import load
+from p2p.record.verify import BAD_VOTE, ENDED_BY_VOTE, PARTIAL_VOTE, UNFINISHED, verify_record_file
+from p2p.table.endvote import check_vote, sign_vote, tally, vote_message
+from p2p.table.events import EndedByVote, NodeEvent, VoteCast, VoteRefused
+from p2p.table.seat import game_of
 from tests.p2p._node_table import PLAYERS, NodeTable, node_table
 
 TIMEOUT_S = 30

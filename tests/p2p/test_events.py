@@ -6,7 +6,7 @@ import json
 import typing
 from dataclasses import fields
 
-from p2p.events import EVENT_KINDS, Listening, NodeEvent, SeatStalled
+from p2p.table.events import EVENT_KINDS, Listening, NodeEvent, SeatStalled
 
 SAMPLES: dict[object, object] = {int: 3, float: 1.25, str: "x", int | None: None, str | None: None}
 

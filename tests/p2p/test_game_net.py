@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from crypto.seal import SealKey
-from p2p.forming import Manifest
-from p2p.node import SEAL_FILE
-from p2p.store import load
+from p2p.net.node import SEAL_FILE
+from p2p.record.store import load
+from p2p.table.forming import Manifest
 from p2p.wire import decode_body
 from tests.p2p._games import GameTable, PeerOutcome, tables_side_by_side, verify_all_json
 

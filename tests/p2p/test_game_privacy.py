@@ -3,7 +3,7 @@ the cards its seat was shown, and no other card.
 
 Through a whole game of Slave (with its exchange, where each gift is sealed to its
 receiver), Slaiga and Honest Slaiga (every seat's real protocol code,
-``p2p.local_table``), at many points and at the end, for every seat and every
+``p2p.table.local_table``), at many points and at the end, for every seat and every
 card: the seat combines every token it holds for the card's current ciphertext
 (all that was published, and its own share).  If that opens the card, the seat's
 own engine must be entitled to see it; if not, the combination must be no card
@@ -17,9 +17,9 @@ import pytest
 from crypto.errors import InvalidProof
 from crypto.group import mul
 from crypto.reveal import unmask
-from p2p import local_table
-from p2p.game_rule import SEALED_KIND, SHUFFLE_KIND
-from p2p.seat import game_of
+from p2p.table import local_table
+from p2p.table.game_rule import SEALED_KIND, SHUFFLE_KIND
+from p2p.table.seat import game_of
 from p2p.wire import decode_body
 
 EVERY = 60  # check after every 60th entry (and at the end)

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from p2p.errors import CorruptRecordFile
-from p2p.store import load
+from p2p.record.store import load
 from tests.p2p._games import GameTable, verify_all_json
 
 VICTIM = 1

@@ -1,7 +1,7 @@
 """The sealed Slave gift (``HighestGiven``): what it hides, and who is convicted when a
 gift is disputed.
 
-Every seat's real protocol code in one process (``p2p.local_table``).  A gift box
+Every seat's real protocol code in one process (``p2p.table.local_table``).  A gift box
 must tell the seats that do not receive it nothing about the cards inside (every
 entry they see has one size, whatever the hands), and every complaint about a
 gift is settled from the record alone: the giver shows the box's one-time key,
@@ -23,10 +23,13 @@ import pytest
 from crypto.seal import _seal_with_key, open_with_shown_key, openable_key
 from engine import registry
 from engine.cards import slave_key
-from p2p import local_table
 from p2p.errors import CheatDetected, InvalidMove
-from p2p.forming import table_rule
-from p2p.game_rule import (
+from p2p.record.chain import Record, entry_signing_input
+from p2p.record.store import RecordFile
+from p2p.record.verify import verify_record_file
+from p2p.table import local_table
+from p2p.table.forming import table_rule
+from p2p.table.game_rule import (
     _GIFT_KEY_DOMAIN,
     ACTION_KIND,
     SEALED_KIND,
@@ -39,10 +42,7 @@ from p2p.game_rule import (
     VerdictBody,
     _derive,
 )
-from p2p.record import Record, entry_signing_input
-from p2p.seat import SeatDriver, game_of, rule_factory
-from p2p.store import RecordFile
-from p2p.verify import verify_record_file
+from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.wire import Entry, Signed, decode_body, encode_body
 from tests.p2p.cheaters import Cheater, force_signing, make_bot
 

@@ -21,8 +21,8 @@ from crypto.identity import IdentityKey
 from crypto.session import Ephemeral
 from p2p import wire
 from p2p.errors import NodeError, Rejected
-from p2p.mesh import FramedStream, PeerUp, open_mesh
-from p2p.node import Node
+from p2p.net.mesh import FramedStream, PeerUp, open_mesh
+from p2p.net.node import Node
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
 from tests.p2p._tables import config
 

@@ -30,11 +30,11 @@ from engine.games.slaiga.actions import (
     ShotCard,
 )
 from engine.players import BotPlayer
-from p2p import local_table
 from p2p.errors import InvalidMove
-from p2p.record import entry_hash
-from p2p.store import RecordFile
-from p2p.verify import verify_record_file
+from p2p.record.chain import entry_hash
+from p2p.record.store import RecordFile
+from p2p.record.verify import verify_record_file
+from p2p.table import local_table
 from p2p.wire import Entry, decode_body
 from tests.p2p.cheaters import lies
 

@@ -1,4 +1,4 @@
-"""A table in one process (``p2p.local_table``): every seat's real game-rule code, routed
+"""A table in one process (``p2p.table.local_table``): every seat's real game-rule code, routed
 in memory.
 
 The game rule's cheat hooks (tests/p2p/cheaters.py) each make one seat's contribution
@@ -17,10 +17,10 @@ from engine.cards import standard_deck
 from engine.games.highcard.bots import HighestFirstBot
 from engine.games.highcard.rules import HighCard
 from engine.registry import GameSpec, register
-from p2p import local_table
 from p2p.errors import FoldFailed, InvalidMove
-from p2p.faces import handle_indices, index_face
-from p2p.seat import game_of
+from p2p.table import local_table
+from p2p.table.faces import handle_indices, index_face
+from p2p.table.seat import game_of
 from tests.p2p.cheaters import Cheater
 
 CHEAT_SLOT = 1

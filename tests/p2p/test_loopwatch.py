@@ -1,4 +1,4 @@
-"""The event-loop watchdog of ``slaiga bench table`` (p2p/loopwatch.py)."""
+"""The event-loop watchdog of ``slaiga bench table`` (p2p/net/loopwatch.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import time
 import pytest
 import trio
 
-from p2p.loopwatch import LoopWatch, summarize, watched
+from p2p.net.loopwatch import LoopWatch, summarize, watched
 
 
 def test_a_blocked_loop_shows_as_a_late_wake():

@@ -19,7 +19,7 @@ from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from p2p import wire
 from p2p.errors import ConnectionClosed, HandshakeFailed, Rejected
-from p2p.mesh import (
+from p2p.net.mesh import (
     FramedStream,
     Inbound,
     PeerDown,

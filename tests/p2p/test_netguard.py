@@ -15,9 +15,9 @@ import sys
 import pytest
 import trio
 
-from p2p import netguard
-from p2p.discovery import ENV_INTERFACE, open_lobby, resolve_interface
 from p2p.errors import InterfaceError, NetworkGuardError
+from p2p.net import netguard
+from p2p.net.discovery import ENV_INTERFACE, open_lobby, resolve_interface
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
 
 TIMEOUT_S = 10

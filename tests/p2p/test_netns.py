@@ -45,7 +45,7 @@ from pathlib import Path
 
 import pytest
 
-from p2p import netguard
+from p2p.net import netguard
 from tests.p2p._faults import check_same_finished_game, entries_in, named
 
 REPO = Path(__file__).resolve().parents[2]

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from p2p.store import load
+from p2p.record.store import load
 from tests.p2p._nethelpers import no_leaks
 from tests.p2p._procs import CliPeers, run_cli
 from tests.p2p._tables import run_table

@@ -1,6 +1,6 @@
-"""Proofs checked and made ahead of the fold (p2p/offload.py, GameRule.prework/premake).
+"""Proofs checked and made ahead of the fold (p2p/net/offload.py, GameRule.prework/premake).
 
-In-process tables (``p2p.local_table``'s records and rules, routed here by hand) so
+In-process tables (``p2p.table.local_table``'s records and rules, routed here by hand) so
 that the jobs run exactly where the node would run them in a worker thread.  The
 tests count group operations (never time): a shuffle checked ahead is not checked
 again by the fold, our own shuffle made ahead is not made again, and a result kept
@@ -17,11 +17,11 @@ from crypto.elgamal import decode_pile, encode_pile
 from crypto.group import COUNTERS
 from engine import registry
 from engine.players import BotPlayer
-from p2p import local_table
 from p2p.errors import CheatDetected, InvalidMove
-from p2p.game_rule import SHUFFLE_KIND, SealedProofBody, ShuffleBody
-from p2p.offload import Offload
-from p2p.seat import game_of
+from p2p.net.offload import Offload
+from p2p.table import local_table
+from p2p.table.game_rule import SHUFFLE_KIND, SealedProofBody, ShuffleBody
+from p2p.table.seat import game_of
 from p2p.wire import Entry, decode_body
 
 GAME, SEATS, OPTIONS = "slave", 4, {"games": 1}

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from p2p.errors import TableAbandoned
-from p2p.silence import SilenceMonitor, Stalled
+from p2p.table.silence import SilenceMonitor, Stalled
 from tests.p2p._faults import check_same_finished_game, entries_in, named
 from tests.p2p._games import GameTable
 

@@ -12,7 +12,6 @@ import msgpack
 import pytest
 
 from crypto.identity import IdentityKey
-from p2p.demo import Count, DemoRule, Echo
 from p2p.errors import (
     BrokenChain,
     CheatDetected,
@@ -28,15 +27,7 @@ from p2p.errors import (
     RemoteProtocolError,
     Replay,
 )
-from p2p.forming import (
-    Manifest,
-    Opening,
-    new_table_id,
-    open_genesis,
-    seat_order_commit,
-    sign_manifest,
-)
-from p2p.record import (
+from p2p.record.chain import (
     MAX_HELD_BYTES_PER_SEAT,
     MAX_HELD_ENTRY_BYTES,
     MAX_HELD_PER_SEAT,
@@ -44,6 +35,15 @@ from p2p.record import (
     Status,
     entry_signing_input,
     step_hash,
+)
+from p2p.table.demo import Count, DemoRule, Echo
+from p2p.table.forming import (
+    Manifest,
+    Opening,
+    new_table_id,
+    open_genesis,
+    seat_order_commit,
+    sign_manifest,
 )
 from p2p.wire import (
     PROTOCOL_VERSION,
@@ -142,7 +142,7 @@ def test_duplicates_are_ignored():
 
 
 def test_byte_identical_copies_are_verified_once(monkeypatch):
-    import p2p.record as record_module
+    import p2p.record.chain as record_module
 
     calls = []
     real = record_module.verify_signature

@@ -83,7 +83,7 @@ def test_crash_between_commit_and_reveal_reveals_the_same_commitment(tmp_path: P
     """A seat killed after its seat-order commitment but before its opening comes back,
     re-derives the same opening from its identity key, and the table forms with no cheat."""
     from p2p.errors import UnreadableRecord
-    from p2p.verify import verify_record_file
+    from p2p.record.verify import verify_record_file
 
     port = _free_port()
     common = ["--demo-steps", "20", "--json", "--linger", "20", "--stall-after-ms", "300"]

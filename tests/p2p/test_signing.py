@@ -1,4 +1,4 @@
-"""When a joiner signs a manifest (p2p/signing.py): a scripted opener over loopback offers
+"""When a joiner signs a manifest (p2p/table/signing.py): a scripted opener over loopback offers
 manifests the joiner must refuse, and the signing ledger survives restarts.
 
 The opener here is a bare mesh driven by the test, so it can do what an
@@ -16,13 +16,13 @@ import trio
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from p2p import wire
-from p2p.demo import DemoProtocol
 from p2p.errors import NodeError
-from p2p.forming import Manifest, manifest_bytes, new_table_id
-from p2p.game_rule import GameProtocol
-from p2p.mesh import Inbound, PeerDown, open_mesh
-from p2p.node import RECORD_SUFFIX, SECRET_SUFFIX, TABLES_DIR, Node
-from p2p.signing import SignedManifests, timeout_problem
+from p2p.net.mesh import Inbound, PeerDown, open_mesh
+from p2p.net.node import RECORD_SUFFIX, SECRET_SUFFIX, TABLES_DIR, Node
+from p2p.table.demo import DemoProtocol
+from p2p.table.forming import Manifest, manifest_bytes, new_table_id
+from p2p.table.game_rule import GameProtocol
+from p2p.table.signing import SignedManifests, timeout_problem
 from tests.p2p._nethelpers import LOOPBACK, no_leaks
 from tests.p2p._tables import config
 

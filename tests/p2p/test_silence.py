@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from p2p.errors import LocalProtocolError, TableAbandoned
-from p2p.silence import Recovered, SilenceMonitor, Stalled
+from p2p.table.silence import Recovered, SilenceMonitor, Stalled
 from tests.p2p._tables import Table
 
 

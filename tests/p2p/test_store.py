@@ -9,8 +9,8 @@ import struct
 import pytest
 
 from p2p.errors import CorruptRecordFile
-from p2p.record import Record
-from p2p.store import FRAME_HEADER, FRAME_HEADER_V1, MAGIC, MAGIC_V1, RecordFile, load
+from p2p.record.chain import Record
+from p2p.record.store import FRAME_HEADER, FRAME_HEADER_V1, MAGIC, MAGIC_V1, RecordFile, load
 from p2p.wire import encode_body
 from tests.p2p._tables import Table
 

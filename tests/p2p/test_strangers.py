@@ -21,10 +21,11 @@ import trio
 from bench import flood
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
-from p2p import mesh, wire
+from p2p import wire
 from p2p.errors import ConnectionClosed, NodeError
-from p2p.mesh import FramedStream, Inbound, PeerDown, PeerUp, handshake_dialer, open_mesh
-from p2p.node import Node, TableResult
+from p2p.net import mesh
+from p2p.net.mesh import FramedStream, Inbound, PeerDown, PeerUp, handshake_dialer, open_mesh
+from p2p.net.node import Node, TableResult
 from tests.p2p._nethelpers import LOOPBACK, no_leaks, raw_hello
 from tests.p2p._tables import config
 

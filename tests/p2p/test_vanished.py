@@ -20,10 +20,10 @@ import trio
 
 from engine.game import Action, Event, Game
 from p2p.errors import TableAbandoned
-from p2p.events import EndedByVote, NodeEvent, Vanished, VoteCast
-from p2p.node import Node, TableResult
-from p2p.store import load
-from p2p.verify import ENDED_BY_VOTE, verify_record_file
+from p2p.net.node import Node, TableResult
+from p2p.record.store import load
+from p2p.record.verify import ENDED_BY_VOTE, verify_record_file
+from p2p.table.events import EndedByVote, NodeEvent, Vanished, VoteCast
 from tests.p2p._nethelpers import no_leaks
 from tests.p2p._tables import config
 

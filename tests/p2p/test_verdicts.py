@@ -1,7 +1,7 @@
 """Verdicts a player can check: the evidence behind every conviction is in the record file,
 and ``slaiga verify`` names the same seat the live peer named (issue 22).
 
-In process: a real :class:`p2p.node.Node` at an in-memory table
+In process: a real :class:`p2p.net.node.Node` at an in-memory table
 (tests/p2p/_node_table.py), so each case takes well under a second.
 """
 
@@ -15,9 +15,13 @@ import trio
 
 from cli.net import EXIT_ABANDONED, _abandoned
 from p2p import wire
-from p2p.demo import Count
 from p2p.errors import TableAbandoned
-from p2p.events import (
+from p2p.net.mesh import unwrap_single_error
+from p2p.net.node import CheatReport, TableResult
+from p2p.record.chain import entry_signing_input
+from p2p.record.verify import verify_record_file
+from p2p.table.demo import Count
+from p2p.table.events import (
     Abandoned,
     Convicted,
     Divergent,
@@ -27,12 +31,8 @@ from p2p.events import (
     NodeEvent,
     SeatStalled,
 )
-from p2p.mesh import unwrap_single_error
-from p2p.node import CheatReport, TableResult
-from p2p.record import entry_signing_input
-from p2p.seat import game_of
-from p2p.silence import Stalled
-from p2p.verify import verify_record_file
+from p2p.table.seat import game_of
+from p2p.table.silence import Stalled
 from tests.p2p._node_table import PLAYERS, node_table
 from tests.p2p._tables import Table
 

@@ -1,4 +1,4 @@
-"""Offline verification of real record files (p2p.verify, ``slaiga verify``).
+"""Offline verification of real record files (p2p.record.verify, ``slaiga verify``).
 
 The files come from a real 3-seat table run over loopback TCP in one Trio run;
 each test copies one and damages it the way a cheat or a crash would, then
@@ -23,14 +23,14 @@ import pytest
 import trio
 
 from crypto.identity import IdentityKey
-from p2p import netguard
-from p2p.demo import Count
 from p2p.errors import UnreadableRecord
-from p2p.forming import Commit
-from p2p.node import TableResult, load_identity
-from p2p.record import entry_signing_input
-from p2p.store import FRAME_HEADER, MAGIC, _frame, load
-from p2p.verify import CORRUPT, GAP, VerifyReport, verify_record_file
+from p2p.net import netguard
+from p2p.net.node import TableResult, load_identity
+from p2p.record.chain import entry_signing_input
+from p2p.record.store import FRAME_HEADER, MAGIC, _frame, load
+from p2p.record.verify import CORRUPT, GAP, VerifyReport, verify_record_file
+from p2p.table.demo import Count
+from p2p.table.forming import Commit
 from p2p.wire import Body, Entry, Signed, decode_body, encode_body
 from tests.p2p._nethelpers import no_leaks
 from tests.p2p._tables import run_table

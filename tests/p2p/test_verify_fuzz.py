@@ -22,11 +22,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from p2p import local_table
 from p2p.errors import UnreadableRecord
-from p2p.record import entry_signing_input
-from p2p.store import RecordFile
-from p2p.verify import verify_record_file
+from p2p.record.chain import entry_signing_input
+from p2p.record.store import RecordFile
+from p2p.record.verify import verify_record_file
+from p2p.table import local_table
 from p2p.wire import Entry, Signed, decode_body, encode_body
 from tests.p2p.test_verify import read_payloads, write_payloads
 
@@ -38,9 +38,9 @@ def game_file(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, list]:
     # new_table builds fresh keys; build the seats over this genesis to keep its keys
     import secrets
 
-    from p2p.game_rule import SeatKeys
-    from p2p.record import Record
-    from p2p.seat import SeatDriver, rule_factory
+    from p2p.record.chain import Record
+    from p2p.table.game_rule import SeatKeys
+    from p2p.table.seat import SeatDriver, rule_factory
 
     for slot in range(4):
         keys = SeatKeys(slot, ids[slot], seals[slot], secrets.token_bytes(32), None)

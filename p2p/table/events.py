@@ -1,6 +1,6 @@
 """What a running node reports about its progress: one frozen dataclass per kind of event.
 
-A :class:`p2p.node.Node` hands every event to ``NodeConfig.on_event``.  Each
+A :class:`p2p.net.node.Node` hands every event to ``NodeConfig.on_event``.  Each
 event has a :attr:`~NodeEvent.KIND` (the ``"event"`` name of the JSON lines
 ``slaiga open/join/resume --events`` writes), its fields (the rest of that
 line, see :meth:`~NodeEvent.data`) and a sentence for a person

@@ -44,8 +44,8 @@ from zeroconf import (
 )
 from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo
 
-from p2p import netguard
 from p2p.errors import DiscoveryError, InterfaceError, InvalidAdvert
+from p2p.net import netguard
 
 SERVICE_TYPE = "_slaiga._tcp.local."
 ENV_INTERFACE = "SLAIGA_INTERFACE"
@@ -146,7 +146,7 @@ def resolve_interface(choice: str | None = None) -> InterfaceSpec:
 
 
 def _refuse_in_loopback_mode(choice: str, address: str | None = None) -> None:
-    """In loopback-only mode (tests, :mod:`p2p.netguard`) only a loopback interface will do.
+    """In loopback-only mode (tests, :mod:`p2p.net.netguard`) only a loopback interface will do.
 
     Refusing here gives a clear error at start-up, before zeroconf has opened
     a single socket, instead of refused sends deep inside its thread.

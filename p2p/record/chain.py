@@ -4,7 +4,7 @@ Format (documented so that others can write verifiers):
 
 * Step 0, the genesis, is the table manifest's canonical bytes plus every
   seat's Ed25519 signature over ``b"slaiga/v1/manifest" + manifest_bytes``
-  (:mod:`p2p.forming`).  ``hash(0) = SHA-256(b"slaiga/v1/genesis" + manifest_bytes)``.
+  (:mod:`p2p.table.forming`).  ``hash(0) = SHA-256(b"slaiga/v1/genesis" + manifest_bytes)``.
 * Every later entry is an :class:`p2p.wire.Entry` (table id, sender seat,
   step number, ``prev`` hash, body whose tag is the entry's *kind*), encoded
   canonically, and signed by the sender over
@@ -16,7 +16,7 @@ Format (documented so that others can write verifiers):
   ``hash(k) = SHA-256(b"slaiga/v1/step" + u64(k) + hash(k-1) +
   concat over seats in ascending order of (u8(seat) + SHA-256(entry_bytes)))``.
   Sorting by seat gives concurrent responders a deterministic chain position
-  with no leader (see :mod:`p2p.order`).
+  with no leader (see :mod:`p2p.record.order`).
 
 :class:`Record` accepts signed entries in any order: future steps are held,
 duplicates ignored, and every violation is raised as a specific
@@ -53,8 +53,8 @@ from p2p.errors import (
     RemoteProtocolError,
     Replay,
 )
-from p2p.forming import Manifest, genesis_hash, open_genesis
-from p2p.order import Owed, Rule, StepView
+from p2p.record.order import Owed, Rule, StepView
+from p2p.table.forming import Manifest, genesis_hash, open_genesis
 from p2p.wire import Body, Entry, Genesis, Signed, decode_body, encode_body
 
 ENTRY_SIGN_DOMAIN = b"slaiga/v1/entry"

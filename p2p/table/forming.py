@@ -31,9 +31,9 @@ from typing import Annotated
 from crypto.commit import JointStream, check_commitment, commit
 from crypto.errors import CommitmentMismatch, CryptoError
 from crypto.identity import IdentityKey, verify_signature
-from p2p.demo import DemoProtocol  # noqa: F401 - registers the "demo" manifest protocol
 from p2p.errors import ForgedSignature, InvalidGenesis, InvalidMove, LocalProtocolError
-from p2p.order import Owed, Rule, StepView
+from p2p.record.order import Owed, Rule, StepView
+from p2p.table.demo import DemoProtocol  # noqa: F401 - registers the "demo" manifest protocol
 from p2p.wire import (
     MAX_SEATS,
     PROTOCOL_VERSION,
@@ -75,7 +75,7 @@ class Manifest(Message):
     """Everything the seats agree on before play; seat slot = index in ``seats``.
 
     ``protocol`` says what the record holds after the seat order and with
-    which parameters (e.g. :class:`p2p.demo.DemoProtocol`).  It is separate
+    which parameters (e.g. :class:`p2p.table.demo.DemoProtocol`).  It is separate
     from ``options``, which are the game's own options checked against its
     rules; being signed by every seat, it lets anyone replay the record's
     turn rules from the file alone (:func:`table_rule`).
@@ -258,7 +258,7 @@ NextRule = Callable[[Manifest, tuple[int, ...]], Rule]
 
 def table_rule(manifest: Manifest) -> FormingRule:
     """The whole record's rule, from the manifest alone: the seat order, then the
-    manifest's protocol (the ``rule_factory`` for :class:`p2p.record.Record`)."""
+    manifest's protocol (the ``rule_factory`` for :class:`p2p.record.chain.Record`)."""
     return FormingRule(manifest, then=manifest.protocol.start)
 
 

@@ -2,10 +2,10 @@
 
 Anyone holding a record file can check it with no network and no key but the
 ones the file itself carries.  :func:`verify_record_file` reads the file
-(:mod:`p2p.store`: checksums, torn tail), opens the genesis (every seat's
+(:mod:`p2p.record.store`: checksums, torn tail), opens the genesis (every seat's
 manifest signature) and replays every envelope through a fresh sans-I/O
-:class:`p2p.record.Record` built from that genesis with the turn rules the
-signed manifest names (:func:`p2p.forming.table_rule`).  So the verifier runs
+:class:`p2p.record.chain.Record` built from that genesis with the turn rules the
+signed manifest names (:func:`p2p.table.forming.table_rule`).  So the verifier runs
 the very checks a live peer runs: each signature under the claimed seat's
 key, the table id, whose turn it is and which kind is owed, the hash chain,
 the seat-order commitments, the protocol's moves, and equivocation.
@@ -30,7 +30,6 @@ from pathlib import Path
 from typing import Any
 
 from crypto.identity import fingerprint
-from p2p.endvote import tally
 from p2p.errors import (
     CheatDetected,
     CorruptRecordFile,
@@ -45,11 +44,12 @@ from p2p.errors import (
     RemoteProtocolError,
     UnreadableRecord,
 )
-from p2p.forming import FormingRule, Manifest, table_rule
-from p2p.game_rule import GameProtocol
-from p2p.record import Record, Status
-from p2p.seat import game_of
-from p2p.store import MAGIC, MAGIC_V1, load
+from p2p.record.chain import Record, Status
+from p2p.record.store import MAGIC, MAGIC_V1, load
+from p2p.table.endvote import tally
+from p2p.table.forming import FormingRule, Manifest, table_rule
+from p2p.table.game_rule import GameProtocol
+from p2p.table.seat import game_of
 from p2p.wire import EndVote, Entry, Signed, decode_body
 
 UNFINISHED = "Unfinished"
@@ -126,7 +126,7 @@ class SeatInfo:
 @dataclass(frozen=True, slots=True)
 class CaveatInfo:
     """A check that only one seat could make, so the record cannot show it was made
-    honestly: a sealed gift accepted by its receiver alone (``p2p.game_rule.Caveat``).
+    honestly: a sealed gift accepted by its receiver alone (``p2p.table.game_rule.Caveat``).
     ``seat`` (the giver) and ``checked_by`` are slots."""
 
     kind: str
@@ -508,7 +508,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
 
 
 def _vote_failure(manifest: Manifest, votes: tuple[EndVote, ...], record: Record) -> Failure:
-    """What the end votes in a file say about its record (p2p/endvote.py): ended by vote
+    """What the end votes in a file say about its record (p2p/table/endvote.py): ended by vote
     only with a valid vote of every seat but the absent one for the record's last head."""
     count = tally(manifest, votes, record.step, record.head, record.waiting_on())
 
@@ -546,7 +546,7 @@ def _vote_failure(manifest: Manifest, votes: tuple[EndVote, ...], record: Record
 
 
 def _caveat(c: Any, seats: tuple[SeatInfo, ...]) -> CaveatInfo:
-    """A :class:`p2p.game_rule.Caveat` in player words (seats counted from 1)."""
+    """A :class:`p2p.table.game_rule.Caveat` in player words (seats counted from 1)."""
     by_slot = {s.slot: s for s in seats}
 
     def who(slot: int) -> str:

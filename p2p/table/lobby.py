@@ -2,7 +2,7 @@
 
 In the lobby the opener admits any key that passes the handshake, so a
 stranger costs us whatever we let it send.  The mesh bounds what a stranger
-costs on the wire (:attr:`p2p.mesh.Mesh.members`: small frames, a byte
+costs on the wire (:attr:`p2p.net.mesh.Mesh.members`: small frames, a byte
 allowance, one inbox budget shared by all strangers, a cap on strangers in
 all and per address with the oldest making room for a newcomer, a short
 window to say anything, metered keepalives).  :class:`LobbyGate` holds the
@@ -25,13 +25,13 @@ from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from p2p import wire
-from p2p.mesh import Inbound
+from p2p.wire.events import Inbound
 
 JOIN_WITHIN_S = 10.0
 """How long a connected stranger may take to send its ``Join``."""
 STRANGER_BYTES = 16 << 10
 """Bytes of non-``Join`` messages a stranger may send (all dropped) before it is cut off (the
-mesh cuts it off anyway past :data:`p2p.mesh.STRANGER_BYTES` of any kind)."""
+mesh cuts it off anyway past :data:`p2p.net.mesh.STRANGER_BYTES` of any kind)."""
 EARLY_BYTES = 8 << 20
 """Bytes of early messages from seated peers kept until the record runs."""
 EARLY_MESSAGES = 4096
@@ -64,7 +64,7 @@ class LobbyGate:
     def admit(self, peer: bytes, now: float) -> tuple[str, str] | None:
         """At the handshake: count a stranger as waiting from ``now``.  Never refuses: a
         newcomer is never turned away for the strangers already waiting (the mesh closes
-        the oldest of them instead, :meth:`p2p.mesh.Mesh.strangers`)."""
+        the oldest of them instead, :meth:`p2p.net.mesh.Mesh.strangers`)."""
         if peer not in self.members:
             self.strangers.setdefault(peer, _Stranger(now))
         return None

@@ -1,10 +1,10 @@
 """Proofs made and checked off the Trio event loop, in worker threads.
 
-The record fold (:meth:`p2p.record.Record.offer` -> the rule's checks) is
+The record fold (:meth:`p2p.record.chain.Record.offer` -> the rule's checks) is
 synchronous and runs on the event loop; a 52-card shuffle proof takes tens of
 milliseconds to make or check, a 104-card one twice that, and nothing else runs
 on the loop meanwhile (keepalives, other peers' frames).  So the node asks the
-game rule for *jobs* (:meth:`p2p.game_rule.GameRule.prework` and ``premake``):
+game rule for *jobs* (:meth:`p2p.table.game_rule.GameRule.prework` and ``premake``):
 
 * before offering a received shuffle or tokens entry of the step the record is
   at, its signature and proof are checked by a job in a worker thread;
@@ -12,7 +12,7 @@ game rule for *jobs* (:meth:`p2p.game_rule.GameRule.prework` and ``premake``):
   in a worker thread.
 
 A job touches only values captured when it was made (immutable points, bytes),
-never the :class:`~p2p.record.Record` or the rule; what it returns is called on
+never the :class:`~p2p.record.chain.Record` or the rule; what it returns is called on
 the event loop to keep the result, and the fold uses a kept result only for the
 very same body and statement.  So the record is only ever touched from the
 event-loop thread.  libsodium releases the GIL while it multiplies, so a job
@@ -28,7 +28,7 @@ import trio
 
 from crypto.identity import verify_signature
 from p2p.errors import RemoteProtocolError
-from p2p.record import entry_signing_input
+from p2p.record.chain import entry_signing_input
 from p2p.wire import Entry, Signed, decode_body
 
 

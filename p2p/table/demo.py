@@ -7,8 +7,8 @@ of concurrent responders.  The protocol ends after ``steps`` steps.  A wrong
 count or echo value is an :class:`InvalidMove` naming the seat.
 
 It exercises the record without a game (tests, benchmarks, ``--demo-steps``);
-it is driven by the same :class:`p2p.order.Rule` contract as a game's rule
-(:mod:`p2p.game_rule`).  Its parameters
+it is driven by the same :class:`p2p.record.order.Rule` contract as a game's rule
+(:mod:`p2p.table.game_rule`).  Its parameters
 (steps and round interval) are part of the signed table manifest, as
 :class:`DemoProtocol`, so the record alone says how long it runs and which
 steps are rounds.
@@ -20,11 +20,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated, Any
 
 from p2p.errors import InvalidMove
-from p2p.order import Owed, StepView
+from p2p.record.order import Owed, StepView
 from p2p.wire import U32, U64_MAX, Body, TableProtocol, UInt, body, table_protocol
 
 if TYPE_CHECKING:  # forming imports this module (to register DemoProtocol), not vice versa
-    from p2p.forming import Manifest, NextRule
+    from p2p.table.forming import Manifest, NextRule
 
 COUNT_KIND = "count"
 ECHO_KIND = "echo"
@@ -61,7 +61,7 @@ class DemoProtocol(TableProtocol):
 
 
 class DemoRule:
-    """Turn-taking counter with all-seat echo rounds; a :class:`p2p.order.Rule`."""
+    """Turn-taking counter with all-seat echo rounds; a :class:`p2p.record.order.Rule`."""
 
     __slots__ = ("n", "seat_order", "steps", "round_every", "done", "count", "turn")
 
@@ -86,7 +86,7 @@ class DemoRule:
     def factory(
         cls, steps: int = DEFAULT_DEMO_STEPS, round_every: int = DEFAULT_ROUND_EVERY
     ) -> NextRule:
-        """A ``then`` for :class:`p2p.forming.FormingRule` with explicit parameters
+        """A ``then`` for :class:`p2p.table.forming.FormingRule` with explicit parameters
         (tests of the rule alone; a table takes them from its manifest instead)."""
 
         def make(manifest: Manifest, seat_order: tuple[int, ...]) -> DemoRule:

@@ -11,8 +11,8 @@ File layout (format 2; RECORD_FORMAT.md section 1)::
 The first frame's payload is the :class:`p2p.wire.Genesis`; every later one is
 a :class:`p2p.wire.Signed` envelope, exactly as accepted by the record, in
 acceptance order (within a round of concurrent responders that order may
-differ between peers; :class:`p2p.record.Record` restores the canonical order
-when the file is replayed into it).  A table ended by vote (``p2p.endvote``)
+differ between peers; :class:`p2p.record.chain.Record` restores the canonical order
+when the file is replayed into it).  A table ended by vote (``p2p.table.endvote``)
 adds two more payload kinds, in the same framing (RECORD_FORMAT.md §10): an
 ``end_vote`` frame holds our own vote, written (fsynced) before it is sent, and
 a closing ``end_votes`` frame, the last of the file, holds every remaining

@@ -31,9 +31,9 @@ from typing import Any
 from engine import registry
 from engine.errors import EngineError
 from p2p import wire
-from p2p.demo import DemoProtocol
-from p2p.forming import Manifest
-from p2p.game_rule import GameProtocol
+from p2p.table.demo import DemoProtocol
+from p2p.table.forming import Manifest
+from p2p.table.game_rule import GameProtocol
 
 STALL_AFTER_MS = (250, 10 * 60_000)
 """Allowed ``stall_after_ms`` (inclusive): a quarter second to ten minutes."""
@@ -110,7 +110,7 @@ def offer_problems(
 ) -> list[str]:
     """Everything wrong with an offered manifest, as short phrases (empty: sign it).
 
-    ``announced`` is the lobby's :class:`p2p.discovery.TableAd` when we found
+    ``announced`` is the lobby's :class:`p2p.net.discovery.TableAd` when we found
     the table through it, and ``options_digest`` the function that made its
     digest.
     """

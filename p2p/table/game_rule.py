@@ -1,8 +1,8 @@
 """A whole game on the signed record: the turn rule every peer folds, and one seat's part.
 
-After the seat order (record steps 1-2, :mod:`p2p.forming`) a table whose
+After the seat order (record steps 1-2, :mod:`p2p.table.forming`) a table whose
 manifest names the protocol ``game`` (:class:`GameProtocol`) plays its game
-on the record.  :class:`GameRule` is a :class:`p2p.order.Rule`: a pure fold
+on the record.  :class:`GameRule` is a :class:`p2p.record.order.Rule`: a pure fold
 over the completed steps, so every peer and the offline verifier
 (``slaiga verify``) agree, step by step, on who owes the next entry and of
 which kind.  It holds
@@ -150,9 +150,9 @@ from engine.obligations import (
     Transfer,
 )
 from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
-from p2p.faces import handle_indices, index_face
-from p2p.forming import SEAT_ORDER_VALUE_BYTES, Commit
-from p2p.order import Owed, StepView
+from p2p.record.order import Owed, StepView
+from p2p.table.faces import handle_indices, index_face
+from p2p.table.forming import SEAT_ORDER_VALUE_BYTES, Commit
 from p2p.wire import (
     MAX_SEATS,
     U32,
@@ -463,7 +463,7 @@ _Flow = Generator[Need, dict[int, Any], Any]
 
 
 class GameRule:
-    """The record's turn rule for a game table; a :class:`p2p.order.Rule` (see module)."""
+    """The record's turn rule for a game table; a :class:`p2p.record.order.Rule` (see module)."""
 
     def __init__(
         self,
@@ -563,7 +563,7 @@ class GameRule:
             raise
         self._owed = self._owed_of(self._need)
 
-    # ---- work ahead of the fold (p2p/offload.py runs the jobs in worker threads) -------
+    # ---- work ahead of the fold (p2p/net/offload.py runs the jobs in worker threads) -------
 
     def prework(self, slot: int, step: int, body_: Body) -> Job | None:
         """A job checking the expensive part of ``body_`` (a shuffle proof, reveal tokens)

@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from p2p.errors import LocalProtocolError, TableAbandoned
-from p2p.forming import Manifest
+from p2p.table.forming import Manifest
 
 MS_PER_S = 1000.0
 
@@ -64,7 +64,7 @@ class SilenceMonitor:
     ) -> list[Stalled | Recovered]:
         """Feed the current obligations; returns new events or raises :class:`TableAbandoned`.
 
-        ``waiting_on`` is :meth:`p2p.record.Record.waiting_on` (seats owing at
+        ``waiting_on`` is :meth:`p2p.record.chain.Record.waiting_on` (seats owing at
         ``step`` that have not delivered).
         """
         events: list[Stalled | Recovered] = []

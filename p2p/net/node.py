@@ -4,7 +4,7 @@ This is the shell that drives the sans-I/O parts (wire, record, rules, silence) 
 real I/O:
 
 * **Lobby.**  The opener listens, announces the table over zeroconf
-  (:mod:`p2p.discovery`) and admits ``Join`` requests until the seats are
+  (:mod:`p2p.net.discovery`) and admits ``Join`` requests until the seats are
   full; joiners find it by table id (zeroconf) or by ``--peer host:port``.
   The lobby is a star around the opener.
 * **Forming.**  With every seat taken the opener withdraws the announcement
@@ -13,16 +13,16 @@ real I/O:
   and hands it out.  From then on the table is a full mesh: each seat dials
   every seat that joined before it (the same rule redials after an outage).
 * **Record.**  Steps 1-2 are the commit-reveal seat-order rounds, then the
-  protocol the manifest names: a game (:mod:`p2p.game_rule`) or the
-  demonstration protocol (:mod:`p2p.demo`).  Each peer acts when the rule
+  protocol the manifest names: a game (:mod:`p2p.table.game_rule`) or the
+  demonstration protocol (:mod:`p2p.table.demo`).  Each peer acts when the rule
   says it owes an entry.  Our own entries are fsynced before they are sent
   (so a restart can never sign something else for the same step:
   equivocation); received ones are written before they are acted on and
   fsynced at step boundaries.
 * **Resume.**  A restarted peer reloads its file (a torn tail is cut off by
-  :mod:`p2p.store`), listens on its manifest address again, reconnects and
+  :mod:`p2p.record.store`), listens on its manifest address again, reconnects and
   sends ``Fetch``; any peer may answer, since every entry is signed.
-* **Silence.**  :class:`p2p.silence.SilenceMonitor` gets the real clock
+* **Silence.**  :class:`p2p.table.silence.SilenceMonitor` gets the real clock
   (``trio.current_time``); a stalled seat triggers a re-fetch from everyone
   and is reported; past the maximum wait the table ends as abandoned.
 * **Ending.**  A peer whose record is finished broadcasts :class:`Finished`
@@ -50,9 +50,7 @@ import trio
 from crypto.identity import IdentityKey, fingerprint
 from crypto.seal import SealKey
 from engine.players import BotPlayer, LeftTable, Player
-from p2p import discovery, wire
-from p2p.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
-from p2p.endvote import check_vote, sign_vote, tally
+from p2p import wire
 from p2p.errors import (
     BadVote,
     BrokenChain,
@@ -65,7 +63,22 @@ from p2p.errors import (
     RemoteProtocolError,
     TableAbandoned,
 )
-from p2p.events import (
+from p2p.net import discovery
+from p2p.net.fetch import FetchServer
+from p2p.net.mesh import (
+    Inbound,
+    Mesh,
+    PeerDown,
+    PeerUp,
+    open_mesh,
+    open_task_nursery,
+)
+from p2p.net.offload import Offload
+from p2p.record.chain import Offer, Record, Status
+from p2p.record.store import RecordFile, _fsync_dir
+from p2p.table.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
+from p2p.table.endvote import check_vote, sign_vote, tally
+from p2p.table.events import (
     Abandoned,
     Aborted,
     Announced,
@@ -105,8 +118,7 @@ from p2p.events import (
     Welcomed,
     Withdrawn,
 )
-from p2p.fetch import FetchServer
-from p2p.forming import (
+from p2p.table.forming import (
     DEFAULT_MAX_WAIT_MS,
     DEFAULT_STALL_AFTER_MS,
     FormingRule,
@@ -120,7 +132,7 @@ from p2p.forming import (
     table_rule,
     verify_manifest_signature,
 )
-from p2p.game_rule import (
+from p2p.table.game_rule import (
     DEFAULT_DECIDE_MAX_MS,
     DEFAULT_DECIDE_STALL_MS,
     GameProtocol,
@@ -129,21 +141,10 @@ from p2p.game_rule import (
     decide_limits,
     describe,
 )
-from p2p.lobby import EarlyBuffer, LobbyGate, Verdict
-from p2p.mesh import (
-    Inbound,
-    Mesh,
-    PeerDown,
-    PeerUp,
-    open_mesh,
-    open_task_nursery,
-)
-from p2p.offload import Offload
-from p2p.record import Offer, Record, Status
-from p2p.seat import SeatDriver, game_of, rule_factory
-from p2p.signing import SignedManifests, offer_problems, play_problem, timeout_problem
-from p2p.silence import Recovered, SilenceMonitor, Stalled
-from p2p.store import RecordFile, _fsync_dir
+from p2p.table.lobby import EarlyBuffer, LobbyGate, Verdict
+from p2p.table.seat import SeatDriver, game_of, rule_factory
+from p2p.table.signing import SignedManifests, offer_problems, play_problem, timeout_problem
+from p2p.table.silence import Recovered, SilenceMonitor, Stalled
 from p2p.wire import Hash, Step, TableId
 
 IDENTITY_FILE = "identity.key"
@@ -297,7 +298,7 @@ class NodeConfig:
     trace_steps: bool = False
     """Emit a ``step`` event (number, kind) as each record step completes (benchmarks)."""
     offload: bool = True
-    """Make and check shuffle proofs and tokens in worker threads (p2p/offload.py)."""
+    """Make and check shuffle proofs and tokens in worker threads (p2p/net/offload.py)."""
     cheat: Any = None
     """Test hook for a cheating seat (tests/p2p/cheaters.py): replaces some of our game
     contributions; ``None`` is honest."""
@@ -482,7 +483,7 @@ class Node:
         """Slots nobody we hear from holds a link to, and since when."""
         self._vanished: set[tuple[int, int]] = set()
         self._votes: dict[int, wire.EndVote] = {}
-        """The first validly signed end vote of each other seat (p2p/endvote.py)."""
+        """The first validly signed end vote of each other seat (p2p/table/endvote.py)."""
         self._my_vote: wire.EndVote | None = None
         """Our own end vote once signed: final, we sign no further entry at this table."""
         self.ended_by_vote: int | None = None
@@ -539,7 +540,7 @@ class Node:
 
     async def _start_background(self, stack: contextlib.AsyncExitStack, mesh: Mesh) -> None:
         """Tasks that run beside the main loop until the mesh closes: fetch replies
-        (p2p/fetch.py) and the heartbeat that notices when we were away."""
+        (p2p/net/fetch.py) and the heartbeat that notices when we were away."""
         nursery = await stack.enter_async_context(open_task_nursery())
         nursery.start_soon(self._heartbeat)
 
@@ -617,7 +618,7 @@ class Node:
         """Pass entries we accepted on to the other seats (not back to where they came from,
         nor to their author), so a table with one link down goes on at full pace: the two
         ends of the broken link get each other's entries through everyone else.  A copy
-        that arrives twice is a duplicate, checked by its bytes alone (p2p/record.py)."""
+        that arrives twice is a duplicate, checked by its bytes alone (p2p/record/chain.py)."""
         mesh, manifest = self.mesh, self.manifest
         if mesh is None or manifest is None:
             return
@@ -858,7 +859,7 @@ class Node:
 
     async def _lobby_event(self, mesh: Mesh) -> Inbound | None:
         """The next ``Join`` in the lobby, or ``None`` after handling anything else by the
-        lobby's rules (p2p/lobby.py): strangers send only ``Join``, within a deadline."""
+        lobby's rules (p2p/table/lobby.py): strangers send only ``Join``, within a deadline."""
         deadline = self.gate.next_deadline()
         event = None
         with trio.move_on_at(deadline if deadline is not None else math.inf):
@@ -1020,7 +1021,7 @@ class Node:
         self._set_genesis(loaded.genesis)
         assert self.manifest is not None
         self.emit(Resuming(entries=len(loaded.entries), torn_bytes=loaded.torn_bytes))
-        from p2p.mesh import parse_address
+        from p2p.net.mesh import parse_address
 
         host, port = parse_address(self.manifest.seats[self.my_seat].address)
         async with contextlib.AsyncExitStack() as stack:
@@ -1129,7 +1130,7 @@ class Node:
                     return
                 self._pace_until = now + pace
             if ahead and self._offload is not None and self._offload.wants_premake(game_of(rec)):
-                return  # the record loop makes it in a worker thread (p2p/offload.py)
+                return  # the record loop makes it in a worker thread (p2p/net/offload.py)
             body = self._produce(sorted(kinds)[0])
             if body is None:
                 player = self._player()
@@ -1436,7 +1437,7 @@ class Node:
                 self._take_fetched(msg, event.peer, via)
         elif isinstance(msg, wire.Fetch):
             if msg.table_id == manifest.table_id and self.fetches is not None:
-                self.fetches.request(event.peer, msg)  # answered off this loop (p2p/fetch.py)
+                self.fetches.request(event.peer, msg)  # answered off this loop (p2p/net/fetch.py)
         elif isinstance(msg, Links) and msg.table_id == manifest.table_id:
             self._links[via] = frozenset(msg.slots)
         elif isinstance(msg, wire.EndVote):
@@ -1517,7 +1518,7 @@ class Node:
             self._ask_end(slot, now - since)
         return wake
 
-    # -- ending the table by a signed vote (p2p/endvote.py) -----------------
+    # -- ending the table by a signed vote (p2p/table/endvote.py) -----------------
 
     def _all_votes(self) -> list[wire.EndVote]:
         votes = list(self._votes.values())
@@ -1695,7 +1696,7 @@ class Node:
 
     def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
         """Offer a fetched piece; if the peer holds more and this piece moved us on, ask it
-        for the next piece (replies come in bounded pieces, p2p/fetch.py).  While we
+        for the next piece (replies come in bounded pieces, p2p/net/fetch.py).  While we
         compare a seat's record with ours (:meth:`_check_head`), its pieces are walked to
         the end whether or not they move us on."""
         rec, mesh = self.record, self.mesh

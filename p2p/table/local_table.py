@@ -1,7 +1,7 @@
 """A whole game table in one process: every seat's real protocol code, routed in memory.
 
-Each seat has its own identity key, its own :class:`p2p.record.Record` with its
-own secrets (:class:`p2p.seat.SeatDriver`), and its own bot.  The router
+Each seat has its own identity key, its own :class:`p2p.record.chain.Record` with its
+own secrets (:class:`p2p.table.seat.SeatDriver`), and its own bot.  The router
 signs each seat's entries and offers the exact signed bytes to every other
 seat's record, so every body is encoded and decoded and every proof checked
 just as over the network; only the sockets are missing.  It is the
@@ -23,7 +23,8 @@ from crypto.seal import SealKey
 from engine import registry
 from engine.players import BotPlayer
 from p2p.errors import CheatDetected, LocalProtocolError
-from p2p.forming import (
+from p2p.record.chain import Record
+from p2p.table.forming import (
     DEFAULT_MAX_WAIT_MS,
     DEFAULT_STALL_AFTER_MS,
     Manifest,
@@ -32,9 +33,13 @@ from p2p.forming import (
     new_table_id,
     sign_manifest,
 )
-from p2p.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol, SeatKeys
-from p2p.record import Record
-from p2p.seat import SeatDriver, rule_factory
+from p2p.table.game_rule import (
+    DEFAULT_DECIDE_MAX_MS,
+    DEFAULT_DECIDE_STALL_MS,
+    GameProtocol,
+    SeatKeys,
+)
+from p2p.table.seat import SeatDriver, rule_factory
 from p2p.wire import PROTOCOL_VERSION, Genesis, Member, Signed
 
 

@@ -105,6 +105,7 @@ from p2p.errors import (
     Rejected,
     RemoteProtocolError,
 )
+from p2p.wire.events import Inbound, MeshEvent, PeerDown, PeerUp
 
 RECV_CHUNK = 65536
 HANDSHAKE_TIMEOUT_S = 5.0
@@ -121,8 +122,6 @@ INBOX_BYTES_PER_PEER = 4 << 20
 """Bytes one peer may hold in the shared inbox before its reader stops reading."""
 INBOX_CONTROL_EVENTS = 4096
 """Connection events (up, down) queued for the node; more are dropped."""
-INBOUND_OVERHEAD = 256
-"""Bytes counted per inbound message beyond twice its raw size (decoded copy, objects)."""
 BACKOFF_START_S = 0.05
 BACKOFF_CAP_S = 2.0
 DRAIN_TIMEOUT_S = 2.0
@@ -167,7 +166,7 @@ STRANGER_SILENT_S = 2.0
 honest joiner sends its ``Join`` at once."""
 STRANGER_JOIN_S = 10.0
 """How long a stranger may stay a stranger at all (the lobby's own deadline is the same,
-:data:`p2p.lobby.JOIN_WITHIN_S`; this one also holds once the lobby has closed)."""
+:data:`p2p.table.lobby.JOIN_WITHIN_S`; this one also holds once the lobby has closed)."""
 KEEPALIVES_PER_INTERVAL = 4.0
 """Keepalive frames (pings and pongs) a link may send per keepalive interval of ours, on
 average (4 a second by default; an honest peer sends about 2).  More ends the link."""
@@ -544,36 +543,6 @@ class ByteQueue:
 # ---------------------------------------------------------------------------
 # Connections and the mesh
 # ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Inbound:
-    """A message from an authenticated peer, with its exact raw body."""
-
-    peer: bytes
-    message: wire.Message
-    raw: bytes
-
-    @property
-    def size(self) -> int:
-        """Bytes this message holds while queued (the raw body, its decoded copy, objects)."""
-        return 2 * len(self.raw) + INBOUND_OVERHEAD
-
-
-@dataclass(frozen=True, slots=True)
-class PeerUp:
-    peer: bytes
-    dialed: bool
-
-
-@dataclass(frozen=True, slots=True)
-class PeerDown:
-    peer: bytes
-    reason: str
-    remote_error: bool
-
-
-MeshEvent = Inbound | PeerUp | PeerDown
 
 
 class Inbox:

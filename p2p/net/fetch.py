@@ -26,7 +26,7 @@ import trio
 
 from p2p import wire
 from p2p.errors import ConnectionClosed
-from p2p.mesh import Mesh, open_task_nursery
+from p2p.net.mesh import Mesh, open_task_nursery
 
 REPLY_BYTES = 512 << 10
 """Signed-entry bytes in one reply (one ``Fetched`` frame)."""

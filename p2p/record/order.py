@@ -15,7 +15,7 @@ need no leader to get a deterministic chain position, because
   another's entry before sending its own;
 * the step is complete when every owed seat has contributed, and its hash is
   taken over the contributions **sorted by seat** (see
-  :func:`p2p.record.step_hash`), so arrival order does not matter and every
+  :func:`p2p.record.chain.step_hash`), so arrival order does not matter and every
   peer derives the same hash for the next step to chain to.
 
 A one-actor step is just a round of one.

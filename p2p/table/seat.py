@@ -1,9 +1,9 @@
 """One seat's side of a game table, sans-I/O: which entry it owes and what it says.
 
-The same code serves a live peer (:mod:`p2p.node`, over the network) and the
-in-process table (:mod:`p2p.local_table`, every seat in one process, each
+The same code serves a live peer (:mod:`p2p.net.node`, over the network) and the
+in-process table (:mod:`p2p.table.local_table`, every seat in one process, each
 with its own record): a :class:`SeatDriver` wraps the seat's
-:class:`p2p.record.Record`, builds the rule with this seat's secrets
+:class:`p2p.record.chain.Record`, builds the rule with this seat's secrets
 (:func:`rule_factory`), and produces the seat's own bodies.  Machine steps
 (keys, shuffles, tokens, proofs, dice, the final signature) are produced at
 once; an ``action`` is a decision that the caller obtains from the seat's
@@ -17,10 +17,10 @@ from collections.abc import Callable
 from crypto.identity import IdentityKey
 from engine.game import Action, Event, Game
 from p2p.errors import LocalProtocolError
-from p2p.forming import COMMIT_KIND, REVEAL_KIND, FormingRule, Manifest, seat_order_commit
-from p2p.game_rule import ACTION_KIND, GameProtocol, GameRule, SeatKeys
-from p2p.order import Rule
-from p2p.record import Offer, Record
+from p2p.record.chain import Offer, Record
+from p2p.record.order import Rule
+from p2p.table.forming import COMMIT_KIND, REVEAL_KIND, FormingRule, Manifest, seat_order_commit
+from p2p.table.game_rule import ACTION_KIND, GameProtocol, GameRule, SeatKeys
 from p2p.wire import Body
 
 

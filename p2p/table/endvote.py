@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from crypto.errors import CryptoError
 from crypto.identity import IdentityKey, verify_signature
 from p2p.errors import BadVote
-from p2p.forming import Manifest
+from p2p.table.forming import Manifest
 from p2p.wire import EndVote
 
 END_DOMAIN = b"slaiga/v1/end"
