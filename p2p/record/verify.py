@@ -408,13 +408,16 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
     base = {"torn_bytes": loaded.torn_bytes, "entries": len(loaded.entries)}
 
     envelopes: list[tuple[Envelope, Entry]] = []
+    undecodable: Failure | None = None
     for i, signed in enumerate(loaded.entries, start=1):
         env = Envelope(i, signed.entry, signed.signature)
         try:
             entry = decode_body(signed.entry, Entry)
         except RemoteProtocolError as exc:
-            failure = _undecodable_failure(record, env, exc)
-            return _describe_manifest(name, manifest, failure=failure, **base)
+            # judged at once; the rest is still replayed, so the seat order is known and
+            # the culprit is named in it like every other verdict
+            undecodable = undecodable or _undecodable_failure(record, env, exc)
+            continue
         assert isinstance(entry, Entry)
         envelopes.append((env, entry))
     frames = {env.entry: env.frame for env, _ in reversed(envelopes)}  # first frame wins
@@ -448,6 +451,8 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             found = _locate_evidence(exc, envelopes) or (env, entry)
             failure = _cheat_failure(exc, *found, frames)
             break
+    if undecodable is not None:
+        failure = undecodable  # the first frame that does not decode is the verdict
     if failure is None and record.failure is not None:
         failure = Failure(FOLD_FAILED, str(record.failure), None, None, record.step - 1)
     if failure is None and (record.held_count() or unchained):

@@ -154,3 +154,26 @@ def test_flipped_bytes_never_crash_verify(
     except UnreadableRecord:
         return
     assert not report.ok or report.failure is None
+
+
+def test_an_undecodable_signed_frame_names_its_signer_in_seat_order(
+    game_file: tuple[Path, list], tmp_path: Path
+) -> None:
+    """Found by bench adversary: the verdict on a frame that does not decode named its
+    signer by slot while every other verdict uses the seat order (the names agreed)."""
+    path, ids = game_file
+    payloads = read_payloads(path)
+    i = len(payloads) // 2
+    entry = decode_body(decode_body(payloads[i], Signed).entry, Entry)
+    raw = msgpack.packb(
+        ["entry", {"table_id": entry.table_id, "seat": entry.seat, "body": 7}], use_bin_type=True
+    )
+    payloads[i] = encode_body(Signed(raw, ids[entry.seat].sign(entry_signing_input(raw))))
+    out = tmp_path / "undecodable.rec"
+    write_payloads(out, payloads)
+    report = verify_record_file(out)
+    assert report.failure is not None and report.failure.kind == "MalformedEntry"
+    assert report.seat_order is not None
+    js = report.to_json()
+    assert js["culprit_slot"] == entry.seat
+    assert js["culprit"] == report.seat_order.index(entry.seat)
