@@ -60,8 +60,8 @@ def _read(path: Path, bots: Path) -> Resumable | None:
         report = verify_record_file(path)
     except (UnreadableRecord, OSError):
         return None
-    if not report.is_game or report.table_id is None:
-        return None
+    if report.table_id is None:
+        return None  # not even a manifest: nothing to resume
     table_id = report.table_id
     folders = sorted(
         f for f in bots.glob("*") if (f / "tables" / f"{table_id}{RECORD_SUFFIX}").exists()
@@ -101,7 +101,7 @@ def find(folder: Path, table_id: str) -> Resumable | str:
         return f"{table_id} starts {len(paths)} table ids: type more of it"
     r = _read(paths[0], folder / BOTS_DIR)
     if r is None:
-        return f"the record of table {table_id} cannot be read as a game ({paths[0]})"
+        return f"the record of table {table_id} cannot be read ({paths[0]})"
     if r.finished:
         return f"table {r.table_id} is finished: nothing to resume (its record: {r.path})"
     return r
