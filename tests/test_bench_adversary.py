@@ -15,16 +15,6 @@ import pytest
 
 from bench import adversary
 
-FAILURES = (
-    "wrong_blame",
-    "crashes",
-    "hangs",
-    "verify_mismatch",
-    "missed",
-    "refused_valid",
-    "split",
-    "unconvicted",
-)
 OPEN = ("byte ",)
 """Deviations the seeded run may report as open: a flipped byte of ``raw``."""
 

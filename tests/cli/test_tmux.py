@@ -355,7 +355,9 @@ def test_join_at_a_terminal_lets_the_person_pick_among_open_tables(tmp_path: Pat
         dice = opener("Quin", "slajens", "--seats", "2", "--option", "rounds=1")
         deadline = time.monotonic() + WAIT_S
         while time.monotonic() < deadline:  # both tables announced before the person looks
-            seen = json.loads(run_cli("lobby", "--json", "--timeout", "1").stdout or "[]")
+            # a scan as long as the lobby's default: with two tables announced on one
+            # machine, their answers can take more than a second to resolve
+            seen = json.loads(run_cli("lobby", "--json", "--timeout", "3").stdout or "[]")
             if {t["name"] for t in seen} >= {"Pia", "Quin"}:
                 break
         else:

@@ -28,11 +28,19 @@ GAME, SEATS, OPTIONS = "slave", 4, {"games": 1}
 CULPRIT = 1
 
 
-def _play(table, ahead: bool, tamper_at: int | None = None, max_entries: int = 5000):
+def _play(
+    table,
+    ahead: bool,
+    tamper_at: int | None = None,
+    max_entries: int = 5000,
+    made: type = ShuffleBody,
+    counted: list | None = None,
+):
     """Play ``table`` to its end; with ``ahead`` every receiver runs the rule's prework
     job before offering an entry and every seat its premake job before producing.
     Returns the multiplications done while offering shuffle entries (the fold's
-    checks), and those done by ``produce`` of our own shuffles.
+    checks), and those done by ``produce`` of our own bodies of type ``made`` (shuffles
+    by default), each also appended to ``counted``.
 
     With ``tamper_at``: the ``tamper_at``-th shuffle of slot CULPRIT is checked ahead
     by every receiver as made, and then sent with two of its ciphertexts swapped."""
@@ -51,8 +59,10 @@ def _play(table, ahead: bool, tamper_at: int | None = None, max_entries: int = 5
                     job()()
             COUNTERS.reset()
             body = d.machine_body()
-            if isinstance(body, ShuffleBody):
+            if isinstance(body, made):
                 produce_muls += COUNTERS.mul
+                if counted is not None:
+                    counted.append(body)
             if body is None and d.owes_decision():
                 engine, seat = d.seat_view()
                 player = table.players.setdefault(
@@ -172,34 +182,8 @@ def test_our_gift_is_made_ahead_and_not_again_on_the_loop():
     time say nothing of the lowest card): it is made by a premake job, and producing the
     sealed entry then does no group operation on the loop."""
     table = local_table.new_table(GAME, SEATS, {"games": 2})
-    spec = registry.get(GAME)
-    sealed = sealed_muls = 0
-    for _ in range(5000):
-        if all(r.finished for r in table.records) or table.cheats:
-            break
-        for d in table.drivers:
-            rule = game_of(d.record)
-            if rule is not None:
-                job = rule.premake()
-                if job is not None:
-                    job()()
-            COUNTERS.reset()
-            body = d.machine_body()
-            if isinstance(body, SealedProofBody):
-                sealed += 1
-                sealed_muls += COUNTERS.mul
-            if body is None and d.owes_decision():
-                engine, seat = d.seat_view()
-                player = table.players.setdefault(
-                    d.slot, BotPlayer.make(spec.bots["heuristic"], seat, random.Random(seat))
-                )
-                body = d.decision_body(player.choose(engine, seat))
-            if body is None:
-                continue
-            signed = d.sign(body).accepted[0].signed
-            for other in table.drivers:
-                if other is not d:
-                    table.cheats.extend(other.record.offer(signed).cheats)
+    sealed: list = []
+    _, produce_muls = _play(table, ahead=True, made=SealedProofBody, counted=sealed)
     assert not table.cheats and all(r.finished for r in table.records)
-    assert sealed >= 2  # the second deal's exchange: a KING's and a QUEEN's gift
-    assert sealed_muls == 0
+    assert len(sealed) >= 2  # the second deal's exchange: a KING's and a QUEEN's gift
+    assert produce_muls == 0
