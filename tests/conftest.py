@@ -72,6 +72,13 @@ SLOW = {
     "tests/p2p/test_node_loopback.py": "whole tables of real nodes, up to 8 seats, 300 steps",
     "tests/p2p/test_game_privacy.py": "whole games with every proof, privacy checked throughout",
     "tests/crypto/test_bench_crypto.py": "a real (quick) crypto benchmark run",
+    "tests/p2p/test_late_lies.py": (
+        "whole Slaiga games until each kind of lie comes up (deals are random, so a few)"
+    ),
+    "tests/p2p/test_verify_fuzz.py": "a whole Slave game, then Hypothesis verifies doctored copies",
+    "tests/p2p/test_offload.py::test_our_gift_is_made_ahead_and_not_again_on_the_loop": (
+        "a two-deal Slave table with every proof"
+    ),
     "tests/p2p/test_gift.py": (
         "each test plays its own Slave table, every proof checked, to the second deal's "
         "exchange (a shared table would let it join make check)"
