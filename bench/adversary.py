@@ -464,6 +464,12 @@ class Table:
                     if d.slot == self.honest[0]:
                         self._follow(signed)
                     self.log.append(signed)
+                    # our own entry may complete a step whose fold convicts someone (a bad
+                    # shuffle in the batch our last shuffle closes): the node routes those
+                    # verdicts too (p2p/net/node.py, _send_own -> _after_offer)
+                    refused = {id(exc): env for exc, env in getattr(offer, "refused", ())}
+                    for exc in offer.cheats:
+                        self._cheat(d.slot, exc, refused.get(id(exc)), None, offered=signed)
                     self.deliver(signed, range(self.n), d.slot)
                 self._observe()
                 if self.crash is not None:
