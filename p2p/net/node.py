@@ -1353,7 +1353,9 @@ class Node:
         that ``slaiga verify`` re-checks (its own signer is the one it convicts)."""
         if isinstance(exc, ForgedSignature | BrokenChain) or self.store is None:
             return
-        if not self._is_game():
+        if not self._is_game() or self._ended():
+            # once a cheat has ended the game its evidence is kept; more from a convicted
+            # seat would only let it grow every peer's file and flood every link
             return
         envelopes = [signed]
         if isinstance(exc, Equivocation):

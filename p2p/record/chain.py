@@ -354,6 +354,20 @@ class Record:
         if step < self.step:
             prior = self.steps[step].get(entry.seat)
             if prior is None:
+                if entry.prev != self.hashes[step - 1]:
+                    # not our chain: a fork we cannot follow, not a turn we can judge
+                    j = self._hash_index.get(entry.prev)
+                    if j is not None:
+                        raise Replay(
+                            entry.seat,
+                            f"entry for step {step} chains to step {j}, not {step - 1}",
+                            (signed.entry,),
+                        )
+                    raise BrokenChain(
+                        entry.seat,
+                        f"entry for step {step} chains to an unknown hash",
+                        (signed.entry,),
+                    )
                 raise OutOfTurn(
                     entry.seat,
                     f"sent {entry.kind!r} for step {step}, which it did not owe",
@@ -412,7 +426,9 @@ class Record:
         """
         step, seat = slot.entry.step, slot.entry.seat
         if self._owed is None:
-            raise OutOfTurn(seat, f"step {step} after the protocol finished", (slot.signed.entry,))
+            # our record has ended; a later step's chain cannot be checked (it may be another
+            # fork's), so it is no evidence: not held
+            return Offer(Status.TOO_FAR)
         at = self._held.get(step, {})
         if seat in at:
             return self._same_or_equivocation(at[seat], slot)
@@ -452,20 +468,9 @@ class Record:
         if prior is not None:
             self._same_or_equivocation(prior, slot)  # raises unless identical
             return None
-        owed = self._owed
-        if owed is None:
-            raise OutOfTurn(seat, f"step {entry.step} after the protocol finished", (signed.entry,))
-        kinds = owed.wants.get(seat)
-        if kinds is None:
-            raise OutOfTurn(
-                seat, f"spoke at step {entry.step}, owed by {owed.describe()}", (signed.entry,)
-            )
-        if entry.kind not in kinds:
-            raise OutOfTurn(
-                seat,
-                f"sent {entry.kind!r} at step {entry.step}, owes {'/'.join(sorted(kinds))}",
-                (signed.entry,),
-            )
+        # the chain first: on another fork (a seat showed two versions of a step to
+        # different peers) an honest seat may owe something else, or nothing, here; only
+        # an entry that chains to our own head can be judged by our turn rule
         if entry.prev != self.head:
             j = self._hash_index.get(entry.prev)
             if j is not None:
@@ -479,6 +484,20 @@ class Record:
             self._broken.setdefault(seat, slot)
             raise BrokenChain(
                 seat, f"entry for step {entry.step} chains to an unknown hash", (signed.entry,)
+            )
+        owed = self._owed
+        if owed is None:
+            raise OutOfTurn(seat, f"step {entry.step} after the protocol finished", (signed.entry,))
+        kinds = owed.wants.get(seat)
+        if kinds is None:
+            raise OutOfTurn(
+                seat, f"spoke at step {entry.step}, owed by {owed.describe()}", (signed.entry,)
+            )
+        if entry.kind not in kinds:
+            raise OutOfTurn(
+                seat,
+                f"sent {entry.kind!r} at step {entry.step}, owes {'/'.join(sorted(kinds))}",
+                (signed.entry,),
             )
         try:
             self.rule.check(seat, entry.body)

@@ -313,8 +313,11 @@ def test_extra_entry_signed_by_its_seat_after_the_end_is_out_of_turn(
     payloads = read_payloads(path)
     _, last = envelopes(path)[-1]
     seat = (last.seat + 1) % SEATS
+    head = bytes.fromhex(
+        verify_record_file(path).head
+    )  # chained to the end: only the turn is wrong
     payloads.append(
-        craft(last, played.keys[seat], seat=seat, step=last.step + 1, body=Count(10**6))
+        craft(last, played.keys[seat], seat=seat, step=last.step + 1, prev=head, body=Count(10**6))
     )
     write_payloads(path, payloads)
     report = verify_record_file(path)
