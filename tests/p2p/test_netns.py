@@ -386,5 +386,5 @@ def test_a_game_across_namespaces_survives_a_cut_link_and_a_partition(tmp_path: 
         assert not p.find("linger_timeout"), p.stderr_text()
     for k in range(PEERS):
         if k != cut:
-            assert peers[k].find("recovered", marks[k], seat=slots[cut]), peers[k].stderr_text()
+            assert peers[k].find("recovered", marks[k], slot=slots[cut]), peers[k].stderr_text()
     check_same_finished_game(results, PEERS)

@@ -153,6 +153,8 @@ def test_a_failing_job_keeps_nothing_and_the_node_goes_on():
         if need is not None and need.kind == SHUFFLE_KIND and rule.my_seat in need.seats:
             break
         for d in table.drivers:
+            if d is shuffler and d.owed_kind() == SHUFFLE_KIND:
+                continue  # its shuffle is the one this test sends (whatever the seat order)
             body = d.machine_body()
             if body is None:
                 continue
