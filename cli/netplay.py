@@ -9,7 +9,6 @@ terminal a bot plays it and the game is printed as it goes.
 
 from __future__ import annotations
 
-import os
 import random
 import secrets
 import subprocess
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from cli.resumable import LOOPBACK, start_bot_peer
 from engine import registry
 from engine.game import Action, Event, Game
 from engine.players import BotPlayer, Player
@@ -30,7 +30,6 @@ if TYPE_CHECKING:
     from p2p.net.node import TableResult
 
 BOT_KINDS = ("heuristic", "random")
-LOOPBACK = "127.0.0.1"
 
 
 class ThinkingBot:
@@ -171,21 +170,11 @@ def play_networked(
             on_event(event)
         if not isinstance(event, Listening) or procs:
             return
-        env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK)
         for i, name in enumerate(n for s, n in enumerate(names) if s != me):
             folder = bots_dir / f"bot{i}"
             folder.mkdir(parents=True, exist_ok=True)
-            cmd = [sys.executable, "-m", "cli.net", "join", "--peer", event.address]
-            cmd += ["--bot", bot, "--name", name, "--quiet", "--json", "--state-dir", str(folder)]
-            procs.append(
-                subprocess.Popen(
-                    cmd,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    stdin=subprocess.DEVNULL,
-                    env=env,
-                )
-            )
+            args = ["join", "--peer", event.address, "--bot", bot, "--name", name]
+            procs.append(start_bot_peer(*args, "--quiet", "--json", "--state-dir", str(folder)))
 
     cfg = NodeConfig(
         name=names[me],

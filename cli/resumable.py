@@ -29,6 +29,20 @@ from cli.state import StateInUse, StateLock
 
 BOTS_DIR = "bots"
 LOOPBACK = "127.0.0.1"
+
+
+def start_bot_peer(*args: str) -> subprocess.Popen:
+    """A bot peer of this machine's table: ``python -m cli.net ARGS`` on loopback, with no
+    terminal (``slaiga play`` starts its bots this way, and ``resume`` starts them again)."""
+    return subprocess.Popen(
+        [sys.executable, "-m", "cli.net", *args],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        env=dict(os.environ, SLAIGA_INTERFACE=LOOPBACK),
+    )
+
+
 BOT_PEER_WAIT_S = 60.0
 RECORD_SUFFIX = ".rec"
 
@@ -153,19 +167,9 @@ def restart_bots(table: Resumable, folder: Path) -> str | None:
                 pass  # free: that bot is not running
         except StateInUse:
             continue  # still running: it waits for us
-        env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK)
-        cmd = [sys.executable, "-m", "cli.net", "resume", table.table_id, "--bot", "heuristic"]
-        cmd += ["--quiet", "--json", "--state-dir", str(bot)]
+        args = ["resume", table.table_id, "--bot", "heuristic"]
         try:
-            _procs.append(
-                subprocess.Popen(
-                    cmd,
-                    stdout=subprocess.DEVNULL,
-                    stderr=subprocess.DEVNULL,
-                    stdin=subprocess.DEVNULL,
-                    env=env,
-                )
-            )
+            _procs.append(start_bot_peer(*args, "--quiet", "--json", "--state-dir", str(bot)))
         except OSError as exc:
             reap_bots(0.0)
             return (
