@@ -38,8 +38,10 @@ GAMES = [
     ("slave", 5, {"games": 1}),
     ("slajens", 3, {"rounds": 3}),
     ("slajens", 4, {"rounds": 3, "teams": 2, "sjond": True}),
+    ("aight-of-spaides", 3, {"max_turns": 60}),
+    ("aight-of-spaides", 4, {"max_turns": 60}),
 ]
-HORIZON = {"high-card": 10, "slave": 90, "slajens": 14}
+HORIZON = {"high-card": 10, "slave": 90, "slajens": 14, "aight-of-spaides": 80}
 """Seats leave within this many decisions (each game lasts longer)."""
 
 
@@ -319,3 +321,32 @@ def test_slajens_a_steal_on_a_seat_that_leaves_lapses():
     assert game.totals == before  # nothing moves: its score stands
     assert game.phase == "start" and game.current not in game.gone
     assert game.steal_problem(game.current, st.target, 1) is not None
+
+
+def _finish_with_bots(game: Game, dealer: LocalDealer, seed: int = 0) -> None:
+    bots = _bots(game, seed)
+    for _ in range(MAX_STEPS):
+        if game.is_over():
+            return
+        movers = game.to_move()
+        assert movers and not set(movers) & set(game.gone)
+        seat = movers[0]
+        runner.apply(game, dealer, bots[seat].act(game.view(seat), game.legal_actions(seat)))
+        runner.check_conservation(game, dealer)
+    raise AssertionError("no end")
+
+
+@pytest.mark.parametrize("phase", ["window", "interlude", "end_vote", "drawn"])
+@pytest.mark.parametrize("who", ["mover", "other"])
+def test_aight_a_seat_leaves_in_every_phase(phase, who):
+    game, dealer = _until(
+        "aight-of-spaides", 4, {"max_turns": 400}, lambda g: g.phase == phase, range(200)
+    )
+    movers = game.to_move()
+    seat = movers[0] if who == "mover" else next(s for s in range(4) if s != movers[0])
+    game.leave(seat)
+    runner.settle(game, dealer)
+    runner.check_conservation(game, dealer)
+    assert seat not in game.to_move()
+    _finish_with_bots(game, dealer)
+    assert game.outcome().ranking[-1] == seat
