@@ -38,10 +38,21 @@ GAMES = [
     ("slave", 5, {"games": 1}),
     ("slajens", 3, {"rounds": 3}),
     ("slajens", 4, {"rounds": 3, "teams": 2, "sjond": True}),
+    ("slaiga", 3, {}),
+    ("slaiga", 4, {"jokers": False, "check_ends_volley": False}),
+    ("honest-slaiga", 3, {}),
+    ("honest-slaiga", 4, {"jokers": True}),
     ("aight-of-spaides", 3, {"max_turns": 60}),
     ("aight-of-spaides", 4, {"max_turns": 60}),
 ]
-HORIZON = {"high-card": 10, "slave": 90, "slajens": 14, "aight-of-spaides": 80}
+HORIZON = {
+    "high-card": 10,
+    "slave": 90,
+    "slajens": 14,
+    "aight-of-spaides": 80,
+    "slaiga": 60,
+    "honest-slaiga": 60,
+}
 """Seats leave within this many decisions (each game lasts longer)."""
 
 
@@ -207,9 +218,10 @@ class SeatlessTable:
             else:
                 to = set(ob.to)
             mask = sum(1 << s for s in to)
-            if all((t.seen.get(h, 0) | mask) == t.all_seats for h in handles):
-                return answer  # everybody has seen it now: a public reveal
-            return answer if seat in to else {}
+            if seat in to:
+                return answer
+            # a card every seat has now seen goes public (p2p.table.game_rule does so)
+            return {h: f for h, f in answer.items() if (t.seen.get(h, 0) | mask) == t.all_seats}
         if isinstance(ob, Shuffle | Prove):
             return None
         assert isinstance(ob, Roll | JointRandom)
