@@ -40,8 +40,8 @@ GAMES = [
     ("slajens", 4, {"rounds": 3, "teams": 2, "sjond": True}),
     ("slaiga", 3, {}),
     ("slaiga", 4, {"jokers": False, "check_ends_volley": False}),
-    ("honest-slaiga", 3, {}),
-    ("honest-slaiga", 4, {"jokers": True}),
+    ("honest-slaiga", 3, {"max_turns": 80}),
+    ("honest-slaiga", 4, {"jokers": True, "max_turns": 80}),
     ("aight-of-spaides", 3, {"max_turns": 60}),
     ("aight-of-spaides", 4, {"max_turns": 60}),
 ]
@@ -362,3 +362,40 @@ def test_aight_a_seat_leaves_in_every_phase(phase, who):
     assert seat not in game.to_move()
     _finish_with_bots(game, dealer)
     assert game.outcome().ranking[-1] == seat
+
+
+@pytest.mark.parametrize("who", ["attacker", "defender", "bystander"])
+def test_slaiga_a_volley_with_a_seat_that_leaves_ends_with_no_penalty(who):
+    game, dealer = _until("slaiga", 4, {}, lambda g: g.phase == "answer", range(100))
+    v = game.volley
+    out = {"attacker": v.attacker, "defender": v.defender}.get(who)
+    if out is None:
+        out = next(s for s in range(4) if s not in (v.attacker, v.defender))
+    in_volley = len(game.zones["volley"])
+    kinds = [e.kind for e in game.leave(out)]
+    runner.settle(game, dealer)
+    if who == "bystander":
+        assert "volley-void" not in kinds and game.volley is v
+    else:
+        assert "volley-void" in kinds and game.volley is None
+        assert len(game.zones["out-of-play"]) >= in_volley
+    _finish_with_bots(game, dealer)
+    assert game.outcome().ranking[-1] == out
+
+
+def test_slaiga_a_win_claim_asks_past_a_seat_that_leaves():
+    game, dealer = _until("slaiga", 4, {}, lambda g: g.phase == "win_ask", range(300))
+    task = game.agenda[0]
+    asked, claimer = task.seat, task.other
+    game.leave(asked)
+    runner.settle(game, dealer)
+    assert asked not in game.to_move()
+    if game.phase == "win_ask":
+        assert game.agenda[0].other == claimer and asked not in game.agenda[0].handles
+    _finish_with_bots(game, dealer)
+
+
+def test_every_game_has_a_leaving_rule():
+    for name in [*registry.names(), "high-card"]:
+        cls = registry.get(name).game_class
+        assert cls.on_leave is not Game.on_leave, name
