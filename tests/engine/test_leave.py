@@ -210,7 +210,6 @@ class SeatlessTable:
     def _split(self, ob: Obligation, answer: Any, seat: int | None) -> Any:
         t = self.table
         if isinstance(ob, Reveal | Transfer):
-            handles = ob.handles if isinstance(ob, Reveal) else (ob.handle,)
             if isinstance(ob, Transfer):
                 to = {ob.dst}
             elif ob.to is None:
