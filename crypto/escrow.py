@@ -53,8 +53,9 @@ together could open a seat's cards.
 Operation counts (n seats; ``m`` cards):
 
 * :func:`make_deal`: ``n - 2`` base (commitments); scalar arithmetic for the shares.
-* :func:`public_shares`: ``(n-1)(n-2)`` mul + ``(n-1)(n-2)`` add (every ``Y_i``).
-* :func:`open_share`: 1 base (the check against ``Y_i``).
+* :meth:`EscrowPublic.share_public`: ``n - 2`` mul + ``n - 2`` add, once per receiver
+  (all of them: ``(n-1)(n-2)`` mul, paid only when a seat is absent).
+* :func:`open_share`: 1 base (the check) + the receiver's own ``Y_i``.
 * :func:`make_token_shares`: 1 base + 2m+1 mul + m-1 add (as :func:`crypto.reveal.make_tokens`).
 * :func:`verify_token_shares`: 1 base + 2m+1 mul + 2m add.
 * :func:`combine_token_shares`: ``n - 1`` mul + ``n - 2`` add for the check against
@@ -64,7 +65,7 @@ Operation counts (n seats; ``m`` cards):
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from crypto.dleq import PROOF_BYTES, DleqProof, prove_dleq_batch, verify_dleq_batch
 from crypto.elgamal import Ciphertext
@@ -189,20 +190,32 @@ class EscrowDeal:
 
 @dataclass(frozen=True, slots=True)
 class EscrowPublic:
-    """The public side of one dealer's escrow: its key share ``PK_j``, commitments and
-    every receiver's public share ``Y_i = s_i G`` (see :func:`public_shares`)."""
+    """The public side of one dealer's escrow: its key share ``PK_j``, its commitments,
+    and each receiver's public share ``Y_i = s_i G``, computed from them when first
+    asked for (:meth:`share_public`), so a receiver checking its own share in the key
+    round pays for one, and the others are computed only once a seat is absent."""
 
     dealer: int
     n: int
     dealer_public: Point
     commitments: tuple[Point, ...]
-    share_publics: Mapping[int, Point]
+    share_publics: dict[int, Point] = field(init=False, compare=False, repr=False)
+
+    def __post_init__(self) -> None:
+        _check_table(self.n, self.dealer)
+        if len(self.commitments) != self.n - 2:
+            raise DeckMismatch(f"{len(self.commitments)} commitments for a {self.n}-seat table")
+        object.__setattr__(self, "share_publics", {})
 
     def share_public(self, seat: int) -> Point:
-        try:
-            return self.share_publics[seat]
-        except KeyError:
-            raise InvalidEncoding(f"seat {seat} holds no share of seat {self.dealer}") from None
+        """``Y_seat`` (``n - 2`` mul + ``n - 2`` add the first time)."""
+        y = self.share_publics.get(seat)
+        if y is None:
+            if seat not in receivers(self.n, self.dealer):
+                raise InvalidEncoding(f"seat {seat} holds no share of seat {self.dealer}")
+            y = _evaluate(self.commitments, self.dealer_public, eval_point(seat))
+            self.share_publics[seat] = y
+        return y
 
 
 def _evaluate(commitments: Sequence[Point], dealer_public: Point, x: int) -> Point:
@@ -218,14 +231,10 @@ def _evaluate(commitments: Sequence[Point], dealer_public: Point, x: int) -> Poi
 
 
 def public_shares(deal: EscrowDeal, dealer_public: Point) -> EscrowPublic:
-    """Every receiver's public share from the dealer's commitments."""
+    """The public side of ``deal`` (receivers' public shares computed on demand)."""
     if not isinstance(deal, EscrowDeal) or not isinstance(dealer_public, Point):
         raise InvalidEncoding("expected an EscrowDeal and the dealer's key share")
-    ys = {
-        i: _evaluate(deal.commitments, dealer_public, eval_point(i))
-        for i in receivers(deal.n, deal.dealer)
-    }
-    return EscrowPublic(deal.dealer, deal.n, dealer_public, deal.commitments, ys)
+    return EscrowPublic(deal.dealer, deal.n, dealer_public, deal.commitments)
 
 
 def share_context(context: Context, receiver: int, commitments: Sequence[Point]) -> bytes:
