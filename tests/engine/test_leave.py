@@ -398,3 +398,13 @@ def test_every_game_has_a_leaving_rule():
     for name in [*registry.names(), "high-card"]:
         cls = registry.get(name).game_class
         assert cls.on_leave is not Game.on_leave, name
+
+
+@pytest.mark.parametrize(("name", "seats", "options"), [g for g in GAMES if g[1] >= 4])
+def test_two_seats_leave(name, seats, options):
+    game, left = play_leaving(name, seats, options, seed=11, leavers=2)
+    assert game.gone == tuple(left) and len(left) == 2
+    ranking = game.outcome().ranking
+    assert sorted(ranking) == list(range(seats))
+    if not options.get("teams"):
+        assert set(ranking[-2:]) == set(left)
