@@ -148,6 +148,7 @@ class Replay:
         if not isinstance(self.manifest.protocol, GameProtocol):
             raise ReplayError(f"{path} holds no game (protocol {self.manifest.protocol.TAG!r})")
         self.torn_bytes = loaded.torn_bytes
+        self.votes = len(loaded.votes)
         self.queue = _canonical(loaded.entries)
         self.taken = 0
         self.accepted: list[Signed] = []
@@ -361,10 +362,16 @@ class Replay:
             return [f"The replay stops at step {self.spectator.step - 1}: {self.problem}"]
         if not self.spectator.finished:
             owing = ", ".join(self.name(s) for s in sorted(self.spectator.record.waiting_on()))
-            return [
+            lines = [
                 f"The record stops at step {self.spectator.step}, still owed by"
                 f" {owing or 'nobody'}: the game is unfinished (nobody signed its end)."
             ]
+            if self.votes:
+                lines.append(
+                    "The file holds votes to end the table: slaiga verify says whether"
+                    " every other player voted to stop (then nobody is to blame)."
+                )
+            return lines
         return []
 
     @property
@@ -474,7 +481,7 @@ class Screen:
             return
         self.at = before[-1]
         if r.stops[self.at].step != step:
-            self.message = f"step {step}: the record has no step {step}; the nearest before it"
+            self.message = f"no table to show at step {step}: step {r.stops[self.at].step}"
             if step > r.stops[-1].step and r.done:
                 self.message = f"the record ends at step {r.stops[-1].step}"
 
@@ -516,8 +523,15 @@ class Screen:
                 Text(line, style="bold red") for x in r.verdict_lines() for line in wrap(x, width)
             ]
             body += record_lines(summary, names)
-        body = [x for x in body if x.plain.strip()]
-        body = body[: height - 1]
+        fitted: list[Text] = []
+        for line in body:
+            if not line.plain.strip():
+                continue
+            if line.cell_len <= width:
+                fitted.append(line)
+            else:  # a long path or verdict: wrapped, never cut
+                fitted += [Text(x, style=line.style) for x in wrap(line.plain, width)]
+        body = fitted[: height - 1]
         hint = Text("← back to the table · Home: the start · q quit", style="dim")
         return body + [Text("")] * (height - 1 - len(body)) + [hint]
 
@@ -538,6 +552,8 @@ def print_plain(replay: Replay, out: Any = None) -> None:
         file=out,
         flush=True,
     )
+    if r.torn_bytes:
+        print(f"a torn last frame was dropped ({r.torn_bytes} bytes)", file=out)
     told = 0
     seated = False
     shown: Any = None
