@@ -43,6 +43,7 @@ from cli.render import (
     wrap,
 )
 from crypto.errors import CryptoError
+from crypto.group import base_mul
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from engine.game import Event
@@ -158,6 +159,7 @@ class Replay:
         self.problem: str | None = None  # our own failure, or the seat's secret does not fit
         self.seat_arg, self.secret_path = seat, secret
         self.seat_record: Record | None = None
+        self._key_checked = False
         self.names: Names | None = None
         self.done = False
         if seat is not None and secret is None:
@@ -247,14 +249,24 @@ class Replay:
             backlog = self.accepted
         else:
             backlog = [signed]
+        who = self.title.removesuffix(" view")
         try:
             for env in backlog:
                 self.seat_record.offer(env)
         except (P2PError, CryptoError) as exc:
-            self.problem = (
-                f"this table secret does not fit {self.title.removesuffix(' view')}"
-                f" ({type(exc).__name__}: {exc})"
-            )
+            self.problem = f"this table secret does not fit {who} ({type(exc).__name__}: {exc})"
+            return False
+        game = game_of(self.seat_record)
+        if game is not None and game.mine is not None and game.pubs and not self._key_checked:
+            # the secret's key share must be the one the seat published in the key round
+            self._key_checked = True
+            if base_mul(game.mine.secret) != game.pubs[game.mine.seat]:
+                raise ReplayError(
+                    f"{self.secret_path} is not {who}'s table secret at this table"
+                    " (its key share is not the one they published)"
+                )
+        if self.seat_record.failure is not None:
+            self.problem = f"{who}'s view cannot go on: {self.seat_record.failure}"
             return False
         return True
 

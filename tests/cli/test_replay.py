@@ -92,6 +92,12 @@ def test_a_seat_view_from_its_table_secret_and_a_secret_that_does_not_fit(slaiga
     assert bad.returncode == 2
     assert f"is not {name}'s table secret at this table" in bad.stderr
     assert "Traceback" not in bad.stderr
+    # the right seal key with another table secret: its key share gives it away
+    mixed = path.parent / "mixed.secret"
+    mixed.write_bytes(bytes(32) + (path.parent / f"{first}.secret").read_bytes()[32:])
+    bad = slaiga("replay", str(path), "--plain", "--seat", "1", "--secret", str(mixed))
+    assert bad.returncode == 2, bad.stdout
+    assert "its key share is not the one they published" in bad.stderr
     usage = slaiga("replay", str(path), "--seat", "1")
     assert usage.returncode == 2 and "--seat needs --secret" in usage.stderr
 
