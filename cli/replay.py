@@ -13,9 +13,9 @@ works too).
 Keys: → and ← one step, PgDn and PgUp the next or previous move, Home and End, a step
 number typed (``g`` first if you like) then Enter to jump there, q to quit.  Without a
 terminal (``--plain``, or output that is not a terminal) it prints every step as plain
-lines.  Exit status: 0 when the record checks out (to the end, in plain mode), 1 when it
-fails (a cheat proven, a damaged or unfinished file), 2 when it cannot be read or on usage
-errors.
+lines.  Exit status: 0 when the record checks out (to the end, in plain mode), 4 when a
+player is proven to have cheated, 1 when it fails otherwise (a damaged, forged or unfinished
+file), 2 when it cannot be read or on usage errors.
 """
 
 from __future__ import annotations
@@ -59,6 +59,8 @@ from p2p.wire import Entry, Signed, decode_body
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_UNREADABLE = 2
+EXIT_CHEAT = 4
+"""A player was proven to cheat (``cli.args.EXIT_STATUS``, as at a live table)."""
 
 TABLE_SECRET_BYTES = 32
 """A table secret file holds the 32-byte table secret, then the table's 32-byte X25519
@@ -612,8 +614,9 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "Enter to jump there, q to quit. Every signature and proof is checked as it goes, "
         "like slaiga verify; the replay stops where a cheat is proven and shows the evidence. "
         "It shows the public view (only the cards the rules made public), or with --seat N "
-        "--secret FILE that seat's own view. Exit 0: the record checks out; 1: it fails "
-        "(a cheat proven, a damaged or unfinished record); 2: unreadable, or a usage error.",
+        "--secret FILE that seat's own view. Exit 0: the record checks out; 4: a player is "
+        "proven to have cheated; 1: it fails otherwise (a damaged, forged or unfinished "
+        "record); 2: unreadable, or a usage error.",
     )
     p.add_argument("record", metavar="RECORD-FILE", help="a record file (tables/<id>.rec)")
     p.add_argument(
@@ -662,4 +665,7 @@ def run_replay(args: argparse.Namespace) -> int:
         return EXIT_UNREADABLE
     if not replay.done:
         return EXIT_OK  # the person left before the end: nothing failed so far
-    return EXIT_OK if replay.ok else EXIT_FAILED
+    if replay.ok:
+        return EXIT_OK
+    f = replay.failure
+    return EXIT_CHEAT if f is not None and f.culprit is not None else EXIT_FAILED

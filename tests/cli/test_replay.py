@@ -112,7 +112,7 @@ def test_replay_stops_where_a_cheat_is_proven_and_shows_the_evidence(tmp_path: P
     verified = json.loads(slaiga("verify", str(path), "--json").stdout)
     assert verified["culprit_slot"] == cheat_slot
     run = slaiga("replay", str(path), "--plain")
-    assert run.returncode == 1, run.stderr
+    assert run.returncode == 4, run.stderr  # a player caught cheating (cli.args.EXIT_STATUS)
     out = run.stdout
     name = table.records[0].manifest.seats[cheat_slot].name
     seat = verified["culprit"] + 1
