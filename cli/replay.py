@@ -362,6 +362,10 @@ class Replay:
                 seat = self.order.index(f.culprit) + 1 if f.culprit in self.order else None
                 who = f"{self.name(f.culprit)}" + (f" (seat {seat})" if seat else "")
                 head = f"Cheating proven{where}: {who} broke the rules; the record holds the proof."
+            elif f.kind == "FoldFailed":
+                head = (
+                    f"This program failed{where} (our bug; nobody is blamed, the file is intact)."
+                )
             else:
                 head = (
                     f"The record fails{where}: it is forged or damaged (nobody is proven at fault)."
@@ -431,6 +435,8 @@ class Screen:
 
     def run(self) -> None:
         r = self.replay
+        if hasattr(self.term, "on_resize"):
+            self.term.on_resize = self.draw  # redrawn at the new size at once
         r.fold(1, self._progress)
         while True:
             self.draw()
