@@ -23,14 +23,14 @@ from engine import registry
 from engine.game import CardView, Game
 from engine.players import BotPlayer
 from p2p.errors import CheatDetected
-from p2p.record.chain import entry_hash
+from p2p.record.chain import entry_hash, entry_signing_input
 from p2p.record.store import RecordFile
 from p2p.record.verify import verify_record_file
 from p2p.table import local_table
 from p2p.table.game_rule import SEALED_KIND
 from p2p.table.seat import game_of
-from p2p.table.spectator import Spectator
-from p2p.wire import Entry, Signed, decode_body
+from p2p.table.spectator import Spectator, Update
+from p2p.wire import Entry, Signed, decode_body, encode_body
 from tests.p2p.cheaters import Cheater, lies
 
 GAMES = [
@@ -265,3 +265,74 @@ def test_a_lie_shown_later_is_named_at_its_action_step(tmp_path: Path) -> None:
     assert v is not None and (v.kind, v.culprit, v.step) == seat_verdict
     assert seat_verdict[1] == liar_slot
     assert _verify_honest_file(table, 1, tmp_path) == seat_verdict
+
+
+# ---- what a live spectator blames, entry by entry (a High Card table: quick) ---------------
+
+
+def _sign(key, entry: Entry) -> Signed:
+    raw = encode_body(entry)
+    return Signed(raw, key.sign(entry_signing_input(raw)))
+
+
+@pytest.fixture(scope="module")
+def high_card() -> local_table.LocalTable:
+    table = local_table.run(local_table.new_table("high-card", 3))
+    assert not table.cheats and all(r.finished for r in table.records)
+    return table
+
+
+def _following(table: local_table.LocalTable, upto: int) -> Spectator:
+    spectator = Spectator(table.genesis)
+    for signed in table.log[:upto]:
+        assert spectator.offer(signed).failure is None
+    return spectator
+
+
+def _an_action(table: local_table.LocalTable) -> int:
+    """The index in the log of the first action entry."""
+    return next(i for i, s in enumerate(table.log) if decode_body(s.entry, Entry).kind == "action")
+
+
+def test_an_envelope_no_seat_signed_blames_only_the_link(high_card) -> None:
+    i = _an_action(high_card)
+    spectator = _following(high_card, i)
+    good = high_card.log[i]
+    forged = Signed(good.entry, bytes([good.signature[0] ^ 1]) + good.signature[1:])
+    update = spectator.offer(forged)
+    assert update.verdict is None and update.junk and update.failure.culprit is None
+    assert update.failure.kind == "ForgedSignature"
+    # an entry of another table (the same players may have met before): no one here is blamed
+    other = local_table.run(local_table.new_table("high-card", 3))
+    update = spectator.offer(other.log[0])
+    assert update.verdict is None and update.junk and update.failure.kind == "ForeignEntry"
+    # junk bytes that do not decode and that no seat signed
+    update = spectator.offer(Signed(b"\x93junk", bytes(64)))
+    assert update.verdict is None and update.failure.culprit is None
+    # and the table goes on: the spectator still agrees with the seats at the end
+    for signed in high_card.log[i:]:
+        assert spectator.offer(signed).failure is None
+    (seats,) = _seat_results(high_card)
+    assert spectator.verdict is None and _spectator_result(spectator) == seats
+
+
+def test_a_broken_chain_is_a_fork_to_fetch_and_its_other_version_a_verdict(high_card) -> None:
+    i = _an_action(high_card)
+    spectator = _following(high_card, i)
+    good = decode_body(high_card.log[i].entry, Entry)
+    key = high_card.drivers[good.seat].identity
+    # chained to a hash we do not know: maybe another fork of a split view; fetch, not blame
+    forked = _sign(key, Entry(good.table_id, good.seat, good.step, bytes(32), good.body))
+    update = spectator.offer(forked)
+    assert update.verdict is None and update.suspect == good.seat
+    assert update.failure.kind == "BrokenChain"
+    # its other version of that step shows up (fetched, or relayed): both are signed by the
+    # seat, so the split view is proven equivocation, with both envelopes as evidence
+    update = spectator.offer(high_card.log[i])
+    v = update.verdict
+    assert v is not None and v is spectator.verdict
+    assert (v.kind, v.culprit, v.step) == ("Equivocation", good.seat, good.step)
+    assert {e.entry for e in v.evidence} == {high_card.log[i].entry, forked.entry}
+    assert spectator.finished and "cheat proven" in spectator.status_line()
+    # a convicted table is over: nothing more is taken
+    assert spectator.offer(high_card.log[i + 1]) == Update()
