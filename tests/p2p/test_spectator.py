@@ -7,7 +7,8 @@ record head; one that starts mid-game from the record so far, and one fed the en
 order, agree too; a cheating seat is named by the spectator with the same kind, seat and step
 as every honest seat and ``slaiga verify``.  And at every point of those games, everything a
 spectator holds opens no card that is not public (the way ``test_game_privacy.py`` checks
-seats).
+seats).  Entry by entry, a live spectator blames only the link for what no seat of the table
+signed, treats a broken chain as a fork to fetch, and convicts a seat's two versions of a step.
 """
 
 from __future__ import annotations
