@@ -261,18 +261,31 @@ class Words:
     told: str
 
 
-class TableMoves(Moves):
-    """Moves whose words are one table, ``WORDS``: action class -> ``Words``. ``say`` and
-    ``describe`` fill in the templates, and ``parse`` takes the legal action whose typed form
-    is the text (spaces and case do not matter), so the three cannot disagree. A game with
-    moves of more shapes overrides what the table cannot say (see Slaiga's words)."""
+@dataclass(frozen=True)
+class Phrase:
+    """One action kind's words, written once, where a template is not enough: ``typed`` and
+    ``told`` are functions ``(moves, game, seat, action) -> str`` (the ``Moves`` gives the
+    table's names and the game's helpers)."""
 
-    WORDS: ClassVar[Mapping[type[Action], Words]] = {}
+    typed: Callable[[Any, Game, int, Any], str]
+    told: Callable[[Any, Game, int, Any], str]
+
+
+class TableMoves(Moves):
+    """Moves whose words are one table, ``WORDS``: action class -> ``Words`` or ``Phrase``.
+    ``say`` and ``describe`` read the table, and by default ``parse`` takes the legal action
+    whose typed form is the text (spaces and case do not matter), so the three cannot
+    disagree. A game whose typed moves take other forms too (aliases, several actions at
+    once) writes its own ``parse`` (Slaiga's words do)."""
+
+    WORDS: ClassVar[Mapping[type[Action], Words | Phrase]] = {}
 
     def _fill(self, game: Game, seat: int, a: Action, typed: bool) -> str:
         words = self.WORDS.get(type(a))
         if words is None:
             raise MoveError(f"no words for {type(a).__name__}")
+        if isinstance(words, Phrase):
+            return (words.typed if typed else words.told)(self, game, seat, a)
         kinds = codec.field_kinds(type(a))
         values: dict[str, str] = {}
         for name in a.__dataclass_fields__:

@@ -8,6 +8,7 @@ from typing import Any
 
 from engine.cards import Card
 from engine.game import Action, Event, Game
+from engine.games.slajens.actions import Keep, Respond, RollDice, Stop
 from engine.games.slajens.events import GameOver
 from engine.words import GameWords, register_words
 from engine.words.look import (
@@ -30,6 +31,8 @@ from engine.words.menus import (
 )
 from engine.words.moves import (
     Moves,
+    Phrase,
+    TableMoves,
     pick_legal,
     plan_of,
     words_of,
@@ -37,7 +40,51 @@ from engine.words.moves import (
 from engine.words.names import Names
 
 
-class SlajensMoves(Moves):
+def _respond_told(m: Moves, game: Game, seat: int, a: Respond) -> str:
+    st = game.view(seat)["respond_to"]
+    if not st:
+        return "Respond"
+    if a.defend:
+        return f"defend: score at least {st.amount} on your next turn"
+    return f"accept: give up {st.amount} now"
+
+
+def _kept(game: Game, seat: int, a: Keep) -> list[int]:
+    return [game.view(seat)["dice"][i] for i in a.keep]
+
+
+# Every move's words, once: how it is typed, and how it is told.
+WORDS = {
+    RollDice: Phrase(
+        lambda m, g, s, a: (
+            "roll" if a.target < 0 else f"steal {m.names.token(a.target)} {a.amount}"
+        ),
+        lambda m, g, s, a: (
+            "roll the five dice"
+            if a.target < 0
+            else f"declare a steal of {a.amount} from {m.names(a.target)}, then roll"
+        ),
+    ),
+    Keep: Phrase(
+        lambda m, g, s, a: "keep " + (" ".join(map(str, _kept(g, s, a))) or "none"),
+        lambda m, g, s, a: (
+            f"keep {' '.join(map(str, _kept(g, s, a)))} and reroll {5 - len(a.keep)}"
+            if a.keep
+            else "reroll all five"
+        ),
+    ),
+    Stop: Phrase(
+        lambda m, g, s, a: "stop",
+        lambda m, g, s, a: "stop and score " + dice_text(g.view(s)["dice"]),
+    ),
+    Respond: Phrase(
+        lambda m, g, s, a: "defend" if a.defend else "accept",
+        _respond_told,
+    ),
+}
+
+
+class SlajensMoves(TableMoves):
     @staticmethod
     def normal_value(game: Game, seat: int, name: str, value: Any) -> Any:
         """Kept dice by value: keeping either of two 6s is the same move."""
@@ -46,51 +93,7 @@ class SlajensMoves(Moves):
             return tuple(sorted(view["dice"][i] for i in value))
         return value
 
-    def say(self, game: Game, seat: int, a: Action) -> str:
-        kind = type(a).__name__
-        v = game.view(seat)
-        if kind == "RollDice":
-            if a.target < 0:
-                return "roll"
-            return f"steal {self.names.token(a.target)} {a.amount}"
-        if kind == "Keep":
-            if not a.keep:
-                return "keep none"
-            return "keep " + " ".join(str(v["dice"][i]) for i in a.keep)
-        if kind == "Stop":
-            return "stop"
-        if kind == "Respond":
-            return "defend" if a.defend else "accept"
-        raise MoveError(f"no shorthand for {kind}")
-
-    def describe(self, game: Game, seat: int, a: Action) -> str:
-        kind = type(a).__name__
-        v = game.view(seat)
-        if kind == "RollDice":
-            if a.target < 0:
-                return "roll the five dice"
-            return f"declare a steal of {a.amount} from {self.names(a.target)}, then roll"
-        if kind == "Keep":
-            kept = [v["dice"][i] for i in a.keep]
-            return (
-                f"keep {' '.join(map(str, kept))} and reroll {5 - len(kept)}"
-                if kept
-                else "reroll all five"
-            )
-        if kind == "Stop":
-            return "stop and score " + dice_text(v["dice"])
-        if kind == "Respond":
-            st = v["respond_to"]
-            return (
-                (
-                    f"defend: score at least {st.amount} on your next turn"
-                    if a.defend
-                    else f"accept: give up {st.amount} now"
-                )
-                if st
-                else kind
-            )
-        return kind
+    WORDS = WORDS
 
     def parse(self, game: Game, seat: int, text: str) -> Plan:
         legal = game.legal_actions(seat)
@@ -106,13 +109,11 @@ class SlajensMoves(Moves):
                 )
             return plan_of(
                 legal,
-                lambda a: type(a).__name__ == "RollDice" and a.target < 0,
+                lambda a: isinstance(a, RollDice) and a.target < 0,
                 "you cannot roll now",
             )
         if toks == ["stop"]:
-            return plan_of(
-                legal, lambda a: type(a).__name__ == "Stop", "you have no dice to score yet"
-            )
+            return plan_of(legal, lambda a: isinstance(a, Stop), "you have no dice to score yet")
         if toks in (["defend"], ["accept"]):
             yes = first == "defend"
             return plan_of(
@@ -138,9 +139,7 @@ class SlajensMoves(Moves):
                 "you cannot steal now",
             )
         if toks in (["keep", "all"], ["all"]):
-            return plan_of(
-                legal, lambda a: type(a).__name__ == "Stop", "you have no dice to score yet"
-            )
+            return plan_of(legal, lambda a: isinstance(a, Stop), "you have no dice to score yet")
         if first == "keep":
             if v["phase"] != "rolling":
                 raise MoveError("roll first")
@@ -158,7 +157,7 @@ class SlajensMoves(Moves):
                 left = [(i, d) for i, d in left if i != hit]
             keep_t = tuple(sorted(keep))
             if len(keep_t) == 5:
-                return (pick_legal(legal, lambda a: type(a).__name__ == "Stop", "stop"),)
+                return (pick_legal(legal, lambda a: isinstance(a, Stop), "stop"),)
             return plan_of(
                 legal,
                 lambda a: getattr(a, "keep", None) == keep_t,
@@ -179,8 +178,6 @@ class SlajensMoves(Moves):
         return "Your turn: roll"
 
     def menu(self, game: Game, seat: int, hint: Action | None = None) -> Node | Plan:
-        from engine.games.slajens.actions import Keep, RollDice, Stop
-
         legal = game.legal_actions(seat)
         v = game.view(seat)
         if v["phase"] == "rolling":
