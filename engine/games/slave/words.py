@@ -8,7 +8,9 @@ from typing import Any
 
 from engine.cards import Card, slave_key
 from engine.game import Action, Event, Game
+from engine.games.slave.actions import Give, NotOpener, Pass, Play
 from engine.games.slave.events import MatchOver
+from engine.games.slave.rules import beats, set_problem
 from engine.words import GameWords, register_words
 from engine.words.look import (
     Look,
@@ -30,7 +32,8 @@ from engine.words.menus import (
     leaf,
 )
 from engine.words.moves import (
-    Moves,
+    Phrase,
+    TableMoves,
     face,
     faces_sorted,
     fill,
@@ -44,18 +47,35 @@ from engine.words.names import Names
 from engine.words.tokens import card_word
 
 
-class SlaveMoves(Moves):
+def _typed(m: SlaveMoves, game: Game, seat: int, a: Play | Give) -> str:
+    return " ".join(card_word(f) for f in sorted(m._faces(game, seat, a.cards), key=slave_key))
+
+
+def _told(m: SlaveMoves, game: Game, seat: int, a: Play | Give) -> str:
+    return faces_sorted(m._faces(game, seat, a.cards), slave_key)
+
+
+# Every move's words, once: how it is typed, and how it is told.
+WORDS = {
+    Play: Phrase(_typed, lambda m, g, s, a: f"play {_told(m, g, s, a)}"),
+    Give: Phrase(
+        lambda m, g, s, a: f"give {_typed(m, g, s, a)}",
+        lambda m, g, s, a: f"give {m.names(m.receiver(g, s))} {_told(m, g, s, a)}",
+    ),
+    Pass: Phrase(
+        lambda m, g, s, a: "pass", lambda m, g, s, a: "pass (you may not play on this pile again)"
+    ),
+    NotOpener: Phrase(
+        lambda m, g, s, a: "pass",
+        lambda m, g, s, a: "say you do not hold 3♣ (proved without showing your hand)",
+    ),
+}
+PASSES = (Pass, NotOpener)
+
+
+class SlaveMoves(TableMoves):
     def _faces(self, game: Game, seat: int, hs: Sequence[int]) -> list[Card]:
         return [f for f in (face(game, seat, h) for h in hs) if f is not None]
-
-    def say(self, game: Game, seat: int, a: Action) -> str:
-        kind = type(a).__name__
-        if kind in ("Pass", "NotOpener"):
-            return "pass"
-        words = " ".join(
-            card_word(f) for f in sorted(self._faces(game, seat, a.cards), key=slave_key)
-        )
-        return f"give {words}" if kind == "Give" else words
 
     def receiver(self, game: Game, seat: int) -> int | None:
         titles = game.view(seat)["titles"]
@@ -64,16 +84,7 @@ class SlaveMoves(Moves):
         )
         return titles.index(want) if want in titles else None
 
-    def describe(self, game: Game, seat: int, a: Action) -> str:
-        kind = type(a).__name__
-        if kind == "Pass":
-            return "pass (you may not play on this pile again)"
-        if kind == "NotOpener":
-            return "say you do not hold 3♣ (proved without showing your hand)"
-        text = faces_sorted(self._faces(game, seat, a.cards), slave_key)
-        if kind == "Give":
-            return f"give {self.names(self.receiver(game, seat))} {text}"
-        return f"play {text}"
+    WORDS = WORDS
 
     def parse(self, game: Game, seat: int, text: str) -> Plan:
         legal = game.legal_actions(seat)
@@ -81,7 +92,7 @@ class SlaveMoves(Moves):
         if toks == ["pass"]:
             return plan_of(
                 legal,
-                lambda a: type(a).__name__ in ("Pass", "NotOpener"),
+                lambda a: isinstance(a, PASSES),
                 self._no_pass(game, seat),
             )
         if toks and toks[0] in ("play", "give"):
@@ -109,8 +120,6 @@ class SlaveMoves(Moves):
         return "you lead a new pile, so you must play a set"
 
     def _why_not(self, game: Game, seat: int, handles: set[int]) -> str:
-        from engine.games.slave.rules import beats, set_problem
-
         v = game.view(seat)
         faces = self._faces(game, seat, sorted(handles))
         if v["phase"] == "exchange":
@@ -162,7 +171,7 @@ class SlaveMoves(Moves):
                 count=n,
                 preset=preset,
             )
-        plays = [a for a in legal if type(a).__name__ == "Play"]
+        plays = [a for a in legal if isinstance(a, Play)]
         by_rank: dict[int, list[Action]] = {}
         for a in plays:
             rank = self._faces(game, seat, a.cards)[0].rank
@@ -184,7 +193,7 @@ class SlaveMoves(Moves):
                 )
             )
         for a in legal:
-            if type(a).__name__ in ("Pass", "NotOpener"):
+            if isinstance(a, PASSES):
                 opts.append(leaf(self.describe(game, seat, a), a))
         return choose(self.question(game, seat), opts, hint)
 
