@@ -11,6 +11,19 @@ from typing import Any
 
 from engine.cards import SUIT_SYMBOLS, Card
 from engine.game import Action, Event, Game
+from engine.games.aight.actions import (
+    Call,
+    Draw,
+    EndTurn,
+    KeepRule,
+    Pass,
+    Play,
+    PlayDrawn,
+    ProposeEnd,
+    Spend,
+    Vote,
+    VoteEnd,
+)
 from engine.games.aight.events import Unmau
 from engine.games.aight.rulebuilder import (
     format_rule,
@@ -39,7 +52,9 @@ from engine.words.menus import (
     leaf,
 )
 from engine.words.moves import (
-    Moves,
+    Phrase,
+    TableMoves,
+    Words,
     code,
     face,
     hand_of,
@@ -56,7 +71,62 @@ from engine.words.names import Names, words
 from engine.words.tokens import SUIT_ALIASES, parse_suit, quoted, tokens, unquote
 
 
-class AightMoves(Moves):
+def _spend_told(m: AightMoves, g: Game, s: int, a: Spend) -> str:
+    deal = ", ".join(f"{m.names(t)} {n}" for t, n in sorted(Counter(a.deal).items()))
+    return f"spend your pending rule: {rule_text(a.rule)} (deal: {deal})"
+
+
+def _call_told(m: AightMoves, g: Game, s: int, a: Call) -> str:
+    if a.cite:
+        return f"Improper!, citing rule {g.view(s)['book'].get(a.cite).describe()}"
+    return "Improper! (a rule was broken)"
+
+
+def _vote(no: tuple[str, str], yes: tuple[str, str]) -> Phrase:
+    """A vote's words: (typed, told) for a "no" and for a "yes"."""
+    return Phrase(
+        lambda m, g, s, a: (yes if _yes(a) else no)[0],
+        lambda m, g, s, a: (yes if _yes(a) else no)[1],
+    )
+
+
+def _said(words: tuple[str, ...]) -> str:
+    return ", saying “" + "”, “".join(words) + "”" if words else ""
+
+
+# Every move's words, once: how it is typed, and how it is told.
+WORDS: dict[type[Action], Words | Phrase] = {
+    Play: Phrase(
+        lambda m, g, s, a: code(g, s, a.card) + m._extras(g, s, a, "play"),
+        lambda m, g, s, a: m._play_told(g, s, a),
+    ),
+    PlayDrawn: Phrase(
+        lambda m, g, s, a: "play" + m._extras(g, s, a, "draw_play"),
+        lambda m, g, s, a: m._play_told(g, s, a),
+    ),
+    Draw: Phrase(
+        lambda m, g, s, a: m._draw_typed(g, s, a),
+        lambda m, g, s, a: "draw a card" + _said(a.words),
+    ),
+    Call: Phrase(lambda m, g, s, a: "improper" + (f" {a.cite}" if a.cite else ""), _call_told),
+    Spend: Phrase(
+        lambda m, g, s, a: (
+            f"spend {' '.join(m.names.token(t) for t in a.deal)} rule {format_rule(a.rule)}"
+        ),
+        _spend_told,
+    ),
+    EndTurn: Words("keep", "keep the drawn card (your turn ends)"),
+    Pass: Words("pass", "let the move stand"),
+    KeepRule: Words("keep rule", "keep your pending rule for later"),
+    ProposeEnd: Words("propose end", "propose to end the game (everyone votes)"),
+    Vote: _vote(("no", "reject the call"), ("yes", "uphold the call")),
+    VoteEnd: _vote(("no", "play on"), ("yes", "end the game now (everyone must agree)")),
+}
+
+
+class AightMoves(TableMoves):
+    WORDS = WORDS
+
     def _book(self, game: Game, seat: int) -> Any:
         return game.view(seat)["book"]
 
@@ -75,7 +145,7 @@ class AightMoves(Moves):
         return words
 
     def _card(self, game: Game, seat: int, a: Action) -> Card | None:
-        if type(a).__name__ == "PlayDrawn":
+        if isinstance(a, PlayDrawn):
             d = game.view(seat)["drawn"]
             return d.face if d is not None else None
         return face(game, seat, a.card)
@@ -92,57 +162,26 @@ class AightMoves(Moves):
             out += " rule " + format_rule(a.rule)
         return out
 
-    def say(self, game: Game, seat: int, a: Action) -> str:
-        kind = type(a).__name__
-        if kind == "Play":
-            return code(game, seat, a.card) + self._extras(game, seat, a, "play")
-        if kind == "PlayDrawn":
-            return "play" + self._extras(game, seat, a, "draw_play")
-        if kind == "Draw":
-            req = self._required(game, seat, "draw", None)
-            if a.words == req:
-                return "draw"
-            return (
-                "draw silent" if not a.words else "draw say " + " ".join(quoted(w) for w in a.words)
-            )
-        if kind in AIGHT_WORDS:
-            return AIGHT_WORDS[kind][_yes(a)][0]
-        if kind == "Call":
-            return "improper" + (f" {a.cite}" if a.cite else "")
-        if kind == "Spend":
-            deal = " ".join(self.names.token(s) for s in a.deal)
-            return f"spend {deal} rule {format_rule(a.rule)}"
-        raise MoveError(f"no shorthand for {kind}")
-
-    def describe(self, game: Game, seat: int, a: Action) -> str:
-        kind = type(a).__name__
+    def _play_told(self, game: Game, seat: int, a: Play | PlayDrawn) -> str:
         v = game.view(seat)
-        if kind in ("Play", "PlayDrawn"):
-            f = self._card(game, seat, a)
-            top = v["top"].face if v["top"] is not None else None
-            verb = "play the drawn" if kind == "PlayDrawn" else "play"
-            text = f"{verb} {f}"
-            if a.suit is not None:
-                text += f", naming {sym(a.suit)}"
-            if a.words:
-                text += ", saying “" + "”, “".join(a.words) + "”"
-            if a.rule is not None:
-                text += f", creating: {rule_text(a.rule)}"
-            if f is not None and top is not None and not self._proper(v, f):
-                text += " (improper: it may be called)"
-            return text
-        if kind == "Draw":
-            return "draw a card" + (", saying “" + "”, “".join(a.words) + "”" if a.words else "")
-        if kind in AIGHT_WORDS:
-            return AIGHT_WORDS[kind][_yes(a)][1]
-        if kind == "Call":
-            if a.cite:
-                return f"Improper!, citing rule {v['book'].get(a.cite).describe()}"
-            return "Improper! (a rule was broken)"
-        if kind == "Spend":
-            deal = ", ".join(f"{self.names(s)} {n}" for s, n in sorted(Counter(a.deal).items()))
-            return f"spend your pending rule: {rule_text(a.rule)} (deal: {deal})"
-        return kind
+        f = self._card(game, seat, a)
+        top = v["top"].face if v["top"] is not None else None
+        verb = "play the drawn" if isinstance(a, PlayDrawn) else "play"
+        text = f"{verb} {f}"
+        if a.suit is not None:
+            text += f", naming {sym(a.suit)}"
+        if a.words:
+            text += ", saying “" + "”, “".join(a.words) + "”"
+        if a.rule is not None:
+            text += f", creating: {rule_text(a.rule)}"
+        if f is not None and top is not None and not self._proper(v, f):
+            text += " (improper: it may be called)"
+        return text
+
+    def _draw_typed(self, game: Game, seat: int, a: Draw) -> str:
+        if a.words == self._required(game, seat, "draw", None):
+            return "draw"
+        return "draw silent" if not a.words else "draw say " + " ".join(quoted(w) for w in a.words)
 
     def _proper(self, v: dict[str, Any], f: Card) -> bool:
         book, top = v["book"], v["top"].face
@@ -152,8 +191,6 @@ class AightMoves(Moves):
 
     # -- typing
     def parse(self, game: Game, seat: int, text: str) -> Plan:
-        from engine.games.aight.actions import Call, Draw, Play, PlayDrawn, Spend
-
         v = game.view(seat)
         legal = game.legal_actions(seat)
         toks = tokens(text)
@@ -162,17 +199,17 @@ class AightMoves(Moves):
             raise MoveError("type a move (? lists them)")
         phase = v["phase"]
         one = " ".join(low)
-        fixed = {
-            "pass": "Pass",
-            "keep": "EndTurn",
-            "keep rule": "KeepRule",
-            "later": "KeepRule",
-            "propose end": "ProposeEnd",
-            "end game": "ProposeEnd",
+        fixed: dict[str, type[Action]] = {
+            "pass": Pass,
+            "keep": EndTurn,
+            "keep rule": KeepRule,
+            "later": KeepRule,
+            "propose end": ProposeEnd,
+            "end game": ProposeEnd,
         }
         if one in fixed:
             want = fixed[one]
-            return (pick_legal(legal, lambda a: type(a).__name__ == want, f"you cannot {one} now"),)
+            return (pick_legal(legal, lambda a: isinstance(a, want), f"you cannot {one} now"),)
         if one in ("yes", "no", "uphold", "reject"):
             yes = one in ("yes", "uphold")
             return plan_of(
@@ -298,12 +335,12 @@ class AightMoves(Moves):
 
     def window_default(self, game: Game, seat: int) -> Action | None:
         v = game.view(seat)
-        want = {"window": "Pass", "vote": "Vote", "end_vote": "VoteEnd"}.get(v["phase"])
+        want = {"window": Pass, "vote": Vote, "end_vote": VoteEnd}.get(v["phase"])
         if want is None:
             return None
         for a in game.legal_actions(seat):
             if (
-                type(a).__name__ == want
+                isinstance(a, want)
                 and not getattr(a, "upheld", False)
                 and not getattr(a, "yes", False)
             ):
@@ -323,7 +360,7 @@ class AightMoves(Moves):
         d = lambda a: self.describe(game, seat, a)  # noqa: E731
         book, ctx = v["book"], self._context(game, seat)
         if phase in ("turn", "drawn"):
-            plays = [a for a in legal if type(a).__name__ in ("Play", "PlayDrawn")]
+            plays = [a for a in legal if isinstance(a, Play | PlayDrawn)]
             opts: list[Option] = []
             by_card: dict[Any, list[Action]] = {}
             for a in plays:
@@ -373,7 +410,7 @@ class AightMoves(Moves):
                         )
                     )
             for a in legal:
-                if type(a).__name__ in ("Draw", "EndTurn", "ProposeEnd"):
+                if isinstance(a, Draw | EndTurn | ProposeEnd):
                     opts.append(leaf(d(a), a))
             if plays:
                 opts.append(
@@ -385,7 +422,7 @@ class AightMoves(Moves):
                 )
             return choose(q, opts, hint)
         if phase == "window":
-            opts = [leaf(d(a), a) for a in legal if type(a).__name__ == "Pass"]
+            opts = [leaf(d(a), a) for a in legal if isinstance(a, Pass)]
             opts.append(leaf(d(Call(seat, 0)), Call(seat, 0)))
             active = [r for r in book.rules if r.active]
             opts.append(
@@ -474,17 +511,6 @@ class AightMoves(Moves):
             "interlude": "Spend your pending rule: create a rule and deal 3 cards from the deck to "
             "players of your choice, or keep it for later.",
         }.get(v["phase"], "")
-
-
-# Aight of Spaides' moves without cards: (typed, in words), for a "no" and a "yes" vote.
-AIGHT_WORDS: dict[str, tuple[tuple[str, str], tuple[str, str]]] = {
-    "EndTurn": (("keep", "keep the drawn card (your turn ends)"),) * 2,
-    "Pass": (("pass", "let the move stand"),) * 2,
-    "KeepRule": (("keep rule", "keep your pending rule for later"),) * 2,
-    "ProposeEnd": (("propose end", "propose to end the game (everyone votes)"),) * 2,
-    "Vote": (("no", "reject the call"), ("yes", "uphold the call")),
-    "VoteEnd": (("no", "play on"), ("yes", "end the game now (everyone must agree)")),
-}
 
 
 def _yes(a: Action) -> int:
