@@ -4,12 +4,35 @@ the table, and its events told from their data (docs/rules/slaiga.md)."""
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from typing import Any
 
 from engine.cards import ACE, JOKER_RANK, SUIT_SYMBOLS, Card
 from engine.game import Action, Event, Game
+from engine.games.slaiga.actions import (
+    AcceptCheck,
+    Answer,
+    CancelCheck,
+    Check,
+    ClaimWin,
+    Concede,
+    Discard,
+    Draw,
+    Give,
+    GiveBack,
+    JackShot,
+    KingLook,
+    Miss,
+    MissVerdict,
+    Pass,
+    Place,
+    QueenSwap,
+    Shoot,
+    ShotCard,
+    Swap,
+)
 from engine.games.slaiga.events import CheckCalled, Handed, Played, Verdict, VolleyEnded
+from engine.games.slaiga.hands import is_shoot
 from engine.words import GameWords, register_words
 from engine.words.look import (
     Look,
@@ -38,7 +61,8 @@ from engine.words.menus import (
     one_of,
 )
 from engine.words.moves import (
-    Moves,
+    Phrase,
+    TableMoves,
     code,
     face,
     face_str,
@@ -59,7 +83,144 @@ from engine.words.names import Names, article, capital, words
 from engine.words.tokens import SUIT_ALIASES, maybe_card, parse_suit
 
 
-class SlaigaMoves(Moves):
+def _concede_told(m: SlaigaMoves, g: Game, s: int, a: Concede) -> str:
+    vol = g.view(s)["volley"]
+    if vol is not None and vol[0] == "jack":
+        return "concede (the winner takes one of your cards, blind; it gives one back)"
+    shots = vol[5] if vol else 0
+    return f"concede (pay {shots} penalty card{'' if shots == 1 else 's'})"
+
+
+def _check_told(m: SlaigaMoves, g: Game, s: int, a: Check) -> str:
+    step = g.view(s)["task"]
+    what = {
+        "answer": "the face-down card",
+        "miss_answer": "the miss",
+        "win_ask": f"{m.names(step.other)}'s slaiga",
+    }.get(step.kind, "it")
+    return f"check {what} (a wrong check costs you)"
+
+
+def _pass_told(m: SlaigaMoves, g: Game, s: int, a: Pass) -> str:
+    step = g.view(s)["task"]
+    return {
+        "miss_answer": "accept the miss",
+        "win_ask": "let the slaiga stand",
+        "swap": "stop swapping",
+    }.get(step.kind, "pass")
+
+
+def _accept_told(m: SlaigaMoves, g: Game, s: int, a: AcceptCheck) -> str:
+    if getattr(g.view(s)["task"], "tag", "") == "win":
+        return "accept the check (your hand is shown)"
+    return "accept the check (the card is shown)"
+
+
+def _draw_told(m: SlaigaMoves, g: Game, s: int, a: Draw) -> str:
+    pile = g.view(s)[a.source]
+    top = str(pile[0]) if pile else "?"
+    if a.source == "draw":
+        return f"draw from the draw pile (top {top})"
+    return f"take the discard pile's top {top}"
+
+
+def _discard_told(m: SlaigaMoves, g: Game, s: int, a: Discard) -> str:
+    f = face(g, s, a.card)
+    power = (
+        " and use the king (reveal draw-pile cards)"
+        if f and f.rank == 13
+        else " and use the queen (swap with the discards)"
+    )
+    return f"discard {f}" + (power if a.declare else "")
+
+
+def _shot_card_told(m: SlaigaMoves, g: Game, s: int, a: ShotCard) -> str:
+    step = g.view(s)["task"]
+    claimed = "an ace" if a.ace else "a shoot card"
+    return f"shoot with {face_str(g, s, a.card)}, claimed {claimed} of {sym((step.n + 1) % 4)}"
+
+
+def _place_told(m: SlaigaMoves, g: Game, s: int, a: Place) -> str:
+    where = position_words(a.position, len(g.view(s)["draw"]))
+    return f"place {face_str(g, s, a.card)} at position {a.position} ({where})"
+
+
+def _card_ace(m: SlaigaMoves, g: Game, s: int, a: ShotCard | Answer) -> str:
+    return code(g, s, a.card) + (" ace" if a.ace else "")
+
+
+def _said(word: str) -> Callable[..., str]:
+    return lambda m, g, s, a: word
+
+
+def _card(m: SlaigaMoves, g: Game, s: int, a: Give | GiveBack) -> str:
+    return code(g, s, a.card)
+
+
+# Every move's words, once: how it is typed, and how it is told.
+WORDS: dict[type[Action], Phrase] = {
+    Draw: Phrase(lambda m, g, s, a: "draw" if a.source == "draw" else "draw discard", _draw_told),
+    Shoot: Phrase(
+        lambda m, g, s, a: f"shoot {m.names.token(a.target)} {suit_word(a.suit)}",
+        lambda m, g, s, a: (
+            f"shoot {m.names(a.target)}: {sym(a.suit)} target, a {sym((a.suit + 1) % 4)} shot"
+        ),
+    ),
+    JackShot: Phrase(
+        lambda m, g, s, a: f"jack {m.names.token(a.target)} {code(g, s, a.card)}",
+        lambda m, g, s, a: f"jack-shoot {m.names(a.target)} with {face_str(g, s, a.card)}",
+    ),
+    ShotCard: Phrase(_card_ace, _shot_card_told),
+    Answer: Phrase(_card_ace, lambda m, g, s, a: m._answer_words(g, s, a)),
+    Discard: Phrase(
+        lambda m, g, s, a: code(g, s, a.card) + (" use" if a.declare else ""), _discard_told
+    ),
+    ClaimWin: Phrase(
+        lambda m, g, s, a: f"slaiga {code(g, s, a.card)}",
+        lambda m, g, s, a: (
+            f"say slaiga: put {face_str(g, s, a.card)} face down (claim a straight flush)"
+        ),
+    ),
+    Concede: Phrase(_said("concede"), _concede_told),
+    Miss: Phrase(
+        _said("miss"),
+        lambda m, g, s, a: (
+            "miss: say you hold fewer than 3 "
+            + (sym(g.view(s)["volley"][3]) if g.view(s)["volley"] else "")
+        ),
+    ),
+    Check: Phrase(_said("check"), _check_told),
+    Pass: Phrase(_said("pass"), _pass_told),
+    CancelCheck: Phrase(_said("joker"), _said("play a joker: cancel the check")),
+    AcceptCheck: Phrase(_said("accept"), _accept_told),
+    MissVerdict: Phrase(
+        _said("show"), _said("show your hand to the checker (the verdict is proved)")
+    ),
+    Give: Phrase(
+        _card,
+        lambda m, g, s, a: f"give {m.names(g.view(s)['task'].other)} {face_str(g, s, a.card)}",
+    ),
+    GiveBack: Phrase(
+        _card,
+        lambda m, g, s, a: f"give {m.names(g.view(s)['task'].other)} {face_str(g, s, a.card)} back",
+    ),
+    Place: Phrase(lambda m, g, s, a: f"place {code(g, s, a.card)} {a.position}", _place_told),
+    Swap: Phrase(
+        lambda m, g, s, a: f"swap {code(g, s, a.card)} for {code(g, s, a.pile_card)}",
+        lambda m, g, s, a: f"swap {face_str(g, s, a.card)} for {face_str(g, s, a.pile_card)}",
+    ),
+    KingLook: Phrase(
+        lambda m, g, s, a: f"look {a.count}",
+        lambda m, g, s, a: f"reveal the next {a.count} draw-pile card{'s' if a.count != 1 else ''}",
+    ),
+    QueenSwap: Phrase(
+        lambda m, g, s, a: f"swap {code(g, s, a.give)} for {m._discard_ref(g, s, a.take)}",
+        lambda m, g, s, a: f"give {face_str(g, s, a.give)}, take {m._discard_words(g, s, a.take)}",
+    ),
+}
+
+
+class SlaigaMoves(TableMoves):
     ANSWER_WORDS = ("check", "miss", "concede")
 
     def step(self, game: Game, seat: int) -> Any:
@@ -89,126 +250,11 @@ class SlaigaMoves(Moves):
             raise MoveError(f"{self.names(found)} is not an opponent in play")
         return found, rest
 
-    # -- words
-    def say(self, game: Game, seat: int, a: Action) -> str:
-        kind = type(a).__name__
-        step = self.step(game, seat)
-        tok = self.names.token
-        if kind == "Draw":
-            return "draw" if a.source == "draw" else "draw discard"
-        if kind == "Shoot":
-            return f"shoot {tok(a.target)} {suit_word(a.suit)}"
-        if kind == "JackShot":
-            return f"jack {tok(a.target)} {code(game, seat, a.card)}"
-        if kind in ("ShotCard", "Answer"):
-            return code(game, seat, a.card) + (" ace" if a.ace else "")
-        if kind == "Discard":
-            return code(game, seat, a.card) + (" use" if a.declare else "")
-        if kind == "ClaimWin":
-            return f"slaiga {code(game, seat, a.card)}"
-        if kind in ("Concede", "Miss", "Check", "Pass"):
-            return kind.lower()
-        if kind == "CancelCheck":
-            return "joker"
-        if kind == "AcceptCheck":
-            return "accept"
-        if kind == "MissVerdict":
-            return "show"
-        if kind in ("Give", "GiveBack"):
-            return code(game, seat, a.card)
-        if kind == "Place":
-            return f"place {code(game, seat, a.card)} {a.position}"
-        if kind == "Swap":
-            return f"swap {code(game, seat, a.card)} for {code(game, seat, a.pile_card)}"
-        if kind == "KingLook":
-            return f"look {a.count}"
-        if kind == "QueenSwap":
-            return f"swap {code(game, seat, a.give)} for {self._discard_ref(game, seat, a.take)}"
-        raise MoveError(f"no shorthand for {kind} in {step.kind if step else '?'}")
+    WORDS = WORDS
 
     def _discard_ref(self, game: Game, seat: int, handle: int) -> str:
         discard = [c.handle for c in game.view(seat)["discard"]]
         return f"#{discard.index(handle) + 1}"
-
-    def describe(self, game: Game, seat: int, a: Action) -> str:
-        kind = type(a).__name__
-        v = game.view(seat)
-        n = self.names
-        if kind == "Draw":
-            pile = v[a.source]
-            top = str(pile[0]) if pile else "?"
-            return (
-                f"draw from the draw pile (top {top})"
-                if a.source == "draw"
-                else f"take the discard pile's top {top}"
-            )
-        if kind == "Shoot":
-            return f"shoot {n(a.target)}: {sym(a.suit)} target, a {sym((a.suit + 1) % 4)} shot"
-        if kind == "JackShot":
-            return f"jack-shoot {n(a.target)} with {face_str(game, seat, a.card)}"
-        if kind == "ShotCard":
-            step = v["task"]
-            return f"shoot with {face_str(game, seat, a.card)}, claimed {'an ace' if a.ace else 'a shoot card'} of {sym((step.n + 1) % 4)}"
-        if kind == "Answer":
-            return self._answer_words(game, seat, a)
-        if kind == "Discard":
-            f = face(game, seat, a.card)
-            power = (
-                " and use the king (reveal draw-pile cards)"
-                if f and f.rank == 13
-                else " and use the queen (swap with the discards)"
-            )
-            return f"discard {f}" + (power if a.declare else "")
-        if kind == "ClaimWin":
-            return (
-                f"say slaiga: put {face_str(game, seat, a.card)} face down (claim a straight flush)"
-            )
-        if kind == "Concede":
-            vol = v["volley"]
-            if vol is not None and vol[0] == "jack":
-                return "concede (the winner takes one of your cards, blind; it gives one back)"
-            shots = vol[5] if vol else 0
-            return f"concede (pay {shots} penalty card{'' if shots == 1 else 's'})"
-        if kind == "Miss":
-            vol = v["volley"]
-            return f"miss: say you hold fewer than 3 {sym(vol[3]) if vol else ''}"
-        if kind == "Check":
-            step = v["task"]
-            what = {
-                "answer": "the face-down card",
-                "miss_answer": "the miss",
-                "win_ask": f"{n(step.other)}'s slaiga",
-            }.get(step.kind, "it")
-            return f"check {what} (a wrong check costs you)"
-        if kind == "Pass":
-            step = v["task"]
-            return {
-                "miss_answer": "accept the miss",
-                "win_ask": "let the slaiga stand",
-                "swap": "stop swapping",
-            }.get(step.kind, "pass")
-        if kind == "CancelCheck":
-            return "play a joker: cancel the check"
-        if kind == "AcceptCheck":
-            tag = getattr(v["task"], "tag", "")
-            if tag == "win":
-                return "accept the check (your hand is shown)"
-            return "accept the check (the card is shown)"
-        if kind == "MissVerdict":
-            return "show your hand to the checker (the verdict is proved)"
-        if kind == "Give":
-            return f"give {n(v['task'].other)} {face_str(game, seat, a.card)}"
-        if kind == "GiveBack":
-            return f"give {n(v['task'].other)} {face_str(game, seat, a.card)} back"
-        if kind == "Place":
-            return f"place {face_str(game, seat, a.card)} at position {a.position} ({position_words(a.position, len(v['draw']))})"
-        if kind == "Swap":
-            return f"swap {face_str(game, seat, a.card)} for {face_str(game, seat, a.pile_card)}"
-        if kind == "KingLook":
-            return f"reveal the next {a.count} draw-pile card{'s' if a.count != 1 else ''}"
-        if kind == "QueenSwap":
-            return f"give {face_str(game, seat, a.give)}, take {self._discard_words(game, seat, a.take)}"
-        return kind
 
     def _discard_words(self, game: Game, seat: int, handle: int) -> str:
         discard = [c.handle for c in game.view(seat)["discard"]]
@@ -238,27 +284,25 @@ class SlaigaMoves(Moves):
         kind = step.kind
         hand = hand_of(game, seat)
         first = toks[0]
-        simple = {
-            "check": "Check",
-            "miss": "Miss",
-            "concede": "Concede",
-            "pass": "Pass",
-            "accept": "AcceptCheck" if kind == "check_response" else "Pass",
-            "done": "Pass",
-            "stop": "Pass",
-            "show": "MissVerdict",
-            "joker": "CancelCheck",
+        simple: dict[str, type[Action]] = {
+            "check": Check,
+            "miss": Miss,
+            "concede": Concede,
+            "pass": Pass,
+            "accept": AcceptCheck if kind == "check_response" else Pass,
+            "done": Pass,
+            "stop": Pass,
+            "show": MissVerdict,
+            "joker": CancelCheck,
         }
         if len(toks) == 1 and first in simple:
             want = simple[first]
-            return (
-                pick_legal(legal, lambda a: type(a).__name__ == want, f"you cannot {first} now"),
-            )
+            return (pick_legal(legal, lambda a: isinstance(a, want), f"you cannot {first} now"),)
         if first in ("draw", "take", "reload"):
             source = "discard" if first == "take" or "discard" in toks[1:] else "draw"
             return plan_of(
                 legal,
-                lambda a: type(a).__name__ == "Draw" and a.source == source,
+                lambda a: isinstance(a, Draw) and a.source == source,
                 f"you cannot draw from the {source} pile now",
             )
         if first == "shoot" and kind == "turn":
@@ -268,14 +312,14 @@ class SlaigaMoves(Moves):
             h = one_card(rest, hand)
             return plan_of(
                 legal,
-                lambda a: type(a).__name__ == "JackShot" and a.target == target and a.card == h,
+                lambda a: isinstance(a, JackShot) and a.target == target and a.card == h,
                 "a jack shot needs one of your jacks",
             )
         if first == "slaiga":
             h = one_card(toks[1:], hand)
             return plan_of(
                 legal,
-                lambda a: type(a).__name__ == "ClaimWin" and a.card == h,
+                lambda a: isinstance(a, ClaimWin) and a.card == h,
                 "you cannot say slaiga now",
             )
         if first == "look":
@@ -284,7 +328,7 @@ class SlaigaMoves(Moves):
             n = int(toks[1])
             return plan_of(
                 legal,
-                lambda a: type(a).__name__ == "KingLook" and a.count == n,
+                lambda a: isinstance(a, KingLook) and a.count == n,
                 "the king reveals 1 to 6 cards (no more than the pile holds)",
             )
         if first == "swap":
@@ -300,7 +344,7 @@ class SlaigaMoves(Moves):
             return tuple(
                 pick_legal(
                     legal,
-                    lambda a, h=h: type(a).__name__ == "Give" and a.card == h,
+                    lambda a, h=h: isinstance(a, Give) and a.card == h,
                     "give cards from your hand",
                 )
                 for h in hs
@@ -312,14 +356,13 @@ class SlaigaMoves(Moves):
             toks, {**hand, **{c.handle: c.face for c in game.view(seat)["to_place"] if c.face}}
         )
         for a in legal:
-            name = type(a).__name__
             if getattr(a, "card", None) != h:
                 continue
-            if name in ("ShotCard", "Answer") and a.ace == ace:
+            if isinstance(a, ShotCard | Answer) and a.ace == ace:
                 return (a,)
-            if name == "Discard" and a.declare == use:
+            if isinstance(a, Discard) and a.declare == use:
                 return (a,)
-            if name in ("Give", "GiveBack"):
+            if isinstance(a, Give | GiveBack):
                 return (a,)
         raise MoveError(self._why_not(game, seat, h, ace))
 
@@ -342,7 +385,7 @@ class SlaigaMoves(Moves):
             suit = parse_suit(rest[0])
             return plan_of(
                 legal,
-                lambda a: type(a).__name__ == "Shoot" and a.target == target and a.suit == suit,
+                lambda a: isinstance(a, Shoot) and a.target == target and a.suit == suit,
                 f"you cannot shoot at {sym(suit)} now",
             )
         claim_at = rest.index("claim") if "claim" in rest else len(rest)
@@ -368,11 +411,9 @@ class SlaigaMoves(Moves):
         target_suit = (suit - 1) % 4
         shoot = pick_legal(
             legal,
-            lambda a: type(a).__name__ == "Shoot" and a.target == target and a.suit == target_suit,
+            lambda a: isinstance(a, Shoot) and a.target == target and a.suit == target_suit,
             f"you cannot shoot {self.names(target)} with a {sym(suit)} shot now",
         )
-        from engine.games.slaiga.actions import ShotCard
-
         return (shoot, ShotCard(seat, h, ace))
 
     def _parse_swap(
@@ -398,7 +439,7 @@ class SlaigaMoves(Moves):
                 )
             return plan_of(
                 legal,
-                lambda a: type(a).__name__ == "QueenSwap" and a.give == give and a.take == take,
+                lambda a: isinstance(a, QueenSwap) and a.give == give and a.take == take,
                 "you cannot swap those",
             )
         step = self.step(game, seat)
@@ -410,13 +451,13 @@ class SlaigaMoves(Moves):
         )
         return plan_of(
             legal,
-            lambda a: type(a).__name__ == "Swap" and a.card == give and a.pile_card == take,
+            lambda a: isinstance(a, Swap) and a.card == give and a.pile_card == take,
             "you cannot swap those",
         )
 
     def _parse_place(self, game: Game, seat: int, toks: list[str], legal: Sequence[Action]) -> Plan:
         v = game.view(seat)
-        pool = {a.card: face(game, seat, a.card) for a in legal if type(a).__name__ == "Place"}
+        pool = {a.card: face(game, seat, a.card) for a in legal if isinstance(a, Place)}
         pool = {h: f for h, f in pool.items() if f is not None}
         size = len(v["draw"])
         plan: list[Action] = []
@@ -446,8 +487,6 @@ class SlaigaMoves(Moves):
             if not 0 <= pos <= size + grow:
                 raise MoveError(f"positions run from 0 (top) to {size + grow} (bottom)")
             used.append(h)
-            from engine.games.slaiga.actions import Place
-
             plan.append(Place(seat, h, pos))
         if not plan:
             raise MoveError("place CARD POSITION")
@@ -490,7 +529,7 @@ class SlaigaMoves(Moves):
         step = self.step(game, seat)
         if step is not None and step.kind in ("miss_answer", "win_ask"):
             for a in game.legal_actions(seat):
-                if type(a).__name__ == "Pass":
+                if isinstance(a, Pass):
                     return a
         return None
 
@@ -507,7 +546,7 @@ class SlaigaMoves(Moves):
         step = self.step(game, seat)
         if step is not None and step.kind == "reload" and not ask_reload:
             for a in legal:
-                if type(a).__name__ == "Draw" and a.source == "draw":
+                if isinstance(a, Draw) and a.source == "draw":
                     return a
         return super().automatic(game, seat, legal, ask_reload)
 
@@ -517,10 +556,10 @@ class SlaigaMoves(Moves):
         kind = step.kind
         q = self.question(game, seat)
         d = lambda a: self.describe(game, seat, a)  # noqa: E731
-        by = lambda name: [a for a in legal if type(a).__name__ == name]  # noqa: E731
+        by = lambda cls: [a for a in legal if isinstance(a, cls)]  # noqa: E731
         if kind == "turn":
-            opts = [leaf(d(a), a) for a in by("Draw")]
-            shoots = by("Shoot")
+            opts = [leaf(d(a), a) for a in by(Draw)]
+            shoots = by(Shoot)
             if shoots:
                 opts.append(
                     branch(
@@ -529,7 +568,7 @@ class SlaigaMoves(Moves):
                         shoots,
                     )
                 )
-            jacks = by("JackShot")
+            jacks = by(JackShot)
             if jacks:
                 opts.append(
                     branch(
@@ -540,8 +579,8 @@ class SlaigaMoves(Moves):
                 )
             return choose(q, opts, hint)
         if kind == "discard":
-            opts = [leaf(d(a), a) for a in by("Discard")]
-            claims = by("ClaimWin")
+            opts = [leaf(d(a), a) for a in by(Discard)]
+            claims = by(ClaimWin)
             if claims:
                 opts.append(
                     branch(
@@ -559,7 +598,7 @@ class SlaigaMoves(Moves):
         if kind == "give":
             hand = sorted(hand_of(game, seat).items(), key=lambda kv: _suit_order(kv[1]))
             n = min(step.n, len(hand))
-            hinted = {hint.card} if hint is not None and type(hint).__name__ == "Give" else set()
+            hinted = {hint.card} if hint is not None and isinstance(hint, Give) else set()
 
             def give(chosen: tuple[int, ...]) -> Plan:
                 return tuple(
@@ -582,7 +621,7 @@ class SlaigaMoves(Moves):
         if kind == "swap":
             swap = grouped(
                 "Swap which of your cards?",
-                by("Swap"),
+                by(Swap),
                 lambda a: a.card,
                 lambda h: f"swap {face_str(game, seat, h)} for a draw-pile card…",
                 lambda h, acts: one_of(
@@ -594,13 +633,13 @@ class SlaigaMoves(Moves):
                 hint,
                 by_face,
             )
-            opts = [leaf("stop swapping", *by("Pass"))]
+            opts = [leaf("stop swapping", *by(Pass))]
             opts += swap.options if isinstance(swap, Choice) else [Option("swap…", swap)]
             return choose(q, opts, hint)
         if kind == "queen":
             return grouped(
                 q,
-                by("QueenSwap"),
+                by(QueenSwap),
                 lambda a: a.give,
                 lambda h: f"give {face_str(game, seat, h)}…",
                 lambda h, acts: one_of(
@@ -635,10 +674,7 @@ class SlaigaMoves(Moves):
     def _shoot_menu(
         self, game: Game, seat: int, legal: Sequence[Action], hint: Action | None
     ) -> Node | Plan:
-        from engine.games.slaiga.actions import ShotCard
-        from engine.games.slaiga.hands import is_shoot
-
-        shoots = [a for a in legal if type(a).__name__ == "Shoot"]
+        shoots = [a for a in legal if isinstance(a, Shoot)]
         hand = sorted(hand_of(game, seat).items(), key=lambda kv: _suit_order(kv[1]))
 
         def claims_for(t: int, h: int, real: Card) -> Node | Plan:
@@ -696,9 +732,9 @@ class SlaigaMoves(Moves):
     ) -> Node | Plan:
         opts: list[Option] = []
         d = lambda a: self.describe(game, seat, a)  # noqa: E731
-        words = [a for a in legal if type(a).__name__ in ("Check", "Miss", "Concede")]
+        words = [a for a in legal if isinstance(a, Check | Miss | Concede)]
         opts += [leaf(d(a), a) for a in words]
-        cards = [a for a in legal if type(a).__name__ in ("ShotCard", "Answer")]
+        cards = [a for a in legal if isinstance(a, ShotCard | Answer)]
         by_card: dict[int, list[Action]] = {}
         for a in cards:
             by_card.setdefault(a.card, []).append(a)
@@ -734,7 +770,6 @@ class SlaigaMoves(Moves):
     ) -> Node | Plan:
         size = len(game.view(seat)["draw"])
         cards = sorted({a.card for a in legal}, key=lambda h: _suit_order(face(game, seat, h)))
-        from engine.games.slaiga.actions import Place
 
         def position(h: int) -> Number:
             default = (
