@@ -1,8 +1,9 @@
 """The table screen, drawn from one seat's view: pure functions from state to lines.
 
-Everything here is computed from ``game.view(seat)``, the public ``to_move``
-and the events already filtered for the seat (told by ``cli.narrate``), so the
-screen cannot show a face the seat may not see. The result is a list of
+How each game's table looks is the game's own (its ``Look``, ``engine.words``); this
+module lays the parts out and draws them. Everything is computed from
+``game.view(seat)``, the public ``to_move`` and the events already filtered for the
+seat (told by ``cli.narrate``), so the screen cannot show a face the seat may not see. The result is a list of
 ``rich.text.Text`` lines cut to the terminal's width and height (80x24 is the
 size it is designed for); ``cli.screen`` writes them to the terminal, and the
 tests read their plain text.

@@ -1,7 +1,7 @@
 """The questions a move is made of: short menus, several-item picks, numbers, text.
 
-A move is chosen by walking a small tree of questions (``cli.moves`` builds
-one per game and phase from the legal actions): pick the card or cards first,
+A move is chosen by walking a small tree of questions (each game's words build
+one per phase from the legal actions): pick the card or cards first,
 then the target or position. A question's answer is either the next question
 or a *plan*: the actions to send, the first one now and the rest when the
 game asks for them (a shot is "shoot Bob" then "this card, claimed as ♦").

@@ -14,7 +14,10 @@ For each game, :class:`Moves` turns the seat's legal actions into
 Everything is computed from what the seat may see (``view``, ``face_for``
 and ``legal_actions`` of its own seat). A typed move may stand for several
 actions (``shoot bob Jc claim As`` is the shot and then its card): the first is
-sent now and the rest when the game asks for them (see ``cli.human``).
+sent now and the rest when the game asks for them.
+
+Each game's words subclass ``Moves`` (or ``TableMoves``, whose words are one table) in
+``engine/games/<game>/words.py``; ``GenericMoves`` serves a game without words of its own.
 """
 
 from __future__ import annotations

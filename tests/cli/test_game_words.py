@@ -21,11 +21,9 @@ from cli.render import plain
 from engine import registry
 from engine.dealer import LocalDealer
 from engine.words import words_for
-from tests.cli._screens import FakeTerminal
 from tests.cli.test_human import play_whole
 
 CLI = Path(__file__).resolve().parents[2] / "cli"
-PROGRAM = "slaiga"  # the command's name (also a game's): allowed where it names the program
 
 
 def _program_name_uses(tree: ast.AST) -> set[int]:
@@ -33,17 +31,13 @@ def _program_name_uses(tree: ast.AST) -> set[int]:
     inside ``slaiga_command`` (how to run the program again)."""
     ok: set[int] = set()
     for node in ast.walk(tree):
-        spots: list[ast.AST] = []
-        if isinstance(node, ast.keyword) and node.arg == "prog":
-            spots = [node.value]
-        elif isinstance(node, ast.Assign) and any(
+        prog = isinstance(node, ast.keyword) and node.arg == "prog"
+        app = isinstance(node, ast.Assign) and any(
             isinstance(t, ast.Name) and t.id == "APP_NAME" for t in node.targets
-        ):
-            spots = [node.value]
-        elif isinstance(node, ast.FunctionDef) and node.name == "slaiga_command":
-            spots = [node]
-        for spot in spots:
-            ok |= {id(n) for n in ast.walk(spot) if isinstance(n, ast.Constant)}
+        )
+        command = isinstance(node, ast.FunctionDef) and node.name == "slaiga_command"
+        if prog or app or command:
+            ok |= {id(n) for n in ast.walk(node) if isinstance(n, ast.Constant)}
     return ok
 
 
@@ -62,9 +56,11 @@ def test_cli_names_no_game():
                     else [node.module or ""]
                 )
                 found += [f"{path.name}:{node.lineno} imports {m}" for m in mods if "games" in m]
-            if isinstance(node, ast.Constant) and isinstance(node.value, str):
-                if node.value in titles or (node.value in games and id(node) not in allowed):
-                    found.append(f"{path.name}:{node.lineno} names {node.value!r}")
+            named = isinstance(node, ast.Constant) and isinstance(node.value, str)
+            if named and (
+                node.value in titles or (node.value in games and id(node) not in allowed)
+            ):
+                found.append(f"{path.name}:{node.lineno} names {node.value!r}")
     assert not found, "cli/ names games (their words belong in engine/games/<game>/):\n" + (
         "\n".join(found)
     )
@@ -137,4 +133,3 @@ def test_a_game_without_words_is_played_with_the_generic_ones():
     assert words_for("no-such-game").moves is GenericMoves
     assert words_for("no-such-game").title == "no-such-game"
     assert isinstance(moves_for("no-such-game", Names(["Ann", "Bob"], 0)), GenericMoves)
-    _ = FakeTerminal  # the same scripted terminal plays High Card above

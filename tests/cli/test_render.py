@@ -21,8 +21,8 @@ from cli.narrate import Names, narrate
 from cli.render import PromptView, TableView, end_lines, plain, render_screen
 from cli.screen import Prompter
 from engine import registry, runner
-from engine.dealer import LocalDealer
 from engine.cards import Card
+from engine.dealer import LocalDealer
 from engine.game import Event
 from engine.games.slaiga.events import CheckCalled, Played, Verdict, VolleyEnded
 from engine.games.slave.events import MatchOver
