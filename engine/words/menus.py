@@ -155,3 +155,22 @@ def grouped(
         [branch(label(k), (lambda k=k: inner(k, groups[k])), groups[k]) for k in keys],
         hint,
     )
+
+
+__all__ = [
+    "Ask",
+    "Choice",
+    "MoveError",
+    "Node",
+    "Number",
+    "Option",
+    "Pick",
+    "Plan",
+    "branch",
+    "choose",
+    "grouped",
+    "is_plan",
+    "leaf",
+    "one_of",
+    "resolve",
+]

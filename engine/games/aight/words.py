@@ -11,19 +11,7 @@ from typing import Any
 
 from engine.cards import SUIT_SYMBOLS, Card
 from engine.game import Action, Event, Game
-from engine.games.aight.actions import (
-    Call,
-    Draw,
-    EndTurn,
-    KeepRule,
-    Pass,
-    Play,
-    PlayDrawn,
-    ProposeEnd,
-    Spend,
-    Vote,
-    VoteEnd,
-)
+from engine.games.aight import actions as act
 from engine.games.aight.events import Unmau
 from engine.games.aight.rulebuilder import (
     format_rule,
@@ -71,12 +59,12 @@ from engine.words.names import Names, words
 from engine.words.tokens import SUIT_ALIASES, parse_suit, quoted, tokens, unquote
 
 
-def _spend_told(m: AightMoves, g: Game, s: int, a: Spend) -> str:
+def _spend_told(m: AightMoves, g: Game, s: int, a: act.Spend) -> str:
     deal = ", ".join(f"{m.names(t)} {n}" for t, n in sorted(Counter(a.deal).items()))
     return f"spend your pending rule: {rule_text(a.rule)} (deal: {deal})"
 
 
-def _call_told(m: AightMoves, g: Game, s: int, a: Call) -> str:
+def _call_told(m: AightMoves, g: Game, s: int, a: act.Call) -> str:
     if a.cite:
         return f"Improper!, citing rule {g.view(s)['book'].get(a.cite).describe()}"
     return "Improper! (a rule was broken)"
@@ -96,31 +84,31 @@ def _said(words: tuple[str, ...]) -> str:
 
 # Every move's words, once: how it is typed, and how it is told.
 WORDS: dict[type[Action], Words | Phrase] = {
-    Play: Phrase(
+    act.Play: Phrase(
         lambda m, g, s, a: code(g, s, a.card) + m._extras(g, s, a, "play"),
         lambda m, g, s, a: m._play_told(g, s, a),
     ),
-    PlayDrawn: Phrase(
+    act.PlayDrawn: Phrase(
         lambda m, g, s, a: "play" + m._extras(g, s, a, "draw_play"),
         lambda m, g, s, a: m._play_told(g, s, a),
     ),
-    Draw: Phrase(
+    act.Draw: Phrase(
         lambda m, g, s, a: m._draw_typed(g, s, a),
         lambda m, g, s, a: "draw a card" + _said(a.words),
     ),
-    Call: Phrase(lambda m, g, s, a: "improper" + (f" {a.cite}" if a.cite else ""), _call_told),
-    Spend: Phrase(
+    act.Call: Phrase(lambda m, g, s, a: "improper" + (f" {a.cite}" if a.cite else ""), _call_told),
+    act.Spend: Phrase(
         lambda m, g, s, a: (
             f"spend {' '.join(m.names.token(t) for t in a.deal)} rule {format_rule(a.rule)}"
         ),
         _spend_told,
     ),
-    EndTurn: Words("keep", "keep the drawn card (your turn ends)"),
-    Pass: Words("pass", "let the move stand"),
-    KeepRule: Words("keep rule", "keep your pending rule for later"),
-    ProposeEnd: Words("propose end", "propose to end the game (everyone votes)"),
-    Vote: _vote(("no", "reject the call"), ("yes", "uphold the call")),
-    VoteEnd: _vote(("no", "play on"), ("yes", "end the game now (everyone must agree)")),
+    act.EndTurn: Words("keep", "keep the drawn card (your turn ends)"),
+    act.Pass: Words("pass", "let the move stand"),
+    act.KeepRule: Words("keep rule", "keep your pending rule for later"),
+    act.ProposeEnd: Words("propose end", "propose to end the game (everyone votes)"),
+    act.Vote: _vote(("no", "reject the call"), ("yes", "uphold the call")),
+    act.VoteEnd: _vote(("no", "play on"), ("yes", "end the game now (everyone must agree)")),
 }
 
 
@@ -145,7 +133,7 @@ class AightMoves(TableMoves):
         return words
 
     def _card(self, game: Game, seat: int, a: Action) -> Card | None:
-        if isinstance(a, PlayDrawn):
+        if isinstance(a, act.PlayDrawn):
             d = game.view(seat)["drawn"]
             return d.face if d is not None else None
         return face(game, seat, a.card)
@@ -162,11 +150,11 @@ class AightMoves(TableMoves):
             out += " rule " + format_rule(a.rule)
         return out
 
-    def _play_told(self, game: Game, seat: int, a: Play | PlayDrawn) -> str:
+    def _play_told(self, game: Game, seat: int, a: act.Play | act.PlayDrawn) -> str:
         v = game.view(seat)
         f = self._card(game, seat, a)
         top = v["top"].face if v["top"] is not None else None
-        verb = "play the drawn" if isinstance(a, PlayDrawn) else "play"
+        verb = "play the drawn" if isinstance(a, act.PlayDrawn) else "play"
         text = f"{verb} {f}"
         if a.suit is not None:
             text += f", naming {sym(a.suit)}"
@@ -178,7 +166,7 @@ class AightMoves(TableMoves):
             text += " (improper: it may be called)"
         return text
 
-    def _draw_typed(self, game: Game, seat: int, a: Draw) -> str:
+    def _draw_typed(self, game: Game, seat: int, a: act.Draw) -> str:
         if a.words == self._required(game, seat, "draw", None):
             return "draw"
         return "draw silent" if not a.words else "draw say " + " ".join(quoted(w) for w in a.words)
@@ -200,12 +188,12 @@ class AightMoves(TableMoves):
         phase = v["phase"]
         one = " ".join(low)
         fixed: dict[str, type[Action]] = {
-            "pass": Pass,
-            "keep": EndTurn,
-            "keep rule": KeepRule,
-            "later": KeepRule,
-            "propose end": ProposeEnd,
-            "end game": ProposeEnd,
+            "pass": act.Pass,
+            "keep": act.EndTurn,
+            "keep rule": act.KeepRule,
+            "later": act.KeepRule,
+            "propose end": act.ProposeEnd,
+            "end game": act.ProposeEnd,
         }
         if one in fixed:
             want = fixed[one]
@@ -229,7 +217,7 @@ class AightMoves(TableMoves):
                 problem = self._cite_problem(v, cite)
                 if problem:
                     raise MoveError(problem)
-            return (Call(seat, cite),)
+            return (act.Call(seat, cite),)
         if low[0] == "spend":
             if phase != "interlude":
                 raise MoveError("you can spend a pending rule only between moves, when asked")
@@ -247,9 +235,9 @@ class AightMoves(TableMoves):
             if len(deal) != 3:
                 raise MoveError("deal exactly 3 cards: name 3 players (the same one may repeat)")
             rule = self._rule(game, seat, toks[i + 1 :])
-            return (Spend(seat, rule, tuple(deal)),)
+            return (act.Spend(seat, rule, tuple(deal)),)
         if low[0] == "draw" and phase == "turn":
-            return (Draw(seat, self._words(low[1:], self._required(game, seat, "draw", None))),)
+            return (act.Draw(seat, self._words(low[1:], self._required(game, seat, "draw", None))),)
         if phase in ("turn", "drawn"):
             drawn = low[0] == "play" and phase == "drawn"
             if drawn:
@@ -267,7 +255,9 @@ class AightMoves(TableMoves):
                 kind = "play"
             suit, words, rule = self._play_extras(game, seat, rest, kind, f)
             action = (
-                PlayDrawn(seat, words, suit, rule) if drawn else Play(seat, h, words, suit, rule)
+                act.PlayDrawn(seat, words, suit, rule)
+                if drawn
+                else act.Play(seat, h, words, suit, rule)
             )
             return (action,)
         raise MoveError("that is not a move now (? lists your moves)")
@@ -335,7 +325,7 @@ class AightMoves(TableMoves):
 
     def window_default(self, game: Game, seat: int) -> Action | None:
         v = game.view(seat)
-        want = {"window": Pass, "vote": Vote, "end_vote": VoteEnd}.get(v["phase"])
+        want = {"window": act.Pass, "vote": act.Vote, "end_vote": act.VoteEnd}.get(v["phase"])
         if want is None:
             return None
         for a in game.legal_actions(seat):
@@ -351,8 +341,6 @@ class AightMoves(TableMoves):
         return game.view(seat)["phase"] == "interlude"  # a custom rule is always possible
 
     def menu(self, game: Game, seat: int, hint: Action | None = None) -> Node | Plan:
-        from engine.games.aight.actions import Call, KeepRule, Spend
-
         legal = game.legal_actions(seat)
         v = game.view(seat)
         phase = v["phase"]
@@ -360,7 +348,7 @@ class AightMoves(TableMoves):
         d = lambda a: self.describe(game, seat, a)  # noqa: E731
         book, ctx = v["book"], self._context(game, seat)
         if phase in ("turn", "drawn"):
-            plays = [a for a in legal if isinstance(a, Play | PlayDrawn)]
+            plays = [a for a in legal if isinstance(a, act.Play | act.PlayDrawn)]
             opts: list[Option] = []
             by_card: dict[Any, list[Action]] = {}
             for a in plays:
@@ -410,7 +398,7 @@ class AightMoves(TableMoves):
                         )
                     )
             for a in legal:
-                if isinstance(a, Draw | EndTurn | ProposeEnd):
+                if isinstance(a, act.Draw | act.EndTurn | act.ProposeEnd):
                     opts.append(leaf(d(a), a))
             if plays:
                 opts.append(
@@ -422,26 +410,26 @@ class AightMoves(TableMoves):
                 )
             return choose(q, opts, hint)
         if phase == "window":
-            opts = [leaf(d(a), a) for a in legal if isinstance(a, Pass)]
-            opts.append(leaf(d(Call(seat, 0)), Call(seat, 0)))
+            opts = [leaf(d(a), a) for a in legal if isinstance(a, act.Pass)]
+            opts.append(leaf(d(act.Call(seat, 0)), act.Call(seat, 0)))
             active = [r for r in book.rules if r.active]
             opts.append(
                 branch(
                     "Improper!, citing a rule…",
                     Choice(
                         "Which rule was broken?",
-                        [leaf(r.describe(), Call(seat, r.number)) for r in active],
+                        [leaf(r.describe(), act.Call(seat, r.number)) for r in active],
                     ),
-                    [Call(seat, r.number) for r in active],
+                    [act.Call(seat, r.number) for r in active],
                 )
             )
             return choose(q, opts, hint)
         if phase == "interlude":
-            keep = [a for a in legal if isinstance(a, KeepRule)]
+            keep = [a for a in legal if isinstance(a, act.KeepRule)]
 
             def deal(spec: Any, chosen: tuple[int, ...] = ()) -> Node | Plan:
                 if len(chosen) == 3:
-                    return (Spend(seat, spec, chosen),)
+                    return (act.Spend(seat, spec, chosen),)
                 return Choice(
                     f"Deal card {len(chosen) + 1} of 3 to whom?",
                     [
@@ -453,7 +441,7 @@ class AightMoves(TableMoves):
                     ],
                 )
 
-            spends = [a for a in legal if isinstance(a, Spend)]
+            spends = [a for a in legal if isinstance(a, act.Spend)]
             return choose(
                 q,
                 [

@@ -9,28 +9,7 @@ from typing import Any
 
 from engine.cards import ACE, JOKER_RANK, SUIT_SYMBOLS, Card
 from engine.game import Action, Event, Game
-from engine.games.slaiga.actions import (
-    AcceptCheck,
-    Answer,
-    CancelCheck,
-    Check,
-    ClaimWin,
-    Concede,
-    Discard,
-    Draw,
-    Give,
-    GiveBack,
-    JackShot,
-    KingLook,
-    Miss,
-    MissVerdict,
-    Pass,
-    Place,
-    QueenSwap,
-    Shoot,
-    ShotCard,
-    Swap,
-)
+from engine.games.slaiga import actions as act
 from engine.games.slaiga.events import CheckCalled, Handed, Played, Verdict, VolleyEnded
 from engine.games.slaiga.hands import is_shoot
 from engine.words import GameWords, register_words
@@ -83,7 +62,7 @@ from engine.words.names import Names, article, capital, words
 from engine.words.tokens import SUIT_ALIASES, maybe_card, parse_suit
 
 
-def _concede_told(m: SlaigaMoves, g: Game, s: int, a: Concede) -> str:
+def _concede_told(m: SlaigaMoves, g: Game, s: int, a: act.Concede) -> str:
     vol = g.view(s)["volley"]
     if vol is not None and vol[0] == "jack":
         return "concede (the winner takes one of your cards, blind; it gives one back)"
@@ -91,7 +70,7 @@ def _concede_told(m: SlaigaMoves, g: Game, s: int, a: Concede) -> str:
     return f"concede (pay {shots} penalty card{'' if shots == 1 else 's'})"
 
 
-def _check_told(m: SlaigaMoves, g: Game, s: int, a: Check) -> str:
+def _check_told(m: SlaigaMoves, g: Game, s: int, a: act.Check) -> str:
     step = g.view(s)["task"]
     what = {
         "answer": "the face-down card",
@@ -101,7 +80,7 @@ def _check_told(m: SlaigaMoves, g: Game, s: int, a: Check) -> str:
     return f"check {what} (a wrong check costs you)"
 
 
-def _pass_told(m: SlaigaMoves, g: Game, s: int, a: Pass) -> str:
+def _pass_told(m: SlaigaMoves, g: Game, s: int, a: act.Pass) -> str:
     step = g.view(s)["task"]
     return {
         "miss_answer": "accept the miss",
@@ -110,13 +89,13 @@ def _pass_told(m: SlaigaMoves, g: Game, s: int, a: Pass) -> str:
     }.get(step.kind, "pass")
 
 
-def _accept_told(m: SlaigaMoves, g: Game, s: int, a: AcceptCheck) -> str:
+def _accept_told(m: SlaigaMoves, g: Game, s: int, a: act.AcceptCheck) -> str:
     if getattr(g.view(s)["task"], "tag", "") == "win":
         return "accept the check (your hand is shown)"
     return "accept the check (the card is shown)"
 
 
-def _draw_told(m: SlaigaMoves, g: Game, s: int, a: Draw) -> str:
+def _draw_told(m: SlaigaMoves, g: Game, s: int, a: act.Draw) -> str:
     pile = g.view(s)[a.source]
     top = str(pile[0]) if pile else "?"
     if a.source == "draw":
@@ -124,7 +103,7 @@ def _draw_told(m: SlaigaMoves, g: Game, s: int, a: Draw) -> str:
     return f"take the discard pile's top {top}"
 
 
-def _discard_told(m: SlaigaMoves, g: Game, s: int, a: Discard) -> str:
+def _discard_told(m: SlaigaMoves, g: Game, s: int, a: act.Discard) -> str:
     f = face(g, s, a.card)
     power = (
         " and use the king (reveal draw-pile cards)"
@@ -134,18 +113,18 @@ def _discard_told(m: SlaigaMoves, g: Game, s: int, a: Discard) -> str:
     return f"discard {f}" + (power if a.declare else "")
 
 
-def _shot_card_told(m: SlaigaMoves, g: Game, s: int, a: ShotCard) -> str:
+def _shot_card_told(m: SlaigaMoves, g: Game, s: int, a: act.ShotCard) -> str:
     step = g.view(s)["task"]
     claimed = "an ace" if a.ace else "a shoot card"
     return f"shoot with {face_str(g, s, a.card)}, claimed {claimed} of {sym((step.n + 1) % 4)}"
 
 
-def _place_told(m: SlaigaMoves, g: Game, s: int, a: Place) -> str:
+def _place_told(m: SlaigaMoves, g: Game, s: int, a: act.Place) -> str:
     where = position_words(a.position, len(g.view(s)["draw"]))
     return f"place {face_str(g, s, a.card)} at position {a.position} ({where})"
 
 
-def _card_ace(m: SlaigaMoves, g: Game, s: int, a: ShotCard | Answer) -> str:
+def _card_ace(m: SlaigaMoves, g: Game, s: int, a: act.ShotCard | act.Answer) -> str:
     return code(g, s, a.card) + (" ace" if a.ace else "")
 
 
@@ -153,67 +132,69 @@ def _said(word: str) -> Callable[..., str]:
     return lambda m, g, s, a: word
 
 
-def _card(m: SlaigaMoves, g: Game, s: int, a: Give | GiveBack) -> str:
+def _card(m: SlaigaMoves, g: Game, s: int, a: act.Give | act.GiveBack) -> str:
     return code(g, s, a.card)
 
 
 # Every move's words, once: how it is typed, and how it is told.
 WORDS: dict[type[Action], Phrase] = {
-    Draw: Phrase(lambda m, g, s, a: "draw" if a.source == "draw" else "draw discard", _draw_told),
-    Shoot: Phrase(
+    act.Draw: Phrase(
+        lambda m, g, s, a: "draw" if a.source == "draw" else "draw discard", _draw_told
+    ),
+    act.Shoot: Phrase(
         lambda m, g, s, a: f"shoot {m.names.token(a.target)} {suit_word(a.suit)}",
         lambda m, g, s, a: (
             f"shoot {m.names(a.target)}: {sym(a.suit)} target, a {sym((a.suit + 1) % 4)} shot"
         ),
     ),
-    JackShot: Phrase(
+    act.JackShot: Phrase(
         lambda m, g, s, a: f"jack {m.names.token(a.target)} {code(g, s, a.card)}",
         lambda m, g, s, a: f"jack-shoot {m.names(a.target)} with {face_str(g, s, a.card)}",
     ),
-    ShotCard: Phrase(_card_ace, _shot_card_told),
-    Answer: Phrase(_card_ace, lambda m, g, s, a: m._answer_words(g, s, a)),
-    Discard: Phrase(
+    act.ShotCard: Phrase(_card_ace, _shot_card_told),
+    act.Answer: Phrase(_card_ace, lambda m, g, s, a: m._answer_words(g, s, a)),
+    act.Discard: Phrase(
         lambda m, g, s, a: code(g, s, a.card) + (" use" if a.declare else ""), _discard_told
     ),
-    ClaimWin: Phrase(
+    act.ClaimWin: Phrase(
         lambda m, g, s, a: f"slaiga {code(g, s, a.card)}",
         lambda m, g, s, a: (
             f"say slaiga: put {face_str(g, s, a.card)} face down (claim a straight flush)"
         ),
     ),
-    Concede: Phrase(_said("concede"), _concede_told),
-    Miss: Phrase(
+    act.Concede: Phrase(_said("concede"), _concede_told),
+    act.Miss: Phrase(
         _said("miss"),
         lambda m, g, s, a: (
             "miss: say you hold fewer than 3 "
             + (sym(g.view(s)["volley"][3]) if g.view(s)["volley"] else "")
         ),
     ),
-    Check: Phrase(_said("check"), _check_told),
-    Pass: Phrase(_said("pass"), _pass_told),
-    CancelCheck: Phrase(_said("joker"), _said("play a joker: cancel the check")),
-    AcceptCheck: Phrase(_said("accept"), _accept_told),
-    MissVerdict: Phrase(
+    act.Check: Phrase(_said("check"), _check_told),
+    act.Pass: Phrase(_said("pass"), _pass_told),
+    act.CancelCheck: Phrase(_said("joker"), _said("play a joker: cancel the check")),
+    act.AcceptCheck: Phrase(_said("accept"), _accept_told),
+    act.MissVerdict: Phrase(
         _said("show"), _said("show your hand to the checker (the verdict is proved)")
     ),
-    Give: Phrase(
+    act.Give: Phrase(
         _card,
         lambda m, g, s, a: f"give {m.names(g.view(s)['task'].other)} {face_str(g, s, a.card)}",
     ),
-    GiveBack: Phrase(
+    act.GiveBack: Phrase(
         _card,
         lambda m, g, s, a: f"give {m.names(g.view(s)['task'].other)} {face_str(g, s, a.card)} back",
     ),
-    Place: Phrase(lambda m, g, s, a: f"place {code(g, s, a.card)} {a.position}", _place_told),
-    Swap: Phrase(
+    act.Place: Phrase(lambda m, g, s, a: f"place {code(g, s, a.card)} {a.position}", _place_told),
+    act.Swap: Phrase(
         lambda m, g, s, a: f"swap {code(g, s, a.card)} for {code(g, s, a.pile_card)}",
         lambda m, g, s, a: f"swap {face_str(g, s, a.card)} for {face_str(g, s, a.pile_card)}",
     ),
-    KingLook: Phrase(
+    act.KingLook: Phrase(
         lambda m, g, s, a: f"look {a.count}",
         lambda m, g, s, a: f"reveal the next {a.count} draw-pile card{'s' if a.count != 1 else ''}",
     ),
-    QueenSwap: Phrase(
+    act.QueenSwap: Phrase(
         lambda m, g, s, a: f"swap {code(g, s, a.give)} for {m._discard_ref(g, s, a.take)}",
         lambda m, g, s, a: f"give {face_str(g, s, a.give)}, take {m._discard_words(g, s, a.take)}",
     ),
@@ -285,15 +266,15 @@ class SlaigaMoves(TableMoves):
         hand = hand_of(game, seat)
         first = toks[0]
         simple: dict[str, type[Action]] = {
-            "check": Check,
-            "miss": Miss,
-            "concede": Concede,
-            "pass": Pass,
-            "accept": AcceptCheck if kind == "check_response" else Pass,
-            "done": Pass,
-            "stop": Pass,
-            "show": MissVerdict,
-            "joker": CancelCheck,
+            "check": act.Check,
+            "miss": act.Miss,
+            "concede": act.Concede,
+            "pass": act.Pass,
+            "accept": act.AcceptCheck if kind == "check_response" else act.Pass,
+            "done": act.Pass,
+            "stop": act.Pass,
+            "show": act.MissVerdict,
+            "joker": act.CancelCheck,
         }
         if len(toks) == 1 and first in simple:
             want = simple[first]
@@ -302,7 +283,7 @@ class SlaigaMoves(TableMoves):
             source = "discard" if first == "take" or "discard" in toks[1:] else "draw"
             return plan_of(
                 legal,
-                lambda a: isinstance(a, Draw) and a.source == source,
+                lambda a: isinstance(a, act.Draw) and a.source == source,
                 f"you cannot draw from the {source} pile now",
             )
         if first == "shoot" and kind == "turn":
@@ -312,14 +293,14 @@ class SlaigaMoves(TableMoves):
             h = one_card(rest, hand)
             return plan_of(
                 legal,
-                lambda a: isinstance(a, JackShot) and a.target == target and a.card == h,
+                lambda a: isinstance(a, act.JackShot) and a.target == target and a.card == h,
                 "a jack shot needs one of your jacks",
             )
         if first == "slaiga":
             h = one_card(toks[1:], hand)
             return plan_of(
                 legal,
-                lambda a: isinstance(a, ClaimWin) and a.card == h,
+                lambda a: isinstance(a, act.ClaimWin) and a.card == h,
                 "you cannot say slaiga now",
             )
         if first == "look":
@@ -328,7 +309,7 @@ class SlaigaMoves(TableMoves):
             n = int(toks[1])
             return plan_of(
                 legal,
-                lambda a: isinstance(a, KingLook) and a.count == n,
+                lambda a: isinstance(a, act.KingLook) and a.count == n,
                 "the king reveals 1 to 6 cards (no more than the pile holds)",
             )
         if first == "swap":
@@ -344,7 +325,7 @@ class SlaigaMoves(TableMoves):
             return tuple(
                 pick_legal(
                     legal,
-                    lambda a, h=h: isinstance(a, Give) and a.card == h,
+                    lambda a, h=h: isinstance(a, act.Give) and a.card == h,
                     "give cards from your hand",
                 )
                 for h in hs
@@ -358,11 +339,11 @@ class SlaigaMoves(TableMoves):
         for a in legal:
             if getattr(a, "card", None) != h:
                 continue
-            if isinstance(a, ShotCard | Answer) and a.ace == ace:
+            if isinstance(a, act.ShotCard | act.Answer) and a.ace == ace:
                 return (a,)
-            if isinstance(a, Discard) and a.declare == use:
+            if isinstance(a, act.Discard) and a.declare == use:
                 return (a,)
-            if isinstance(a, Give | GiveBack):
+            if isinstance(a, act.Give | act.GiveBack):
                 return (a,)
         raise MoveError(self._why_not(game, seat, h, ace))
 
@@ -385,7 +366,7 @@ class SlaigaMoves(TableMoves):
             suit = parse_suit(rest[0])
             return plan_of(
                 legal,
-                lambda a: isinstance(a, Shoot) and a.target == target and a.suit == suit,
+                lambda a: isinstance(a, act.Shoot) and a.target == target and a.suit == suit,
                 f"you cannot shoot at {sym(suit)} now",
             )
         claim_at = rest.index("claim") if "claim" in rest else len(rest)
@@ -411,10 +392,10 @@ class SlaigaMoves(TableMoves):
         target_suit = (suit - 1) % 4
         shoot = pick_legal(
             legal,
-            lambda a: isinstance(a, Shoot) and a.target == target and a.suit == target_suit,
+            lambda a: isinstance(a, act.Shoot) and a.target == target and a.suit == target_suit,
             f"you cannot shoot {self.names(target)} with a {sym(suit)} shot now",
         )
-        return (shoot, ShotCard(seat, h, ace))
+        return (shoot, act.ShotCard(seat, h, ace))
 
     def _parse_swap(
         self, game: Game, seat: int, toks: list[str], legal: Sequence[Action], kind: str
@@ -439,7 +420,7 @@ class SlaigaMoves(TableMoves):
                 )
             return plan_of(
                 legal,
-                lambda a: isinstance(a, QueenSwap) and a.give == give and a.take == take,
+                lambda a: isinstance(a, act.QueenSwap) and a.give == give and a.take == take,
                 "you cannot swap those",
             )
         step = self.step(game, seat)
@@ -451,13 +432,13 @@ class SlaigaMoves(TableMoves):
         )
         return plan_of(
             legal,
-            lambda a: isinstance(a, Swap) and a.card == give and a.pile_card == take,
+            lambda a: isinstance(a, act.Swap) and a.card == give and a.pile_card == take,
             "you cannot swap those",
         )
 
     def _parse_place(self, game: Game, seat: int, toks: list[str], legal: Sequence[Action]) -> Plan:
         v = game.view(seat)
-        pool = {a.card: face(game, seat, a.card) for a in legal if isinstance(a, Place)}
+        pool = {a.card: face(game, seat, a.card) for a in legal if isinstance(a, act.Place)}
         pool = {h: f for h, f in pool.items() if f is not None}
         size = len(v["draw"])
         plan: list[Action] = []
@@ -487,7 +468,7 @@ class SlaigaMoves(TableMoves):
             if not 0 <= pos <= size + grow:
                 raise MoveError(f"positions run from 0 (top) to {size + grow} (bottom)")
             used.append(h)
-            plan.append(Place(seat, h, pos))
+            plan.append(act.Place(seat, h, pos))
         if not plan:
             raise MoveError("place CARD POSITION")
         if plan[0] not in legal:
@@ -529,7 +510,7 @@ class SlaigaMoves(TableMoves):
         step = self.step(game, seat)
         if step is not None and step.kind in ("miss_answer", "win_ask"):
             for a in game.legal_actions(seat):
-                if isinstance(a, Pass):
+                if isinstance(a, act.Pass):
                     return a
         return None
 
@@ -546,7 +527,7 @@ class SlaigaMoves(TableMoves):
         step = self.step(game, seat)
         if step is not None and step.kind == "reload" and not ask_reload:
             for a in legal:
-                if isinstance(a, Draw) and a.source == "draw":
+                if isinstance(a, act.Draw) and a.source == "draw":
                     return a
         return super().automatic(game, seat, legal, ask_reload)
 
@@ -558,8 +539,8 @@ class SlaigaMoves(TableMoves):
         d = lambda a: self.describe(game, seat, a)  # noqa: E731
         by = lambda cls: [a for a in legal if isinstance(a, cls)]  # noqa: E731
         if kind == "turn":
-            opts = [leaf(d(a), a) for a in by(Draw)]
-            shoots = by(Shoot)
+            opts = [leaf(d(a), a) for a in by(act.Draw)]
+            shoots = by(act.Shoot)
             if shoots:
                 opts.append(
                     branch(
@@ -568,7 +549,7 @@ class SlaigaMoves(TableMoves):
                         shoots,
                     )
                 )
-            jacks = by(JackShot)
+            jacks = by(act.JackShot)
             if jacks:
                 opts.append(
                     branch(
@@ -579,8 +560,8 @@ class SlaigaMoves(TableMoves):
                 )
             return choose(q, opts, hint)
         if kind == "discard":
-            opts = [leaf(d(a), a) for a in by(Discard)]
-            claims = by(ClaimWin)
+            opts = [leaf(d(a), a) for a in by(act.Discard)]
+            claims = by(act.ClaimWin)
             if claims:
                 opts.append(
                     branch(
@@ -598,7 +579,7 @@ class SlaigaMoves(TableMoves):
         if kind == "give":
             hand = sorted(hand_of(game, seat).items(), key=lambda kv: _suit_order(kv[1]))
             n = min(step.n, len(hand))
-            hinted = {hint.card} if hint is not None and isinstance(hint, Give) else set()
+            hinted = {hint.card} if hint is not None and isinstance(hint, act.Give) else set()
 
             def give(chosen: tuple[int, ...]) -> Plan:
                 return tuple(
@@ -621,7 +602,7 @@ class SlaigaMoves(TableMoves):
         if kind == "swap":
             swap = grouped(
                 "Swap which of your cards?",
-                by(Swap),
+                by(act.Swap),
                 lambda a: a.card,
                 lambda h: f"swap {face_str(game, seat, h)} for a draw-pile card…",
                 lambda h, acts: one_of(
@@ -633,13 +614,13 @@ class SlaigaMoves(TableMoves):
                 hint,
                 by_face,
             )
-            opts = [leaf("stop swapping", *by(Pass))]
+            opts = [leaf("stop swapping", *by(act.Pass))]
             opts += swap.options if isinstance(swap, Choice) else [Option("swap…", swap)]
             return choose(q, opts, hint)
         if kind == "queen":
             return grouped(
                 q,
-                by(QueenSwap),
+                by(act.QueenSwap),
                 lambda a: a.give,
                 lambda h: f"give {face_str(game, seat, h)}…",
                 lambda h, acts: one_of(
@@ -674,7 +655,7 @@ class SlaigaMoves(TableMoves):
     def _shoot_menu(
         self, game: Game, seat: int, legal: Sequence[Action], hint: Action | None
     ) -> Node | Plan:
-        shoots = [a for a in legal if isinstance(a, Shoot)]
+        shoots = [a for a in legal if isinstance(a, act.Shoot)]
         hand = sorted(hand_of(game, seat).items(), key=lambda kv: _suit_order(kv[1]))
 
         def claims_for(t: int, h: int, real: Card) -> Node | Plan:
@@ -693,7 +674,7 @@ class SlaigaMoves(TableMoves):
                         f"claim {'an ace' if ace else 'a shoot card'} of {sym(suit)}: {sym((suit - 1) % 4)} target"
                         + (" (true)" if true else " (a lie)")
                     )
-                    opts.append(leaf(label, shoot, ShotCard(seat, h, ace)))
+                    opts.append(leaf(label, shoot, act.ShotCard(seat, h, ace)))
             truth = next((i for i, o in enumerate(opts) if o.label.endswith("(true)")), None)
             if truth is None:
                 truth = next(
@@ -732,9 +713,9 @@ class SlaigaMoves(TableMoves):
     ) -> Node | Plan:
         opts: list[Option] = []
         d = lambda a: self.describe(game, seat, a)  # noqa: E731
-        words = [a for a in legal if isinstance(a, Check | Miss | Concede)]
+        words = [a for a in legal if isinstance(a, act.Check | act.Miss | act.Concede)]
         opts += [leaf(d(a), a) for a in words]
-        cards = [a for a in legal if isinstance(a, ShotCard | Answer)]
+        cards = [a for a in legal if isinstance(a, act.ShotCard | act.Answer)]
         by_card: dict[int, list[Action]] = {}
         for a in cards:
             by_card.setdefault(a.card, []).append(a)
@@ -779,7 +760,7 @@ class SlaigaMoves(TableMoves):
                 f"Place {face_str(game, seat, h)} at which position? 0 is the top, {size} the bottom",
                 0,
                 size,
-                lambda p: (Place(seat, h, p),),
+                lambda p: (act.Place(seat, h, p),),
                 default,
                 lambda p: position_words(p, size),
             )
