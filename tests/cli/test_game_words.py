@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 import random
+from dataclasses import dataclass
 from pathlib import Path
 
 import trio
@@ -19,7 +20,9 @@ from cli.moves import GenericMoves, moves_for
 from cli.narrate import Names
 from cli.render import plain
 from engine import registry
+from engine.codec import Handle, Seat
 from engine.dealer import LocalDealer
+from engine.game import Action
 from engine.words import words_for
 from tests.cli.test_human import play_whole
 
@@ -133,3 +136,26 @@ def test_a_game_without_words_is_played_with_the_generic_ones():
     assert words_for("no-such-game").moves is GenericMoves
     assert words_for("no-such-game").title == "no-such-game"
     assert isinstance(moves_for("no-such-game", Names(["Ann", "Bob"], 0)), GenericMoves)
+
+
+@dataclass(frozen=True, slots=True)
+class Toss(Action):
+    """An action whose field names say nothing: only the annotations say card and seat."""
+
+    pick: Handle
+    whom: Seat
+    loud: bool
+
+
+def test_generic_moves_read_field_types_not_field_names():
+    game = registry.get("high-card").factory(3, {"hand": 3})
+    from engine import runner
+
+    runner.start(game, LocalDealer(game.deck, 2))
+    seat = game.to_move()[0]
+    h = game.view(seat)["hand"][0]
+    names = Names(["Ann", "Bob", "Cat"], seat)
+    toss = Toss(seat, h.handle, (seat + 1) % 3, True)
+    said = GenericMoves(names).say(game, seat, toss)
+    assert said == f"toss {_code(h.face)} {names.token((seat + 1) % 3)} yes"
+    assert GenericMoves(names).describe(game, seat, toss).startswith(f"toss {_code(h.face)}")
