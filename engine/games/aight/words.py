@@ -9,9 +9,9 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
+import engine.games.aight.actions as act
 from engine.cards import SUIT_SYMBOLS, Card
 from engine.game import Action, Event, Game
-from engine.games.aight import actions as act
 from engine.games.aight.events import Unmau
 from engine.games.aight.rulebuilder import (
     format_rule,

@@ -7,9 +7,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Any
 
+import engine.games.slaiga.actions as act
 from engine.cards import ACE, JOKER_RANK, SUIT_SYMBOLS, Card
 from engine.game import Action, Event, Game
-from engine.games.slaiga import actions as act
 from engine.games.slaiga.events import CheckCalled, Handed, Played, Verdict, VolleyEnded
 from engine.games.slaiga.hands import is_shoot
 from engine.words import GameWords, register_words
