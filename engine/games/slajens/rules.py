@@ -74,6 +74,7 @@ from engine.games.slajens.actions import (
     RollDice,
     Stop,
 )
+from engine.games.slajens.events import GameOver
 from engine.obligations import Roll
 from engine.options import OptionSpec
 
@@ -365,7 +366,12 @@ class Slajens(Game):
             if self.round_no == self.options["rounds"]:
                 self.current = 0
                 self.phase = "over"
-                self.emit("end", f"final totals {self.totals}", totals=tuple(self.totals))
+                self.emit(
+                    "end",
+                    f"final totals {self.totals}",
+                    detail=GameOver(tuple(self.totals)),
+                    totals=tuple(self.totals),
+                )
                 return
             self.round_no += 1
             self.emit("round", f"round {self.round_no}", round=self.round_no)
