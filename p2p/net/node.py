@@ -1432,9 +1432,7 @@ class Node:
         msg = event.message
         if isinstance(msg, wire.Signed):
             if self._offload is not None:  # its proof checked in a worker thread first
-                await self._offload.prework(
-                    game_of(rec), msg, manifest.table_id, rec.keys, self._nursery
-                )
+                await self._offload.prework(game_of(rec), msg, manifest.table_id, rec.keys)
             self._offer(msg, via)
         elif isinstance(msg, wire.Fetched):
             if msg.table_id == manifest.table_id:

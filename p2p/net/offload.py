@@ -8,12 +8,6 @@ game rule for *jobs* (:meth:`p2p.table.game_rule.GameRule.prework` and ``premake
 
 * before offering a received shuffle or tokens entry of the step the record is
   at, its signature and proof are checked by a job in a worker thread;
-* a *background* job (a shuffle that is not its round's last, whose proof the fold
-  checks only in the round's batch) does not hold its entry up: the entry is offered
-  at once, so the next seat starts its own shuffle while the others check this one,
-  and the job runs beside the loop.  Before any other entry with a job is offered,
-  and after our own entry is made ahead, every background job is waited for, so the
-  round's batch finds their results;
 * before producing our own shuffle, the shuffle and its proof are made by a job
   in a worker thread.
 
@@ -44,17 +38,6 @@ class Offload:
     def __init__(self) -> None:
         self._running: set[tuple[int, int]] = set()
         self._premade_for: int | None = None
-        self._behind = 0
-        """Background jobs under way."""
-        self._idle = trio.Event()
-        self._idle.set()
-        self.background_jobs = 0
-        """Background jobs started (a count for tests and benches)."""
-
-    async def settle(self) -> None:
-        """Wait until no background job is under way (their results kept)."""
-        while self._behind:
-            await self._idle.wait()
 
     def wants_premake(self, rule: Any) -> bool:
         """Is there our own entry to make ahead, not tried yet at this step?"""
@@ -73,21 +56,11 @@ class Offload:
         except Exception:  # noqa: BLE001 - produce() makes it again on the loop and reports
             return True
         keep()
-        await self.settle()  # the batch after our shuffle wants the earlier ones checked
         return True
 
-    async def prework(
-        self,
-        rule: Any,
-        signed: Signed,
-        table_id: bytes,
-        keys: Any,
-        nursery: trio.Nursery | None = None,
-    ) -> None:
+    async def prework(self, rule: Any, signed: Signed, table_id: bytes, keys: Any) -> None:
         """Check the signature and proof of ``signed`` in a worker thread, if its step is
-        the one the record is at and its proof is one the rule can check ahead.  A
-        background job (see the module docstring) is started in ``nursery`` and not
-        waited for; without a nursery it is waited for like any job."""
+        the one the record is at and its proof is one the rule can check ahead."""
         need = rule.need if rule is not None else None
         if need is None or need.pre is None:
             return  # nothing to check ahead at this step: do not even decode
@@ -111,31 +84,10 @@ class Offload:
             return job()
 
         self._running.add(where)
-        if getattr(job, "background", False) and nursery is not None:
-            self._behind += 1
-            self.background_jobs += 1
-            if self._behind == 1:
-                self._idle = trio.Event()
-            nursery.start_soon(self._run_behind, where, checked)
-            return
         try:
-            await self.settle()
             keep = await trio.to_thread.run_sync(checked)
         except Exception:  # noqa: BLE001 - the fold checks it again and names the fault
             return
         finally:
             self._running.discard(where)
         keep()
-
-    async def _run_behind(self, where: tuple[int, int], checked: Any) -> None:
-        try:
-            keep = await trio.to_thread.run_sync(checked)
-        except Exception:  # noqa: BLE001 - the round's batch checks it and names the fault
-            keep = None
-        finally:
-            self._running.discard(where)
-            self._behind -= 1
-            if not self._behind:
-                self._idle.set()
-        if keep is not None:
-            keep()

@@ -459,22 +459,6 @@ values captured when the job was made, so it may run in a worker thread); what i
 returns is called back on the event loop to keep the result for the fold."""
 
 
-class BackgroundJob:
-    """A :data:`Job` whose entry need not wait for it: the node offers the entry at once
-    and runs the job beside the fold (a shuffle that is not its round's last: its proof
-    is checked in the round's batch unless this job verified it first).  Before an entry
-    whose job is not a background one, the node waits for every background job."""
-
-    __slots__ = ("job",)
-    background = True
-
-    def __init__(self, job: Job) -> None:
-        self.job = job
-
-    def __call__(self) -> Callable[[], None]:
-        return self.job()
-
-
 _Flow = Generator[Need, dict[int, Any], Any]
 
 
@@ -535,10 +519,6 @@ class GameRule:
         """step -> our own shuffle made ahead by a job of :meth:`premake`."""
         self._checked_ahead: list[ShuffleStatement] = []
         """Shuffle statements of this round already verified ahead (not batched again)."""
-        self._checked_behind: dict[tuple[int, int], ShuffleStatement] = {}
-        """(engine seat, step) -> a shuffle statement of this round verified by a job that
-        ran *beside* the fold (:attr:`Job.background`): the entry was offered at once and
-        its statement is dropped from the round's batch only if it is this very one."""
         self._flow = self._main()
         self._need: Need | None = next(self._flow)
         self._owed = self._owed_of(self._need)
@@ -897,18 +877,13 @@ class GameRule:
         statements: list[ShuffleStatement] = []
         for s in range(self.n):
             inputs = tuple(self.cts[h] for h in hs)
-            # every shuffle but the round's last is checked beside the fold: the next
-            # seat shuffles while the others check (the batch at the end waits for them)
-            behind = s < self.n - 1
             out = yield Need(
                 SHUFFLE_KIND,
                 (s,),
                 lambda seat, b, inputs=inputs: self._parse_shuffle(seat, inputs, b),
                 "shuffling",
                 self._for_me((s,), lambda inputs=inputs: self._make_shuffle(inputs)),
-                pre=lambda seat, b, inputs=inputs, behind=behind: self._pre_shuffle(
-                    seat, inputs, b, behind
-                ),
+                pre=lambda seat, b, inputs=inputs: self._pre_shuffle(seat, inputs, b),
                 premake=lambda inputs=inputs: self._premake_shuffle(inputs),
             )
             statement = out[s]
@@ -920,14 +895,7 @@ class GameRule:
                 if self.mine is not None:
                     self.mine.known.pop(h, None)
         self._checked_ahead.clear()
-        left = []
-        for st in statements:
-            if self._checked_behind.get((st.context.seat, st.context.step)) == st:
-                self.proofs_checked += 1
-            else:
-                left.append(st)
-        self._checked_behind.clear()
-        self._verify_shuffles(left)
+        self._verify_shuffles(statements)
 
     def _verify_shuffles(self, statements: list[ShuffleStatement]) -> None:
         if not statements:
@@ -1001,9 +969,7 @@ class GameRule:
                 return st
         return _decode_shuffle(inputs, self.joint, ctx, b)
 
-    def _pre_shuffle(
-        self, seat: int, inputs: tuple[Ciphertext, ...], b: ShuffleBody, behind: bool = False
-    ) -> Job:
+    def _pre_shuffle(self, seat: int, inputs: tuple[Ciphertext, ...], b: ShuffleBody) -> Job:
         joint, step = self.joint, self.step_no
         assert joint is not None
         ctx = self._ctx(seat)
@@ -1011,19 +977,9 @@ class GameRule:
         def job() -> Callable[[], None]:
             st = _decode_shuffle(inputs, joint, ctx, b)
             verify_shuffles_batch([st])
-            if behind:
-                return lambda: self._keep_behind(st)
             return lambda: self._keep_ahead((SHUFFLE_KIND, seat, step), (b, st))
 
-        if behind:
-            return BackgroundJob(job)
         return job
-
-    def _keep_behind(self, st: ShuffleStatement) -> None:
-        """Keep a statement a background job verified, for the round's batch (a statement
-        of a round that is over is dropped: its batch ran without it)."""
-        if self._need is not None and self._need.kind == SHUFFLE_KIND:
-            self._checked_behind[(st.context.seat, st.context.step)] = st
 
     # ---- tokens -----------------------------------------------------------------------------------
 

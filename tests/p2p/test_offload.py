@@ -35,15 +35,12 @@ def _play(
     max_entries: int = 5000,
     made: type = ShuffleBody,
     counted: list | None = None,
-    behind: list | None = None,
 ):
     """Play ``table`` to its end; with ``ahead`` every receiver runs the rule's prework
     job before offering an entry and every seat its premake job before producing.
     Returns the multiplications done while offering shuffle entries (the fold's
     checks), and those done by ``produce`` of our own bodies of type ``made`` (shuffles
-    by default), each also appended to ``counted``.  A background job (a shuffle that is
-    not its round's last) runs only *after* its entry is offered, as the node runs it, and
-    is appended to ``behind``.
+    by default), each also appended to ``counted``.
 
     With ``tamper_at``: the ``tamper_at``-th shuffle of slot CULPRIT is checked ahead
     by every receiver as made, and then sent with two of its ciphertexts swapped."""
@@ -89,12 +86,9 @@ def _play(
                 if other is d:
                     continue
                 rule = game_of(other.record)
-                late = None
                 if ahead and rule is not None:
                     job = rule.prework(d.slot, step, honest)
-                    if getattr(job, "background", False):
-                        late = job
-                    elif job is not None:
+                    if job is not None:
                         job()()
                 COUNTERS.reset()
                 try:
@@ -105,10 +99,6 @@ def _play(
                 if isinstance(body, ShuffleBody):
                     fold_muls += COUNTERS.mul
                 table.cheats.extend(got.cheats)
-                if late is not None:
-                    late()()  # finished after the offer, kept for the round's batch
-                    if behind is not None:
-                        behind.append(late)
             moved = True
         assert moved, "table stuck"
     raise AssertionError("no end")
@@ -118,8 +108,7 @@ def test_shuffles_checked_and_made_ahead_are_not_redone_by_the_fold():
     on_loop = local_table.new_table(GAME, SEATS, OPTIONS)
     fold_on_loop, produce_on_loop = _play(on_loop, ahead=False)
     ahead = local_table.new_table(GAME, SEATS, OPTIONS)
-    behind: list = []
-    fold_ahead, produce_ahead = _play(ahead, ahead=True, behind=behind)
+    fold_ahead, produce_ahead = _play(ahead, ahead=True)
     for table in (on_loop, ahead):
         assert not table.cheats
         assert all(r.finished for r in table.records)
@@ -129,12 +118,6 @@ def test_shuffles_checked_and_made_ahead_are_not_redone_by_the_fold():
     # (about 6 multiplications per card and shuffle); checked ahead, none are left
     assert fold_on_loop > 3 * 52 * 6 * (SEATS - 1)
     assert fold_ahead == 0
-    # every shuffle but each round's last was checked beside the fold, after its entry
-    # was offered (by each of the other seats); the last ones before theirs
-    rounds = sum(1 for r in ahead.records[:1] for e in r.entries() if e.body.TAG == SHUFFLE_KIND)
-    rounds //= SEATS
-    assert rounds >= 1
-    assert len(behind) == rounds * (SEATS - 1) * (SEATS - 1)
     # our own shuffle (2 per card) and its proof: made in produce(), or ahead
     assert produce_on_loop >= SEATS * 52 * 2
     assert produce_ahead == 0
@@ -206,45 +189,3 @@ def test_our_gift_is_made_ahead_and_not_again_on_the_loop():
     assert not table.cheats and all(r.finished for r in table.records)
     assert len(sealed) >= 2  # the second deal's exchange: a KING's and a QUEEN's gift
     assert produce_muls == 0
-
-
-def test_a_background_check_does_not_hold_its_entry_up():
-    """The node offers a shuffle that is not its round's last at once: ``prework`` returns
-    before the job has run (nothing kept yet), the job runs beside the loop, and
-    ``settle`` waits for it; then the round's batch has the statement checked."""
-    table = local_table.new_table(GAME, SEATS, OPTIONS)
-    first = None
-    for _ in range(200):
-        for d in table.drivers:
-            body = d.machine_body()
-            if body is None:
-                continue
-            if isinstance(body, ShuffleBody):
-                first = d, body
-                break
-            signed = d.sign(body).accepted[0].signed
-            for other in table.drivers:
-                if other is not d:
-                    other.record.offer(signed)
-        if first is not None:
-            break
-    assert first is not None
-    shuffler, body = first
-    signed = shuffler.sign(body).accepted[0].signed
-    receiver = next(d for d in table.drivers if d is not shuffler)
-    rule = game_of(receiver.record)
-    offload = Offload()
-    seen: list = []
-
-    async def main():
-        async with trio.open_nursery() as nursery:
-            await offload.prework(rule, signed, rule.table_id, receiver.record.keys, nursery)
-            seen.append(dict(rule._checked_behind))  # returned before the job ran
-            receiver.record.offer(signed)
-            await offload.settle()
-            seen.append(dict(rule._checked_behind))
-
-    trio.run(main)
-    assert offload.background_jobs == 1
-    assert seen[0] == {}
-    assert len(seen[1]) == 1
