@@ -28,6 +28,15 @@ GAME, SEATS, OPTIONS = "slave", 4, {"games": 1}
 CULPRIT = 1
 
 
+def _run(job) -> None:
+    """Run a job as :class:`Offload` does: one that raises keeps nothing."""
+    try:
+        keep = job()
+    except Exception:  # noqa: BLE001 - the fold checks the entry itself
+        return
+    keep()
+
+
 def _play(
     table,
     ahead: bool,
@@ -35,12 +44,14 @@ def _play(
     max_entries: int = 5000,
     made: type = ShuffleBody,
     counted: list | None = None,
+    jobs: list | None = None,
 ):
     """Play ``table`` to its end; with ``ahead`` every receiver runs the rule's prework
     job before offering an entry and every seat its premake job before producing.
     Returns the multiplications done while offering shuffle entries (the fold's
     checks), and those done by ``produce`` of our own bodies of type ``made`` (shuffles
-    by default), each also appended to ``counted``.
+    by default), each also appended to ``counted``.  Each prework job is appended to
+    ``jobs`` as the kind of the entry it was for.
 
     With ``tamper_at``: the ``tamper_at``-th shuffle of slot CULPRIT is checked ahead
     by every receiver as made, and then sent with two of its ciphertexts swapped."""
@@ -56,7 +67,7 @@ def _play(
             if ahead and rule is not None:
                 job = rule.premake()
                 if job is not None:
-                    job()()
+                    _run(job)
             COUNTERS.reset()
             body = d.machine_body()
             if isinstance(body, made):
@@ -89,7 +100,9 @@ def _play(
                 if ahead and rule is not None:
                     job = rule.prework(d.slot, step, honest)
                     if job is not None:
-                        job()()
+                        _run(job)
+                        if jobs is not None:
+                            jobs.append(honest.TAG)
                 COUNTERS.reset()
                 try:
                     got = other.record.offer(signed)
@@ -108,7 +121,8 @@ def test_shuffles_checked_and_made_ahead_are_not_redone_by_the_fold():
     on_loop = local_table.new_table(GAME, SEATS, OPTIONS)
     fold_on_loop, produce_on_loop = _play(on_loop, ahead=False)
     ahead = local_table.new_table(GAME, SEATS, OPTIONS)
-    fold_ahead, produce_ahead = _play(ahead, ahead=True)
+    jobs: list = []
+    fold_ahead, produce_ahead = _play(ahead, ahead=True, jobs=jobs)
     for table in (on_loop, ahead):
         assert not table.cheats
         assert all(r.finished for r in table.records)
@@ -118,6 +132,11 @@ def test_shuffles_checked_and_made_ahead_are_not_redone_by_the_fold():
     # (about 6 multiplications per card and shuffle); checked ahead, none are left
     assert fold_on_loop > 3 * 52 * 6 * (SEATS - 1)
     assert fold_ahead == 0
+    # only each round's last shuffle waits for a job (which checks the round in one
+    # batch): one per receiver and round; the seats before it shuffle at once
+    rounds = sum(1 for e in ahead.records[0].entries() if e.body.TAG == SHUFFLE_KIND) // SEATS
+    assert rounds >= 1
+    assert jobs.count(SHUFFLE_KIND) == rounds * (SEATS - 1)
     # our own shuffle (2 per card) and its proof: made in produce(), or ahead
     assert produce_on_loop >= SEATS * 52 * 2
     assert produce_ahead == 0
@@ -143,18 +162,28 @@ def test_a_result_kept_for_one_shuffle_is_not_used_for_another():
 
 def test_a_failing_job_keeps_nothing_and_the_node_goes_on():
     """A job for a shuffle whose proof does not verify raises in the worker thread:
-    Offload swallows it, keeps nothing, and the rule checks the entry itself later."""
+    Offload swallows it, keeps nothing, and the rule checks the entry itself later.
+    The culprit is the round's last shuffler: only that shuffle is checked ahead."""
     table = local_table.new_table(GAME, SEATS, OPTIONS)
-    # play up to the first shuffle of the culprit
-    shuffler = table.drivers[CULPRIT]
+
+    # play up to the round's last shuffle (engine seat SEATS - 1, whoever holds it)
+    def last_shuffler(d) -> bool:
+        rule = game_of(d.record)
+        return rule is not None and rule.my_seat == SEATS - 1
+
+    shuffler = None
     for _ in range(200):
-        rule = game_of(shuffler.record)
-        need = rule.need if rule is not None else None
-        if need is not None and need.kind == SHUFFLE_KIND and rule.my_seat in need.seats:
+        for d in table.drivers:
+            rule = game_of(d.record)
+            need = rule.need if rule is not None else None
+            mine = need is not None and need.kind == SHUFFLE_KIND and rule.my_seat in need.seats
+            if mine and last_shuffler(d):
+                shuffler = d
+        if shuffler is not None:
             break
         for d in table.drivers:
-            if d is shuffler and d.owed_kind() == SHUFFLE_KIND:
-                continue  # its shuffle is the one this test sends (whatever the seat order)
+            if last_shuffler(d) and d.owed_kind() == SHUFFLE_KIND:
+                continue  # its shuffle is the one this test sends
             body = d.machine_body()
             if body is None:
                 continue
@@ -162,13 +191,15 @@ def test_a_failing_job_keeps_nothing_and_the_node_goes_on():
             for other in table.drivers:
                 if other is not d:
                     other.record.offer(signed)
+    assert shuffler is not None
     body = shuffler.machine_body()
     pile = list(decode_pile(body.pile, len(body.pile) // 64))
     pile[0], pile[1] = pile[1], pile[0]
     bad = ShuffleBody(encode_pile(pile), body.proof)
     signed = shuffler.sign(bad).accepted[0].signed
-    receiver = table.drivers[(CULPRIT + 1) % SEATS]
+    receiver = table.drivers[(shuffler.slot + 1) % SEATS]
     rule = game_of(receiver.record)
+    assert rule.prework(shuffler.slot, rule.step_no, bad) is not None  # a job is tried
     offload = Offload()
 
     async def main():
