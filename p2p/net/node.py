@@ -75,7 +75,7 @@ from p2p.net.mesh import (
 )
 from p2p.net.offload import Offload
 from p2p.record.chain import Offer, Record, Status
-from p2p.record.store import RecordFile, _fsync_dir
+from p2p.record.store import RecordFile, _fsync_dir, needs_sync
 from p2p.table.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
 from p2p.table.endvote import check_vote, sign_vote, tally
 from p2p.table.events import (
@@ -1149,7 +1149,7 @@ class Node:
         kind = body.TAG
         offer = rec.sign(self.identity, self.my_seat, body)
         own = offer.accepted[0].signed
-        store.append(own, sync=True)
+        store.append(own, sync=needs_sync(kind))  # a re-derived body needs none (store.py)
         if self.cfg.trace is not None:
             self.cfg.trace("sent", own_step := offer.accepted[0].step, self.my_seat)
             self.cfg.trace("accepted", own_step, self.my_seat)
