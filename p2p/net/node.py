@@ -142,6 +142,7 @@ from p2p.table.game_rule import (
     describe,
 )
 from p2p.table.lobby import EarlyBuffer, LobbyGate, Verdict
+from p2p.table.relay import Nudge, relay_to
 from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.table.signing import SignedManifests, offer_problems, play_problem, timeout_problem
 from p2p.table.silence import Recovered, SilenceMonitor, Stalled
@@ -501,6 +502,9 @@ class Node:
         self._deciding: int | None = None
         self._nursery: trio.Nursery | None = None
         self._offload = Offload() if cfg.offload else None
+        self._nudge = Nudge()
+        self.relayed = 0
+        """Frames of others' entries we passed on (p2p/table/relay.py; tests count them)."""
         self._evidence: set[bytes] = set()
         self._said: str | None = None
 
@@ -615,22 +619,22 @@ class Node:
             mesh.send_nowait(peer, wire.Fetch(manifest.table_id, rec.step))
 
     def _relay(self, offer: Offer, via: int | None) -> None:
-        """Pass entries we accepted on to the other seats (not back to where they came from,
-        nor to their author), so a table with one link down goes on at full pace: the two
-        ends of the broken link get each other's entries through everyone else.  A copy
+        """Pass entries we accepted on to the seats that told us they hold no link to
+        their author (p2p/table/relay.py): a healthy table sends each entry once per
+        link, and the two ends of a broken link get each other's entries through the
+        others once it is known down (before that, :class:`Nudge` fetches them).  A copy
         that arrives twice is a duplicate, checked by its bytes alone (p2p/record/chain.py)."""
         mesh, manifest = self.mesh, self.manifest
         if mesh is None or manifest is None:
             return
+        linked = self._linked()
         for acc in offer.accepted:
             if acc.seat == self.my_seat:
                 continue
-            skip = {manifest.seats[acc.seat].identity}
-            if via is not None:
-                skip.add(manifest.seats[via].identity)
-            targets = [peer for peer in mesh.connections if peer not in skip]
+            targets = relay_to(acc.seat, via, self.my_seat, linked, self._links)
             if targets:
-                mesh.broadcast_raw(wire.encode_body(acc.signed), targets)
+                peers = [manifest.seats[slot].identity for slot in targets]
+                self.relayed += mesh.broadcast_raw(wire.encode_body(acc.signed), peers)
 
     def bytes_held(self) -> int:
         """Bytes held by this node's own queues and buffers: the mesh's (inbox, outboxes,
@@ -1425,6 +1429,8 @@ class Node:
         if isinstance(event, PeerDown):
             self.emit(SeatDown(**self._who(self._slot_of(event.peer)), reason=event.reason))
             self._tell_links()
+            # what that link lost on its way to us, the others have: ask them now
+            self._refetch_everyone()
             return
         via = self._slot_of(event.peer)
         if via is None:
@@ -1837,7 +1843,13 @@ class Node:
                     self.emit(LingerTimeout(missing=others - len(self.finished_peers)))
                     self._blame_suspects()
                     return
+            waiting = not rec.finished and bool(rec.waiting_on() - {self.my_seat})
+            if self._nudge.due(now, rec.step, waiting):
+                self._refetch_everyone()  # an entry is late: ask for it (p2p/table/relay.py)
             deadline = monitor.next_deadline() if not rec.finished else linger_until
+            nudge_at = self._nudge.deadline()
+            if nudge_at is not None and not rec.finished:
+                deadline = min(deadline or nudge_at, nudge_at)
             if vanish_check is not None and not rec.finished:
                 deadline = min(deadline or vanish_check, vanish_check)
             if ended_at is not None:
