@@ -1030,6 +1030,7 @@ class GameRule:
             "showing cards",
             self._for_me(owing, lambda: self._make_tokens(need[self.mine.seat])),  # type: ignore[union-attr]
             pre=lambda seat, b: self._pre_tokens(seat, need[seat], b),
+            premake=lambda: self._premake_tokens(need[self.mine.seat]),  # type: ignore[union-attr]
         )
         for s in owing:
             for h, tok in zip(need[s], got[s], strict=True):
@@ -1040,11 +1041,35 @@ class GameRule:
         assert mine is not None
         cts = [self.cts[h] for h in hs]
         pub = self.pubs[mine.seat]
-        tokens, proof = make_tokens(mine.secret, pub, cts, self._ctx(mine.seat))
+        ctx = self._ctx(mine.seat)
+        made = self._made.pop(self.step_no, None)
+        self._made.clear()
+        if made is not None and made[0] == TOKENS_KIND and made[1] == cts and made[2] == ctx:
+            tokens, proof = made[3], made[4]
+        else:
+            tokens, proof = make_tokens(mine.secret, pub, cts, ctx)
         forged = self._cheat("tokens", hs, tokens, proof)
         if forged is not None:
             return forged
         return TokensBody(b"".join(t.data for t in tokens), proof.encode())
+
+    def _premake_tokens(self, hs: Sequence[int]) -> Job:
+        """Our reveal tokens and their proof for this step, made in a worker thread."""
+        mine, step = self.mine, self.step_no
+        assert mine is not None
+        cts = [self.cts[h] for h in hs]
+        pub, ctx, secret = self.pubs[mine.seat], self._ctx(mine.seat), mine.secret
+
+        def job() -> Callable[[], None]:
+            tokens, proof = make_tokens(secret, pub, cts, ctx)
+
+            def keep() -> None:
+                if self.step_no == step:
+                    self._made[step] = (TOKENS_KIND, cts, ctx, tokens, proof)
+
+            return keep
+
+        return job
 
     def _check_tokens(self, seat: int, hs: Sequence[int], b: TokensBody) -> list[Point]:
         cts = [self.cts[h] for h in hs]

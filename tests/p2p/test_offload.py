@@ -20,7 +20,7 @@ from engine.players import BotPlayer
 from p2p.errors import CheatDetected, InvalidMove
 from p2p.net.offload import Offload
 from p2p.table import local_table
-from p2p.table.game_rule import SHUFFLE_KIND, SealedProofBody, ShuffleBody
+from p2p.table.game_rule import SHUFFLE_KIND, SealedProofBody, ShuffleBody, TokensBody
 from p2p.table.seat import game_of
 from p2p.wire import Entry, decode_body
 
@@ -219,4 +219,16 @@ def test_our_gift_is_made_ahead_and_not_again_on_the_loop():
     _, produce_muls = _play(table, ahead=True, made=SealedProofBody, counted=sealed)
     assert not table.cheats and all(r.finished for r in table.records)
     assert len(sealed) >= 2  # the second deal's exchange: a KING's and a QUEEN's gift
+    assert produce_muls == 0
+
+
+def test_our_reveal_tokens_are_made_ahead_and_not_again_on_the_loop():
+    """Reveal tokens and their proof (two multiplications a card and more) are made by a
+    premake job, so producing a tokens entry does no group operation on the loop."""
+    table = local_table.new_table(GAME, SEATS, OPTIONS)
+    made: list = []
+    _, on_loop = _play(local_table.new_table(GAME, SEATS, OPTIONS), ahead=False, made=TokensBody)
+    _, produce_muls = _play(table, ahead=True, made=TokensBody, counted=made)
+    assert not table.cheats and all(r.finished for r in table.records)
+    assert len(made) >= SEATS and on_loop > 0
     assert produce_muls == 0
