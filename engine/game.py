@@ -75,7 +75,7 @@ from engine.obligations import (
     Shuffle,
     Transfer,
 )
-from engine.options import OptionSpec, resolve_options
+from engine.options import OptionSpec, hashed_options, resolve_options
 
 Handler = Generator[Obligation, Any, None]
 
@@ -514,7 +514,7 @@ class Game:
         data = {
             "game": self.NAME,
             "seats": self.seats,
-            "options": self.options,
+            "options": hashed_options(self.OPTIONS, self.options),
             "phase": self.phase,
             "turns": self.turns,
             "zones": self.zones.snapshot(),
