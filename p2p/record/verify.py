@@ -520,8 +520,8 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         failure = Failure(
             GAP,
             f"gap: step {record.step} never completed (nothing from"
-            f" {' and '.join(map(who, owing))}), yet the file holds {later} later"
-            f" step{'' if later == 1 else 's'}",
+            f" {' and '.join(map(who, owing))}), yet the file holds {later}"
+            f" signature{'' if later == 1 else 's'} of later steps",
             None,
             None,
             record.step,

@@ -281,6 +281,11 @@ def test_echo_removed_from_a_round_is_a_gap_naming_the_silent_seat(
     assert report.failure is not None and report.failure.step == entry.step
     assert report.waiting_on == (entry.seat,)
     assert report.pending == SEATS - 1  # the other responders' entries of that round
+    # the silent seat by its player's name, not its slot; steps, not entries
+    name = played.results[0].manifest.seats[entry.seat].name
+    message = report.failure.message
+    assert f"nothing from {name})" in message and "signatures of later steps" in message
+    assert "slot" not in message and "entr" not in message and "seat(s)" not in message
 
 
 def test_last_entry_removed_is_a_valid_unfinished_record(played: Played, tmp_path: Path) -> None:

@@ -135,8 +135,8 @@ class AightOfSpaides(Game):
             "vote_threshold",
             str,
             "majority",
-            "votes a call citing a free-text rule needs: majority (more than half of the "
-            "voters), half (at least half), two-thirds (at least two thirds) or all [house]",
+            "votes that uphold a call citing a free-text rule (majority: more than half of "
+            "the voters; half, two-thirds: at least that share; all) [house]",
             choices=VOTE_THRESHOLDS,
             hashed_at_default=False,
         ),
@@ -144,16 +144,16 @@ class AightOfSpaides(Game):
             "caller_votes",
             bool,
             True,
-            "the caller votes on its own free-text call (off: only the others vote; with "
-            "no other voter at the table, the caller votes after all) [house]",
+            "the caller votes on its own free-text call (off: only the others, unless "
+            "nobody else is left) [house]",
             hashed_at_default=False,
         ),
         OptionSpec(
             "spend_several",
             bool,
             False,
-            "a holder of several pending rules may spend them one after another between "
-            "the same two moves (off: one per holder between two moves) [house]",
+            "a holder of several pending rules may spend them all between the same two "
+            "moves (off: one) [house]",
             hashed_at_default=False,
         ),
     )
