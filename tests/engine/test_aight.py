@@ -521,8 +521,9 @@ def test_caller_votes_off_leaves_the_call_to_the_others():
     play(g, d, 0, "JC")
     window(g, d, {1: 7})
     assert g.to_move() == (2,)
-    runner.apply(g, d, Vote(2, False))
+    ev = runner.apply(g, d, Vote(2, False))
     assert top(g) == "J♣" and size(g, 1) == 9  # rejected: the wrong call is paid
+    assert "(0 of 1 for)" in next(e.text for e in ev if e.kind == "improper:rejected")
     # by default the caller's own vote counts: 1 of 2 is no strict majority either way
     g, d = new(["JC", "", ""], "9C", rules=rules)
     play(g, d, 0, "JC")

@@ -431,16 +431,18 @@ class AightOfSpaides(Game):
         assert self.voting is not None and self.move is not None
         caller, cite = self.voting
         self.voting = None
-        yes = sum(self.votes.values())
-        if upheld(yes, len(self.votes), self.options["vote_threshold"]):
+        yes, voters = sum(self.votes.values()), len(self.votes)
+        if upheld(yes, voters, self.options["vote_threshold"]):
             self.emit(
                 "improper:right",
-                f"the table upholds seat {caller}'s call under rule #{cite} ({yes} for)",
+                f"the table upholds seat {caller}'s call under rule #{cite} ({yes} of {voters} for)",
                 caller,
             )
             yield from self._take_back(self.move)
             return
-        self.emit("improper:rejected", f"the table rejects the call ({yes} for)", caller)
+        self.emit(
+            "improper:rejected", f"the table rejects the call ({yes} of {voters} for)", caller
+        )
         yield from self._wrong_call(caller)
         yield from self._resolve()
 
