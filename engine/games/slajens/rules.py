@@ -131,7 +131,8 @@ class Slajens(Game):
             "teams",
             int,
             0,
-            "0: no teams; k >= 2: seat s plays for team s % k",
+            "0: no teams; k >= 2: k teams, seats dealt to them in turn (seats 1, k+1, ... "
+            "form team 1)",
             minimum=0,
             maximum=MAX_SEATS // 2,
         ),
