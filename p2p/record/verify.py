@@ -296,7 +296,7 @@ def _describe_manifest(
     )
 
 
-def _who(manifest: Manifest) -> Who:
+def player_names(manifest: Manifest) -> Who:
     """Players by name; a name two seats share gets its key's fingerprint, as the seat
     table of ``slaiga verify`` shows it."""
     names = [s.name for s in manifest.seats]
@@ -342,7 +342,7 @@ def _read(path: Path) -> None:
         raise UnreadableRecord(f"{path} is not a slaiga record file (bad magic)")
 
 
-def _cheat_failure(
+def cheat_failure(
     exc: CheatDetected, env: Envelope, entry: Entry, frames: dict[bytes, int], who: Who
 ) -> Failure:
     """Turn a violation found by the record into a :class:`Failure` naming step and seats."""
@@ -374,7 +374,7 @@ def _cheat_failure(
     return Failure(type(exc).__name__, message, culprit, entry.seat, entry.step, evidence)
 
 
-def _undecodable_failure(
+def undecodable_failure(
     record: Record, env: Envelope, problem: RemoteProtocolError, who: Who
 ) -> Failure:
     """A frame whose entry bytes do not decode: the seat whose key verifies its signature
@@ -389,7 +389,7 @@ def _undecodable_failure(
         )
         return Failure(type(exc).__name__, message, exc.seat, exc.seat, None, (env,))
     except ForeignEntry as exc:
-        return _foreign_failure(env, exc)
+        return foreign_failure(env, exc)
     except P2PError:
         pass
     message = (
@@ -399,7 +399,7 @@ def _undecodable_failure(
     return Failure(MALFORMED_ENTRY, message, None, None, None, (env,))
 
 
-def _foreign_failure(env: Envelope, exc: ForeignEntry) -> Failure:
+def foreign_failure(env: Envelope, exc: ForeignEntry) -> Failure:
     """A frame holding an entry of another table: the file was spliced from another
     table's record; nobody at this table signed it for this table, so nobody is named."""
     message = (
@@ -444,7 +444,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         assert isinstance(manifest, Manifest)
         failure = Failure(
             "ForgedSignature",
-            f"forged start: {_who(manifest)(exc.seat)}'s signature on the table's terms"
+            f"forged start: {player_names(manifest)(exc.seat)}'s signature on the table's terms"
             " does not verify",
             None,
             exc.seat,
@@ -458,7 +458,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             failure=Failure("InvalidGenesis", f"invalid genesis: {exc}", step=0),
         )
     manifest = record.manifest
-    who = _who(manifest)
+    who = player_names(manifest)
     base = {"torn_bytes": loaded.torn_bytes, "entries": len(loaded.entries)}
 
     envelopes: list[tuple[Envelope, Entry]] = []
@@ -470,7 +470,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         except RemoteProtocolError as exc:
             # judged at once; the rest is still replayed, so the seat order is known and
             # the culprit is named in it like every other verdict
-            undecodable = undecodable or _undecodable_failure(record, env, exc, who)
+            undecodable = undecodable or undecodable_failure(record, env, exc, who)
             continue
         assert isinstance(entry, Entry)
         envelopes.append((env, entry))
@@ -483,10 +483,10 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         try:
             offer = record.offer(Signed(env.entry, env.signature))
         except CheatDetected as exc:
-            failure = _cheat_failure(exc, env, entry, frames, who)
+            failure = cheat_failure(exc, env, entry, frames, who)
             break
         except ForeignEntry as exc:
-            failure = _foreign_failure(env, exc)
+            failure = foreign_failure(env, exc)
             break
         except FoldFailed as exc:
             failure = Failure(FOLD_FAILED, str(exc), None, entry.seat, entry.step, (env,))
@@ -508,7 +508,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         if offer.cheats:
             exc = offer.cheats[0]
             found = _locate_evidence(exc, envelopes) or (env, entry)
-            failure = _cheat_failure(exc, *found, frames, who)
+            failure = cheat_failure(exc, *found, frames, who)
             break
     if undecodable is not None:
         failure = undecodable  # the first frame that does not decode is the verdict
@@ -576,7 +576,7 @@ def _vote_failure(manifest: Manifest, votes: tuple[EndVote, ...], record: Record
     only with a valid vote of every seat but the absent one for the record's last head."""
     count = tally(manifest, votes, record.step, record.head, record.waiting_on())
 
-    who = _who(manifest)
+    who = player_names(manifest)
 
     def names(slots: tuple[int, ...]) -> str:
         return ", ".join(map(who, slots)) or "nobody"
