@@ -154,7 +154,10 @@ def _print_human(report: VerifyReport) -> None:
                 "players sat down"
             )
     if report.torn_bytes:
-        _out.print(f"[yellow]torn last frame dropped ({report.torn_bytes} bytes)")
+        _out.print(
+            f"[yellow]the last signature was only half written and is left out"
+            f" ({report.torn_bytes} bytes)"
+        )
     if report.duplicates:
         n = report.duplicates
         _out.print(

@@ -458,6 +458,10 @@ def test_torn_tail_is_dropped_and_reported(played: Played, tmp_path: Path) -> No
     full = verify_record_file(path)
     assert full.ok and full.finished and full.torn_bytes == 7
     assert full.head == played.results[0].record.head.hex()  # type: ignore[union-attr]
+    proc = _cli(path)  # said in player words: no frame, entry or head
+    assert proc.returncode == 0 and "the last signature was only half written" in proc.stdout
+    for word in ("frame", "entr", "head", "slot"):
+        assert word not in proc.stdout.lower(), (word, proc.stdout)
 
 
 def test_forged_manifest_signature_names_the_seat(played: Played, tmp_path: Path) -> None:
