@@ -169,9 +169,9 @@ def test_steal_needs_option_and_eligible_target_and_amount():
     illegal(g, RollDice(1, 0, 5), match="sjond option")
     g, d = new(dice=R1, sjond=True)
     turn(g, d, 0)
-    illegal(g, RollDice(1, 0, 5), match=r"amount must be 1..0")  # no previous round
+    illegal(g, RollDice(1, 0, 5), match=r"amount must be 1 to 0")  # no previous round
     g, d = sjond_game()
-    illegal(g, RollDice(1, 0, 25), match=r"1..24")
+    illegal(g, RollDice(1, 0, 25), match=r"1 to 24")
     illegal(g, RollDice(1, 1, 5), match="no such target")
     illegal(g, RollDice(1, 7, 5), match=r"field 'target' must be an integer in -1\.\.1")
     for target, amount in ((None, 5), ("0", 5), (0.0, 5), (False, 5), (0, "5"), (0, True)):
@@ -188,11 +188,11 @@ def test_steal_cap_option_reads_the_running_total():
     # round 1: seat 0 has scored 24 this round; the previous round's cap is 0, the total 24
     g, d = new(dice=R1, sjond=True)
     turn(g, d, 0)
-    illegal(g, RollDice(1, 0, 5), match=r"amount must be 1\.\.0 \(seat 0's previous round\)")
+    illegal(g, RollDice(1, 0, 5), match=r"amount must be 1 to 0 \(seat 0's previous round\)")
     g, d = new(dice=R1, sjond=True, steal_cap="total")
     turn(g, d, 0)
     assert RollDice(1, 0, 24) in g.legal_actions(1)
-    illegal(g, RollDice(1, 0, 25), match=r"amount must be 1\.\.24 \(seat 0's total\)")
+    illegal(g, RollDice(1, 0, 25), match=r"amount must be 1 to 24 \(seat 0's total\)")
     # round 2: seat 0 has 24 + 36 = 60 in total, more than one turn can score
     g, d = sjond_game(steal_cap="total")
     assert g.totals[0] == 60 and g.steal_cap(0) == 60

@@ -222,7 +222,7 @@ class Slajens(Game):
         cap = self.steal_cap(target)
         if not 1 <= amount <= cap:
             which = "total" if self.options["steal_cap"] == "total" else "previous round"
-            return f"the amount must be 1..{cap} (seat {target}'s {which})"
+            return f"the amount must be 1 to {cap} (seat {target}'s {which})"
         if (
             self.round_score(target) < self.options["steal_round_min"]
             and self.totals[target] < self.options["steal_total_min"]
