@@ -118,13 +118,20 @@ NO_PHASE = Phase()
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """Something that happened. ``audience`` ``None`` means public."""
+    """Something that happened. ``audience`` ``None`` means public.
+
+    ``kind`` is what statistics count (``slaiga simulate``, the baselines), ``text`` the
+    event in engine words ("seat 2 plays 9♥"), ``data`` its numbers. ``detail``, where the
+    game gives one, is the event as a typed value (a frozen dataclass of the game's own, one
+    class per kind of event): the game's words tell the event from it, never from ``text``.
+    """
 
     kind: str
     text: str
     seat: int | None = None
     audience: frozenset[int] | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    detail: Any = None
 
     def visible_to(self, seat: int) -> bool:
         return self.audience is None or seat in self.audience
@@ -393,10 +400,11 @@ class Game:
         text: str,
         seat: int | None = None,
         audience: Iterable[int] | None = None,
+        detail: Any = None,
         **data: Any,
     ) -> None:
         aud = frozenset(audience) if audience is not None else None
-        self._events.append(Event(kind, text, seat, aud, data))
+        self._events.append(Event(kind, text, seat, aud, data, detail))
 
     def _then_automatic(self, handler: Handler | None) -> Handler:
         """Run ``handler``, then every automatic phase the game reaches, until it is in a

@@ -79,6 +79,7 @@ from engine.games.aight.actions import (
     Vote,
     VoteEnd,
 )
+from engine.games.aight.events import Unmau
 from engine.games.aight.rulebook import (
     BadRule,
     DrawNext,
@@ -545,7 +546,9 @@ class AightOfSpaides(Game):
 
     def _unmau(self, seat: int) -> Handler:
         self.unmaus[seat] += 1
-        self.emit("unmau", f"seat {seat}: Unmau!", seat, count=self.unmaus[seat])
+        self.emit(
+            "unmau", f"seat {seat}: Unmau!", seat, detail=Unmau(seat), count=self.unmaus[seat]
+        )
         for number, w in self.book.wins():
             if (w.condition == "unmaus" and self.unmaus[seat] >= w.k) or (
                 w.condition == "empty_no_pending" and self.pending_rules[seat] == 0

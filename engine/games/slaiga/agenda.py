@@ -64,6 +64,7 @@ from engine.games.slaiga.actions import (
     ShotCard,
     Swap,
 )
+from engine.games.slaiga.events import CheckCalled, Handed, Played, Verdict, VolleyEnded
 from engine.games.slaiga.hands import (
     CHECK_PLACE,
     FALSE_MISS_PENALTY,
@@ -382,15 +383,18 @@ class SlaigaAgenda(Game):
         v.shots = 1
         self.volley = v
         shown = ""
+        face = None
         if not self.LYING:
             faces = yield from self._reveal_public((a.card,), "shot")
-            self._verify_honest(card, faces[a.card])
-            shown = f" with {faces[a.card]}"
+            face = faces[a.card]
+            self._verify_honest(card, face)
+            shown = f" with {face}"
         claim = self._claim_text(card)
         self.emit(
             "shot",
             f"seat {seat} shoots seat {target}: {SUIT_SYMBOLS[a_suit]} target, {claim}{shown}",
             seat,
+            detail=Played(card.role, card.suit, card.ace, face, target, a_suit),
             target=target,
             suit=a_suit,
         )
@@ -567,7 +571,13 @@ class SlaigaAgenda(Game):
         if v.checked:
             raise self.illegal(a, "this card's check was cancelled; it cannot be checked again")
         self.agenda.pop(0)
-        self.emit("check-called", f"seat {seat} calls a {last.role} check", seat, check=last.role)
+        self.emit(
+            "check-called",
+            f"seat {seat} calls a {last.role} check",
+            seat,
+            detail=CheckCalled(last.role),
+            check=last.role,
+        )
         self._push(self._check_window(last.role, checked=last.seat, checker=seat))
 
     def _on_answer(self, a: Answer) -> Handler:
@@ -607,12 +617,15 @@ class SlaigaAgenda(Game):
         if role == "shot":
             v.shots += 1
         shown = ""
+        face = None
         if not self.LYING:
             faces = yield from self._reveal_public((a.card,), role)
-            self._verify_honest(card, faces[a.card])
-            shown = f" with {faces[a.card]}"
+            face = faces[a.card]
+            self._verify_honest(card, face)
+            shown = f" with {face}"
         kind = "block" if role == "block" else "countershot"
-        self.emit(kind, f"seat {seat}: {self._claim_text(card)}{shown}", seat)
+        played = Played(card.role, card.suit, card.ace, face, back=role != "block")
+        self.emit(kind, f"seat {seat}: {self._claim_text(card)}{shown}", seat, detail=played)
         self._push(task_of("answer", v.opponent(seat)))
 
     def _miss_penalty(self, v: Volley) -> tuple[Task, ...]:
@@ -643,7 +656,13 @@ class SlaigaAgenda(Game):
         v = self.volley
         assert v is not None
         self.agenda.pop(0)
-        self.emit("check-called", f"seat {a.seat} calls a miss check", a.seat, check="miss")
+        self.emit(
+            "check-called",
+            f"seat {a.seat} calls a miss check",
+            a.seat,
+            detail=CheckCalled("miss"),
+            check="miss",
+        )
         self._push(self._check_window("miss", checked=v.defender, checker=a.seat))
 
     def _check_window(
@@ -801,6 +820,7 @@ class SlaigaAgenda(Game):
             f"check:{tag}:{verdict}",
             f"the {tag} was {face}: {'true' if true else 'a lie'}; seat {payer} pays {pay}",
             payer,
+            detail=Verdict(tag, face, true, pay),
             pay=pay,
         )
         if true and not self.options["check_ends_volley"]:
@@ -909,6 +929,7 @@ class SlaigaAgenda(Game):
             f"{prefix}-length:{len(plays)}",
             f"{prefix.replace('-', ' ')} between seats {v.attacker} and {v.defender} ends: "
             f"{len(plays)} card(s), {v.shots} shot(s)",
+            detail=VolleyEnded(v.kind == "jack", v.attacker, v.defender, len(plays), v.shots),
             length=len(plays),
             shots=v.shots,
         )
@@ -925,7 +946,11 @@ class SlaigaAgenda(Game):
         self.zones.move(h, f"hand:{winner}")
         yield Transfer(h, loser, winner, "jack pick")
         self.emit(
-            "jack-pick", f"seat {winner} takes a blind card from seat {loser}", winner, loser=loser
+            "jack-pick",
+            f"seat {winner} takes a blind card from seat {loser}",
+            winner,
+            detail=Handed(loser, winner),
+            loser=loser,
         )
         self._push(task_of("give_back", winner, loser))
 
@@ -935,7 +960,12 @@ class SlaigaAgenda(Game):
         self.agenda.pop(0)
         self.zones.move(a.card, f"hand:{task.other}")
         yield Transfer(a.card, task.seat, task.other, "jack give-back")
-        self.emit("give-back", f"seat {task.seat} gives seat {task.other} a card back", task.seat)
+        self.emit(
+            "give-back",
+            f"seat {task.seat} gives seat {task.other} a card back",
+            task.seat,
+            detail=Handed(task.seat, task.other),
+        )
 
     def _auto_finish(self) -> None:
         seat = self.agenda.pop(0).seat

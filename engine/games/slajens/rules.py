@@ -70,6 +70,7 @@ from engine.games.slajens.actions import (
     RollDice,
     Stop,
 )
+from engine.games.slajens.events import GameOver
 from engine.obligations import Roll
 from engine.options import OptionSpec
 
@@ -375,7 +376,12 @@ class Slajens(Game):
             self.current = 0
             if self.round_no == self.options["rounds"]:
                 self.phase = "over"
-                self.emit("end", f"final totals {self.totals}", totals=tuple(self.totals))
+                self.emit(
+                    "end",
+                    f"final totals {self.totals}",
+                    detail=GameOver(tuple(self.totals)),
+                    totals=tuple(self.totals),
+                )
                 return
             self.round_no += 1
             self.emit("round", f"round {self.round_no}", round=self.round_no)

@@ -57,6 +57,7 @@ from engine.games.slave.actions import (
     Pass,
     Play,
 )
+from engine.games.slave.events import MatchOver
 from engine.obligations import (
     FaceOf,
     HighestGiven,
@@ -417,7 +418,12 @@ class Slave(Game):
         self.emit("title", f"deal {self.game_no} titles: {text}", placement=tuple(placement))
         if self.game_no >= self.options["games"]:
             self.phase = "over"
-            self.emit("match", f"match over; points {self.points}", points=tuple(self.points))
+            self.emit(
+                "match",
+                f"match over; points {self.points}",
+                detail=MatchOver(tuple(self.points)),
+                points=tuple(self.points),
+            )
             return
         yield from self._new_deal()
 
