@@ -232,3 +232,59 @@ def test_our_reveal_tokens_are_made_ahead_and_not_again_on_the_loop():
     assert not table.cheats and all(r.finished for r in table.records)
     assert len(made) >= SEATS and on_loop > 0
     assert produce_muls == 0
+
+
+def test_entries_that_arrive_together_are_checked_side_by_side_and_once():
+    """A round of reveal tokens from three seats: one job each, run side by side; offered
+    afterwards (or arriving again, relayed), none is checked a second time."""
+    from p2p.table.game_rule import TOKENS_KIND
+
+    table = local_table.new_table(GAME, SEATS, OPTIONS)
+    receiver = None
+    for _ in range(300):
+        for d in table.drivers:
+            rule = game_of(d.record)
+            need = rule.need if rule is not None else None
+            if (
+                need is not None
+                and need.kind == TOKENS_KIND
+                and len(need.seats) == SEATS - 1
+                and rule.my_seat not in need.seats
+                and not need.parsed
+            ):
+                receiver = d
+        if receiver is not None:
+            break
+        for d in table.drivers:
+            body = d.machine_body()
+            if body is None:
+                continue
+            signed = d.sign(body).accepted[0].signed
+            for other in table.drivers:
+                if other is not d:
+                    other.record.offer(signed)
+            break  # one entry at a time: every round is seen before anyone answers it
+    assert receiver is not None
+    together = []
+    for d in table.drivers:
+        if d is not receiver:
+            body = d.machine_body()
+            assert isinstance(body, TokensBody)
+            together.append(d.sign(body).accepted[0].signed)
+    rule = game_of(receiver.record)
+    offload = Offload()
+
+    async def main():
+        await offload.prework_many(rule, together, rule.table_id, receiver.record.keys)
+        for signed in together:  # offered now, or a relayed copy: checked already
+            await offload.prework(rule, signed, rule.table_id, receiver.record.keys)
+
+    trio.run(main)
+    assert offload.jobs_run == SEATS - 1
+    COUNTERS.reset()
+    for signed in together:
+        receiver.record.offer(signed)
+    # the fold used every kept result: what is left is the receiver's own token for each
+    # card it opens (one multiplication a card), no check of anybody's proof
+    cards = len(decode_body(together[0].entry, Entry).body.tokens) // 32
+    assert COUNTERS.mul == cards
