@@ -215,7 +215,8 @@ class GameRule:
         """Engine seat -> the record step of its last action (the evidence of a lie that a
         later reveal shows)."""
         self._actor: int | None = None
-        """The engine seat whose action the engine is carrying out (reveals included)."""
+        """The engine seat whose action the engine is carrying out (reveals included);
+        ``None`` before the first action and once a round is settled."""
         self._chained: tuple[int, dict[int, bytes]] | None = None
         """The next joint draw's number and every seat's commitment to it, once a draw
         has carried them (:mod:`p2p.table.game_rule.dice`)."""
@@ -420,6 +421,7 @@ class GameRule:
                     continue  # the round's earlier answers made this one moot
                 self._apply(acts[s], acted_at)
             yield from self._settle()
+            self._actor = None  # the round's actions are carried out: nobody's from here on
             self._compare()
         self.outcome = self.engine.outcome()
         self.final_hash = self.engine.state_hash()
@@ -471,8 +473,8 @@ class GameRule:
         names (a false claim, a move the revealed faces make illegal), else the seat
         whose action the engine is still carrying out.  The deviation happened at that
         seat's action step, so that signed action is the evidence, whenever the
-        reveal that exposed it came.  Only an error with no seat to name, before any
-        action, is our own bug.
+        reveal that exposed it came.  Only an error with no seat to name while no action
+        is carried out (before the first, or once a round is settled) is our own bug.
         """
         seat = getattr(exc, "seat", None)
         if not isinstance(seat, int) or not 0 <= seat < self.n:
