@@ -55,7 +55,7 @@ from p2p.errors import (
 )
 from p2p.record.order import Owed, Rule, StepView
 from p2p.table.forming import Manifest, genesis_hash, open_genesis
-from p2p.wire import Body, Entry, Genesis, Signed, decode_body, encode_body
+from p2p.wire import TABLE_ID_BYTES, Body, Entry, Genesis, Signed, decode_body, encode_body
 
 ENTRY_SIGN_DOMAIN = b"slaiga/v1/entry"
 STEP_HASH_DOMAIN = b"slaiga/v1/step"
@@ -86,7 +86,9 @@ def _envelope_header(raw: bytes) -> tuple[int | None, bytes | None]:
     seat, table_id = value[1].get("seat"), value[1].get("table_id")
     return (
         seat if type(seat) is int else None,
-        table_id if type(table_id) is bytes else None,
+        # an id of another length is no table's id (a changed length byte reads a few
+        # bytes more or less of the entry): unreadable, not another table's
+        table_id if type(table_id) is bytes and len(table_id) == TABLE_ID_BYTES else None,
     )
 
 

@@ -454,6 +454,26 @@ def test_a_validly_signed_entry_that_does_not_decode_convicts_its_signer():
     assert len(rec.evidence) == kept
 
 
+def test_signed_junk_whose_table_id_length_was_changed_convicts_its_signer():
+    """Found by bench adversary (a raw byte flip, seed 50331675 of the run then): a flip of
+    the table id's length byte (16 -> 24) made the lenient header read a 24-byte id whose
+    first 16 bytes are this table's, and the record called it another table's entry:
+    nobody convicted, the deviation missed.  No table has such an id, so the bytes are
+    no entry of any table, and their signer is convicted like any signed junk."""
+    t, actor, other = demo_table()
+    rec = t.records[other]
+    good = t.craft(actor, 3, Count(1)).entry
+    i = good.index(b"\xc4\x10")  # bin 8, length 16: the table id
+    for length in (24, 8, 15):
+        raw = good[: i + 1] + bytes([length]) + good[i + 2 :]
+        signed = _signed_raw(t, actor, raw)
+        kept = len(rec.evidence)
+        with pytest.raises(MalformedEntry) as ei:
+            rec.offer(signed)
+        assert ei.value.seat == actor, length
+        assert len(rec.evidence) == kept + 1
+
+
 def test_a_seat_flooding_future_entries_holds_bounded_bytes():
     """One seat signs hundreds of future entries with big bodies and bogus parents (they can
     only be checked at their step).  Each seat's held entries are capped in count and
