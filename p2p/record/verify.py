@@ -31,6 +31,7 @@ from typing import Any
 
 from crypto.identity import fingerprint
 from p2p.errors import (
+    BrokenChain,
     CheatDetected,
     CorruptRecordFile,
     Equivocation,
@@ -322,6 +323,17 @@ def _cheat_failure(
         culprit = exc.seat
         message = (
             f"equivocation: seat {exc.seat} signed two different entries for step {entry.step}"
+        )
+    elif isinstance(exc, BrokenChain):
+        # an entry that chains to a hash the file does not hold: either its seat signed
+        # a wrong chain or an earlier entry in the file was replaced (even by its own
+        # signer, with another valid entry), and the file cannot tell which; live peers
+        # never convict on a broken chain either (they fetch, and find any equivocation)
+        culprit = None
+        message = (
+            f"the file does not chain: the entry for step {entry.step} of seat {entry.seat}"
+            " chains to a hash this file does not hold (an entry was changed or left out;"
+            " nobody is blamed)"
         )
     else:
         culprit = exc.seat
