@@ -572,7 +572,11 @@ class Table:
 
     def _dev_turn(self, d: SeatDriver, body: Body) -> None:
         self.turns += 1
-        if self._forking() and not self.verdict:
+        # a table whose own kind cannot fork (an equivocation, a withheld entry, a stop)
+        # tries no fork before its deviation: a forked deviation that is not refused at
+        # once (held, or a fork to look into) would become the table's own and take its turn
+        early = self.deviation is None and self.kind not in FORKABLE
+        if self._forking() and not self.verdict and not early:
             for _ in range(self.forks_per_turn):
                 if self.rng.random() < self.fork_rate:
                     taken = self._fork(d, body)
@@ -646,7 +650,15 @@ class Table:
             # after a deviation every seat took as valid, the game is an honest one: this
             # is the deviation it is judged by
             if self.deviation is not None:
-                dev.detail += f" (after a valid {self.deviation.kind})"
+                # the valid deviation before it was taken by every seat and the game went
+                # on (the deviator has had another turn): a game of its own, judged so
+                prev = self.deviation
+                self.forks.append(
+                    GameReport(
+                        self.seed, self.game, self.n, prev.kind, prev.detail, "accepted_valid"
+                    )
+                )
+                dev.detail += f" (after a valid {prev.kind})"
             self.deviation = dev
             if self.crash is None:
                 self._carry_on(d, body, dev, sent=True)
@@ -1028,7 +1040,9 @@ class Table:
                 ok = got is not None and got[0] == "Dispute" and got[1] is None
             elif live is not None:
                 exc, step = live
-                ok = got is not None and got[1] == exc.seat and got[2] == step
+                # an entry that does not decode has no step: live -1, verify None
+                vstep = -1 if got is None or got[2] is None else got[2]
+                ok = got is not None and got[1] == exc.seat and vstep == step
             else:
                 ok = False
             if got is not None and got[0] == "crash":

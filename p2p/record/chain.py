@@ -328,25 +328,31 @@ class Record:
             # one, whoever signed it (players who met before hold each other's entries)
             raise ForeignEntry(entry.table_id, self.table_id)
         seat = entry.seat
-        if seat >= len(self.keys):
-            raise RemoteProtocolError(f"entry from seat {seat}, table has {len(self.keys)} seats")
         msg = entry_signing_input(signed.entry)
-        try:
-            verify_signature(self.keys[seat], msg, signed.signature)
-        except CryptoError:
-            for other, key in enumerate(self.keys):
-                if other == seat:
-                    continue
-                try:
-                    verify_signature(key, msg, signed.signature)
-                except CryptoError:
-                    continue
-                raise Impersonation(
-                    other, f"signed an entry claiming to be seat {seat}", (signed.entry,)
-                ) from None
-            raise ForgedSignature(
-                seat, "entry signature does not verify under this seat's key", (signed.entry,)
+        if seat < len(self.keys):
+            try:
+                verify_signature(self.keys[seat], msg, signed.signature)
+                return
+            except CryptoError:
+                pass
+        # not the claimed seat's signature (or a seat this table does not have): a seat
+        # whose key verifies it signed an entry claiming another seat
+        for other, key in enumerate(self.keys):
+            if other == seat:
+                continue
+            try:
+                verify_signature(key, msg, signed.signature)
+            except CryptoError:
+                continue
+            raise Impersonation(
+                other, f"signed an entry claiming to be seat {seat}", (signed.entry,)
             ) from None
+        if seat >= len(self.keys):
+            # no key of this table signed it: junk, the relaying link's fault
+            raise RemoteProtocolError(f"entry from seat {seat}, table has {len(self.keys)} seats")
+        raise ForgedSignature(
+            seat, "entry signature does not verify under this seat's key", (signed.entry,)
+        )
 
     def _offer_decoded(self, entry: Entry, signed: Signed) -> Offer:
         step = entry.step
