@@ -370,6 +370,40 @@ def _foreign_failure(env: Envelope, exc: ForeignEntry) -> Failure:
     return Failure(FOREIGN, message, None, None, None, (env,))
 
 
+def _other_version(
+    record: Record,
+    env: Envelope,
+    entry: Entry,
+    envelopes: list[tuple[Envelope, Entry]],
+    frames: dict[bytes, int],
+) -> Failure | None:
+    """Equivocation, if the record takes another entry of this seat for this step (taken
+    before, or later in the file: the version that chains may come second)."""
+    for other, e in envelopes:
+        if (e.seat, e.step) != (entry.seat, entry.step) or other.entry == env.entry:
+            continue
+        signed = Signed(other.entry, other.signature)
+        if not record.holds(signed):
+            try:
+                record.offer(signed)
+            except Equivocation as exc:
+                # the record kept the first version's (seat, step), whatever its chain
+                if exc.seat == entry.seat:
+                    return _cheat_failure(exc, other, e, frames)
+                continue
+            except P2PError:
+                continue
+        if record.holds(signed):
+            message = (
+                f"equivocation: seat {entry.seat} signed two different entries for step"
+                f" {entry.step}"
+            )
+            return Failure(
+                "Equivocation", message, entry.seat, entry.seat, entry.step, (other, env)
+            )
+    return None
+
+
 def _locate_evidence(
     exc: CheatDetected, envelopes: list[tuple[Envelope, Entry]]
 ) -> tuple[Envelope, Entry] | None:
@@ -440,6 +474,13 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
     for env, entry in canonical:
         try:
             offer = record.offer(Signed(env.entry, env.signature))
+        except BrokenChain as exc:
+            # two signed entries of one seat for one step are equivocation whichever chain
+            # each names (as live: p2p/record/chain.py); else the file does not chain
+            failure = _other_version(record, env, entry, envelopes, frames) or _cheat_failure(
+                exc, env, entry, frames
+            )
+            break
         except CheatDetected as exc:
             failure = _cheat_failure(exc, env, entry, frames)
             break

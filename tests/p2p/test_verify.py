@@ -394,6 +394,24 @@ def test_a_file_that_does_not_chain_names_nobody(played: Played, tmp_path: Path)
     assert report.to_json()["culprit_name"] is None
 
 
+def test_a_second_version_on_another_chain_is_equivocation(played: Played, tmp_path: Path) -> None:
+    """Found by bench adversary: a seat's entry for a step, and kept as evidence a second
+    version of it chaining to an unknown hash.  Live peers convicted the seat of
+    equivocation; verify, meeting the second version after the first, saw only a broken
+    chain.  Two signed entries of one seat for one step are equivocation whichever
+    chain each names."""
+    path = copy(played, tmp_path)
+    _, signed, entry = find(path, "count", 4)
+    other = craft(entry, played.keys[entry.seat], prev=hashlib.sha256(b"elsewhere").digest())
+    payloads = read_payloads(path)
+    write_payloads(path, [*payloads, other])
+    report = verify_record_file(path)
+    failed(report, "Equivocation")
+    f = report.failure
+    assert f is not None and (f.culprit, f.step) == (entry.seat, entry.step), f
+    assert {e.entry for e in f.evidence} == {signed.entry, decode_body(other, Signed).entry}
+
+
 def test_entry_chained_to_an_older_step_is_a_replay(played: Played, tmp_path: Path) -> None:
     path = copy(played, tmp_path)
     i, _, entry = find(path, "count", 8)
