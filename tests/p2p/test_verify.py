@@ -400,16 +400,23 @@ def test_a_second_version_on_another_chain_is_equivocation(played: Played, tmp_p
     equivocation; verify, meeting the second version after the first, saw only a broken
     chain.  Two signed entries of one seat for one step are equivocation whichever
     chain each names."""
-    path = copy(played, tmp_path)
-    _, signed, entry = find(path, "count", 4)
-    other = craft(entry, played.keys[entry.seat], prev=hashlib.sha256(b"elsewhere").digest())
-    payloads = read_payloads(path)
-    write_payloads(path, [*payloads, other])
-    report = verify_record_file(path)
-    failed(report, "Equivocation")
-    f = report.failure
-    assert f is not None and (f.culprit, f.step) == (entry.seat, entry.step), f
-    assert {e.entry for e in f.evidence} == {signed.entry, decode_body(other, Signed).entry}
+    for chaining_first in (True, False):
+        path = copy(played, tmp_path)
+        i, signed, entry = find(path, "count", 4)
+        key = played.keys[entry.seat]
+        other = craft(entry, key, prev=hashlib.sha256(b"elsewhere").digest())
+        payloads = read_payloads(path)
+        if chaining_first:
+            payloads.append(other)
+        else:  # the version that chains is kept after the one that does not
+            real = payloads.pop(i)
+            payloads += [other, real]
+        write_payloads(path, payloads)
+        report = verify_record_file(path)
+        failed(report, "Equivocation")
+        f = report.failure
+        assert f is not None and (f.culprit, f.step) == (entry.seat, entry.step), f
+        assert {e.entry for e in f.evidence} == {signed.entry, decode_body(other, Signed).entry}
 
 
 def test_entry_chained_to_an_older_step_is_a_replay(played: Played, tmp_path: Path) -> None:
