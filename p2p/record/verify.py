@@ -389,7 +389,7 @@ def _other_version(
             except Equivocation as exc:
                 # the record kept the first version's (seat, step), whatever its chain
                 if exc.seat == entry.seat:
-                    return _cheat_failure(exc, other, e, frames)
+                    return cheat_failure(exc, other, e, frames)
                 continue
             except P2PError:
                 continue
@@ -477,7 +477,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         except BrokenChain as exc:
             # two signed entries of one seat for one step are equivocation whichever chain
             # each names (as live: p2p/record/chain.py); else the file does not chain
-            failure = _other_version(record, env, entry, envelopes, frames) or _cheat_failure(
+            failure = _other_version(record, env, entry, envelopes, frames) or cheat_failure(
                 exc, env, entry, frames
             )
             break
