@@ -374,9 +374,8 @@ def cheat_failure(
         # never convict on a broken chain either (they fetch, and find any equivocation)
         culprit = None
         message = (
-            f"the file does not chain: the entry for step {entry.step} of seat {entry.seat}"
-            " chains to a hash this file does not hold (an entry was changed or left out;"
-            " nobody is blamed)"
+            f"the file does not chain: step {entry.step} of {who(entry.seat)} follows a step"
+            " this file does not hold (a step was changed or left out; nobody is blamed)"
         )
     else:
         culprit = exc.seat
@@ -428,6 +427,7 @@ def _other_version(
     entry: Entry,
     envelopes: list[tuple[Envelope, Entry]],
     frames: dict[bytes, int],
+    who: Who,
 ) -> Failure | None:
     """Equivocation, if the record takes another entry of this seat for this step (taken
     before, or later in the file: the version that chains may come second)."""
@@ -441,13 +441,13 @@ def _other_version(
             except Equivocation as exc:
                 # the record kept the first version's (seat, step), whatever its chain
                 if exc.seat == entry.seat:
-                    return cheat_failure(exc, other, e, frames)
+                    return cheat_failure(exc, other, e, frames, who)
                 continue
             except P2PError:
                 continue
         if record.holds(signed):
             message = (
-                f"equivocation: seat {entry.seat} signed two different entries for step"
+                f"equivocation: {who(entry.seat)} signed two different versions of step"
                 f" {entry.step}"
             )
             return Failure(
@@ -531,8 +531,8 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         except BrokenChain as exc:
             # two signed entries of one seat for one step are equivocation whichever chain
             # each names (as live: p2p/record/chain.py); else the file does not chain
-            failure = _other_version(record, env, entry, envelopes, frames) or cheat_failure(
-                exc, env, entry, frames
+            failure = _other_version(record, env, entry, envelopes, frames, who) or cheat_failure(
+                exc, env, entry, frames, who
             )
             break
         except CheatDetected as exc:
