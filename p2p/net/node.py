@@ -1344,7 +1344,9 @@ class Node:
             if (exc.seat, step) in self._equivocations:
                 return
             self._equivocations.add((exc.seat, step))
-            if self.mesh is not None:
+            if self.mesh is not None and not self._ended():
+                # once a cheat ended the game, a convicted seat's new versions would only
+                # flood every link (as in _keep_evidence)
                 self.mesh.broadcast(wire.Signed(first, first_sig))
                 self.mesh.broadcast(wire.Signed(second, second_sig))
             # the fork this equivocation causes explains the chain breaks seen so far
