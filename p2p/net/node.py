@@ -24,32 +24,22 @@ from __future__ import annotations
 
 import contextlib
 import json
-import random
-import secrets
-from collections.abc import Callable
-from dataclasses import dataclass, field
-from pathlib import Path
 from typing import Any
 
 import trio
 
 from crypto.seal import SealKey
-from engine.players import BotPlayer, LeftTable, Player
+from engine.players import Player
 from p2p import wire
 from p2p.errors import NodeError, TableAbandoned
 from p2p.net import discovery
+from p2p.net.config import NodeConfig
 from p2p.net.fetch import FetchServer
 from p2p.net.mesh import Inbound, Mesh, PeerDown, PeerUp, open_mesh, open_task_nursery
 from p2p.net.offload import Offload
-from p2p.net.opening import (
-    DEFAULT_LOBBY_SCAN_S,
-    FORM_TIMEOUT_S,
-    JOIN_TIMEOUT_S,
-    OPEN_TIMEOUT_S,
-    Opening,
-)
+from p2p.net.opening import OPEN_TIMEOUT_S, Opening
+from p2p.net.player import PlayerSeat
 from p2p.net.state import (
-    IDENTITY_FILE,
     RECORD_SUFFIX,
     SEAL_FILE,
     SECRET_SUFFIX,
@@ -58,36 +48,21 @@ from p2p.net.state import (
     _erase_secret,
     already_played,
     load_identity,
-    options_digest,
     record_path,
     secret_path,
 )
 from p2p.record.chain import Record
 from p2p.record.store import RecordFile
 from p2p.table import session as effects
-from p2p.table.demo import DEFAULT_ROUND_EVERY
-from p2p.table.events import Formed, HandedOver, Meshed, NodeEvent, SeatDropped
-from p2p.table.forming import (
-    DEFAULT_MAX_WAIT_MS,
-    DEFAULT_STALL_AFTER_MS,
-    Manifest,
-    table_rule,
-)
-from p2p.table.game_rule import (
-    DEFAULT_DECIDE_MAX_MS,
-    DEFAULT_DECIDE_STALL_MS,
-    GameProtocol,
-    SeatKeys,
-    describe,
-)
+from p2p.table.events import Formed, Meshed, NodeEvent, SeatDropped
+from p2p.table.forming import Manifest, table_rule
+from p2p.table.game_rule import GameProtocol, SeatKeys
 from p2p.table.lobby import EarlyBuffer, LobbyGate
 from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.table.session import (
     HEARTBEAT_S,
-    LINGER_S,
     CheatReport,
     Finished,
-    Links,
     TableResult,
     TableSession,
     seat_order,
@@ -98,66 +73,11 @@ MESH_TIMEOUT_S = 20.0
 
 
 # ---------------------------------------------------------------------------
-# Configuration
-# ---------------------------------------------------------------------------
-
-
-@dataclass(slots=True)
-class NodeConfig:
-    """How one peer runs.  ``host`` is where it listens; ``interface`` where zeroconf runs."""
-
-    name: str
-    state_dir: Path
-    host: str = "127.0.0.1"
-    port: int = 0
-    interface: str | None = None
-    use_discovery: bool = True
-    demo_steps: int = 0
-    round_every: int = DEFAULT_ROUND_EVERY
-    """The demo protocol's parameters; only the opener's count: they go into the signed
-    manifest, and every seat (and any verifier) runs the record by the manifest."""
-    stall_after_ms: int = DEFAULT_STALL_AFTER_MS
-    max_wait_ms: int = DEFAULT_MAX_WAIT_MS
-    keepalive_interval: float = 1.0
-    keepalive_dead: float = 5.0
-    linger_s: float = LINGER_S
-    join_timeout_s: float = JOIN_TIMEOUT_S
-    open_timeout_s: float = OPEN_TIMEOUT_S
-    lobby_scan_s: float = DEFAULT_LOBBY_SCAN_S
-    on_event: Callable[[NodeEvent], None] = field(default=lambda event: None)
-    trace: Callable[[str, int, int], None] | None = None
-    """Benchmark hook: called ("sent"|"accepted", step, seat) as entries are signed/accepted."""
-    demo_pace_ms: int = 0
-    """Wait this long between our own demo entries (stands in for a player's think time,
-    so that tests can act on a table while its protocol is still running); 0: no wait."""
-    behaviour: Any = None
-    """Test hook for misbehaving peers (see tests/p2p/test_cheats_net.py); None is honest."""
-    decide_stall_ms: int = DEFAULT_DECIDE_STALL_MS
-    decide_max_ms: int = DEFAULT_DECIDE_MAX_MS
-    """Stall limits for steps that wait for a person's decision (the opener's go into the
-    manifest); machine steps use ``stall_after_ms``/``max_wait_ms``."""
-    make_player: Callable[[list[str], int, str], Player] | None = None
-    """Who plays our seat once the game starts: called with the seat names in engine-seat
-    order, our engine seat and the game name.  ``None``: a heuristic bot."""
-    bot_after_leave: bool = False
-    """When our player leaves mid-game (its ``decide`` raises ``LeftTable``), a heuristic
-    bot plays our seat to the end, so that the other seats can finish the game; ``False``:
-    the leave ends this node (the others then see our seat silent)."""
-    trace_steps: bool = False
-    """Emit a ``step`` event (number, kind) as each record step completes (benchmarks)."""
-    offload: bool = True
-    """Make and check shuffle proofs and tokens in worker threads (p2p/net/offload.py)."""
-    cheat: Any = None
-    """Test hook for a cheating seat (tests/p2p/cheaters.py): replaces some of our game
-    contributions; ``None`` is honest."""
-
-
-# ---------------------------------------------------------------------------
 # The node
 # ---------------------------------------------------------------------------
 
 
-class Node(Opening):
+class Node(Opening, PlayerSeat):
     """One peer's run at one table (opener, joiner or resumer)."""
 
     def __init__(self, cfg: NodeConfig) -> None:
@@ -449,14 +369,6 @@ class Node(Opening):
                 return  # our person decides in a task of its own
             self._run("own", body)
 
-    def _choose(self, engine: Any, seat: int) -> Any:
-        """A bot's decision at once; ``None`` after handing a person's to its own task."""
-        player = self._player()
-        if not isinstance(player, BotPlayer):
-            self._start_decision()
-            return None
-        return player.choose(engine, seat)
-
     def _send_own(self, kind: str, accepted: Any) -> None:
         """Our own entry, fsynced: send it (through the test hooks of ``behaviour``)."""
         assert self.mesh is not None
@@ -467,87 +379,6 @@ class Node(Opening):
             self.mesh.broadcast(accepted.signed)
         if behaviour is not None and hasattr(behaviour, "after_send"):
             behaviour.after_send(self, kind, accepted)
-
-    def _player(self) -> Player:
-        if self.player is None:
-            game = game_of(self.record) if self.record is not None else None
-            assert game is not None and game.mine is not None and self.manifest is not None
-            names = [self.manifest.seats[slot].name for slot in game.order]
-            if self.cfg.make_player is not None:
-                self.player = self.cfg.make_player(names, game.mine.seat, self.manifest.game)
-            else:
-                self.player = self._bot()
-        return self.player
-
-    def _bot(self) -> Player:
-        game = game_of(self.record) if self.record is not None else None
-        assert game is not None and game.mine is not None
-        rng = random.Random(secrets.randbits(64))
-        return BotPlayer.make(game.spec.bots["heuristic"], game.mine.seat, rng)
-
-    def _hand_over(self, left: Player) -> Player:
-        """Our player left: a bot takes the seat so that the table can finish."""
-        close = getattr(left, "close", None)
-        if close is not None:
-            close()  # give the terminal back before saying anything
-        self.player = self._bot()
-        self.emit(HandedOver())
-        return self.player
-
-    def _start_decision(self) -> None:
-        rec = self.record
-        assert rec is not None
-        if self._deciding == rec.step or self._nursery is None:
-            return
-        self._deciding = rec.step
-        self._nursery.start_soon(self._decide, rec.step)
-
-    async def _decide(self, step: int) -> None:
-        """Ask our (human) player; send the decision if it is still owed."""
-        driver, rec = self.driver, self.record
-        assert driver is not None and rec is not None
-        player = self._player()
-        while True:
-            view = driver.seat_view()
-            assert view is not None
-            engine, seat = view
-            try:
-                action = await player.decide(engine, seat)
-            except LeftTable:
-                if not self.cfg.bot_after_leave or self.player is not player:
-                    raise
-                player = self._hand_over(player)
-                continue
-            if rec.step != step or not driver.owes_decision() or self._ended():
-                self._deciding = None
-                return
-            problem = engine.check(action)
-            if problem is None:
-                break
-            player.progress(f"that move is not allowed: {problem}")
-        self._deciding = None
-        self._run("own", driver.decision_body(action))
-        self._act()
-
-    def _deliver(self) -> None:
-        """Hand our player what its seat saw happen, and say what the table waits for."""
-        driver = self.driver
-        if driver is None or driver.game is None or driver.game.mine is None:
-            return
-        player = self._player()
-        events = driver.take_events()
-        engine, seat = driver.seat_view()  # type: ignore[misc]
-        if events:
-            player.observe(engine, seat, events)
-        game = driver.game
-        assert self.manifest is not None
-        names = {slot: m.name for slot, m in enumerate(self.manifest.seats)}
-        text = describe(game, names)
-        if game.need is not None and game.my_seat in game.need.seats:
-            text = None if game.waits_for_decision() else text
-        if text is not None and text != self._said:
-            self._said = text
-            player.progress(text)
 
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
         rec, manifest = self.record, self.manifest
@@ -562,39 +393,6 @@ class Node(Opening):
                 # its proof checked in a worker thread first
                 await self._offload.prework(game_of(rec), msg, manifest.table_id, rec.keys)
             self._run("message", event.peer, msg)
-
-    # -- a vanished player: ask ours to end the table (p2p/table/endvote.py) --
-
-    def _ask_end(self, ask: effects.AskEnd) -> None:
-        """A person answers on the table screen (``ask_end``; not answering is waiting);
-        a bot, or a player that cannot be asked, votes yes at once."""
-        asker = getattr(self.player, "ask_end", None)
-        if asker is None or self._nursery is None:
-            self.vote_end(ask.slot)
-            return
-        self._nursery.start_soon(self._ask_player, asker, ask.slot, ask.step, ask.silent_for)
-
-    async def _ask_player(
-        self, ask: Callable[[str, float], Any], slot: int, step: int, silent_for: float
-    ) -> None:
-        """Ask until the person says end; not voting is waiting, and while the player
-        stays gone the question comes back after each further machine steps' limit."""
-        assert self.manifest is not None
-        limit = self.manifest.max_wait_ms / 1000
-        while not await ask(self._who(slot)["name"], round(silent_for)):
-            await trio.sleep(limit)
-            rec, since = self.record, self.session.unlinked_since.get(slot)  # type: ignore[union-attr]
-            if rec is None or rec.step != step or self._ended() or since is None:
-                return  # the table moved on, or the player is back
-            if self.session.my_vote is not None:  # type: ignore[union-attr]
-                return
-            silent_for = trio.current_time() - since
-        rec = self.record
-        if rec is None or rec.step != step or self._ended():
-            return  # the table moved on meanwhile
-        problem = self.vote_end(slot)
-        if problem is not None and self.player is not None:
-            self.player.progress(f"no vote sent: {problem}")
 
     def vote_end(self, slot: int) -> str | None:
         """Sign, persist (fsync) and send our vote to end the table for ``slot``: it owes
@@ -665,12 +463,7 @@ def result_json(result: TableResult) -> str:
     return json.dumps(result.summary(), sort_keys=True)
 
 
-__all__ = [
-    "DEFAULT_LOBBY_SCAN_S",
-    "FORM_TIMEOUT_S",
-    "IDENTITY_FILE",
-    "JOIN_TIMEOUT_S",
-    "LINGER_S",
+__all__ = [  # what others import from here (the files on disk are p2p/net/state.py)
     "OPEN_TIMEOUT_S",
     "RECORD_SUFFIX",
     "SEAL_FILE",
@@ -678,15 +471,12 @@ __all__ = [
     "TABLES_DIR",
     "CheatReport",
     "Finished",
-    "Links",
     "Node",
     "NodeConfig",
     "NodeError",
     "TableResult",
     "_create_secret",
-    "already_played",
     "load_identity",
-    "options_digest",
     "record_path",
     "result_json",
     "secret_path",
