@@ -61,6 +61,7 @@ from p2p.table.lobby import EarlyBuffer, LobbyGate
 from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.table.session import (
     HEARTBEAT_S,
+    AwayClock,
     CheatReport,
     Finished,
     TableResult,
@@ -109,6 +110,8 @@ class Node(Opening, PlayerSeat):
         self._nursery: trio.Nursery | None = None
         self._offload = Offload() if cfg.offload else None
         self._said: str | None = None
+        self.clock = AwayClock()
+        """Time we were away, from the heartbeat (which runs from the lobby on)."""
 
     # -- helpers --------------------------------------------------------
 
@@ -164,8 +167,7 @@ class Node(Opening, PlayerSeat):
         """Notice the time this peer itself was away (stopped, suspended, starved)."""
         while True:
             await trio.sleep(HEARTBEAT_S)
-            if self.session is not None:
-                self._do(self.session.beat(trio.current_time()))
+            self._do(self.clock.beat(trio.current_time()))
 
     def bytes_held(self) -> int:
         """Bytes held by this node's own queues and buffers: the mesh's (inbox, outboxes,
@@ -300,6 +302,7 @@ class Node(Opening, PlayerSeat):
             linger_s=cfg.linger_s,
             trace=cfg.trace is not None,
             trace_steps=cfg.trace_steps,
+            clock=self.clock,
         )
         return self.session
 

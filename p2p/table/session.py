@@ -260,6 +260,29 @@ class Tick:
     deadline: float | None = None
 
 
+class AwayClock:
+    """Time this peer itself was away (stopped, suspended, starved), from its heartbeat.
+
+    The node beats it from the moment its mesh opens, so time away in the lobby is
+    known too; a :class:`TableSession` takes what was gathered (:meth:`take`)."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None
+        self.away = 0.0
+
+    def beat(self, now: float) -> list[Effect]:
+        gap = now - (self.last if self.last is not None else now)
+        self.last = now
+        if gap > HEARTBEAT_S + AWAY_AFTER_S:
+            self.away += gap - HEARTBEAT_S
+            return [Away(seconds=round(gap, 3))]
+        return []
+
+    def take(self) -> float:
+        away, self.away = self.away, 0.0
+        return away
+
+
 # ---------------------------------------------------------------------------
 # Results
 # ---------------------------------------------------------------------------
@@ -437,6 +460,7 @@ class TableSession:
         linger_s: float = LINGER_S,
         trace: bool = False,
         trace_steps: bool = False,
+        clock: AwayClock | None = None,
     ) -> None:
         self.record = record
         self.manifest: Manifest = record.manifest
@@ -478,8 +502,7 @@ class TableSession:
         self._false_heads: set[int] = set()
         self._vanished: set[tuple[int, int]] = set()
         self._asked_end: set[tuple[int, int]] = set()
-        self._last_beat: float | None = None
-        self._away = 0.0
+        self.clock = clock or AwayClock()
         self._blame_round: tuple[int, float, int] | None = None  # (step, when, rounds)
         self.monitor = SilenceMonitor.from_manifest(self.manifest)
         self._machine_limits = (self.monitor.stall_after, self.monitor.max_wait)
@@ -833,11 +856,7 @@ class TableSession:
 
     def beat(self, now: float) -> list[Effect]:
         """The heartbeat's tick: notice the time this peer itself was away."""
-        gap = now - (self._last_beat if self._last_beat is not None else now)
-        if gap > HEARTBEAT_S + AWAY_AFTER_S:
-            self._away += gap - HEARTBEAT_S
-            self.out.append(Away(seconds=round(gap, 3)))
-        self._last_beat = now
+        self.out.extend(self.clock.beat(now))
         return self.drain()
 
     def _silence(self, now: float, connected: int) -> list[Stalled | Recovered]:
@@ -852,9 +871,9 @@ class TableSession:
         """
         rec, monitor = self.record, self.monitor
         self.out.extend(self.beat(now))
-        if self._away:
-            monitor.pause(self._away)
-            self._away = 0.0
+        away = self.clock.take()
+        if away:
+            monitor.pause(away)
             self.out.append(SendEach(wire.Fetch(self.manifest.table_id, rec.step)))
         try:
             return monitor.update(now, rec.step, rec.waiting_on())
