@@ -280,9 +280,16 @@ def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
         spec = registry.get(game)
         given = parse_option_args(pairs)
         spec.game_class(seats, given)  # validates the seat count and each option
-        return resolve_options(spec.game_class.OPTIONS, given)
+        options = resolve_options(spec.game_class.OPTIONS, given)
     except EngineError as exc:
         raise NodeError(str(exc)) from exc
+    if options.get("survive"):
+        # the engine's leaving rules and crypto.escrow are in; the record steps are not
+        raise NodeError(
+            "option 'survive' is not played on the LAN yet: a table cannot go on without "
+            "a player until the node escrows keys (docs/design.md, Surviving a lost player)"
+        )
+    return options
 
 
 def _state_dir(args: argparse.Namespace) -> Path:

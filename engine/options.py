@@ -89,3 +89,32 @@ def parse_option_args(pairs: Iterable[str]) -> dict[str, str]:
             raise BadOption(f"option {pair!r} is not of the form key=value")
         out[key.strip()] = value.strip()
     return out
+
+
+# ---- options of the table, not of a game's rules ----------------------------------------
+
+SURVIVE_MIN_SEATS = 3
+
+SURVIVE = OptionSpec(
+    "survive",
+    bool,
+    False,
+    "go on without a seat that has left for good: each seat's key is escrowed with the "
+    "others, so all the other players together could open your cards (needs 3+ seats)",
+)
+"""Issue 21: a table that survives a lost player (docs/design.md, "Surviving a lost
+player"). The cost is in the help text, so `slaiga options GAME` says it plainly."""
+
+TABLE_OPTIONS: tuple[OptionSpec, ...] = (SURVIVE,)
+"""Options every game has (``engine.game.Game`` appends them to each game's own). They
+change how the table runs, not the rules, so they stay out of the state hash."""
+
+TABLE_OPTION_NAMES = frozenset(o.name for o in TABLE_OPTIONS)
+
+
+def check_table_options(options: Mapping[str, Any], seats: int) -> None:
+    """Refuse table options that the seat count cannot support."""
+    if options.get(SURVIVE.name) and seats < SURVIVE_MIN_SEATS:
+        raise BadOption(
+            f"option 'survive' needs at least {SURVIVE_MIN_SEATS} players; this table has {seats}"
+        )

@@ -301,7 +301,7 @@ def _read(path: Path) -> None:
         raise UnreadableRecord(f"{path} is not a slaiga record file (bad magic)")
 
 
-def _cheat_failure(
+def cheat_failure(
     exc: CheatDetected, env: Envelope, entry: Entry, frames: dict[bytes, int]
 ) -> Failure:
     """Turn a violation found by the record into a :class:`Failure` naming step and seats."""
@@ -329,7 +329,7 @@ def _cheat_failure(
     return Failure(type(exc).__name__, message, culprit, entry.seat, entry.step, evidence)
 
 
-def _undecodable_failure(record: Record, env: Envelope, problem: RemoteProtocolError) -> Failure:
+def undecodable_failure(record: Record, env: Envelope, problem: RemoteProtocolError) -> Failure:
     """A frame whose entry bytes do not decode: the seat whose key verifies its signature
     signed a malformed body and is convicted (the envelope is the evidence); bytes that no
     seat signed convict only the file."""
@@ -341,14 +341,14 @@ def _undecodable_failure(record: Record, env: Envelope, problem: RemoteProtocolE
         )
         return Failure(type(exc).__name__, message, exc.seat, exc.seat, None, (env,))
     except ForeignEntry as exc:
-        return _foreign_failure(env, exc)
+        return foreign_failure(env, exc)
     except P2PError:
         pass
     message = f"frame {env.frame}: entry does not decode and no seat signed it: {problem}"
     return Failure(MALFORMED_ENTRY, message, None, None, None, (env,))
 
 
-def _foreign_failure(env: Envelope, exc: ForeignEntry) -> Failure:
+def foreign_failure(env: Envelope, exc: ForeignEntry) -> Failure:
     """A frame holding an entry of another table: the file was spliced from another
     table's record; nobody at this table signed it for this table, so nobody is named."""
     message = (
@@ -416,7 +416,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         except RemoteProtocolError as exc:
             # judged at once; the rest is still replayed, so the seat order is known and
             # the culprit is named in it like every other verdict
-            undecodable = undecodable or _undecodable_failure(record, env, exc)
+            undecodable = undecodable or undecodable_failure(record, env, exc)
             continue
         assert isinstance(entry, Entry)
         envelopes.append((env, entry))
@@ -429,10 +429,10 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         try:
             offer = record.offer(Signed(env.entry, env.signature))
         except CheatDetected as exc:
-            failure = _cheat_failure(exc, env, entry, frames)
+            failure = cheat_failure(exc, env, entry, frames)
             break
         except ForeignEntry as exc:
-            failure = _foreign_failure(env, exc)
+            failure = foreign_failure(env, exc)
             break
         except FoldFailed as exc:
             failure = Failure(FOLD_FAILED, str(exc), None, entry.seat, entry.step, (env,))
@@ -449,7 +449,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         if offer.cheats:
             exc = offer.cheats[0]
             found = _locate_evidence(exc, envelopes) or (env, entry)
-            failure = _cheat_failure(exc, *found, frames)
+            failure = cheat_failure(exc, *found, frames)
             break
     if undecodable is not None:
         failure = undecodable  # the first frame that does not decode is the verdict

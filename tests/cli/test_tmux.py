@@ -44,6 +44,7 @@ WAIT_S = 30  # the most any single step may take before the test gives up
 POLL_S = 0.01
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 SPECIAL = {"enter": "Enter", "down": "Down", "up": "Up", "esc": "Escape", "space": "Space"}
+SPECIAL |= {"right": "Right", "left": "Left", "home": "Home", "end": "End"}
 
 
 class Pane:
@@ -486,5 +487,42 @@ def test_ctrl_c_prints_the_resume_command_and_it_takes_the_table_up_again(tmp_pa
             time.sleep(0.3)
         assert pane.exit_status() == 0, pane.screen()
         assert "Game over: Slåjens" in pane.screen()
+    finally:
+        pane.close()
+
+
+def test_replay_a_finished_slaiga_game_with_arrow_keys(tmp_path: Path) -> None:
+    """``slaiga replay`` on the record file of a whole Slaiga game (every seat's real
+    protocol code): → and ← step through it on the table screen, a typed step number
+    jumps there, End reaches the end screen with the seats' ranking, q quits."""
+    from tests.cli._replays import played_record, ranking_names
+
+    path, table = played_record(tmp_path, "slaiga", 3, {"max_turns": 30})
+    pane = Pane(tmp_path, str(path), command="replay")
+    try:
+        first = pane.wait_for("Replay step 3 of")
+        assert "public view" in first and "Your hand" not in first
+        pane.send("right")
+        screen = pane.wait_for("Replay step 4 of")
+        pane.send("right", "right", "right", "right", "right", "right", "right")
+        screen = pane.wait_for("Replay step 11 of")
+        assert "· 6 cards dealt to each of 3 seats" in screen and "Your hand" not in screen
+        pane.send("left")
+        pane.wait_for("Replay step 10 of")
+        pane.send("g", "40", "enter")
+        pane.wait_for("Replay step 40 of")
+        pane.send("end")
+        end = pane.wait_for("Game over: Slaiga")
+        ranked = [
+            line.split()[1]
+            for line in end.splitlines()
+            if line.strip()[:3] in ("1st", "2nd", "3rd")
+        ]
+        assert ranked == ranking_names(table), end
+        assert "proofs checked, no cheat." in " ".join(end.split())
+        pane.send("left")
+        pane.wait_for("Replay step ")
+        pane.send("q")
+        assert pane.exit_status() == 0
     finally:
         pane.close()

@@ -49,6 +49,14 @@ top is shuffled jointly into a new deck; while a played card still awaits the
 window's verdict, the card under it is kept as well, so that a card taken back
 leaves the old top in place.
 
+**Leaving** (``Game.leave``, a table with the ``survive`` option). The seat's hand
+goes face down out of play, and so do its pending rules and lost turns; from then on
+every count of seats in order (the next seat, a window, a vote, the end vote) passes
+over it, and nothing is dealt to it. A turn it had begun ends (a card it drew leaves
+with its hand); a window, vote or end vote counts it out (as if it had not been there);
+a move of its own still being judged is judged as usual, and a card taken back goes
+out of play. When one seat is left, it wins.
+
 **Hidden information.** Every deal and draw is a ``Reveal`` to the drawer,
 every played card a public ``Reveal``, every reshuffle a ``Shuffle``. A card
 taken back stays known to everybody. All judging uses only public facts.
@@ -77,6 +85,7 @@ from engine.games.aight.actions import (
     Vote,
     VoteEnd,
 )
+from engine.games.aight.events import Unmau
 from engine.games.aight.rulebook import (
     BadRule,
     DrawNext,
@@ -178,14 +187,18 @@ class AightOfSpaides(Game):
         return self.faces[self.zones["pile"][0]]  # the pile's top is always public
 
     def next_of(self, seat: int) -> int:
-        return (seat + self.direction) % self.seats
+        nxt = (seat + self.direction) % self.seats
+        while nxt in self.gone:  # a seat that has left is passed over
+            nxt = (nxt + self.direction) % self.seats
+        return nxt
 
     def standings(self) -> Standings:
         return Standings(tuple(self.unmaus), tuple(self.created))
 
     def _order_from(self, seat: int, include: bool) -> tuple[int, ...]:
         start = 0 if include else 1
-        return tuple((seat + i) % self.seats for i in range(start, self.seats))
+        order = ((seat + i) % self.seats for i in range(start, self.seats))
+        return tuple(s for s in order if s not in self.gone)
 
     def _check_rule(self, action: Action, rule: Any, required: bool) -> None:
         if rule is None:
@@ -305,16 +318,21 @@ class AightOfSpaides(Game):
 
     def _on_vote_end(self, a: VoteEnd) -> Handler:
         self.end_votes[a.seat] = a.yes
-        if len(self.end_votes) < self.seats:
+        yield from self._end_votes_in()
+
+    def _end_votes_in(self) -> Handler:
+        seats = self.seats - len(self.gone)
+        if len(self.end_votes) < seats:
             return
         yes = sum(self.end_votes.values())
-        if yes == self.seats:
+        if yes == seats:
             self._finish("vote", None, "every seat voted to end the game")
         else:
-            self.emit("end:rejected", f"the proposal to end fails ({yes}/{self.seats} for)")
+            self.emit("end:rejected", f"the proposal to end fails ({yes}/{seats} for)")
             self.phase = "turn"
-        return
-        yield
+            if self.current in self.gone:  # the proposer has left: its turn ends
+                self.move = None
+                yield from self._next_turn()
 
     # ---- the Improper! window -----------------------------------------------------------
 
@@ -379,6 +397,9 @@ class AightOfSpaides(Game):
 
     def _on_vote(self, a: Vote) -> Handler:
         self.votes[a.seat] = a.upheld
+        yield from self._votes_in()
+
+    def _votes_in(self) -> Handler:
         if len(self.votes) < len(self.order):
             return
         assert self.voting is not None and self.move is not None
@@ -414,6 +435,8 @@ class AightOfSpaides(Game):
             self.zones.move(self.move_handle, f"hand:{seat}")
             self.emit("take_back", f"seat {seat} takes back {move.card}", seat)
             self.move_handle = None
+            if seat in self.gone:
+                self.retire(self.hand(seat))
         if move.kind != "draw" and move.stack:
             self.stack = 0
             yield from self._draw(seat, move.stack, "takes the stack and draws")
@@ -496,7 +519,9 @@ class AightOfSpaides(Game):
 
     def _unmau(self, seat: int) -> Handler:
         self.unmaus[seat] += 1
-        self.emit("unmau", f"seat {seat}: Unmau!", seat, count=self.unmaus[seat])
+        self.emit(
+            "unmau", f"seat {seat}: Unmau!", seat, detail=Unmau(seat), count=self.unmaus[seat]
+        )
         for number, w in self.book.wins():
             if (w.condition == "unmaus" and self.unmaus[seat] >= w.k) or (
                 w.condition == "empty_no_pending" and self.pending_rules[seat] == 0
@@ -519,6 +544,8 @@ class AightOfSpaides(Game):
     # ---- pending rules --------------------------------------------------------------------
 
     def _on_spend(self, a: Spend) -> Handler:
+        if gone := sorted(set(a.deal) & set(self.gone)):
+            raise self.illegal(a, f"seat {gone[0]} has left the table")
         self._check_rule(a, a.rule, required=True)
         self.queue.pop(0)
         self.pending_rules[a.seat] -= 1
@@ -542,7 +569,12 @@ class AightOfSpaides(Game):
 
     def _next_turn(self) -> Handler:
         mover = self.move.seat if self.move is not None else self.current
-        nxt = mover if self.again else (mover + self.direction * (1 + self.skip)) % self.seats
+        if self.again and mover not in self.gone:
+            nxt = mover
+        else:
+            nxt = mover
+            for _ in range(1 + self.skip):
+                nxt = self.next_of(nxt)
         self.again, self.skip = False, 0
         while self.lost[nxt]:  # finite: every pass spends one lost turn
             self.lost[nxt] -= 1
@@ -567,11 +599,47 @@ class AightOfSpaides(Game):
         self.end_reason = f"{how}: {reason}"
         self.emit(f"end:{how}", reason, winner)
 
+    # ---- leaving ----------------------------------------------------------------------------
+
+    def on_leave(self, seat: int) -> Handler:
+        """docs/rules/aight-of-spaides.md, "A player who leaves"."""
+        self.retire(self.hand(seat))
+        self.pending_rules[seat] = 0
+        self.lost[seat] = 0
+        self.emit("out", f"seat {seat}'s cards leave play face down", seat)
+        present = self.present()
+        if len(present) == 1:
+            self._finish("left", present[0], "every other seat has left the table")
+            return
+        p = self.phase
+        if p in ("turn", "drawn") and self.current == seat:
+            self.drawn, self.draw_words, self.move = None, (), None
+            yield from self._next_turn()
+        elif p == "window" and seat in self.order:
+            self.order = tuple(s for s in self.order if s != seat)
+            self.answers.pop(seat, None)
+            yield from self._window_answered()
+        elif p == "vote" and seat in self.order:
+            self.order = tuple(s for s in self.order if s != seat)
+            self.votes.pop(seat, None)
+            yield from self._votes_in()
+        elif p == "interlude" and seat in self.queue:
+            first = self.queue[0] == seat
+            self.queue.remove(seat)
+            if first:
+                yield from self._after_interlude()
+        elif p == "end_vote":
+            self.order = tuple(s for s in self.order if s != seat)
+            self.end_votes.pop(seat, None)
+            yield from self._end_votes_in()
+
     # ---- drawing ------------------------------------------------------------------------------
 
     def _draw(self, seat: int, n: int, verb: str) -> Handler:
         """Move up to ``n`` cards from the deck to ``seat``, reshuffling as needed."""
         got: list[int] = []
+        if seat in self.gone:
+            return got  # nothing is dealt to a seat that has left
         for _ in range(n):
             if not self.zones["deck"]:
                 # while a played card awaits its verdict, the card under it stays too
@@ -681,6 +749,7 @@ class AightOfSpaides(Game):
             "answers": tuple(sorted(self.answers.items())) if self.phase == "window" else (),
             "voting": self.voting,
             "proposed": self.proposed,
+            "gone": self.gone,
         }
 
     def public_state(self) -> Any:
@@ -717,7 +786,8 @@ class AightOfSpaides(Game):
         if not self.is_over():
             raise EngineError("the game is not over")
         sizes = [len(self.hand(s)) for s in range(self.seats)]
-        rest = sorted((s for s in range(self.seats) if s != self.winner), key=lambda s: sizes[s])
+        rest = sorted((s for s in self.present() if s != self.winner), key=lambda s: sizes[s])
+        rest += reversed(self.gone)  # seats that left come last, the first to leave last
         if self.winner is not None:
             return Outcome((self.winner, *rest), reason=self.end_reason, scores=tuple(sizes))
         return Outcome(tuple(rest), draw=True, reason=self.end_reason, scores=tuple(sizes))

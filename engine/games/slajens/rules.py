@@ -43,6 +43,14 @@ moves at once) or, if it still has a turn to come and option ``defence`` is
 the amount moves then. The stealer's turn is scored as normal. Totals may go
 below zero after a steal; that is the rule's arithmetic.
 
+Leaving (``Game.leave``, a table with the ``survive`` option): the seat's turns are
+skipped from then on and its total stands (it still counts for its team). A turn it
+had begun ends unscored, and every steal it is part of lapses (its own, a steal
+awaiting its answer, a defence against it); nobody may target it after. The game ends
+at once when the seats still playing are all of one team (or one seat). In the
+ranking, a team with nobody left at the table comes after the others, and a seat that
+left comes after its team-mates (individually: after every seat that stayed).
+
 Outcome: seats ranked by their team's total (individual total without
 teams), ties by seat order; the top total is Ahökva, a shared top is a draw.
 """
@@ -66,6 +74,7 @@ from engine.games.slajens.actions import (
     RollDice,
     Stop,
 )
+from engine.games.slajens.events import GameOver
 from engine.obligations import Roll
 from engine.options import OptionSpec
 
@@ -198,6 +207,8 @@ class Slajens(Game):
             return "stealing needs the sjond option"
         if not 0 <= target < self.seats or target == seat:
             return f"no such target seat {target}"
+        if target in self.gone:
+            return f"seat {target} has left the table"
         if self.team_of[target] == self.team_of[seat]:
             return f"seat {target} is a team-mate"
         cap = self.previous_score(target)
@@ -349,16 +360,64 @@ class Slajens(Game):
     def _next_turn(self) -> None:
         self.dice = []
         self.rolls = 0
-        self.current += 1
         self.phase = "start"
+        self.current = self._next_present(self.current + 1)
         if self.current == self.seats:
-            self.current = 0
             if self.round_no == self.options["rounds"]:
+                self.current = 0
                 self.phase = "over"
-                self.emit("end", f"final totals {self.totals}", totals=tuple(self.totals))
+                self.emit(
+                    "end",
+                    f"final totals {self.totals}",
+                    detail=GameOver(tuple(self.totals)),
+                    totals=tuple(self.totals),
+                )
                 return
             self.round_no += 1
             self.emit("round", f"round {self.round_no}", round=self.round_no)
+            self.current = self._next_present(0)
+
+    def _next_present(self, seat: int) -> int:
+        """The first seat from ``seat`` on that is still at the table (``seats`` if none):
+        the turns of a seat that has left are skipped."""
+        while seat < self.seats and seat in self.gone:
+            seat += 1
+        return seat
+
+    # ---- leaving ------------------------------------------------------------------------
+
+    def _teams_left(self) -> set[int]:
+        return {self.team_of[s] for s in self.present()}
+
+    def on_leave(self, seat: int) -> None:
+        """docs/rules/slajens.md, "A player who leaves"."""
+        lapsed = [st for st in self.defences if seat in (st.stealer, st.target)]
+        self.defences = [st for st in self.defences if seat not in (st.stealer, st.target)]
+        turn_over = False
+        st = self.respond_to
+        if st is not None and seat in (st.stealer, st.target):
+            lapsed.append(st)
+            self.respond_to = None
+            turn_over = True  # the stealer's turn is scored; play passes on
+        if self.phase in ("start", "rolling") and self.current == seat:
+            turn_over = True
+            if self.rolls:
+                self.emit("unscored", f"seat {seat}'s turn ends unscored", seat=seat)
+        if self.steal is not None and seat in (self.steal.stealer, self.steal.target):
+            lapsed.append(self.steal)
+            self.steal, self.hit = None, False
+        for st in lapsed:
+            self.emit(
+                "steal:lapsed",
+                f"seat {st.stealer}'s steal of {st.amount} from seat {st.target} lapses",
+                seat=st.stealer,
+            )
+        if len(self._teams_left()) <= 1:
+            self.dice, self.rolls, self.phase = [], 0, "over"
+            self.emit("end", f"final totals {self.totals}", totals=tuple(self.totals))
+            return
+        if turn_over:
+            self._next_turn()
 
     # ---- queries ---------------------------------------------------------------------
 
@@ -438,11 +497,22 @@ class Slajens(Game):
 
     def outcome(self) -> Outcome:
         teams = self.team_totals()
+        playing = self._teams_left()
         ranking = tuple(
-            sorted(range(self.seats), key=lambda s: (-teams[self.team_of[s]], self.team_of[s], s))
+            sorted(
+                range(self.seats),
+                key=lambda s: (
+                    self.team_of[s] not in playing,
+                    -teams[self.team_of[s]],
+                    self.team_of[s],
+                    s in self.gone,
+                    s,
+                ),
+            )
         )
-        best = max(teams)
-        draw = sum(1 for t in teams if t == best) > 1
+        counted = [teams[t] for t in sorted(playing)]
+        best = max(counted)
+        draw = counted.count(best) > 1
         who = "team" if self.options["teams"] else "seat"
         winner = self.team_of[ranking[0]]
         reason = f"{who} {winner} is Ahökva with {best}" if not draw else f"shared top {best}"

@@ -1,0 +1,137 @@
+"""``slaiga replay RECORD-FILE`` as a real subprocess, in plain mode (no terminal), on record
+files of games played with every seat's real protocol code (issue 20).
+
+The arrow-key replay at a terminal is in tests/cli/test_tmux.py.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.cli._replays import names_in_order, played_record, ranking_names
+from tests.p2p.cheaters import Cheater
+
+ROOT = Path(__file__).resolve().parents[2]
+TIMEOUT_S = 120
+
+
+def slaiga(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "cli", *args],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=TIMEOUT_S,
+        env={"PATH": "/usr/bin:/bin", "LANG": "C.UTF-8", "PYTHONPATH": str(ROOT)},
+    )
+
+
+@pytest.fixture(scope="module")
+def slaiga_game(tmp_path_factory: pytest.TempPathFactory):
+    folder = tmp_path_factory.mktemp("slaiga")
+    return played_record(folder, "slaiga", 3, {"max_turns": 30})
+
+
+def _steps(out: str) -> list[int]:
+    return [int(m[1]) for m in re.finditer(r"^step (\d+): ", out, re.M)]
+
+
+def test_plain_replay_prints_every_step_and_the_same_end_as_verify(slaiga_game) -> None:
+    path, table = slaiga_game
+    run = slaiga("replay", str(path), "--plain")
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    verified = json.loads(slaiga("verify", str(path), "--json").stdout)
+    # every step of the game, in order, once (the seat order's two steps come before)
+    assert _steps(out) == list(range(3, verified["steps"] + 1))
+    assert "public view" in out.splitlines()[0]
+    order = ", ".join(f"{i}. {n}" for i, n in enumerate(names_in_order(table), 1))
+    assert f"seats in the drawn order: {order}" in out
+    # the end: the seats' ranking, and what was checked
+    ranked = re.findall(r"^\s+\d+(?:st|nd|rd|th)\s+(\S+)", out, re.M)
+    assert ranked == ranking_names(table)
+    assert f"{verified['entries']} entries and " in out and "checked, no cheat." in out
+    # the public view shows no hand, only what the rules made public
+    assert "hand:" not in out
+
+
+def test_a_seat_view_from_its_table_secret_and_a_secret_that_does_not_fit(slaiga_game) -> None:
+    path, table = slaiga_game
+    first = table.records[0].rule.seat_order[0]  # slot of seat 1 in the drawn order
+    name = names_in_order(table)[0]
+    run = slaiga(
+        "replay",
+        str(path),
+        "--plain",
+        "--seat",
+        "1",
+        "--secret",
+        str(path.parent / f"{first}.secret"),
+    )
+    assert run.returncode == 0, run.stderr
+    assert f"{name}'s hand: " in run.stdout
+    # its hand after the deal shows faces (the public view shows none)
+    hands = re.findall(rf"^  {re.escape(name)}'s hand: (.*)$", run.stdout, re.M)
+    assert any("▒▒" not in h and h != "no cards" for h in hands), hands
+    other = next(s for s in range(3) if s != first)
+    bad = slaiga(
+        "replay",
+        str(path),
+        "--plain",
+        "--seat",
+        "1",
+        "--secret",
+        str(path.parent / f"{other}.secret"),
+    )
+    assert bad.returncode == 2
+    assert f"is not {name}'s table secret at this table" in bad.stderr
+    assert "Traceback" not in bad.stderr
+    # the right seal key with another table secret: its key share gives it away
+    mixed = path.parent / "mixed.secret"
+    mixed.write_bytes(bytes(32) + (path.parent / f"{first}.secret").read_bytes()[32:])
+    bad = slaiga("replay", str(path), "--plain", "--seat", "1", "--secret", str(mixed))
+    assert bad.returncode == 2, bad.stdout
+    assert "its key share is not the one they published" in bad.stderr
+    usage = slaiga("replay", str(path), "--seat", "1")
+    assert usage.returncode == 2 and "--seat needs --secret" in usage.stderr
+
+
+def test_replay_stops_where_a_cheat_is_proven_and_shows_the_evidence(tmp_path: Path) -> None:
+    """A seat forges a reveal token (the catalogue's ``token``): the replay stops at that
+    step, names the seat as ``slaiga verify`` does and shows the signed evidence."""
+    cheat_slot = 1
+    path, table = played_record(
+        tmp_path, "slave", 4, {"games": 1}, cheats={cheat_slot: Cheater("token")}, slot=0
+    )
+    verified = json.loads(slaiga("verify", str(path), "--json").stdout)
+    assert verified["culprit_slot"] == cheat_slot
+    run = slaiga("replay", str(path), "--plain")
+    assert run.returncode == 4, run.stderr  # a player caught cheating (cli.args.EXIT_STATUS)
+    out = run.stdout
+    name = table.records[0].manifest.seats[cheat_slot].name
+    seat = verified["culprit"] + 1
+    assert f"Cheating proven at step {verified['step']}: {name} (seat {seat})" in out
+    assert f"InvalidMove: {verified['error']}" in out
+    frame = verified["evidence"][0]["frame"]
+    assert f"evidence: frame {frame}, signature {verified['evidence'][0]['signature'][:32]}" in out
+    assert _steps(out)[-1] < verified["step"]  # nothing after the cheat is shown
+
+
+def test_help_and_unreadable_files(tmp_path: Path) -> None:
+    run = slaiga("replay", "--help")
+    assert run.returncode == 0
+    flat = " ".join(run.stdout.split())
+    for words in ("--seat N", "--secret FILE", "--plain", "Home and End", "PgDn", "q to quit"):
+        assert words in flat, words
+    junk = tmp_path / "junk.rec"
+    junk.write_bytes(b"not a record")
+    bad = slaiga("replay", str(junk))
+    assert bad.returncode == 2 and "not a slaiga record file" in bad.stderr
+    missing = slaiga("replay", str(tmp_path / "none.rec"))
+    assert missing.returncode == 2 and "cannot read" in missing.stderr
