@@ -84,6 +84,6 @@ def test_a_healthy_table_passes_no_entry_on(tmp_path: Path) -> None:
     """Four nodes, turns and rounds of all seats: every entry reaches each seat over its
     author's link only (no relay frame at all), and every record is the same."""
     nodes = trio.run(_table, tmp_path, 4, 40, 3)
-    assert [node.relayed for node in nodes] == [0, 0, 0, 0]
+    assert [node.session.relayed for node in nodes] == [0, 0, 0, 0]
     entries = {len(node.record.signed_from(1)) for node in nodes}
     assert len(entries) == 1 and entries.pop() > 40
