@@ -6,10 +6,13 @@ milliseconds to make or check, a 104-card one twice that, and nothing else runs
 on the loop meanwhile (keepalives, other peers' frames).  So the node asks the
 game rule for *jobs* (:meth:`p2p.table.game_rule.GameRule.prework` and ``premake``):
 
-* before offering a received shuffle or tokens entry of the step the record is
-  at, its signature and proof are checked by a job in a worker thread;
-* before producing our own shuffle, the shuffle and its proof are made by a job
-  in a worker thread;
+* before offering a received tokens entry, or the last shuffle of a round (checked
+  in one batch with the round's earlier shuffles, which are offered at once), of
+  the step the record is at, its signature and proof are checked by a job in a
+  worker thread;
+* before producing our own shuffle (and, if it is the round's last, checking the
+  round's earlier ones), reveal tokens or Slave gift, they are made by a job in a
+  worker thread;
 * entries that arrived together (a round of concurrent responders: every seat's
   reveal tokens) are checked by jobs running side by side (:meth:`Offload.prework_many`),
   so a machine with two cores checks two at once; an entry checked already is not
