@@ -110,6 +110,9 @@ class Offload:
         self, rule: Any, signed: list[Signed], table_id: bytes, keys: Any
     ) -> None:
         """:meth:`prework` for entries that arrived together, their jobs side by side."""
+        need = rule.need if rule is not None else None
+        if need is None or need.pre is None:
+            return  # nothing to check ahead at this step (no task, no checkpoint)
         if len(signed) == 1:
             await self.prework(rule, signed[0], table_id, keys)
             return
