@@ -45,6 +45,7 @@ def _play(
     made: type = ShuffleBody,
     counted: list | None = None,
     jobs: list | None = None,
+    checked: type = ShuffleBody,
 ):
     """Play ``table`` to its end; with ``ahead`` every receiver runs the rule's prework
     job before offering an entry and every seat its premake job before producing.
@@ -109,7 +110,7 @@ def _play(
                 except CheatDetected as exc:
                     table.cheats.append(exc)
                     continue
-                if isinstance(body, ShuffleBody):
+                if isinstance(body, checked):
                     fold_muls += COUNTERS.mul
                 table.cheats.extend(got.cheats)
             moved = True
@@ -288,3 +289,19 @@ def test_entries_that_arrive_together_are_checked_side_by_side_and_once():
     # card it opens (one multiplication a card), no check of anybody's proof
     cards = len(decode_body(together[0].entry, Entry).body.tokens) // 32
     assert COUNTERS.mul == cards
+
+
+def test_the_receiver_checks_a_gift_ahead_and_not_on_the_loop():
+    """The Slave gift's padded proof costs the worst case to check too: its receiver
+    opens the box and checks the proof in a prework job, so offering the sealed entry
+    does no group operation on the loop (on the loop it does hundreds)."""
+    on_loop = local_table.new_table(GAME, SEATS, {"games": 2})
+    fold_on_loop, _ = _play(on_loop, ahead=False, checked=SealedProofBody)
+    ahead = local_table.new_table(GAME, SEATS, {"games": 2})
+    jobs: list = []
+    fold_ahead, _ = _play(ahead, ahead=True, checked=SealedProofBody, jobs=jobs)
+    for table in (on_loop, ahead):
+        assert not table.cheats and all(r.finished for r in table.records)
+    assert fold_on_loop > 100
+    assert fold_ahead == 0
+    assert jobs.count("sealed-proof") >= 2  # one per gift, by its receiver only
