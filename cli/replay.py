@@ -47,10 +47,11 @@ from crypto.group import base_mul
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from engine.game import Event
+from engine.words.names import printable
 from p2p.errors import CorruptRecordFile, LocalError, P2PError, RemoteProtocolError
 from p2p.record.chain import Record
 from p2p.record.store import MAGIC, MAGIC_V1, load
-from p2p.record.verify import Failure
+from p2p.record.verify import Failure, signature_at
 from p2p.table.game_rule import ACTION_KIND, GameProtocol, SeatKeys
 from p2p.table.seat import game_of, rule_factory
 from p2p.table.spectator import Spectator
@@ -104,21 +105,28 @@ class Stop:
     move: bool  # a player decided something at this step
 
 
+def _size(n: int) -> str:
+    """How a file that is no table secret is off, in bytes."""
+    want = TABLE_SECRET_BYTES + 32
+    if n > want:
+        return f"more than {want} bytes"
+    return f"{n} byte{'' if n == 1 else 's'}, not {want}"
+
+
 def read_secret(path: Path, manifest: Any, slot: int) -> tuple[bytes, SealKey]:
     """A seat's table secret file: the secret and the table's seal key, which must be the
     one the signed manifest names for ``slot`` (else this is another table's, or seat's)."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:  # at most one byte too many: /dev/zero is no secret
+            data = f.read(TABLE_SECRET_BYTES + 33)
     except OSError as exc:
         raise ReplayError(f"cannot read the table secret {path}: {exc.strerror or exc}") from None
     if len(data) != TABLE_SECRET_BYTES + 32:
-        raise ReplayError(
-            f"{path} is no table secret ({len(data)} bytes, not {TABLE_SECRET_BYTES + 32})"
-        )
+        raise ReplayError(f"{path} is not a table secret ({_size(len(data))})")
     try:
         seal = SealKey.from_private_bytes(data[TABLE_SECRET_BYTES:])
     except CryptoError as exc:
-        raise ReplayError(f"{path} is no table secret: {exc}") from None
+        raise ReplayError(f"{path} is not a table secret: {exc}") from None
     if seal.public != manifest.seats[slot].seal_key:
         name = manifest.seats[slot].name
         raise ReplayError(f"{path} is not {name}'s table secret at this table")
@@ -370,12 +378,12 @@ class Replay:
                 head = (
                     f"The record fails{where}: it is forged or damaged (nobody is proven at fault)."
                 )
-            lines = [head, f"{f.kind}: {f.message}"]
+            # the reason and the evidence in slaiga verify's words (no error class, no frames)
+            lines = [head, f.message]
             lines += [
-                f"evidence: frame {e.frame}, signature {e.signature.hex()[:32]}…"
-                for e in f.evidence
+                f"evidence: {signature_at(e.frame)}, {e.signature.hex()[:32]}…" for e in f.evidence
             ]
-            return lines
+            return [printable(line) for line in lines]
         if self.problem is not None:
             return [f"The replay stops at step {self.spectator.step - 1}: {self.problem}"]
         if not self.spectator.finished:
@@ -562,9 +570,23 @@ class Screen:
 # ---- plain lines ------------------------------------------------------------------------------
 
 
+class _Printable:
+    """A text stream that shows a control character as "?" (names come from the players:
+    an escape sequence in one must not reach the terminal)."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        return self.out.write(printable(text))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
 def print_plain(replay: Replay, out: Any = None) -> None:
     """Every step as a plain line, its events under it, then how the game ended."""
-    out = out or sys.stdout
+    out = _Printable(out or sys.stdout)
     r = replay
     m = r.manifest
     print(
@@ -573,7 +595,10 @@ def print_plain(replay: Replay, out: Any = None) -> None:
         flush=True,
     )
     if r.torn_bytes:
-        print(f"a torn last frame was dropped ({r.torn_bytes} bytes)", file=out)
+        print(
+            f"the last signature was only half written and is left out ({r.torn_bytes} bytes)",
+            file=out,
+        )
     told = 0
     seated = False
     shown: Any = None
@@ -662,12 +687,9 @@ def run_replay(args: argparse.Namespace) -> int:
             finally:
                 term.stop()
             for line in replay.verdict_lines() if replay.done else ():
-                print(line)
-    except ReplayError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
-    except LocalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+                print(printable(line))
+    except (ReplayError, LocalError) as exc:
+        print(printable(f"error: {exc}"), file=sys.stderr)
         return EXIT_UNREADABLE
     if not replay.done:
         return EXIT_OK  # the person left before the end: nothing failed so far
