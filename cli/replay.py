@@ -161,6 +161,8 @@ class Replay:
         self.torn_bytes = loaded.torn_bytes
         self.votes = len(loaded.votes)
         self.queue = _canonical(loaded.entries)
+        self.file_steps = _last_step(self.queue)
+        """The last step the file holds (for "step 6 of 52" before the fold gets there)."""
         self.taken = 0
         self.accepted: list[Signed] = []
         self.stops: list[Stop] = []
@@ -428,6 +430,21 @@ def _canonical(envelopes: tuple[Signed, ...]) -> list[tuple[int, Signed]]:
     return bad + [(frame, signed) for _, frame, signed in good]
 
 
+def _last_step(queue: list[tuple[int, Signed]]) -> int:
+    """The highest step of the file's entries, counted only up to one step per entry (a
+    doctored step number cannot make the screen say "step 6 of 9223372036854775807")."""
+    last = 0
+    for _, signed in queue:
+        try:
+            entry = decode_body(signed.entry, Entry)
+        except RemoteProtocolError:
+            continue
+        assert isinstance(entry, Entry)
+        if last < entry.step <= len(queue):
+            last = entry.step
+    return last
+
+
 # ---- the screen ----------------------------------------------------------------------------
 
 
@@ -528,10 +545,10 @@ class Screen:
         assert names is not None
         events = r.events[: stop.events]
         t = TableView(r.manifest.game, stop.view, names, stop.to_move, events, over=False)
-        more = "" if r.done else "…"
-        last = r.stops[-1].step if r.stops else 0
+        # the file's last step until the whole file is checked, then the last one checked
+        last = r.stops[-1].step if r.done and r.stops else max(r.file_steps, stop.step)
         verdict = "no cheat" if r.failure is None or stop is not r.stops[-1] else "cheat proven"
-        title = f"Replay step {stop.step} of {last}{more} · {r.checked(stop)}, {verdict}"
+        title = f"Replay step {stop.step} of {last} · {r.checked(stop)}, {verdict}"
         prompt = PromptView(title, (), 0, None, self.typed, self.message, None, HINT)
         out = render_screen(t, prompt, width, height)
         head = out[0].plain
