@@ -101,9 +101,12 @@ def _play(
                 if ahead and rule is not None:
                     job = rule.prework(d.slot, step, honest)
                     if job is not None:
+                        COUNTERS.reset()
                         _run(job)
                         if jobs is not None:
                             jobs.append(honest.TAG)
+                            if isinstance(honest, ShuffleBody) and COUNTERS.mul > 0:
+                                jobs.append("shuffle/checked")
                 COUNTERS.reset()
                 try:
                     got = other.record.offer(signed)
@@ -133,11 +136,13 @@ def test_shuffles_checked_and_made_ahead_are_not_redone_by_the_fold():
     # (about 6 multiplications per card and shuffle); checked ahead, none are left
     assert fold_on_loop > 3 * 52 * 6 * (SEATS - 1)
     assert fold_ahead == 0
-    # only each round's last shuffle waits for a job (which checks the round in one
-    # batch): one per receiver and round; the seats before it shuffle at once
+    # every received shuffle is decoded by a job, and only each round's last one is
+    # checked, in one batch with the round's earlier ones: the verifying multiplications
+    # are all in those jobs (one per receiver and round)
     rounds = sum(1 for e in ahead.records[0].entries() if e.body.TAG == SHUFFLE_KIND) // SEATS
     assert rounds >= 1
-    assert jobs.count(SHUFFLE_KIND) == rounds * (SEATS - 1)
+    assert jobs.count(SHUFFLE_KIND) == rounds * SEATS * (SEATS - 1)
+    assert jobs.count("shuffle/checked") == rounds * (SEATS - 1)
     # our own shuffle (2 per card) and its proof: made in produce(), or ahead
     assert produce_on_loop >= SEATS * 52 * 2
     assert produce_ahead == 0

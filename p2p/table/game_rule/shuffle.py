@@ -67,9 +67,7 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
             lambda seat, b, inputs=inputs: _parse(rule, seat, inputs, b),
             "shuffling",
             rule._for_me((s,), lambda inputs=inputs: _make(rule, inputs)),
-            pre=None
-            if pending is None
-            else lambda seat, b, inputs=inputs, pending=pending: _pre(
+            pre=lambda seat, b, inputs=inputs, pending=pending: _pre(
                 rule, seat, inputs, b, pending
             ),
             premake=lambda inputs=inputs, pending=pending: _premake(rule, inputs, pending or ()),
@@ -178,6 +176,8 @@ def _parse(
     if ahead is not None:
         body_, st, pending = ahead
         if body_ == b and st.inputs == inputs and st.joint_key == rule.joint and st.context == ctx:
+            if pending is None:
+                return st  # decoded (every point validated) ahead; checked in the batch
             rule._checked_ahead.append(st)
             rule._checked_ahead.extend(pending)  # counted when the round ends
             rule.proofs_checked += 1
@@ -190,17 +190,19 @@ def _pre(
     seat: int,
     inputs: tuple[Ciphertext, ...],
     b: ShuffleBody,
-    pending: tuple[ShuffleStatement, ...] = (),
+    pending: tuple[ShuffleStatement, ...] | None = None,
 ) -> Job:
-    """Check the round's last shuffle together with the round's earlier ones (``pending``,
-    the very statements the fold holds) in one batch."""
+    """Decode a shuffle (every point validated: about 5 points a card, too slow for the
+    loop); for the round's last one (``pending``: the round's earlier statements, the
+    very ones the fold holds) also check it together with the earlier ones in one batch."""
     joint, step = rule.joint, rule.step_no
     assert joint is not None
     ctx = rule._ctx(seat)
 
     def job() -> Callable[[], None]:
         st = _decode(inputs, joint, ctx, b)
-        verify_shuffles_batch([*pending, st])
+        if pending is not None:
+            verify_shuffles_batch([*pending, st])
         return lambda: rule._keep_ahead((SHUFFLE_KIND, seat, step), (b, st, pending))
 
     return job
