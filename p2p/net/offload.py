@@ -7,9 +7,9 @@ on the loop meanwhile (keepalives, other peers' frames).  So the node asks the
 game rule for *jobs* (:meth:`p2p.table.game_rule.GameRule.prework` and ``premake``):
 
 * before offering a received tokens entry, or the last shuffle of a round (checked
-  in one batch with the round's earlier shuffles, which are offered at once), of
-  the step the record is at, its signature and proof are checked by a job in a
-  worker thread;
+  in one batch with the round's earlier shuffles, which are only decoded ahead), or
+  a Slave gift sealed to us, of the step the record is at, its signature and proof
+  are checked by a job in a worker thread;
 * before producing our own shuffle (and, if it is the round's last, checking the
   round's earlier ones), reveal tokens or Slave gift, they are made by a job in a
   worker thread;
