@@ -23,6 +23,7 @@ the fast tier can never quietly grow a child process, and a miss here shows up i
 from __future__ import annotations
 
 import dis
+import functools
 import inspect
 import subprocess
 import types
@@ -122,7 +123,8 @@ def _functions_of(obj: object) -> list[types.FunctionType]:
     return []
 
 
-def _attributes_of(code: types.CodeType, name: str) -> set[str]:
+@functools.cache
+def _attributes_of(code: types.CodeType, name: str) -> frozenset[str]:
     """The attributes ``code`` reads from the global ``name`` (``flood.rss`` gives rss)."""
     found = set()
     previous = None
@@ -135,7 +137,7 @@ def _attributes_of(code: types.CodeType, name: str) -> set[str]:
         ):
             found.add(instr.argval)
         previous = instr
-    return found
+    return frozenset(found)
 
 
 def _ours(module_name: str | None, home: str) -> bool:
@@ -153,7 +155,7 @@ def _starts_processes(fn: types.FunctionType, seen: set[types.CodeType]) -> bool
     module = fn.__module__
     scope = fn.__globals__
     for code in _code_objects(fn.__code__):
-        if code in seen:
+        if code in seen or code in _CLEAN:
             continue
         seen.add(code)
         for name in code.co_names:
@@ -180,6 +182,21 @@ def _starts_processes(fn: types.FunctionType, seen: set[types.CodeType]) -> bool
                     if _starts_processes(inner, seen):
                         return True
     return False
+
+
+_CLEAN: set[types.CodeType] = set()
+"""Code already read and found to start no process, with everything it names: a test's
+reading that finds nothing adds all the code it read (each of it reaches only code that was
+read too), so the tests of a module, its parametrisations and fixtures read each function once."""
+
+
+def _clean(candidates: list[types.FunctionType]) -> bool:
+    """Whether none of ``candidates`` starts a process (see :func:`_starts_processes`)."""
+    seen: set[types.CodeType] = set()
+    if any(_starts_processes(f, seen) for f in candidates):
+        return False
+    _CLEAN.update(seen)
+    return True
 
 
 def _fixture_functions(item: pytest.Item) -> list[types.FunctionType]:
@@ -215,8 +232,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         candidates = _fixture_functions(item)
         if isinstance(fn, types.FunctionType):
             candidates.insert(0, fn)
-        seen: set[types.CodeType] = set()
-        if any(_starts_processes(f, seen) for f in candidates):
+        if not _clean(candidates):
             marks.add("process")
         function = item.nodeid.split("[", 1)[0]
         if rel in SLOW or function in SLOW:
