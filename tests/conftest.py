@@ -86,6 +86,21 @@ SLOW = {
     "tests/p2p/test_offload.py::test_our_gift_is_made_ahead_and_not_again_on_the_loop": (
         "a two-deal Slave table with every proof"
     ),
+    "tests/p2p/test_local_table.py::test_a_cheating_seat_is_named_by_every_honest_seat": (
+        "whole Slave tables with every proof until the cheating seat has its chance"
+    ),
+    "tests/p2p/test_local_table.py::test_the_later_table_options_play_on_the_real_path": (
+        "whole Aight and Slåjens tables with every proof"
+    ),
+    "tests/crypto/test_shuffle.py::test_both_proofs_verify_the_same_full_size_shuffle": (
+        "52- and 104-card shuffles proved and verified by both proofs"
+    ),
+    "tests/test_bench_adversary.py::test_a_seeded_run_holds_the_property": (
+        "25 seeded adversary tables"
+    ),
+    "tests/test_bench_adversary.py::test_a_table_of_a_kind_that_cannot_fork_gets_its_turn": (
+        "three seeded adversary tables per kind"
+    ),
     "tests/p2p/test_gift.py": (
         "each test plays its own Slave table, every proof checked, to the second deal's "
         "exchange (a shared table would let it join make check)"
