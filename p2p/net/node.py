@@ -244,6 +244,9 @@ class Node(Opening, PlayerSeat):
             elif isinstance(fx, effects.PersistVote):
                 assert store is not None
                 store.append_vote(fx.vote)
+            elif isinstance(fx, effects.PersistNotice):
+                assert store is not None
+                store.append_notice(fx.notice)
             elif isinstance(fx, effects.CloseWithVotes):
                 assert store is not None
                 store.close_with_votes(fx.votes)
