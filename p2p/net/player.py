@@ -58,7 +58,18 @@ class PlayerSeat:
                 self.player = self.cfg.make_player(names, game.mine.seat, self.manifest.game)
             else:
                 self.player = self._bot()
+            self._mark_bots()
         return self.player
+
+    def _mark_bots(self) -> None:
+        """Tell our player which seats a bot plays now, from the players' notices (the
+        table screen shows them as bots; p2p/table/notice.py)."""
+        mark = getattr(self.player, "mark_bots", None)
+        game = game_of(self.record) if self.record is not None else None
+        if mark is None or self.session is None or game is None:
+            return
+        order = list(game.order)
+        mark(frozenset(order.index(s) for s in self.session.bot_slots() if s in order))
 
     def _bot(self) -> Player:
         game = game_of(self.record) if self.record is not None else None

@@ -380,8 +380,10 @@ def test_join_at_a_terminal_lets_the_person_pick_among_open_tables(tmp_path: Pat
 
 
 def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) -> None:
-    """At a LAN table (``slaiga join``), a person who quits hands the seat to a bot, so the
-    other peers finish the game: same record head, nobody named, the record verifies."""
+    """At a LAN table (``slaiga join``), a person who quits gets the shell back at once and
+    hands the seat to a bot, so the other peers finish the game: same record head, nobody
+    named, the record verifies.  The others are told by a signed notice ("Bob left; a bot
+    now plays their seat"), which every record file keeps and ``slaiga verify`` shows."""
     from tests.p2p._procs import CliPeers
     from tests.p2p.test_resume import _free_port
 
@@ -408,13 +410,16 @@ def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) ->
             pane.wait_for("Leave the game?")
             pane.send("y")
             pane.wait_for("a bot plays your seat to the end")
-            # the shell is back at once, long before the game ends
+            # the shell is back at once, long before the game ends, saying how to check it
             assert pane.exit_status() == 0, pane.screen()
+            assert "the others were told" in pane.screen()
+            assert "verify" in " ".join(pane.screen().split())
             assert opener.poll() is None
             out, err = opener.communicate(timeout=120)
         finally:
             pane.close()
     assert opener.returncode == 0, err
+    assert "Bob left; a bot now plays their seat" in err, err
     result = json.loads(out)
     assert result["finished"] and result["culprit"] is None
     assert sorted(result["seats"]) == ["Ann", "Bob"]
@@ -429,6 +434,16 @@ def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) ->
         time.sleep(0.2)
         report = verify_record_file(mine[0])
     assert report.ok and report.finished and report.head == result["record_head"]
+    # both record files keep Bob's signed notice, and verify shows it
+    ann = list((tmp_path / "ann").glob("tables/*.rec"))
+    for path in (mine[0], *ann):
+        told = [(n.slot, n.back) for n in verify_record_file(path).notices]
+        assert told == [(1, False)], (path, told)
+    shown = subprocess.run(
+        [sys.executable, "-m", "cli.verify", "verify", str(ann[0])], capture_output=True, text=True
+    )
+    assert shown.returncode == 0
+    assert "Bob left; a bot played their seat from then on" in shown.stdout, shown.stdout
 
 
 def test_leaving_a_table_against_bots_ends_the_command_at_once(tmp_path: Path) -> None:
