@@ -13,6 +13,7 @@ registers the same subcommands on the main ``slaiga`` parser.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -519,7 +520,7 @@ def _leave(node: Node, args: argparse.Namespace) -> int:
         cmd += ["--interface", args.interface]
     try:
         with log.open("ab") as out:
-            subprocess.Popen(
+            bot = subprocess.Popen(
                 cmd,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -529,6 +530,8 @@ def _leave(node: Node, args: argparse.Namespace) -> int:
     except OSError as exc:
         _err.print(f"You left the table; no bot could take your seat ({exc}).")
         return EXIT_ABANDONED
+    with contextlib.suppress(OSError):  # so that `slaiga resume` can take the seat back
+        bot_pid_path(folder, table_id).write_text(f"{bot.pid}\n")
     record = folder / "tables" / f"{table_id}{RECORD_SUFFIX}"
     _err.print(
         "You left; a bot plays your seat to the end (the others were told). Check the game"
@@ -536,6 +539,34 @@ def _leave(node: Node, args: argparse.Namespace) -> int:
         soft_wrap=True,
     )
     return EXIT_OK
+
+
+def bot_pid_path(folder: Path, table_id: str) -> Path:
+    """Where ``_leave`` notes the process id of the bot that plays our seat."""
+    return folder / "tables" / f"{table_id}.bot.pid"
+
+
+def take_back(folder: Path, table_id: str) -> bool:
+    """A person resumes a seat that a bot plays since they left (``_leave``): stop that bot,
+    our own process, so that the person plays on from the same record (its entries are
+    fsynced before they are sent, so stopping it is as safe as a crash).  Only the process
+    noted at the hand-over, and only while it still holds the state folder."""
+    import signal
+
+    note = bot_pid_path(folder, table_id)
+    try:
+        pid = int(note.read_text().strip())
+        holder = (folder / state.LOCK_NAME).read_text().strip()
+    except (OSError, ValueError):
+        return False
+    note.unlink(missing_ok=True)
+    if holder != str(pid):
+        return False  # that bot is gone; the folder is free or another peer's
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return False
+    return True
 
 
 def discovery_problem(exc: Exception) -> str:
@@ -724,6 +755,10 @@ def run_resume(args: argparse.Namespace) -> int:
         if problem:
             return _fail(problem, args.json)
     args.table_id = found.table_id
+    if args.bot is None and take_back(folder, found.table_id):
+        args.wait_state = max(args.wait_state, HAND_OVER_WAIT_S)  # until the bot has stopped
+        if not args.json:
+            _err.print("A bot played your seat since you left; you take it back now.")
     try:
         cfg = _config(args, use_discovery=False, resuming=True)
     except DiscoveryError as exc:
