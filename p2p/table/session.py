@@ -11,9 +11,11 @@ returns, in order:
   from a seated peer), :meth:`~TableSession.offer` (one signed entry, from
   a peer or our file), :meth:`~TableSession.own` (our own next body),
   :meth:`~TableSession.vote` (our player votes to end the table),
+  :meth:`~TableSession.leave` / :meth:`~TableSession.back` (our player left, a bot
+  plays on, or is back) and :meth:`~TableSession.take_notice` (another seat's),
   :meth:`~TableSession.beat` and :meth:`~TableSession.tick` (the time now);
 * effects (:mod:`p2p.table.effects`): ``Send``, ``SendEach``, ``Broadcast``,
-  ``SendOwn`` (bytes to peers), ``Persist``, ``Sync``, ``PersistVote``,
+  ``SendOwn`` (bytes to peers), ``Persist``, ``Sync``, ``PersistVote``, ``PersistNotice``,
   ``CloseWithVotes`` (the record file), a :class:`p2p.table.events.NodeEvent`
   (report it), ``Trace``, ``Tell``, ``AskEnd``, ``ShowPlayer`` (our player),
   ``Serve`` (answer a fetch) and ``Wake`` (look again now).
@@ -27,7 +29,8 @@ returns whether the record run is over and when to look again.
 The policy it holds: blame and forks (a chain break is investigated by fetching
 whole records before anyone is named), evidence kept and relayed, conviction,
 relay choice, silence with no false blame (away time, a re-fetch round first),
-a vanished player and the signed end vote (:mod:`p2p.table.endvote`), head
+a vanished player and the signed end vote (:mod:`p2p.table.endvote`), the signed
+notices of a player who left or is back (:mod:`p2p.table.notice`), head
 claims compared entry by entry, and the linger after the end.
 """
 
