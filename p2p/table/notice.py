@@ -26,6 +26,9 @@ from p2p.table.forming import Manifest
 from p2p.wire import SeatNotice
 
 NOTICE_DOMAIN = b"slaiga/v1/notice"
+MAX_NOTICES = 64
+"""Notices one seat may sign at one table (numbers 0 to 63): a player leaves and comes
+back a few times at most, and a peer that signs more cannot grow the others' files."""
 
 
 def notice_message(table_id: bytes, seat: int, number: int, step: int, back: bool) -> bytes:
@@ -64,6 +67,10 @@ def check_notice(manifest: Manifest, notice: SeatNotice) -> None:
     if notice.seat >= n:
         raise BadNotice(f"a notice for seat {notice.seat + 1}; the table has {n} seats")
     name = manifest.seats[notice.seat].name
+    if notice.number >= MAX_NOTICES:
+        raise BadNotice(
+            f"{name}'s notice number {notice.number + 1}: a seat signs at most {MAX_NOTICES}"
+        )
     message = notice_message(notice.table_id, notice.seat, notice.number, notice.step, notice.back)
     try:
         verify_signature(manifest.seats[notice.seat].identity, message, notice.signature)
@@ -137,6 +144,7 @@ def problems(
 
 
 __all__ = [
+    "MAX_NOTICES",
     "NOTICE_DOMAIN",
     "Notices",
     "check_notice",

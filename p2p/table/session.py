@@ -105,7 +105,7 @@ from p2p.table.events import (
 )
 from p2p.table.forming import FormingRule, Manifest
 from p2p.table.game_rule import GameProtocol, SeatList, decide_limits
-from p2p.table.notice import Notices, sign_notice
+from p2p.table.notice import MAX_NOTICES, Notices, sign_notice
 from p2p.table.results import CheatReport, TableResult
 from p2p.table.seat import game_of
 from p2p.table.silence import Recovered, SilenceMonitor, Stalled
@@ -926,9 +926,11 @@ class TableSession:
         if self.ended() or self.ended_by_vote is not None:
             return self.drain()
         latest = self.notices.latest(self.my_seat)
-        if latest is not None and latest.back == back:
-            return self.drain()  # already said so
+        if latest is not None and latest.back == back and (not back or latest.step == rec.step):
+            return self.drain()  # already said so (back again after a later break is news)
         number = self.notices.next_number(self.my_seat)
+        if number >= MAX_NOTICES:
+            return self.drain()  # we said it often enough; the table goes on
         notice = sign_notice(self.identity, manifest.table_id, self.my_seat, number, rec.step, back)
         self.notices.add(notice)
         self.out.append(PersistNotice(notice))  # durable before it leaves
@@ -942,7 +944,7 @@ class TableSession:
 
     def back(self) -> list[Effect]:
         """Our player is back at the seat (a person resumed it after a break, or after
-        leaving): sign that notice, unless our latest one already says so."""
+        leaving): sign that notice, unless our latest one says so at this very step."""
         return self._notify(back=True)
 
     def take_notice(self, notice: wire.SeatNotice, via: int) -> list[Effect]:

@@ -133,7 +133,15 @@ def test_a_seat_back_on_line_hears_every_notice_and_a_resume_keeps_them():
     assert again.bot_slots() == {ME, OTHER}
     out = again.back()
     assert out[0].notice.number == 1 and out[0].notice.back and again.bot_slots() == {OTHER}
-    assert again.back() == []
+    assert again.back() == []  # said at this step already
+
+
+def test_a_seat_signs_a_bounded_number_of_notices():
+    from p2p.table.notice import MAX_NOTICES
+
+    s, _, ids = _table()
+    reason = _refused(s, _notice(ids, s, OTHER, number=MAX_NOTICES))
+    assert f"at most {MAX_NOTICES}" in reason
 
 
 def _record_file(tmp_path: Path, notices=()) -> tuple[Path, list[IdentityKey], wire.Genesis]:
