@@ -74,6 +74,7 @@ from p2p.net.mesh import (
     open_task_nursery,
 )
 from p2p.net.offload import Offload
+from p2p.net.watch_server import WatchServer
 from p2p.record.chain import Offer, Record, Status
 from p2p.record.store import RecordFile, _fsync_dir
 from p2p.table.demo import DEFAULT_ROUND_EVERY, DemoProtocol, DemoRule, next_body
@@ -120,6 +121,7 @@ from p2p.table.events import (
 )
 from p2p.table.forming import (
     DEFAULT_MAX_WAIT_MS,
+    DEFAULT_SPECTATORS,
     DEFAULT_STALL_AFTER_MS,
     FormingRule,
     Manifest,
@@ -299,6 +301,9 @@ class NodeConfig:
     """Emit a ``step`` event (number, kind) as each record step completes (benchmarks)."""
     offload: bool = True
     """Make and check shuffle proofs and tokens in worker threads (p2p/net/offload.py)."""
+    spectators: int = DEFAULT_SPECTATORS
+    """How many spectators may watch at once (the opener's goes into the manifest; 0: none;
+    p2p/table/watchers.py)."""
     cheat: Any = None
     """Test hook for a cheating seat (tests/p2p/cheaters.py): replaces some of our game
     contributions; ``None`` is honest."""
@@ -503,6 +508,8 @@ class Node:
         self._offload = Offload() if cfg.offload else None
         self._evidence: set[bytes] = set()
         self._said: str | None = None
+        self.watch: WatchServer | None = None
+        """Our spectators once the record runs (p2p/net/watch_server.py)."""
 
     # -- helpers --------------------------------------------------------
 
@@ -628,7 +635,8 @@ class Node:
             skip = {manifest.seats[acc.seat].identity}
             if via is not None:
                 skip.add(manifest.seats[via].identity)
-            targets = [peer for peer in mesh.connections if peer not in skip]
+            # seats and spectators; strangers get nothing of the table's
+            targets = [p for p, c in mesh.connections.items() if p not in skip and not c.stranger]
             if targets:
                 mesh.broadcast_raw(wire.encode_body(acc.signed), targets)
 
@@ -745,7 +753,12 @@ class Node:
                     f"only {len(members)} of {seats} seats were taken within"
                     f" {self.cfg.open_timeout_s:g}s; table {table_id.hex()} closed"
                 )
-            if self._announcement is not None:
+            if self._announcement is not None and self.cfg.spectators:
+                # full, but still in sight for spectators (slaiga watch) while it plays
+                await self._announcement.update(
+                    self._ad(table_id, game, options, members, seats, mesh.listen_port or 0)
+                )
+            elif self._announcement is not None:
                 await self._announcement.withdraw()
                 self.emit(Withdrawn())
             manifest = Manifest(
@@ -757,6 +770,7 @@ class Node:
                 self.cfg.stall_after_ms,
                 self.cfg.max_wait_ms,
                 protocol,
+                self.cfg.spectators,
             )
             await self._collect_signatures(manifest)
             return await self._play(stack, fresh=True)
@@ -782,6 +796,7 @@ class Node:
             name=self.cfg.name,
             fingerprints=tuple(fingerprint(m.identity) for m in members),
             port=port,
+            spectators=self.cfg.spectators,
         )
 
     async def _admit_join(
@@ -1058,7 +1073,10 @@ class Node:
         assert self.mesh is not None and self.manifest is not None and self.genesis is not None
         mesh, manifest = self.mesh, self.manifest
         keys = {m.identity for m in manifest.seats}
-        mesh.admit = lambda peer: None if peer in keys else ("full", "not seated at this table")
+        mesh.admit = lambda peer: (
+            None if peer in keys or manifest.spectators else ("full", "not seated at this table")
+        )
+        self._open_to_spectators()
         if fresh:
             played = already_played(self.cfg.state_dir, manifest.table_id)
             if played:
@@ -1409,9 +1427,25 @@ class Node:
         self.cheats.append(report)
         self.emit(CheatSeen(**self._culprit(culprit), kind=report.kind, reason=exc.reason))
 
+    def _open_to_spectators(self) -> None:
+        """The record runs: spectators may watch as the manifest allows (every message of a
+        peer that holds no seat goes to :attr:`watch` from now on)."""
+        assert self.mesh is not None and self.manifest is not None and self.genesis is not None
+        self.watch = WatchServer(
+            self.mesh,
+            self.genesis,
+            self.manifest.table_id,
+            self.manifest.spectators,
+            self.fetches,
+            self.emit,
+        )
+
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
         mesh, rec, manifest = self.mesh, self.record, self.manifest
         assert mesh is not None and rec is not None and manifest is not None
+        if self.watch is not None and self._slot_of(event.peer) is None:
+            self.watch.handle(event)  # a spectator, or a stranger that may become one
+            return
         if isinstance(event, PeerUp):
             slot = self._slot_of(event.peer)
             self.emit(SeatUp(**self._who(slot)))
