@@ -30,6 +30,7 @@ from cli.render import PromptView, TableView, end_lines, plain, record_lines, re
 from cli.replay import KIND_WORDS, SEAT_VIEW_KEYS
 from p2p.errors import DiscoveryError, NodeError, P2PError
 from p2p.net import discovery, netguard
+from p2p.net.mesh import unwrap_single_error
 from p2p.net.watcher import (
     DEFAULT_LINKS,
     QUIET_S,
@@ -276,19 +277,20 @@ def run_watch(args: argparse.Namespace) -> int:
 async def _watch_until_quit(cfg: WatchConfig, term: Any) -> WatchResult | None:
     """The watch, and (at a terminal) q to stop it."""
     result: WatchResult | None = None
-    async with trio.open_nursery() as nursery:
+    with unwrap_single_error():
+        async with trio.open_nursery() as nursery:
 
-        async def keys() -> None:
-            while True:
-                key = await trio.to_thread.run_sync(term.read_key, 0.25, abandon_on_cancel=True)
-                if key in ("q", "Q", "esc", "eof"):
-                    nursery.cancel_scope.cancel()
-                    return
+            async def keys() -> None:
+                while True:
+                    key = await trio.to_thread.run_sync(term.read_key, 0.25, abandon_on_cancel=True)
+                    if key in ("q", "Q", "esc", "eof"):
+                        nursery.cancel_scope.cancel()
+                        return
 
-        if term is not None:
-            nursery.start_soon(keys)
-        result = await watch(cfg)
-        nursery.cancel_scope.cancel()
+            if term is not None:
+                nursery.start_soon(keys)
+            result = await watch(cfg)
+            nursery.cancel_scope.cancel()
     return result
 
 

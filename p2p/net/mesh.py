@@ -661,6 +661,8 @@ class Connection:
         self.framed = framed
         self.peer = info.identity
         self.dialed = info.dialed
+        self.hello_genesis = info.genesis
+        """The genesis hash the other side's hello named (empty: its table is not formed)."""
         self.outbox = ByteQueue(mesh.outbox_bytes, OUTBOX_FRAMES)
         self._cancel = trio.CancelScope()
         self._reading = trio.CancelScope()

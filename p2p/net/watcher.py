@@ -36,7 +36,7 @@ from crypto.identity import IdentityKey
 from p2p import wire
 from p2p.errors import ConnectionClosed, HandshakeFailed, NodeError, P2PError
 from p2p.net import discovery
-from p2p.net.mesh import Mesh, open_mesh
+from p2p.net.mesh import Connection, Mesh, open_mesh
 from p2p.net.node import Finished, Links  # noqa: F401 - registers the seats' messages
 from p2p.record.verify import Failure
 from p2p.table.forming import Manifest, genesis_hash, open_genesis
@@ -53,6 +53,12 @@ QUIET_S = 120.0
 watch ends as lost."""
 REFETCH_S = 2.0
 """With no progress for this long, ask every linked seat for the record again."""
+FORMED_POLL_S = 0.5
+"""How often a seat still in its lobby is asked again whether its table has formed."""
+FULL_RETRY_S = 15.0
+"""How long a seat that says its table is full is asked again (it may be forming)."""
+FORM_WAIT_S = 300.0
+"""How long to wait for a table still in its lobby to form."""
 FINISHED_LINGER_S = 1.0
 """Once the game is over, how long to wait for the entries still in flight (none are
 needed; this only lets a late verdict of the last step arrive)."""
@@ -73,6 +79,7 @@ class WatchConfig:
     scan_s: float = 3.0
     links: int = DEFAULT_LINKS
     quiet_s: float = QUIET_S
+    form_wait_s: float = FORM_WAIT_S
     keepalive_interval: float = 1.0
     keepalive_dead: float = 5.0
     on_update: Callable[[Spectator, Update], None] = field(default=lambda s, u: None)
@@ -204,20 +211,47 @@ class Watcher:
         assert self.spectator is not None and self.manifest is not None
         return WatchResult(self.spectator, self.manifest, self.junk)
 
-    async def _first_link(self, mesh: Mesh, address: str, expect_fp: str | None) -> None:
+    async def _dial_formed(self, mesh: Mesh, address: str, expect_fp: str | None) -> Connection:
+        """Dial the seat at ``address`` once its table has formed: a seat still in its lobby
+        (its hello names no genesis) is asked again every :data:`FORMED_POLL_S`, for at most
+        ``form_wait_s``."""
         self.cfg.on_note(f"connecting to {address}…")
-        try:
-            conn = await mesh.dial(address, expect_fingerprint=expect_fp)
-        except HandshakeFailed as exc:
-            raise WatchError(_refusal(exc.kind, exc.detail)) from exc
-        except ConnectionClosed as exc:
-            raise WatchError(f"cannot reach the table at {address}: {exc.reason}") from exc
+        start = trio.current_time()
+        deadline = start + self.cfg.form_wait_s
+        told = False
+        while True:
+            try:
+                conn = await mesh.dial(address, expect_fingerprint=expect_fp)
+            except HandshakeFailed as exc:
+                # a full lobby refuses everyone while its seats sign the manifest: that
+                # takes a moment; a table that lets nobody watch keeps saying it
+                if exc.kind != "full" or trio.current_time() - start > FULL_RETRY_S:
+                    raise WatchError(_refusal(exc.kind, exc.detail)) from exc
+                await trio.sleep(FORMED_POLL_S)
+                continue
+            except ConnectionClosed as exc:
+                raise WatchError(f"cannot reach the table at {address}: {exc.reason}") from exc
+            if conn.hello_genesis:
+                return conn
+            conn.abort("the table has not formed yet")
+            await conn.closed.wait()
+            if trio.current_time() >= deadline:
+                raise WatchError(
+                    f"the table at {address} did not start within {self.cfg.form_wait_s:g}s"
+                )
+            if not told:
+                told = True
+                self.cfg.on_note("the table is still waiting for players; watching once it starts")
+            await trio.sleep(FORMED_POLL_S)
+
+    async def _first_link(self, mesh: Mesh, address: str, expect_fp: str | None) -> None:
+        conn = await self._dial_formed(mesh, address, expect_fp)
         assert mesh.table_id is not None
         await conn.send(wire.Watch(mesh.table_id, self.cfg.name))
         with trio.move_on_after(GENESIS_WITHIN_S):
             while self.genesis is None:
                 event = await mesh.inbox.receive()
-                if isinstance(event, PeerDown) and event.peer == conn.peer:
+                if isinstance(event, PeerDown) and event.peer == conn.peer and conn.closed.is_set():
                     reason = self.refused.get(event.peer.hex(), event.reason)
                     raise WatchError(f"the player at {address} closed the link: {reason}")
                 if not isinstance(event, Inbound) or event.peer != conn.peer:
