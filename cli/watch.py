@@ -50,6 +50,8 @@ EXIT_CHEAT = 4
 REDRAW_S = 0.1
 """The screen is redrawn at most this often while entries pour in (and at every move)."""
 HINT = "watching: public cards only · q quit"
+SEAT_DRAW_WORDS = {"commit": "seat draw commitments", "reveal": "seat draw openings"}
+"""Steps 1 and 2 of every table draw the seat order (RECORD_FORMAT.md §5)."""
 
 
 class Show:
@@ -97,15 +99,16 @@ class Show:
             order = ", ".join(f"{i}. {n}" for i, n in enumerate(names.names, 1))
             print(f"seats in the drawn order: {order}", file=out)
         for step in u.completed:
+            words = SEAT_DRAW_WORDS if step <= 2 else KIND_WORDS
             what = "; ".join(
-                f"{KIND_WORDS.get(kind, kind)} from {', '.join(who)}"
+                f"{words.get(kind, kind)} from {', '.join(who)}"
                 for kind, who in _kinds(s, step).items()
             )
             print(f"step {step}: {what}", file=out)
             for e in self.events[self.told :]:
                 print(f"  · {e}", file=out)
             self.told = len(self.events)
-            if ACTION_KIND in _kinds(s, step):
+            if ACTION_KIND in _kinds(s, step) or s.finished:
                 print(f"  {s.status_line()}", file=out)
         if u.verdict is not None:
             order = s.seat_order or ()
