@@ -153,7 +153,7 @@ def tables(request, tmp_path_factory):
     plays = {
         "slave": lambda: play(root / "slave", "slave", {"games": 2}, busy=True),
         "slaiga": lambda: play(root / "slaiga", "slaiga", {}),
-        "cheat": lambda: play(root / "cheat", "slave", {"games": 3}, cheat=True),
+        "cheat": lambda: play(root / "cheat", "slave", {"games": 1}, cheat=True),
     }
     return tables_side_by_side(request, "table", lambda name: plays[name]())
 
