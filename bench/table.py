@@ -26,6 +26,8 @@ figure with spectators, ``action_ms_median_no_spectators`` without, and
 ``spectator_lag_ms_median`` (and ``_p90``) is, over every record step, the time from the
 first seat completing it (the signer completes it as it signs) to a spectator completing
 it (checked, on its screen), from the peers' ``CLOCK_MONOTONIC`` (one clock per machine).
+The spectators run at a lower CPU priority (:data:`SPECTATOR_NICE`): on a LAN each has a
+machine of its own.
 All figures from one run on this machine.
 """
 
@@ -80,6 +82,13 @@ def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[
     return proc, lines
 
 
+SPECTATOR_NICE = 10
+"""Spectators run at a lower CPU priority than the seats: on a LAN each runs on its own
+machine, so what the seats pay for them is their links, not their proof checks; on this
+one machine the niceness keeps their checking (every proof of every seat) off the seats'
+cores as far as the scheduler allows."""
+
+
 def _watcher(address: str, env: dict[str, str]) -> tuple[subprocess.Popen, list[str]]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "cli", "watch", "--peer", address, "--json", "--trace"],
@@ -87,6 +96,7 @@ def _watcher(address: str, env: dict[str, str]) -> tuple[subprocess.Popen, list[
         stderr=subprocess.PIPE,
         text=True,
         env=env,
+        preexec_fn=lambda: os.nice(SPECTATOR_NICE),  # noqa: PLW1509 - no threads started yet
     )
     lines: list[str] = []
 

@@ -263,6 +263,9 @@ class Watcher:
                     self._take_genesis(msg, mesh)
         if self.genesis is None:
             raise WatchError(f"the player at {address} did not answer within {GENESIS_WITHIN_S:g}s")
+        assert self.manifest is not None
+        if self.manifest.seat_of(conn.peer) is None:
+            raise WatchError(f"the peer at {address} holds no seat at the table it showed us")
         self._linked.add(conn.peer)
         self._ask(conn.peer)
 
