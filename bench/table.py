@@ -26,8 +26,10 @@ figure with spectators, ``action_ms_median_no_spectators`` without, and
 ``spectator_lag_ms_median`` (and ``_p90``) is, over every record step, the time from the
 first seat completing it (the signer completes it as it signs) to a spectator completing
 it (checked, on its screen), from the peers' ``CLOCK_MONOTONIC`` (one clock per machine).
-The spectators run at a lower CPU priority (:data:`SPECTATOR_NICE`): on a LAN each has a
-machine of its own.
+On this one machine the spectators' checking (every proof of every seat) competes with the
+seats for the same cores, which a LAN, where each spectator has a machine of its own, does
+not: ``--spectator-nice N`` runs them at a lower CPU priority to see what the seats pay
+for their links alone (their lag then grows when the cores are busy).
 All figures from one run on this machine.
 """
 
@@ -82,21 +84,16 @@ def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[
     return proc, lines
 
 
-SPECTATOR_NICE = 10
-"""Spectators run at a lower CPU priority than the seats: on a LAN each runs on its own
-machine, so what the seats pay for them is their links, not their proof checks; on this
-one machine the niceness keeps their checking (every proof of every seat) off the seats'
-cores as far as the scheduler allows."""
-
-
-def _watcher(address: str, env: dict[str, str]) -> tuple[subprocess.Popen, list[str]]:
+def _watcher(
+    address: str, env: dict[str, str], nice: int = 0
+) -> tuple[subprocess.Popen, list[str]]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "cli", "watch", "--peer", address, "--json", "--trace"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
-        preexec_fn=lambda: os.nice(SPECTATOR_NICE),  # noqa: PLW1509 - no threads started yet
+        preexec_fn=(lambda: os.nice(nice)) if nice else None,
     )
     lines: list[str] = []
 
@@ -117,7 +114,12 @@ def _step_times(lines: list[str]) -> dict[int, float]:
 
 
 def network_game(
-    game: str, seats: int, tmp: Path, offload: bool = True, spectators: int | None = None
+    game: str,
+    seats: int,
+    tmp: Path,
+    offload: bool = True,
+    spectators: int | None = None,
+    nice: int = 0,
 ) -> dict[str, Any]:
     """One game over peer processes; with ``spectators`` (a number, 0 included) every seat
     traces its steps, and that many ``slaiga watch`` processes follow the table."""
@@ -143,7 +145,14 @@ def network_game(
     if address is None:
         opener.kill()
         raise RuntimeError("the opener did not listen")
-    watchers = [_watcher(address, env) for _ in range(spectators or 0)]
+    watchers = [_watcher(address, env, nice) for _ in range(spectators or 0)]
+    # the spectators are up (they wait in the lobby for the table to form) before the
+    # joiners start: a slow start at low priority must not make them miss a short game
+    deadline = time.monotonic() + 120
+    while watchers and time.monotonic() < deadline:
+        if all(any("waiting for players" in x for x in ls) for _, ls in watchers):
+            break
+        time.sleep(0.05)
     joiners = [
         _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)
         for i in range(1, seats)
@@ -251,6 +260,13 @@ def main(argv: list[str] | None = None) -> int:
         "play it once, without)",
     )
     parser.add_argument(
+        "--spectator-nice",
+        type=int,
+        default=0,
+        help="run the spectators at this niceness (default 0: as the seats; e.g. 10 to keep "
+        "their proof checks off the seats' cores, as on a LAN where each has its own machine)",
+    )
+    parser.add_argument(
         "--state-root",
         default=None,
         help="directory for the peers' state directories (default: the system's temporary "
@@ -271,7 +287,14 @@ def main(argv: list[str] | None = None) -> int:
             with tempfile.TemporaryDirectory(prefix="slaiga-bench-", dir=args.state_root) as tmp:
                 alone = network_game(game, args.seats, Path(tmp), offload, spectators=0)
         with tempfile.TemporaryDirectory(prefix="slaiga-bench-", dir=args.state_root) as tmp:
-            net = network_game(game, args.seats, Path(tmp), offload, args.spectators or None)
+            net = network_game(
+                game,
+                args.seats,
+                Path(tmp),
+                offload,
+                args.spectators or None,
+                args.spectator_nice,
+            )
         local = inprocess_game(game, args.seats)
         per_net = net["wall_s"] / max(1, net["entries"])
         per_local = local["inprocess_s"] / max(1, local["inprocess_entries"])
