@@ -25,6 +25,10 @@ Figures:
 * ``lacks_card_13_*``: Slave's "I do not hold 3 of clubs" over a 13-card hand
   with the inequality proof of :mod:`crypto.inequality`, and the CDS
   AND-of-ORs verification it replaces (``lacks_card_13_or_verify``);
+* ``escrow_*`` (issue 21, :mod:`crypto.escrow`): a four-seat key escrow deal, one
+  receiver's public share and check (the extra work of the key round), and token
+  shares for an absent seat over 6 cards: one seat's batch made and verified, and
+  the three batches combined;
 * ``deal4``: a whole verified four-seat deal in memory -- key shares with
   proofs, four shuffles with TW proofs each verified by the three other seats,
   6 cards dealt privately to each seat, 28 revealed publicly, every token
@@ -327,6 +331,57 @@ def bench_tokens(report: Report, repeat: int) -> None:
         f"tokens_verify_batch_{PRIVATE_CARDS}",
         lambda: verify_tokens(public, cards, toks, proof, ctx),
         repeat,
+    )
+
+
+def bench_escrow(report: Report, repeat: int, n: int = 4) -> None:
+    """Key escrow at a four-seat table: seat 1's deal, seat 0's check of its share, and
+    seat 1's tokens made by the others for ``PRIVATE_CARDS`` cards."""
+    from crypto.escrow import (
+        combine_token_shares,
+        make_deal,
+        make_token_shares,
+        open_share,
+        public_shares,
+        receivers,
+        verify_token_shares,
+    )
+    from crypto.seal import SealKey
+
+    ctx = Context(b"bench", 1, 3, 1)
+    x = random_scalar()
+    public = base_mul(x)
+    seals = [SealKey.generate() for _ in range(n)]
+    keys = {i: k.public for i, k in enumerate(seals)}
+    box_secret = bytes(range(32))
+    deal = make_deal(x, n, ctx, keys, box_secret)
+    report.measure("escrow_deal4", lambda: make_deal(x, n, ctx, keys, box_secret), repeat)
+
+    def check_share() -> None:
+        open_share(seals[0], deal, public_shares(deal, public), 0, ctx)
+
+    report.measure("escrow_open_share4", check_share, repeat)
+    pub = public_shares(deal, public)
+    shares = {i: open_share(seals[i], deal, pub, i, ctx) for i in receivers(n, 1)}
+    _, pile = _table(DECK)
+    cards = pile[:PRIVATE_CARDS]
+    tctx = Context(b"bench", 1, STEP_PRIVATE, 0)
+    batch = make_token_shares(shares[0], pub, cards, tctx)
+    report.measure(
+        f"escrow_token_shares_make_{PRIVATE_CARDS}",
+        lambda: make_token_shares(shares[0], pub, cards, tctx),
+        repeat,
+    )
+    report.measure(
+        f"escrow_token_shares_verify_{PRIVATE_CARDS}",
+        lambda: verify_token_shares(pub, cards, batch, tctx),
+        repeat,
+    )
+    parts = {
+        i: make_token_shares(s, pub, cards, tctx.with_seat(i)).tokens for i, s in shares.items()
+    }
+    report.measure(
+        f"escrow_combine_{PRIVATE_CARDS}", lambda: combine_token_shares(pub, parts), repeat
     )
 
 
@@ -935,6 +990,7 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
     bench_tw_batch(report, repeat)
     log("reveal tokens and hand proofs ...")
     bench_tokens(report, repeat)
+    bench_escrow(report, repeat)
     bench_hand_proofs(report, repeat)
     log("whole verified four-seat deal ...")
     deal4()  # warm caches (generators, deck encodings)

@@ -60,6 +60,7 @@ from cli.render import (
     PromptView,
     TableView,
     end_lines,
+    look_of,
     plain,
     record_lines,
     render_page,
@@ -160,7 +161,7 @@ class HumanPlayer:
             if not ev.visible_to(self.seat):
                 continue  # callers filter already; a person never sees another's secret
             told = narrate(ev, self.names)
-            if came and _comes_to_me(ev, self.seat):
+            if came and look_of(self.game_name).gains(ev, self.seat):
                 told += f" (you get {came.pop(0)})"
             self.events.append(told)
             self.told += 1
@@ -178,7 +179,7 @@ class HumanPlayer:
     def _new_in_hand(self, game: Game) -> list[str]:
         """Faces in our hand now that were not there at the last step (to name a card a
         jack-volley winner gives us, or the one we took)."""
-        if self.game_name not in ("slaiga", "honest-slaiga"):
+        if not look_of(self.game_name).names_gains:
             return []
         now = {c.handle: c.face for c in game.view(self.seat).get("hand", ())}
         before = self._hand_before if self._hand_before is not None else set(now)
@@ -273,13 +274,7 @@ class HumanPlayer:
     def _secret(self, game: Game) -> frozenset[int]:
         """Cards on the table (not in a hand) that we see and the others do not: shown as
         face down to them. Who has seen which card is public knowledge at every table."""
-        if self.game_name not in ("slaiga", "honest-slaiga"):
-            return frozenset()
-        v = game.view(self.seat)
-        table = (*v.get("volley_cards", ()), *v.get("discard", ())[:6])
-        return frozenset(
-            c.handle for c in table if c.face is not None and not game.is_public(c.handle)
-        )
+        return look_of(self.game_name).secret(game, self.seat)
 
     def screen(self) -> list[Text]:
         t = self.table_view()
@@ -536,15 +531,6 @@ class HumanPlayer:
         if self.trace_path is not None:
             with self.trace_path.open("a", encoding="utf-8") as f:
                 f.write(json.dumps({"event": "finish", **dict(summary)}, default=str) + "\n")
-
-
-def _comes_to_me(ev: Event, me: int) -> bool:
-    """A card moves into our hand by this event, face known to us only (Slaiga's jack volley)."""
-    if ev.kind == "give-back":
-        return ev.seat != me and f"seat {me} a card back" in ev.text
-    if ev.kind == "jack-pick":
-        return ev.seat == me
-    return False
 
 
 class WatchingPlayer(BotPlayer):

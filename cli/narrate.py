@@ -1,157 +1,24 @@
-"""Seats by player name, and game events told in plain words.
+"""Game events told in plain words, with player names.
 
-The engines name seats by number ("seat 2 plays 9♥"); people know each other by
-name. :class:`Names` holds the table's names in engine-seat order (made unique,
-so that a typed name always means one seat), and :func:`narrate` turns one
-event into a sentence with names in place of seat numbers. Only the text and
+The engines name seats by number ("seat 2 plays 9♥"); people know each other by name
+(``Names``, in ``engine.words.names``). :func:`narrate` turns one event into a sentence:
+the game's own words tell its typed events (``Event.detail``, ``GameWords.tells``), and
+any other event is its text with names in place of seat numbers. Only the text and
 data of an event the seat may see are used: narration never adds a face.
 """
 
 from __future__ import annotations
 
-import re
-from collections.abc import Sequence
-
-from engine.cards import SUIT_SYMBOLS
 from engine.game import Event
-
-SEATS_PAIR = re.compile(r"\bseats (\d+) and (\d+)\b")
-SEAT_ONE = re.compile(r"\bseat (\d+)\b")
-CHECK_VERDICT = re.compile(r"the (shot|block) was (\S+):")
-LIST_OF_NUMBERS = re.compile(r"\[(-?\d+(?:, -?\d+)*)\]")
-MAYBE_PLURAL = re.compile(r"\b(-?\d+) (\w+)\(s\)")
-A_BEFORE_VOWEL = re.compile(r"(?<![\w♣♦♥♠])(a) (?=(?:A|8|8\d|11|18)\b|[aeiouAEIOU][a-z])")
-JOKER_GLYPH = "🃏"  # double width in some terminals and not in others: shown as Jk
-BOT_NAMES = ("Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lou")
-
-
-def unique_names(names: Sequence[str]) -> tuple[str, ...]:
-    """``names`` with blanks filled and repeats numbered ("Bob", "Bob 2")."""
-    out: list[str] = []
-    for i, raw in enumerate(names):
-        base = " ".join(str(raw).split()) or f"Seat {i + 1}"
-        name, n = base, 1
-        while name.lower() in (o.lower() for o in out):
-            n += 1
-            name = f"{base} {n}"
-        out.append(name)
-    return tuple(out)
-
-
-class Names:
-    """The names of a table's seats (engine-seat order) and which seat is "you"."""
-
-    def __init__(self, names: Sequence[str], me: int) -> None:
-        self.names = unique_names(names)
-        if not 0 <= me < len(self.names):
-            raise ValueError(f"seat {me} is not one of {len(self.names)} seats")
-        self.me = me
-
-    def __len__(self) -> int:
-        return len(self.names)
-
-    def __call__(self, seat: int | None) -> str:
-        if seat is None or not 0 <= seat < len(self.names):
-            return f"seat {seat}"
-        return self.names[seat]
-
-    def token(self, seat: int) -> str:
-        """How a seat is typed in a move: the name in lower case, spaces as dashes."""
-        return "-".join(self.names[seat].lower().split())
-
-    def find(self, text: str) -> int | None:
-        """The seat ``text`` names: a typed name, a unique start of one, or ``#N`` (1-based)."""
-        t = text.strip().lower()
-        if not t:
-            return None
-        if t.startswith("#") and t[1:].isdigit():
-            n = int(t[1:]) - 1
-            return n if 0 <= n < len(self.names) else None
-        tokens = [self.token(s) for s in range(len(self.names))]
-        if t in tokens:
-            return tokens.index(t)
-        if t in ("me", "you", "myself"):
-            return self.me
-        starts = [s for s, tok in enumerate(tokens) if tok.startswith(t)]
-        return starts[0] if len(starts) == 1 else None
-
-    def replace(self, text: str) -> str:
-        """``text`` with every "seat N" and "seats N and M" replaced by names."""
-        text = SEATS_PAIR.sub(lambda m: f"{self(int(m[1]))} and {self(int(m[2]))}", text)
-        return SEAT_ONE.sub(lambda m: self(int(m[1])), text)
-
-    def tell(self, text: str) -> str:
-        """``replace``, and a list with one number per seat ("points [3, 1, 0]") by name."""
-        out = words(self.replace(text).replace(JOKER_GLYPH, "Jk"))
-        return LIST_OF_NUMBERS.sub(
-            lambda m: m[0] if len(m[1].split(",")) != len(self) else _per(m, self), out
-        )
-
-    def per_seat(self, values: Sequence[object]) -> str:
-        """``Ann 3, Bob 1, ...`` for one value per seat."""
-        return ", ".join(f"{self(s)} {v}" for s, v in enumerate(values))
-
-
-def words(text: str) -> str:
-    """Plain English for engine text: "1 card(s)" → "1 card", "2 shot(s)" → "2 shots",
-    "a A" → "an A", "a 8" → "an 8"."""
-    text = MAYBE_PLURAL.sub(lambda m: f"{m[1]} {m[2]}" + ("" if m[1] == "1" else "s"), text)
-    return A_BEFORE_VOWEL.sub(lambda m: m[1] + "n ", text)
-
-
-def _capital(text: str) -> str:
-    return text[:1].upper() + text[1:] if text else text
-
-
-def _claim(text: str) -> tuple[str, str]:
-    """Split "seat 2: ace ♦ block with 9♦" into ("ace ♦ block", " with 9♦")."""
-    body = text.split(": ", 1)[1] if ": " in text else text
-    claim, sep, shown = body.partition(" with ")
-    return claim, (sep + shown if sep else "")
+from engine.words import tell
+from engine.words.names import BOT_NAMES, JOKER_GLYPH, Names, capital, unique_names, words
 
 
 def narrate(event: Event, names: Names) -> str:
-    """One event in plain words, with player names."""
-    kind, text, who = event.kind, event.text, names(event.seat)
-    data = event.data
-    if kind == "shot" and "target" in data:
-        claim, shown = _claim(text)
-        claim = claim.split(", ", 1)[-1]  # "♣ target, ♦ shot" -> "♦ shot"
-        target = names(data["target"])
-        suit = SUIT_SYMBOLS[data["suit"]] if data.get("suit") in range(4) else "?"
-        how = shown or ", face down"
-        return f"{who} shoots {target}: {suit} target, claims {_article(claim)}{how}"
-    if kind in ("block", "countershot"):
-        claim, shown = _claim(text)
-        verb = "blocks" if kind == "block" else "shoots back"
-        return f"{who} {verb}: claims {_article(claim)}{shown or ', face down'}"
-    if kind == "check-called":
-        what = {"shot": "the shot", "block": "the block", "miss": "the miss"}.get(
-            str(data.get("check")), ""
-        )
-        if what:
-            return f"{who} checks {what}"
-    verdict = (
-        CHECK_VERDICT.match(text) if kind.startswith(("check:shot:", "check:block:")) else None
-    )
-    if verdict and "pay" in data:
-        what = "a true claim" if kind.endswith(":true") else "a lie"
-        return f"It was {verdict[2]}: {what} — {who} pays {data['pay']}"
-    if kind == "match" and "points" in data:
-        return f"Match over. Points: {names.per_seat(data['points'])}"
-    if kind == "end" and "totals" in data:
-        return f"Game over. Totals: {names.per_seat(data['totals'])}"
-    if kind == "unmau":
-        return f"{who}: Unmau!"
-    if kind.startswith(("volley-length:", "jack-volley-length:")):
-        text = "the " + text
-    return _capital(names.tell(text))
+    """One event in plain words, with player names: told by its game's words from its typed
+    detail, or else its text with names for seat numbers."""
+    told = tell(event, names)
+    return told if told is not None else capital(names.tell(event.text))
 
 
-def _per(match: re.Match[str], names: Names) -> str:
-    return "(" + names.per_seat([v.strip() for v in match[1].split(",")]) + ")"
-
-
-def _article(claim: str) -> str:
-    """ "♦ shot" -> "a ♦ shot"; "ace ♦ block" -> "an ace ♦ block"."""
-    return ("an " if claim[:1].lower() in "aeiou" else "a ") + claim
+__all__ = ["BOT_NAMES", "JOKER_GLYPH", "Names", "narrate", "unique_names", "words"]

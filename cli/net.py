@@ -306,9 +306,16 @@ def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
         spec = registry.get(game)
         given = parse_option_args(pairs)
         spec.game_class(seats, given)  # validates the seat count and each option
-        return resolve_options(spec.game_class.OPTIONS, given)
+        options = resolve_options(spec.game_class.OPTIONS, given)
     except EngineError as exc:
         raise NodeError(str(exc)) from exc
+    if options.get("survive"):
+        # the engine's leaving rules and crypto.escrow are in; the record steps are not
+        raise NodeError(
+            "option 'survive' is not played on the LAN yet: a table cannot go on without "
+            "a player until the node escrows keys (docs/design.md, Surviving a lost player)"
+        )
+    return options
 
 
 def _state_dir(args: argparse.Namespace) -> Path:
@@ -431,7 +438,9 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
             f"[red]cheat proven: {names[summary['culprit']]} — {cheat.get('reason', '')}[/red]"
         )
     else:
-        _out.print(f"{summary['entries']} entries and {summary['proofs']} proofs checked, no cheat")
+        _out.print(
+            f"{summary['entries']} signatures and {summary['proofs']} proofs checked, no cheat"
+        )
     _out.print(f"record: {summary['record']}")
     _out.print(f"check it yourself: {verify_command(summary['record'])}")
 
@@ -453,7 +462,9 @@ def _print_result(result: TableResult, as_json: bool) -> None:
         table.add_row(str(i + 1), seat["name"] + me, seat["fingerprint"])
     _out.print(table)
     if "record_steps" in summary:
-        _out.print(f"record: {summary['record_steps']} steps, head {summary['record_head']}")
+        _out.print(
+            f"record: {summary['record_steps']} steps, the last one's hash {summary['record_head']}"
+        )
     for cheat in summary.get("cheats", []):
         _out.print(f"[red]cheat by {cheat['name']}: {cheat['kind']}: {cheat['reason']}")
 

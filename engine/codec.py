@@ -338,6 +338,26 @@ def schema(cls: type) -> Schema:
     return s
 
 
+def field_kinds(cls: type) -> dict[str, str]:
+    """What each field of action class ``cls`` holds, read from its annotation (for words
+    that name cards by face and seats by name): ``"card"`` (a ``Handle``), ``"cards"`` (a
+    tuple of them), ``"seat"`` (a ``Seat``), ``"seats"``, ``"flag"`` (a ``bool``) or
+    ``"value"``; an optional field is named by what it holds when present."""
+
+    def kind(f: _Field) -> str:
+        if isinstance(f, _Optional):
+            return kind(f.inner)
+        if isinstance(f, _Bool):
+            return "flag"
+        if isinstance(f, _Int) and f.lo == 0 and f.extra == 0 and f.fixed is None:
+            return "seat" if f.seats else "card"
+        if isinstance(f, _Tuple) and kind(f.item) in ("card", "seat"):
+            return kind(f.item) + "s"
+        return "value"
+
+    return {name: kind(f) for name, f in schema(cls).fields}
+
+
 # ---- the three operations --------------------------------------------------------------
 
 

@@ -42,6 +42,14 @@ Each action class is a frozen dataclass whose field annotations give exact
 types and bounds (``engine.codec``): ``decode_action`` reads untrusted data
 with them, and ``apply`` refuses an action whose fields break them before any
 handler runs. ``docs/adding-a-game.md`` walks through a whole game.
+
+**Leaving.** ``leave(seat)`` removes a seat that has left the table for good
+(docs/design.md, "Surviving a lost player"): the game's ``on_leave`` hook applies its
+leaving rule (written in each game's page under docs/rules/). The transition needs
+nothing from the dealer for the leaving seat's cards: they stay face down, out of play
+(``retire``), so every engine, the seatless one included, makes it alike. From then on
+``to_move()`` never names the seat, and the game ends when its rules say so, at the
+latest when one seat (or team) is left.
 """
 
 from __future__ import annotations
@@ -75,7 +83,14 @@ from engine.obligations import (
     Shuffle,
     Transfer,
 )
-from engine.options import OptionSpec, resolve_options
+from engine.options import (
+    TABLE_OPTION_NAMES,
+    TABLE_OPTIONS,
+    OptionSpec,
+    check_table_options,
+    hashed_options,
+    resolve_options,
+)
 
 Handler = Generator[Obligation, Any, None]
 
@@ -118,13 +133,20 @@ NO_PHASE = Phase()
 
 @dataclass(frozen=True, slots=True)
 class Event:
-    """Something that happened. ``audience`` ``None`` means public."""
+    """Something that happened. ``audience`` ``None`` means public.
+
+    ``kind`` is what statistics count (``slaiga simulate``, the baselines), ``text`` the
+    event in engine words ("seat 2 plays 9♥"), ``data`` its numbers. ``detail``, where the
+    game gives one, is the event as a typed value (a frozen dataclass of the game's own, one
+    class per kind of event): the game's words tell the event from it, never from ``text``.
+    """
 
     kind: str
     text: str
     seat: int | None = None
     audience: frozenset[int] | None = None
     data: Mapping[str, Any] = field(default_factory=dict)
+    detail: Any = None
 
     def visible_to(self, seat: int) -> bool:
         return self.audience is None or seat in self.audience
@@ -245,7 +267,9 @@ class Game:
     NAME: ClassVar[str] = ""
     MIN_SEATS: ClassVar[int] = 2
     MAX_SEATS: ClassVar[int] = 8
-    OPTIONS: ClassVar[tuple[OptionSpec, ...]] = ()
+    OPTIONS: ClassVar[tuple[OptionSpec, ...]] = TABLE_OPTIONS
+    """The table options; each game lists its own and ``Game`` appends ``TABLE_OPTIONS``
+    (options of the table, not of the rules: ``engine.options``)."""
     PHASES: ClassVar[Mapping[str, Phase]] = {}
     ACTIONS: ClassVar[tuple[type[Action], ...]] = ()
     """Every action class of the game, derived from ``PHASES``."""
@@ -253,6 +277,9 @@ class Game:
 
     def __init_subclass__(cls, **kwargs: Any) -> None:
         super().__init_subclass__(**kwargs)
+        if "OPTIONS" in cls.__dict__:
+            own = tuple(o for o in cls.OPTIONS if o not in TABLE_OPTIONS)
+            cls.OPTIONS = (*own, *TABLE_OPTIONS)
         if "PHASES" in cls.__dict__:
             cls.ACTIONS = tuple(dict.fromkeys(a for p in cls.PHASES.values() for a in p.actions))
             cls._BY_NAME = {a.__name__: a for a in cls.ACTIONS}
@@ -268,6 +295,7 @@ class Game:
             )
         self.seats = seats
         self.options: dict[str, Any] = resolve_options(self.OPTIONS, options)
+        check_table_options(self.options, seats)
         self.deck: tuple[Card, ...] = tuple(self.make_deck())
         self.zones = Zones()
         self.faces: dict[int, Card] = {}
@@ -279,6 +307,8 @@ class Game:
         self._gen: Handler | None = None
         self._pending: Obligation | None = None
         self._events: list[Event] = []
+        self.gone: tuple[int, ...] = ()
+        """Seats that have left for good, in the order they left (``leave``)."""
 
     # ---- subclass hooks -------------------------------------------------------
 
@@ -311,6 +341,11 @@ class Game:
 
     def outcome(self) -> Outcome:
         raise NotImplementedError
+
+    def on_leave(self, seat: int) -> Handler | None:
+        """The game's leaving rule for ``seat`` (already in ``gone``); may be a generator
+        like a handler. A game without one cannot go on without a seat."""
+        raise EngineError(f"{self.NAME} has no rule for a seat that leaves the table")
 
     # ---- the driver -------------------------------------------------------------
 
@@ -353,6 +388,42 @@ class Game:
             )
         return self._run(self._then_automatic(handler(self, action)))
 
+    def leave(self, seat: int) -> list[Event]:
+        """``seat`` has left the table for good: apply the game's leaving rule.
+
+        Allowed between obligations only (the table settles the one in flight first),
+        while the game is not over, for a seat still at the table."""
+        if not self.started or self.is_over():
+            raise EngineError("a seat can leave only a game that is running")
+        if self._pending is not None:
+            raise EngineError(f"a seat cannot leave while the dealer owes {self._pending}")
+        if type(seat) is not int or not 0 <= seat < self.seats:
+            raise EngineError(f"no seat {seat!r} at this table")
+        if seat in self.gone:
+            raise EngineError(f"seat {seat} has already left")
+        if type(self).on_leave is Game.on_leave:
+            self.on_leave(seat)  # raises: no leaving rule
+        self.gone = (*self.gone, seat)
+        self.emit(
+            "left",
+            f"seat {seat} has left the table; the game goes on without it",
+            seat,
+            gone=self.gone,
+        )
+        return self._run(self._then_automatic(self.on_leave(seat)))
+
+    def present(self) -> tuple[int, ...]:
+        """The seats still at the table."""
+        return tuple(s for s in range(self.seats) if s not in self.gone)
+
+    def retire(self, handles: Iterable[int]) -> None:
+        """Move ``handles`` face down out of play (the zone ``out-of-play``, made the first
+        time, so a game nobody leaves keeps its state hash); nobody learns their faces."""
+        if "out-of-play" not in self.zones:
+            self.zones.add("out-of-play")
+        for h in list(handles):
+            self.zones.move(h, "out-of-play")
+
     def check(self, action: Action) -> str | None:
         """Why the rules would refuse ``action`` now, or ``None`` if they accept it.
 
@@ -393,10 +464,11 @@ class Game:
         text: str,
         seat: int | None = None,
         audience: Iterable[int] | None = None,
+        detail: Any = None,
         **data: Any,
     ) -> None:
         aud = frozenset(audience) if audience is not None else None
-        self._events.append(Event(kind, text, seat, aud, data))
+        self._events.append(Event(kind, text, seat, aud, data, detail))
 
     def _then_automatic(self, handler: Handler | None) -> Handler:
         """Run ``handler``, then every automatic phase the game reaches, until it is in a
@@ -514,7 +586,10 @@ class Game:
         data = {
             "game": self.NAME,
             "seats": self.seats,
-            "options": self.options,
+            "options": hashed_options(
+                self.OPTIONS,
+                {k: v for k, v in self.options.items() if k not in TABLE_OPTION_NAMES},
+            ),
             "phase": self.phase,
             "turns": self.turns,
             "zones": self.zones.snapshot(),
@@ -523,6 +598,8 @@ class Game:
             "pending": self._pending,
             "state": self.public_state(),
         }
+        if self.gone:
+            data["gone"] = list(self.gone)
         blob = json.dumps(canonical(data), separators=(",", ":"), ensure_ascii=False)
         return hashlib.sha256(blob.encode()).hexdigest()
 

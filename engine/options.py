@@ -4,6 +4,10 @@ Every **[house]** choice of a game's rules (docs/rules/) is an ``OptionSpec``
 of the game. Values arrive as Python values or as ``key=value`` strings from
 the command line; both are checked, and a bad one raises ``BadOption`` listing
 what is allowed.
+
+An option added after games were first recorded has ``hashed_at_default=False``: while
+it holds its default it is left out of ``Game.state_hash``, so a record signed before
+the option existed still replays to the hash it signed (p2p/RECORD_FORMAT.md, ``final``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ class OptionSpec:
     choices: tuple[Any, ...] | None = None
     minimum: int | None = None
     maximum: int | None = None
+    hashed_at_default: bool = True
 
     def allowed(self) -> str:
         if self.choices is not None:
@@ -80,6 +85,12 @@ def resolve_options(specs: Iterable[OptionSpec], given: Mapping[str, Any] | None
     return out
 
 
+def hashed_options(specs: Iterable[OptionSpec], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a state hash covers: all but a later option still at its default."""
+    late = {s.name: s.default for s in specs if not s.hashed_at_default}
+    return {k: v for k, v in values.items() if k not in late or v != late[k]}
+
+
 def parse_option_args(pairs: Iterable[str]) -> dict[str, str]:
     """Turn ``["k=v", ...]`` into a dict; malformed pairs raise ``BadOption``."""
     out: dict[str, str] = {}
@@ -89,3 +100,32 @@ def parse_option_args(pairs: Iterable[str]) -> dict[str, str]:
             raise BadOption(f"option {pair!r} is not of the form key=value")
         out[key.strip()] = value.strip()
     return out
+
+
+# ---- options of the table, not of a game's rules ----------------------------------------
+
+SURVIVE_MIN_SEATS = 3
+
+SURVIVE = OptionSpec(
+    "survive",
+    bool,
+    False,
+    "go on without a seat that has left for good: each seat's key is escrowed with the "
+    "others, so all the other players together could open your cards (needs 3+ seats)",
+)
+"""Issue 21: a table that survives a lost player (docs/design.md, "Surviving a lost
+player"). The cost is in the help text, so `slaiga options GAME` says it plainly."""
+
+TABLE_OPTIONS: tuple[OptionSpec, ...] = (SURVIVE,)
+"""Options every game has (``engine.game.Game`` appends them to each game's own). They
+change how the table runs, not the rules, so they stay out of the state hash."""
+
+TABLE_OPTION_NAMES = frozenset(o.name for o in TABLE_OPTIONS)
+
+
+def check_table_options(options: Mapping[str, Any], seats: int) -> None:
+    """Refuse table options that the seat count cannot support."""
+    if options.get(SURVIVE.name) and seats < SURVIVE_MIN_SEATS:
+        raise BadOption(
+            f"option 'survive' needs at least {SURVIVE_MIN_SEATS} players; this table has {seats}"
+        )

@@ -21,8 +21,11 @@ from cli.narrate import Names, narrate
 from cli.render import PromptView, TableView, end_lines, plain, render_screen
 from cli.screen import Prompter
 from engine import registry, runner
+from engine.cards import Card
 from engine.dealer import LocalDealer
 from engine.game import Event
+from engine.games.slaiga.events import CheckCalled, Played, Verdict, VolleyEnded
+from engine.games.slave.events import MatchOver
 from tests.cli._screens import faces_on
 
 GAMES = {
@@ -135,18 +138,39 @@ def test_hidden_cards_show_as_blocks_and_hands_as_counts():
 def test_events_name_players_instead_of_seat_numbers():
     names = Names(["Ann", "Bob", "Cat"], 0)
     shot = Event(
-        "shot", "seat 1 shoots seat 2: ♣ target, ♦ shot", 1, None, {"target": 2, "suit": 0}
+        "shot",
+        "seat 1 shoots seat 2: ♣ target, ♦ shot",
+        1,
+        None,
+        {"target": 2, "suit": 0},
+        Played("shot", 1, False, None, 2, 0),
     )
     assert narrate(shot, names) == "Bob shoots Cat: ♣ target, claims a ♦ shot, face down"
-    called = Event("check-called", "seat 2 calls a shot check", 2, None, {"check": "shot"})
+    called = Event(
+        "check-called", "seat 2 calls a shot check", 2, None, {"check": "shot"}, CheckCalled("shot")
+    )
     assert narrate(called, names) == "Cat checks the shot"
-    verdict = Event("check:shot:liar", "the shot was 9♦: a lie; seat 1 pays 2", 1, None, {"pay": 2})
+    nine = Verdict("shot", Card(9, 1), False, 2)
+    verdict = Event(
+        "check:shot:liar", "the shot was 9♦: a lie; seat 1 pays 2", 1, None, {"pay": 2}, nine
+    )
     assert narrate(verdict, names) == "It was 9♦: a lie — Bob pays 2"
     plays = Event("play", "seat 0 plays 9♥ 9♠", 0)
     assert narrate(plays, names) == "Ann plays 9♥ 9♠"
-    volley = Event("volley-length:2", "volley between seats 1 and 2 ends: 2 card(s), 1 shot(s)")
+    volley = Event(
+        "volley-length:2",
+        "volley between seats 1 and 2 ends: 2 card(s), 1 shot(s)",
+        detail=VolleyEnded(False, 1, 2, 2, 1),
+    )
     assert narrate(volley, names).startswith("The volley between Bob and Cat ends")
-    match = Event("match", "match over; points [3, 1, 0]", None, None, {"points": (3, 1, 0)})
+    match = Event(
+        "match",
+        "match over; points [3, 1, 0]",
+        None,
+        None,
+        {"points": (3, 1, 0)},
+        MatchOver((3, 1, 0)),
+    )
     assert narrate(match, names) == "Match over. Points: Ann 3, Bob 1, Cat 0"
 
 
@@ -177,7 +201,7 @@ def test_end_screen_has_ranking_record_verification_and_command(monkeypatch):
     assert "Winner: Bob" in text
     assert text.index("Bob") < text.index("Ann (you)") < text.index("Cat")
     assert "Record: /tmp/tables/ab12.rec" in text
-    assert "212 entries and 57 proofs checked, no cheat." in text
+    assert "212 signatures and 57 proofs checked, no cheat." in text  # verify's words
     assert "slaiga verify /tmp/tables/ab12.rec" in text
     cheat = plain(end_lines(dict(summary, culprit=2), names))
     assert "Cat was caught cheating" in cheat and "no cheat" not in cheat

@@ -7,7 +7,6 @@ import pytest
 from cli.menus import Ask, Choice, MoveError, Number, is_plan, resolve
 from cli.moves import moves_for, validate_plan
 from cli.narrate import Names
-from cli.rulebuilder import format_rule, parse_rule, rule_menu
 from cli.screen import Prompter
 from engine import registry, runner
 from engine.dealer import LocalDealer
@@ -41,6 +40,7 @@ from engine.games.aight.rulebook import (
     catalogue,
     describe,
 )
+from engine.games.aight.rulebuilder import format_rule, parse_rule, rule_menu
 
 TRIGGERS = (
     Always(),

@@ -71,6 +71,11 @@ def test_quick_json_has_required_keys(quick_run):
     assert figures["tw_verify_batch3_52"]["ops"]["base_mul"] == 1
     assert figures["deal4_batched"]["ops"]["mul"] < figures["deal4"]["ops"]["mul"]
     assert isinstance(result["deal4_batched_s"], float) and result["deal4_batched_s"] > 0
+    # key escrow (crypto.escrow): the deal's commitments, one receiver's check, token shares
+    assert figures["escrow_deal4"]["ops"]["base_mul"] == 2
+    assert figures["escrow_open_share4"]["ops"]["mul"] == 2
+    assert figures["escrow_token_shares_verify_6"]["ops"]["mul"] == 2 * 6 + 1
+    assert figures["escrow_combine_6"]["ops"]["mul"] == 3 * (6 + 1)
 
 
 def test_text_output_names_targets(quick_run, capsys, monkeypatch):

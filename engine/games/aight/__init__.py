@@ -22,3 +22,5 @@ SPEC = register(
         summarise=summarise,
     )
 )
+
+from engine.games.aight import words  # noqa: E402, F401  (registers the game's words)

@@ -319,7 +319,8 @@ class RandomAightBot(_AightBot):
             return Vote(self.seat, rng.random() < 0.5)
         if phase == "interlude":
             if rng.random() < 0.7 and not view["book"].full:
-                deal = tuple(rng.randrange(view["seats"]) for _ in range(SPEND_DEAL))
+                seats = [s for s in range(view["seats"]) if s not in view.get("gone", ())]
+                deal = tuple(rng.choice(seats) for _ in range(SPEND_DEAL))
                 return Spend(self.seat, self.choose_rule(view), deal)
             return KeepRule(self.seat)
         return rng.choice(list(legal))
@@ -399,7 +400,9 @@ class HeuristicBot(_AightBot):
             if view["book"].full:  # no rule can be created: keep it
                 return KeepRule(self.seat)
             sizes = view["hand_sizes"]
-            others = [s for s in range(view["seats"]) if s != self.seat] or [self.seat]
+            gone = view.get("gone", ())
+            others = [s for s in range(view["seats"]) if s != self.seat and s not in gone]
+            others = others or [self.seat]
             target = min(others, key=lambda s: (sizes[s], s))
             return Spend(self.seat, self.choose_rule(view), (target,) * SPEND_DEAL)
         return self.rng.choice(list(legal))

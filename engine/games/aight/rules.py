@@ -22,8 +22,9 @@ answered, the calls are resolved in that same order:
 
 * a structured call is right iff ``RuleBook.improper`` finds a reason in the
   public ``MoveRecord``; a call citing a free-text rule is put to a vote of
-  every seat except the mover (the caller included), upheld by a strict
-  majority **[house]**;
+  every seat except the mover (the caller included unless option
+  ``caller_votes`` is off), upheld by a strict majority or the threshold of
+  option ``vote_threshold`` **[house]**;
 * the first right call ends the resolution: the offender takes back the
   played card and draws the penalty (rule #6); a pending stack it did not
   pass on is drawn as well;
@@ -38,7 +39,8 @@ answered, the calls are resolved in that same order:
 seat picks up 5 cards (rule-changeable) and gains a pending rule. Between two
 moves, after every window, each holder of a pending rule is asked in seat
 order from the mover, ``Spend`` (a rule plus 3 cards dealt from the deck to
-seats of its choice) or ``KeepRule`` **[house]**.
+seats of its choice) or ``KeepRule`` **[house]**: once each, or, with option
+``spend_several``, again after each ``Spend`` while it still holds one.
 
 **Ending.** On its turn a seat may once ``ProposeEnd``; every seat then votes
 and a unanimous vote ends the game as a draw. A win condition created by a
@@ -48,6 +50,14 @@ rule ends it with a winner. ``max_turns`` ends an endless game as a draw.
 top is shuffled jointly into a new deck; while a played card still awaits the
 window's verdict, the card under it is kept as well, so that a card taken back
 leaves the old top in place.
+
+**Leaving** (``Game.leave``, a table with the ``survive`` option). The seat's hand
+goes face down out of play, and so do its pending rules and lost turns; from then on
+every count of seats in order (the next seat, a window, a vote, the end vote) passes
+over it, and nothing is dealt to it. A turn it had begun ends (a card it drew leaves
+with its hand); a window, vote or end vote counts it out (as if it had not been there);
+a move of its own still being judged is judged as usual, and a card taken back goes
+out of play. When one seat is left, it wins.
 
 **Hidden information.** Every deal and draw is a ``Reveal`` to the drawer,
 every played card a public ``Reveal``, every reshuffle a ``Shuffle``. A card
@@ -77,6 +87,7 @@ from engine.games.aight.actions import (
     Vote,
     VoteEnd,
 )
+from engine.games.aight.events import Unmau
 from engine.games.aight.rulebook import (
     BadRule,
     DrawNext,
@@ -97,6 +108,18 @@ from engine.options import OptionSpec
 HAND_SIZE = 8
 DECK_COPIES = 2
 DEFAULT_MAX_TURNS = 1000
+VOTE_THRESHOLDS = ("majority", "half", "two-thirds", "all")
+
+
+def upheld(yes: int, voters: int, threshold: str) -> bool:
+    """Does a free-text call with ``yes`` of ``voters`` votes meet ``threshold``?"""
+    if threshold == "half":
+        return 2 * yes >= voters
+    if threshold == "two-thirds":
+        return 3 * yes >= 2 * voters
+    if threshold == "all":
+        return yes == voters
+    return 2 * yes > voters  # majority: more than half
 
 
 class AightOfSpaides(Game):
@@ -116,6 +139,31 @@ class AightOfSpaides(Game):
             bool,
             True,
             "a wrong Improper! call costs the caller the penalty [house]",
+        ),
+        OptionSpec(
+            "vote_threshold",
+            str,
+            "majority",
+            "votes that uphold a call citing a free-text rule (majority: more than half of "
+            "the voters; half, two-thirds: at least that share; all) [house]",
+            choices=VOTE_THRESHOLDS,
+            hashed_at_default=False,
+        ),
+        OptionSpec(
+            "caller_votes",
+            bool,
+            True,
+            "the caller votes on its own free-text call (off: only the others, unless "
+            "nobody else is left) [house]",
+            hashed_at_default=False,
+        ),
+        OptionSpec(
+            "spend_several",
+            bool,
+            False,
+            "a holder of several pending rules may spend them all between the same two "
+            "moves (off: one) [house]",
+            hashed_at_default=False,
         ),
     )
 
@@ -178,14 +226,18 @@ class AightOfSpaides(Game):
         return self.faces[self.zones["pile"][0]]  # the pile's top is always public
 
     def next_of(self, seat: int) -> int:
-        return (seat + self.direction) % self.seats
+        nxt = (seat + self.direction) % self.seats
+        while nxt in self.gone:  # a seat that has left is passed over
+            nxt = (nxt + self.direction) % self.seats
+        return nxt
 
     def standings(self) -> Standings:
         return Standings(tuple(self.unmaus), tuple(self.created))
 
     def _order_from(self, seat: int, include: bool) -> tuple[int, ...]:
         start = 0 if include else 1
-        return tuple((seat + i) % self.seats for i in range(start, self.seats))
+        order = ((seat + i) % self.seats for i in range(start, self.seats))
+        return tuple(s for s in order if s not in self.gone)
 
     def _check_rule(self, action: Action, rule: Any, required: bool) -> None:
         if rule is None:
@@ -305,16 +357,21 @@ class AightOfSpaides(Game):
 
     def _on_vote_end(self, a: VoteEnd) -> Handler:
         self.end_votes[a.seat] = a.yes
-        if len(self.end_votes) < self.seats:
+        yield from self._end_votes_in()
+
+    def _end_votes_in(self) -> Handler:
+        seats = self.seats - len(self.gone)
+        if len(self.end_votes) < seats:
             return
         yes = sum(self.end_votes.values())
-        if yes == self.seats:
+        if yes == seats:
             self._finish("vote", None, "every seat voted to end the game")
         else:
-            self.emit("end:rejected", f"the proposal to end fails ({yes}/{self.seats} for)")
+            self.emit("end:rejected", f"the proposal to end fails ({yes}/{seats} for)")
             self.phase = "turn"
-        return
-        yield
+            if self.current in self.gone:  # the proposer has left: its turn ends
+                self.move = None
+                yield from self._next_turn()
 
     # ---- the Improper! window -----------------------------------------------------------
 
@@ -355,7 +412,7 @@ class AightOfSpaides(Game):
             if cite and self.book.is_free_text(cite):
                 self.voting = (caller, cite)
                 self.votes = {}
-                self.order = self._order_from(move.seat, include=False)
+                self.order = self._voters(move.seat, caller)
                 self.phase = "vote"
                 self.emit(
                     "improper:vote",
@@ -377,23 +434,36 @@ class AightOfSpaides(Game):
             self.emit("improper:uncalled", f"seat {move.seat}'s improper move stands", move.seat)
         yield from self._stand(move)
 
+    def _voters(self, mover: int, caller: int) -> tuple[int, ...]:
+        """Everyone but the mover, in window order; without the caller if the table
+        says so (option ``caller_votes``), unless nobody else is left to vote."""
+        order = self._order_from(mover, include=False)
+        if self.options["caller_votes"]:
+            return order
+        return tuple(s for s in order if s != caller) or (caller,)
+
     def _on_vote(self, a: Vote) -> Handler:
         self.votes[a.seat] = a.upheld
+        yield from self._votes_in()
+
+    def _votes_in(self) -> Handler:
         if len(self.votes) < len(self.order):
             return
         assert self.voting is not None and self.move is not None
         caller, cite = self.voting
         self.voting = None
-        yes = sum(self.votes.values())
-        if 2 * yes > len(self.votes):
+        yes, voters = sum(self.votes.values()), len(self.votes)
+        if upheld(yes, voters, self.options["vote_threshold"]):
             self.emit(
                 "improper:right",
-                f"the table upholds seat {caller}'s call under rule #{cite} ({yes} for)",
+                f"the table upholds seat {caller}'s call under rule #{cite} ({yes} of {voters} for)",
                 caller,
             )
             yield from self._take_back(self.move)
             return
-        self.emit("improper:rejected", f"the table rejects the call ({yes} for)", caller)
+        self.emit(
+            "improper:rejected", f"the table rejects the call ({yes} of {voters} for)", caller
+        )
         yield from self._wrong_call(caller)
         yield from self._resolve()
 
@@ -414,6 +484,8 @@ class AightOfSpaides(Game):
             self.zones.move(self.move_handle, f"hand:{seat}")
             self.emit("take_back", f"seat {seat} takes back {move.card}", seat)
             self.move_handle = None
+            if seat in self.gone:
+                self.retire(self.hand(seat))
         if move.kind != "draw" and move.stack:
             self.stack = 0
             yield from self._draw(seat, move.stack, "takes the stack and draws")
@@ -496,7 +568,9 @@ class AightOfSpaides(Game):
 
     def _unmau(self, seat: int) -> Handler:
         self.unmaus[seat] += 1
-        self.emit("unmau", f"seat {seat}: Unmau!", seat, count=self.unmaus[seat])
+        self.emit(
+            "unmau", f"seat {seat}: Unmau!", seat, detail=Unmau(seat), count=self.unmaus[seat]
+        )
         for number, w in self.book.wins():
             if (w.condition == "unmaus" and self.unmaus[seat] >= w.k) or (
                 w.condition == "empty_no_pending" and self.pending_rules[seat] == 0
@@ -519,9 +593,12 @@ class AightOfSpaides(Game):
     # ---- pending rules --------------------------------------------------------------------
 
     def _on_spend(self, a: Spend) -> Handler:
+        if gone := sorted(set(a.deal) & set(self.gone)):
+            raise self.illegal(a, f"seat {gone[0]} has left the table")
         self._check_rule(a, a.rule, required=True)
-        self.queue.pop(0)
         self.pending_rules[a.seat] -= 1
+        if not (self.options["spend_several"] and self.pending_rules[a.seat]):
+            self.queue.pop(0)  # with spend_several, a holder is asked again while it holds one
         self.emit("pending:spent", f"seat {a.seat} spends a pending rule", a.seat)
         self._create(a.rule, a.seat)
         if self.phase == "over":
@@ -542,7 +619,12 @@ class AightOfSpaides(Game):
 
     def _next_turn(self) -> Handler:
         mover = self.move.seat if self.move is not None else self.current
-        nxt = mover if self.again else (mover + self.direction * (1 + self.skip)) % self.seats
+        if self.again and mover not in self.gone:
+            nxt = mover
+        else:
+            nxt = mover
+            for _ in range(1 + self.skip):
+                nxt = self.next_of(nxt)
         self.again, self.skip = False, 0
         while self.lost[nxt]:  # finite: every pass spends one lost turn
             self.lost[nxt] -= 1
@@ -567,11 +649,47 @@ class AightOfSpaides(Game):
         self.end_reason = f"{how}: {reason}"
         self.emit(f"end:{how}", reason, winner)
 
+    # ---- leaving ----------------------------------------------------------------------------
+
+    def on_leave(self, seat: int) -> Handler:
+        """docs/rules/aight-of-spaides.md, "A player who leaves"."""
+        self.retire(self.hand(seat))
+        self.pending_rules[seat] = 0
+        self.lost[seat] = 0
+        self.emit("out", f"seat {seat}'s cards leave play face down", seat)
+        present = self.present()
+        if len(present) == 1:
+            self._finish("left", present[0], "every other seat has left the table")
+            return
+        p = self.phase
+        if p in ("turn", "drawn") and self.current == seat:
+            self.drawn, self.draw_words, self.move = None, (), None
+            yield from self._next_turn()
+        elif p == "window" and seat in self.order:
+            self.order = tuple(s for s in self.order if s != seat)
+            self.answers.pop(seat, None)
+            yield from self._window_answered()
+        elif p == "vote" and seat in self.order:
+            self.order = tuple(s for s in self.order if s != seat)
+            self.votes.pop(seat, None)
+            yield from self._votes_in()
+        elif p == "interlude" and seat in self.queue:
+            first = self.queue[0] == seat
+            self.queue.remove(seat)
+            if first:
+                yield from self._after_interlude()
+        elif p == "end_vote":
+            self.order = tuple(s for s in self.order if s != seat)
+            self.end_votes.pop(seat, None)
+            yield from self._end_votes_in()
+
     # ---- drawing ------------------------------------------------------------------------------
 
     def _draw(self, seat: int, n: int, verb: str) -> Handler:
         """Move up to ``n`` cards from the deck to ``seat``, reshuffling as needed."""
         got: list[int] = []
+        if seat in self.gone:
+            return got  # nothing is dealt to a seat that has left
         for _ in range(n):
             if not self.zones["deck"]:
                 # while a played card awaits its verdict, the card under it stays too
@@ -681,6 +799,7 @@ class AightOfSpaides(Game):
             "answers": tuple(sorted(self.answers.items())) if self.phase == "window" else (),
             "voting": self.voting,
             "proposed": self.proposed,
+            "gone": self.gone,
         }
 
     def public_state(self) -> Any:
@@ -717,7 +836,8 @@ class AightOfSpaides(Game):
         if not self.is_over():
             raise EngineError("the game is not over")
         sizes = [len(self.hand(s)) for s in range(self.seats)]
-        rest = sorted((s for s in range(self.seats) if s != self.winner), key=lambda s: sizes[s])
+        rest = sorted((s for s in self.present() if s != self.winner), key=lambda s: sizes[s])
+        rest += reversed(self.gone)  # seats that left come last, the first to leave last
         if self.winner is not None:
             return Outcome((self.winner, *rest), reason=self.end_reason, scores=tuple(sizes))
         return Outcome(tuple(rest), draw=True, reason=self.end_reason, scores=tuple(sizes))

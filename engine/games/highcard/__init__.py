@@ -18,3 +18,5 @@ SPEC = register(
         listed=False,
     )
 )
+
+from engine.games.highcard import words  # noqa: E402, F401  (registers the game's words)

@@ -6,6 +6,10 @@ from seat 0, each seat plays one card face up until every card is on the table. 
 with the highest card played, in Slave's order (3 low, 2 high, then ♣ < ♦ < ♥ < ♠),
 wins; the others follow by their best card.
 
+Leaving (``Game.leave``): a seat that has left for good puts its unplayed cards face
+down out of play and ranks last; the others play on, and the game ends when every card
+still held has been played.
+
 What it shows: a shuffle and private deals (``Shuffle`` and ``Reveal`` obligations), a
 public reveal, a phase table with a handler and a legal-move function, a view that holds
 only what the seat may see, and the public state that goes into the state hash.
@@ -30,6 +34,7 @@ class HighCard(Game):
     def __init__(self, seats: int, options: dict[str, Any] | None = None) -> None:
         super().__init__(seats, options)
         self.current = 0
+        self.played_by: list[int] = []  # the seat of each card on the table, in order
 
     def make_deck(self) -> Sequence[Card]:
         return standard_deck()
@@ -55,13 +60,28 @@ class HighCard(Game):
         if action.card not in self.zones[f"hand:{action.seat}"]:
             raise self.illegal(action, "you do not hold that card")  # validate first...
         self.zones.move(action.card, "table")  # ...then act
+        self.played_by.append(action.seat)
         faces = yield from self.reveal([action.card])
         self.emit("play", self.play_text(action, faces[action.card]), action.seat)
         self.turns += 1
-        if len(self.zones["table"]) == self.seats * self.options["hand"]:
+        self._next()
+
+    def _next(self) -> None:
+        """The next present seat with a card to play, or the end."""
+        for k in range(1, self.seats + 1):
+            s = (self.current + k) % self.seats
+            if s not in self.gone and self.zones[f"hand:{s}"]:
+                self.current = s
+                return
+        self.phase = "over"
+
+    def on_leave(self, seat: int) -> None:
+        self.retire(self.zones[f"hand:{seat}"])
+        self.emit("out", f"seat {seat}'s cards leave play face down", seat)
+        if len(self.present()) <= 1:
             self.phase = "over"
-        else:
-            self.current = (self.current + 1) % self.seats
+        elif self.current == seat:
+            self._next()
 
     def play_text(self, action: PlayCard, face: Card) -> str:
         """The public event text for ``action`` playing ``face``; a subclass that reads a
@@ -92,15 +112,16 @@ class HighCard(Game):
         }
 
     def public_state(self) -> Any:
-        return {"current": self.current}
+        return {"current": self.current, "played_by": list(self.played_by)}
 
     def is_over(self) -> bool:
         return self.phase == "over"
 
     def outcome(self) -> Outcome:
-        # table position i was played by seat i % seats; rank seats by their best card
-        best = {s: -1 for s in range(self.seats)}
-        for i, h in enumerate(self.zones["table"]):
-            s = i % self.seats
-            best[s] = max(best[s], slave_key(self.faces[h]))
-        return Outcome(tuple(sorted(best, key=best.__getitem__, reverse=True)))
+        # rank the present seats by their best card played; seats that left come last
+        best = {s: -1 for s in self.present()}
+        for s, h in zip(self.played_by, self.zones["table"], strict=True):
+            if s in best:
+                best[s] = max(best[s], slave_key(self.faces[h]))
+        ranking = sorted(best, key=best.__getitem__, reverse=True)
+        return Outcome((*ranking, *reversed(self.gone)))

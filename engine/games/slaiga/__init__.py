@@ -37,3 +37,5 @@ HONEST_SPEC = register(
         summarise=summarise,
     )
 )
+
+from engine.games.slaiga import words  # noqa: E402, F401  (registers the game's words)

@@ -29,6 +29,17 @@ Response windows and their fixed answer order (no timing involved)
   attacker only (``Reveal(hand, to={A})``) and the verdict is backed by a
   ``Prove`` obligation (``FewerOfSuit`` or ``AtLeastOfSuit``) so that seats
   who did not see the hand learn the outcome without a peek.
+
+Leaving (``Game.leave``, a table with the ``survive`` option; docs/rules/slaiga.md)
+-----------------------------------------------------------------------------------
+The seat is out as if eliminated: it ranks below every seat still playing (a seat that
+had already gone out keeps its place), its hand and the cards it had yet to place
+leave play face down, and every task of it or owed to it is dropped. A volley it is
+part of ends there with no penalty: the volley's cards leave play face down, the other
+player reloads, and the turn passes on. A win claim of its own lapses; a win check it
+was asked or had called is skipped, and the asking goes on. When the turn's business is
+all dropped, the turn passes on from the seat whose turn it was. With one seat left in
+play, the game ends.
 """
 
 from __future__ import annotations
@@ -64,6 +75,7 @@ from engine.games.slaiga.actions import (
     ShotCard,
     Swap,
 )
+from engine.games.slaiga.events import CheckCalled, Handed, Played, Verdict, VolleyEnded
 from engine.games.slaiga.hands import (
     CHECK_PLACE,
     FALSE_MISS_PENALTY,
@@ -382,15 +394,18 @@ class SlaigaAgenda(Game):
         v.shots = 1
         self.volley = v
         shown = ""
+        face = None
         if not self.LYING:
             faces = yield from self._reveal_public((a.card,), "shot")
-            self._verify_honest(card, faces[a.card])
-            shown = f" with {faces[a.card]}"
+            face = faces[a.card]
+            self._verify_honest(card, face)
+            shown = f" with {face}"
         claim = self._claim_text(card)
         self.emit(
             "shot",
             f"seat {seat} shoots seat {target}: {SUIT_SYMBOLS[a_suit]} target, {claim}{shown}",
             seat,
+            detail=Played(card.role, card.suit, card.ace, face, target, a_suit),
             target=target,
             suit=a_suit,
         )
@@ -567,7 +582,13 @@ class SlaigaAgenda(Game):
         if v.checked:
             raise self.illegal(a, "this card's check was cancelled; it cannot be checked again")
         self.agenda.pop(0)
-        self.emit("check-called", f"seat {seat} calls a {last.role} check", seat, check=last.role)
+        self.emit(
+            "check-called",
+            f"seat {seat} calls a {last.role} check",
+            seat,
+            detail=CheckCalled(last.role),
+            check=last.role,
+        )
         self._push(self._check_window(last.role, checked=last.seat, checker=seat))
 
     def _on_answer(self, a: Answer) -> Handler:
@@ -607,12 +628,15 @@ class SlaigaAgenda(Game):
         if role == "shot":
             v.shots += 1
         shown = ""
+        face = None
         if not self.LYING:
             faces = yield from self._reveal_public((a.card,), role)
-            self._verify_honest(card, faces[a.card])
-            shown = f" with {faces[a.card]}"
+            face = faces[a.card]
+            self._verify_honest(card, face)
+            shown = f" with {face}"
         kind = "block" if role == "block" else "countershot"
-        self.emit(kind, f"seat {seat}: {self._claim_text(card)}{shown}", seat)
+        played = Played(card.role, card.suit, card.ace, face, back=role != "block")
+        self.emit(kind, f"seat {seat}: {self._claim_text(card)}{shown}", seat, detail=played)
         self._push(task_of("answer", v.opponent(seat)))
 
     def _miss_penalty(self, v: Volley) -> tuple[Task, ...]:
@@ -643,7 +667,13 @@ class SlaigaAgenda(Game):
         v = self.volley
         assert v is not None
         self.agenda.pop(0)
-        self.emit("check-called", f"seat {a.seat} calls a miss check", a.seat, check="miss")
+        self.emit(
+            "check-called",
+            f"seat {a.seat} calls a miss check",
+            a.seat,
+            detail=CheckCalled("miss"),
+            check="miss",
+        )
         self._push(self._check_window("miss", checked=v.defender, checker=a.seat))
 
     def _check_window(
@@ -801,6 +831,7 @@ class SlaigaAgenda(Game):
             f"check:{tag}:{verdict}",
             f"the {tag} was {face}: {'true' if true else 'a lie'}; seat {payer} pays {pay}",
             payer,
+            detail=Verdict(tag, face, true, pay),
             pay=pay,
         )
         if true and not self.options["check_ends_volley"]:
@@ -909,6 +940,7 @@ class SlaigaAgenda(Game):
             f"{prefix}-length:{len(plays)}",
             f"{prefix.replace('-', ' ')} between seats {v.attacker} and {v.defender} ends: "
             f"{len(plays)} card(s), {v.shots} shot(s)",
+            detail=VolleyEnded(v.kind == "jack", v.attacker, v.defender, len(plays), v.shots),
             length=len(plays),
             shots=v.shots,
         )
@@ -925,7 +957,11 @@ class SlaigaAgenda(Game):
         self.zones.move(h, f"hand:{winner}")
         yield Transfer(h, loser, winner, "jack pick")
         self.emit(
-            "jack-pick", f"seat {winner} takes a blind card from seat {loser}", winner, loser=loser
+            "jack-pick",
+            f"seat {winner} takes a blind card from seat {loser}",
+            winner,
+            detail=Handed(loser, winner),
+            loser=loser,
         )
         self._push(task_of("give_back", winner, loser))
 
@@ -935,7 +971,12 @@ class SlaigaAgenda(Game):
         self.agenda.pop(0)
         self.zones.move(a.card, f"hand:{task.other}")
         yield Transfer(a.card, task.seat, task.other, "jack give-back")
-        self.emit("give-back", f"seat {task.seat} gives seat {task.other} a card back", task.seat)
+        self.emit(
+            "give-back",
+            f"seat {task.seat} gives seat {task.other} a card back",
+            task.seat,
+            detail=Handed(task.seat, task.other),
+        )
 
     def _auto_finish(self) -> None:
         seat = self.agenda.pop(0).seat
@@ -975,6 +1016,57 @@ class SlaigaAgenda(Game):
         self.current = self._next_active(seat)
         self._push(task_of("turn", self.current))
 
+    # ---- leaving ---------------------------------------------------------------------------------
+
+    def on_leave(self, seat: int) -> None:
+        self.retire(self.zones[self._hand_zones[seat]])
+        self.retire(self.zones[self._place_zones[seat]])
+        self.active[seat] = False
+        self.emit("out", f"seat {seat} is out: its cards leave play face down", seat)
+        left = [s for s in range(self.seats) if self.active[s]]
+        if len(left) <= 1:
+            for s in left:
+                self.places.append(s)
+                self.active[s] = False
+                self.emit("finish", f"seat {s} is the last in play", s, place=len(self.places))
+            self.over = True
+            self.agenda.clear()
+            return
+        v = self.volley
+        if v is not None and seat in (v.attacker, v.defender):
+            other = v.opponent(seat)
+            self.retire(p.handle for p in v.plays)
+            self.volley = None
+            self.emit("volley-void", f"the volley with seat {seat} ends with no penalty", other)
+            kept = [t for t in self.agenda if t.kind in ("place", "reload") and t.seat != seat]
+            if self.active[other] and task_of("reload", other, n=HAND_SIZE) not in kept:
+                kept.append(task_of("reload", other, n=HAND_SIZE))
+            self.agenda = [*kept, task_of("next_turn", self.current)]
+            return
+        agenda: list[Task] = []
+        for t in self.agenda:
+            if t.kind == "win_ask" and seat in (t.seat, t.other):
+                if t.other != seat:  # the asked seat left: ask the next one
+                    agenda.extend(self._win_round(t.other, self._without(t.handles, seat)))
+                continue
+            if t.tag == "win" and t.kind in ("check_response", "resolve_check"):
+                if t.seat == seat:
+                    continue  # the claimer left: its claim lapses
+                if t.other == seat:  # the checker left: the asking goes on
+                    agenda.extend(self._win_round(t.seat, self._without(t.handles, seat)))
+                    continue
+                t = task_of(t.kind, t.seat, t.other, t.n, self._without(t.handles, seat), t.tag)
+            elif seat in (t.seat, t.other) and t.kind != "next_turn":
+                continue  # (the turn still passes on from it)
+            agenda.append(t)
+        if not agenda:
+            agenda.append(task_of("next_turn", self.current))
+        self.agenda = agenda
+
+    @staticmethod
+    def _without(seats: tuple[int, ...], seat: int) -> tuple[int, ...]:
+        return tuple(s for s in seats if s != seat)
+
     # ---- queries --------------------------------------------------------------------------------
 
     def to_move(self) -> tuple[int, ...]:
@@ -986,10 +1078,11 @@ class SlaigaAgenda(Game):
         return self.over
 
     def outcome(self) -> Outcome:
+        gone = tuple(s for s in reversed(self.gone) if s not in self.places)
         if self.capped:
-            rest = tuple(s for s in range(self.seats) if s not in self.places)
-            return Outcome(tuple(self.places) + rest, draw=True, reason="turn cap reached")
-        return Outcome(tuple(self.places), reason="one seat left")
+            rest = tuple(s for s in range(self.seats) if s not in self.places and s not in gone)
+            return Outcome(tuple(self.places) + rest + gone, draw=True, reason="turn cap reached")
+        return Outcome(tuple(self.places) + gone, reason="one seat left")
 
     def public_state(self) -> Any:
         return {

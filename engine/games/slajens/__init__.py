@@ -21,3 +21,5 @@ SPEC = register(
         summarise=summarise,
     )
 )
+
+from engine.games.slajens import words  # noqa: E402, F401  (registers the game's words)

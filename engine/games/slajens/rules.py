@@ -33,7 +33,9 @@ take turns" would break at the round boundary (5 seats, 2 teams: ...0 1 0 |
 
 Sjond (option ``sjond``): before the first roll a seat may name a target
 (another seat, not a team-mate) and an amount from 1 up to the target's
-score in the previous round. The target must have at least
+score in the previous round (or, with option ``steal_cap=total``, its running
+total as it stands then: the seed's "total score from the previous round"
+reads either way **[house]**). The target must have at least
 ``steal_round_min`` points in the current round (0 if it has not rolled yet
 this round) or at least ``steal_total_min`` in total. The steal hits if, after
 any of the stealer's (up to three) rolls, the five dice show three
@@ -42,6 +44,14 @@ moves at once) or, if it still has a turn to come and option ``defence`` is
 ``score``, defends: on its next turn it must score at least the amount, or
 the amount moves then. The stealer's turn is scored as normal. Totals may go
 below zero after a steal; that is the rule's arithmetic.
+
+Leaving (``Game.leave``, a table with the ``survive`` option): the seat's turns are
+skipped from then on and its total stands (it still counts for its team). A turn it
+had begun ends unscored, and every steal it is part of lapses (its own, a steal
+awaiting its answer, a defence against it); nobody may target it after. The game ends
+at once when the seats still playing are all of one team (or one seat). In the
+ranking, a team with nobody left at the table comes after the others, and a seat that
+left comes after its team-mates (individually: after every seat that stayed).
 
 Outcome: seats ranked by their team's total (individual total without
 teams), ties by seat order; the top total is Ahökva, a shared top is a draw.
@@ -59,6 +69,8 @@ from engine.games.slajens.actions import (
     DICE,
     LUCK_FACE,
     LUCK_SCORE,
+    MAX_ROUNDS,
+    MAX_SEATS,
     NO_TARGET,
     SIDES,
     Keep,
@@ -66,6 +78,7 @@ from engine.games.slajens.actions import (
     RollDice,
     Stop,
 )
+from engine.games.slajens.events import GameOver
 from engine.obligations import Roll
 from engine.options import OptionSpec
 
@@ -74,7 +87,6 @@ BERSERKER_COUNT = 3
 BERSERKER_REROLL = DICE - BERSERKER_COUNT
 SLALT_FACE = 5
 RUN = 3  # a steal needs this many consecutive values
-MAX_SEATS = 10
 _RUNS = tuple(frozenset(range(v, v + RUN)) for v in range(1, SIDES - RUN + 2))
 
 
@@ -123,12 +135,13 @@ class Slajens(Game):
     NAME = "slajens"
     MIN_SEATS, MAX_SEATS = 2, MAX_SEATS
     OPTIONS = (
-        OptionSpec("rounds", int, 10, "rounds to play [house]", minimum=1, maximum=1000),
+        OptionSpec("rounds", int, 10, "rounds to play [house]", minimum=1, maximum=MAX_ROUNDS),
         OptionSpec(
             "teams",
             int,
             0,
-            "0: no teams; k >= 2: seat s plays for team s % k",
+            "0: no teams; k >= 2: k teams, seats dealt to them in turn (seats 1, k+1, ... "
+            "form team 1)",
             minimum=0,
             maximum=MAX_SEATS // 2,
         ),
@@ -150,6 +163,15 @@ class Slajens(Game):
             choices=("score", "off"),
         ),
         OptionSpec("slalt_double", bool, False, "a 5 scores 10 (Slalt and Raven) [house]"),
+        OptionSpec(
+            "steal_cap",
+            str,
+            "round",
+            "the most a steal may name: round, the target's score in the previous round; "
+            "total, the target's running total when the steal is declared [house]",
+            choices=("round", "total"),
+            hashed_at_default=False,
+        ),
     )
 
     def __init__(self, seats: int, options: dict[str, Any] | None = None) -> None:
@@ -193,16 +215,25 @@ class Slajens(Game):
         prev = self.round_no - 2
         return sc[prev] if 0 <= prev < len(sc) else 0
 
+    def steal_cap(self, target: int) -> int:
+        """The most a steal from ``target`` may name now (option ``steal_cap``)."""
+        if self.options["steal_cap"] == "total":
+            return max(self.totals[target], 0)
+        return self.previous_score(target)
+
     def steal_problem(self, seat: int, target: int, amount: int) -> str | None:
         if not self.options["sjond"]:
             return "stealing needs the sjond option"
         if not 0 <= target < self.seats or target == seat:
             return f"no such target seat {target}"
+        if target in self.gone:
+            return f"seat {target} has left the table"
         if self.team_of[target] == self.team_of[seat]:
             return f"seat {target} is a team-mate"
-        cap = self.previous_score(target)
+        cap = self.steal_cap(target)
         if not 1 <= amount <= cap:
-            return f"the amount must be 1..{cap} (seat {target}'s previous round)"
+            which = "total" if self.options["steal_cap"] == "total" else "previous round"
+            return f"the amount must be 1 to {cap} (seat {target}'s {which})"
         if (
             self.round_score(target) < self.options["steal_round_min"]
             and self.totals[target] < self.options["steal_total_min"]
@@ -349,16 +380,64 @@ class Slajens(Game):
     def _next_turn(self) -> None:
         self.dice = []
         self.rolls = 0
-        self.current += 1
         self.phase = "start"
+        self.current = self._next_present(self.current + 1)
         if self.current == self.seats:
-            self.current = 0
             if self.round_no == self.options["rounds"]:
+                self.current = 0
                 self.phase = "over"
-                self.emit("end", f"final totals {self.totals}", totals=tuple(self.totals))
+                self.emit(
+                    "end",
+                    f"final totals {self.totals}",
+                    detail=GameOver(tuple(self.totals)),
+                    totals=tuple(self.totals),
+                )
                 return
             self.round_no += 1
             self.emit("round", f"round {self.round_no}", round=self.round_no)
+            self.current = self._next_present(0)
+
+    def _next_present(self, seat: int) -> int:
+        """The first seat from ``seat`` on that is still at the table (``seats`` if none):
+        the turns of a seat that has left are skipped."""
+        while seat < self.seats and seat in self.gone:
+            seat += 1
+        return seat
+
+    # ---- leaving ------------------------------------------------------------------------
+
+    def _teams_left(self) -> set[int]:
+        return {self.team_of[s] for s in self.present()}
+
+    def on_leave(self, seat: int) -> None:
+        """docs/rules/slajens.md, "A player who leaves"."""
+        lapsed = [st for st in self.defences if seat in (st.stealer, st.target)]
+        self.defences = [st for st in self.defences if seat not in (st.stealer, st.target)]
+        turn_over = False
+        st = self.respond_to
+        if st is not None and seat in (st.stealer, st.target):
+            lapsed.append(st)
+            self.respond_to = None
+            turn_over = True  # the stealer's turn is scored; play passes on
+        if self.phase in ("start", "rolling") and self.current == seat:
+            turn_over = True
+            if self.rolls:
+                self.emit("unscored", f"seat {seat}'s turn ends unscored", seat=seat)
+        if self.steal is not None and seat in (self.steal.stealer, self.steal.target):
+            lapsed.append(self.steal)
+            self.steal, self.hit = None, False
+        for st in lapsed:
+            self.emit(
+                "steal:lapsed",
+                f"seat {st.stealer}'s steal of {st.amount} from seat {st.target} lapses",
+                seat=st.stealer,
+            )
+        if len(self._teams_left()) <= 1:
+            self.dice, self.rolls, self.phase = [], 0, "over"
+            self.emit("end", f"final totals {self.totals}", totals=tuple(self.totals))
+            return
+        if turn_over:
+            self._next_turn()
 
     # ---- queries ---------------------------------------------------------------------
 
@@ -375,7 +454,7 @@ class Slajens(Game):
         if self.options["sjond"]:
             for t in range(self.seats):
                 if self.steal_problem(seat, t, 1) is None:
-                    out.extend(RollDice(seat, t, a) for a in range(1, self.previous_score(t) + 1))
+                    out.extend(RollDice(seat, t, a) for a in range(1, self.steal_cap(t) + 1))
         return out
 
     def _legal_rolling(self, seat: int) -> list[Action]:
@@ -438,11 +517,22 @@ class Slajens(Game):
 
     def outcome(self) -> Outcome:
         teams = self.team_totals()
+        playing = self._teams_left()
         ranking = tuple(
-            sorted(range(self.seats), key=lambda s: (-teams[self.team_of[s]], self.team_of[s], s))
+            sorted(
+                range(self.seats),
+                key=lambda s: (
+                    self.team_of[s] not in playing,
+                    -teams[self.team_of[s]],
+                    self.team_of[s],
+                    s in self.gone,
+                    s,
+                ),
+            )
         )
-        best = max(teams)
-        draw = sum(1 for t in teams if t == best) > 1
+        counted = [teams[t] for t in sorted(playing)]
+        best = max(counted)
+        draw = counted.count(best) > 1
         who = "team" if self.options["teams"] else "seat"
         winner = self.team_of[ranking[0]]
         reason = f"{who} {winner} is Ahökva with {best}" if not draw else f"shared top {best}"

@@ -34,6 +34,13 @@ Rules decided here (and why):
   KING places last (SLAVE next deal).
 * *Dealing*: all 52 cards, one at a time, starting with seat 0 in deal 1 and
   with the SLAVE in later deals (so hands differ by at most one card).
+* *Leaving* (``Game.leave``, a table with the ``survive`` option): the seat that
+  left ranks last in this deal (unless it had gone out already: its place stands),
+  its cards leave play face down, exchanges with it are skipped, and the match ends
+  with this deal (the titles and exchanges of later deals assume the seats the match
+  began with). If it leaves before the first deal is opened, 3♣ may have left with
+  it, so the opening rule lapses and the seat to move leads any set. In the match
+  ranking, seats that left come after every seat that stayed.
 * *Match result*: each deal gives ``seats - 1 - place`` points (KING the most,
   SLAVE 0). The ranking orders seats by total points, ties broken by the
   final deal's order of going out; ``scores`` are the points.
@@ -57,6 +64,7 @@ from engine.games.slave.actions import (
     Pass,
     Play,
 )
+from engine.games.slave.events import MatchOver
 from engine.obligations import (
     FaceOf,
     HighestGiven,
@@ -275,6 +283,10 @@ class Slave(Game):
             tie = self.options["tie_direction"]
             self.direction = ASCENDING if tie == "ascending" else DESCENDING
         self.phase = "play"
+        if slave in self.gone:
+            nxt = self._next(slave, self.active)
+            assert nxt is not None
+            slave = nxt
         self.current = slave
         way = "ascending" if self.direction == ASCENDING else "descending"
         self.emit(
@@ -408,6 +420,7 @@ class Slave(Game):
         placement = list(self.out) + sorted(self.active)
         if self.toppled is not None:
             placement.append(self.toppled)
+        placement += [s for s in reversed(self.gone) if s not in placement]
         n = self.seats
         for place, s in enumerate(placement):
             self.points[s] += n - 1 - place
@@ -415,9 +428,14 @@ class Slave(Game):
         titles = titles_for(placement)
         text = ", ".join(f"{titles[s]} seat {s}" for s in placement)
         self.emit("title", f"deal {self.game_no} titles: {text}", placement=tuple(placement))
-        if self.game_no >= self.options["games"]:
+        if self.game_no >= self.options["games"] or self.gone:
             self.phase = "over"
-            self.emit("match", f"match over; points {self.points}", points=tuple(self.points))
+            self.emit(
+                "match",
+                f"match over; points {self.points}",
+                detail=MatchOver(tuple(self.points)),
+                points=tuple(self.points),
+            )
             return
         yield from self._new_deal()
 
@@ -464,8 +482,63 @@ class Slave(Game):
         )
         self.emit("exchange:public", f"seat {seat} gives seat {ex.receiver} {len(hs)} card(s)")
         self.exchange_no += 1
-        if self.exchange_no == len(self.exchanges):
-            self._start_play()
+        self._skip_exchanges()
+
+    def _skip_exchanges(self) -> None:
+        """Skip the exchanges of a seat that has left; start play after the last one."""
+        while self.exchange_no < len(self.exchanges):
+            ex = self.exchanges[self.exchange_no]
+            if ex.giver not in self.gone and ex.receiver not in self.gone:
+                return
+            self.emit(
+                "exchange:skipped",
+                f"seat {ex.giver} gives seat {ex.receiver} nothing: one of them has left",
+            )
+            self.exchange_no += 1
+        self._start_play()
+
+    # ---- leaving ------------------------------------------------------------------------
+
+    def on_leave(self, seat: int) -> Handler:
+        """docs/rules/slave.md, "A player who leaves"."""
+        self.retire(self.zones[self.hand_names[seat]])
+        self.active.discard(seat)
+        self.passed.discard(seat)
+        if self.watch == seat:
+            self.watch = None
+        self.emit(
+            "out",
+            f"seat {seat} has left: its cards leave play face down, and the match ends"
+            " with this deal",
+            seat=seat,
+        )
+        if len(self.active) <= 1:
+            yield from self._end_deal()
+            return
+        if self.phase == "exchange":
+            self._skip_exchanges()
+            return
+        if self.phase == "opening":
+            self.phase = "play"  # 3♣ may have left with the seat
+            if self.current == seat:
+                nxt = self._next(seat, self.active, ASCENDING)
+                assert nxt is not None
+                self.current = nxt
+            self.emit(
+                "clear", f"the opening rule lapses; seat {self.current} leads", seat=self.current
+            )
+            return
+        if self.current != seat:
+            return
+        contenders = self.active - self.passed
+        if self.top:
+            contenders.discard(self.last)  # type: ignore[arg-type]
+            if not contenders:
+                self._clear()
+                return
+        nxt = self._next(seat, contenders)
+        assert nxt is not None
+        self.current = nxt
 
     # ---- queries ---------------------------------------------------------------------
 
@@ -611,7 +684,9 @@ class Slave(Game):
     def outcome(self) -> Outcome:
         last = self.placements[-1]
         place = {s: i for i, s in enumerate(last)}
-        ranking = tuple(sorted(range(self.seats), key=lambda s: (-self.points[s], place[s])))
+        ranking = tuple(
+            sorted(range(self.seats), key=lambda s: (s in self.gone, -self.points[s], place[s]))
+        )
         return Outcome(
             ranking,
             reason=f"{len(self.placements)} deal(s); points {self.points}",

@@ -1,0 +1,13 @@
+"""Aight of Spaides' events as typed values (``Event.detail``) that its words tell in a
+sentence of their own; the event's ``kind`` string is unchanged (statistics count it)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True, slots=True)
+class Unmau:
+    """``seat`` empties its hand: "Unmau!"."""
+
+    seat: int

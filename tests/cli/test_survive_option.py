@@ -1,0 +1,33 @@
+"""The `survive` table option (issue 21): listed for every game with what it costs, and
+refused by `slaiga open` until the node plays it."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from cli.main import main
+from cli.net import table_options
+from engine import registry
+from p2p.errors import NodeError
+
+
+@pytest.mark.parametrize("game", registry.names())
+def test_slaiga_options_lists_survive_with_its_cost(game, capsys):
+    assert main(["options", game, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    (row,) = [o for o in info["options"] if o["name"] == "survive"]
+    assert row["default"] is False and row["allowed"] == "on or off"
+    assert "all the other players together could open your cards" in row["help"]
+    assert "3+ seats" in row["help"]
+    assert main(["options", game]) == 0
+    assert "survive" in capsys.readouterr().out
+
+
+def test_open_refuses_survive_until_the_node_plays_it():
+    assert table_options("slave", 4, [])["survive"] is False
+    with pytest.raises(NodeError, match="not played on the LAN yet"):
+        table_options("slave", 4, ["survive=on"])
+    with pytest.raises(NodeError, match="at least 3 players"):
+        table_options("slajens", 2, ["survive=on"])
