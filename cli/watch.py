@@ -5,7 +5,7 @@ the record so far, then follow), checked through a spectator
 (:class:`p2p.table.spectator.Spectator`): every signature and proof as a seat checks
 it.  This module shows it: on the table screen from the public view (the very screen
 ``slaiga replay`` draws: who is to move, every public card, every event, and a running
-"N entries and N proofs checked, no cheat"), or without a terminal (``--plain``) as one
+"N signatures and N proofs checked, no cheat"), or without a terminal (``--plain``) as one
 line per step.  ``--json`` prints the end (ranking, state hash, record head) as one JSON
 object.  Exit status: 0 the game ended and checks out; 4 a player is proven to have
 cheated (named the moment it is proven); 1 the table could not be found, refused us, or

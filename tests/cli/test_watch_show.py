@@ -38,7 +38,7 @@ def test_plain_lines_tell_every_step_and_a_running_check(played):
     steps = [line for line in text.splitlines() if line.startswith("step ")]
     assert len(steps) == spectator.step - 1  # every step once (the seat order's too)
     assert "a move from" in text
-    assert f"{spectator.entries} entries and {spectator.proofs} proofs checked, no cheat" in text
+    assert f"{spectator.entries} signatures and {spectator.proofs} proofs checked, no cheat" in text
 
 
 def test_the_screen_shows_the_public_view_and_the_count(played):
