@@ -68,6 +68,13 @@ class WatchGate:
             return Verdict(
                 Decision.CUT, "busy", f"a spectator sends no {message.TAG!r} (it signs nothing)"
             )
+        if isinstance(message, wire.Join):
+            self.refused += 1
+            return Verdict(
+                Decision.REFUSE,
+                "full",
+                "every seat is taken and the game has started (slaiga watch follows it)",
+            )
         if not isinstance(message, wire.Watch):
             self.cut += 1
             return Verdict(Decision.CUT, "stranger", f"{message.TAG!r} from a peer with no seat")

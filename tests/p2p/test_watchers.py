@@ -55,11 +55,15 @@ def test_a_spectator_may_fetch_and_nothing_else():
     assert gate.cut == 1
 
 
-def test_a_stranger_that_asks_nothing_is_cut():
+def test_a_stranger_that_asks_nothing_is_cut_and_a_late_joiner_is_told():
     gate = WatchGate(TID, slots=4)
     v = gate.judge(key(), wire.Fetch(TID, 1))
     assert v.decision is Decision.CUT and v.reason == "stranger"
     assert gate.watching == {}
+    me = key()
+    late = gate.judge(me, wire.Join(wire.Member("Eve", me, key(), "127.0.0.1:1")))
+    assert late.decision is Decision.REFUSE and late.reason == "full"
+    assert "slaiga watch" in late.detail
 
 
 def ad(**over) -> TableAd:
