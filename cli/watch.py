@@ -26,7 +26,7 @@ from rich.text import Text
 
 from cli import args as checked
 from cli.narrate import Names, narrate
-from cli.render import PromptView, TableView, end_lines, plain, record_lines, render_screen
+from cli.render import PromptView, TableView, plain, render_screen, result_lines
 from cli.replay import KIND_WORDS, SEAT_VIEW_KEYS
 from p2p.errors import DiscoveryError, NodeError, P2PError
 from p2p.net import discovery, netguard
@@ -319,18 +319,20 @@ def _print_end(result: WatchResult, show: Show, as_json: bool) -> int:
         "game": summary["game"],
         "ranking": summary["ranking"],
         "scores": summary["scores"],
-        "entries": summary["entries"],
-        "proofs": summary["proofs"],
         "culprit": summary["culprit"],
-        "record": f"table {summary['table_id']}, head {summary['record_head'][:16]}",
     }
     if s.verdict is not None:
         print(verdict_line(s.verdict, result.manifest, s.seat_order or ()), flush=True)
-        print(plain(record_lines(page, names)), flush=True)
     elif s.record.finished:
-        print(plain(end_lines(page, names)), flush=True)
+        print(plain(result_lines(page, names)), flush=True)
     else:
-        print(f"the watch stopped at step {s.step}: {s.status_line()}", flush=True)
+        print(f"the watch stopped at step {s.step}", flush=True)
+    print(f"{s.status_line()}.", flush=True)
+    print(
+        f"table {summary['table_id']}, the last step's hash {summary['record_head']}; every"
+        " player keeps the record file (slaiga verify checks it, slaiga replay steps through it)",
+        flush=True,
+    )
     for junk in result.junk[:5]:
         print(f"· dropped (no player's fault): {junk}", file=sys.stderr)
     return code

@@ -52,3 +52,16 @@ def test_the_screen_shows_the_public_view_and_the_count(played):
     summary = WatchResult(spectator, spectator.manifest).summary()
     assert summary["ranking"] == spectator.result()["ranking"]
     assert summary["record_head"] == spectator.head.hex() and summary["finished"]
+
+
+def test_the_end_says_who_won_and_what_was_checked(played, capsys):
+    from cli.watch import _print_end
+
+    show = Show(io.StringIO(), "plain")
+    spectator = follow(played, show)
+    code = _print_end(WatchResult(spectator, spectator.manifest), show, as_json=False)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Game over" in out and "Winner:" in out
+    assert f"{spectator.status_line()}." in out
+    assert spectator.head.hex() in out
