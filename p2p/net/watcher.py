@@ -37,9 +37,9 @@ from p2p import wire
 from p2p.errors import ConnectionClosed, HandshakeFailed, NodeError, P2PError
 from p2p.net import discovery
 from p2p.net.mesh import Connection, Mesh, open_mesh
-from p2p.net.node import Finished, Links  # noqa: F401 - registers the seats' messages
 from p2p.record.verify import Failure
 from p2p.table.forming import Manifest, genesis_hash, open_genesis
+from p2p.table.session import Finished, Links  # noqa: F401 - registers the seats' messages
 from p2p.table.spectator import Spectator, Update
 from p2p.wire.events import Inbound, PeerDown, PeerUp
 

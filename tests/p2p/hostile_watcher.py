@@ -27,7 +27,7 @@ from p2p import wire
 from p2p.errors import ConnectionClosed, HandshakeFailed
 from p2p.net import netguard
 from p2p.net.mesh import FramedStream, handshake_dialer, parse_address
-from p2p.net.node import Finished, Links  # noqa: F401 - the seats' messages decode
+from p2p.table.session import Finished, Links  # noqa: F401 - the seats' messages decode
 
 LIMIT_S = 40.0
 FLOOD_FRAMES = 20_000
