@@ -460,12 +460,16 @@ class TableSession:
         once it is known down (before that, the late step is asked for: :meth:`tick`).
         A copy that arrives twice is a duplicate, checked by its bytes alone
         (p2p/record/chain.py)."""
+        seats = frozenset(m.identity for m in self.manifest.seats)
         for acc in offer.accepted:
             if acc.seat == self.my_seat:
                 continue
             for slot in relay_to(acc.seat, via, self.my_seat, self.linked, self.links):
                 self.relayed += 1
                 self.out.append(Send(self._key(slot), acc.signed))
+            # our spectators follow the table through us alone (p2p/net/watch_server.py):
+            # every entry goes on to them, and to no seat
+            self.out.append(Broadcast(acc.signed, seats))
 
     def _stop_if_fold_failed(self) -> None:
         """Our own code failed folding a step (never a peer's fault): every entry is on

@@ -58,8 +58,10 @@ def test_an_accepted_entry_is_persisted_and_shown_and_sent_on_to_nobody():
     s.drain()
     entry = _signed(ids, s.record, OTHER, Count(2))
     out = s.offer(entry, via=OTHER)
-    assert [type(e) for e in out] == [fx.Persist, fx.ShowPlayer]
+    assert [type(e) for e in out] == [fx.Persist, fx.Broadcast, fx.ShowPlayer]
     assert out[0].signed == entry and not out[0].sync
+    # the broadcast is for our spectators only: it skips every seat
+    assert out[1].skip == frozenset(m.identity for m in s.manifest.seats)
     assert s.relayed == 0
     # a copy is a duplicate: nothing to do
     assert s.offer(entry, via=OTHER) == []
@@ -73,7 +75,7 @@ def test_an_entry_goes_on_to_a_seat_cut_off_from_its_author_only():
     s.drain()
     entry = _signed(ids, s.record, OTHER, Count(2))
     out = s.offer(entry, via=OTHER)
-    assert [type(e) for e in out] == [fx.Persist, fx.Send, fx.ShowPlayer]
+    assert [type(e) for e in out] == [fx.Persist, fx.Send, fx.Broadcast, fx.ShowPlayer]
     assert out[1].peer == s.manifest.seats[THIRD].identity and out[1].msg == entry
     assert s.relayed == 1
     # never back over the link it came by
