@@ -451,6 +451,8 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             found = _locate_evidence(exc, envelopes) or (env, entry)
             failure = cheat_failure(exc, *found, frames)
             break
+        if record.failure is not None:
+            break  # our own fold failed (reported below): later entries cannot be judged
     if undecodable is not None:
         failure = undecodable  # the first frame that does not decode is the verdict
     if failure is None and record.failure is not None:

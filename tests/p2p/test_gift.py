@@ -30,7 +30,6 @@ from p2p.record.verify import verify_record_file
 from p2p.table import local_table
 from p2p.table.forming import table_rule
 from p2p.table.game_rule import (
-    _GIFT_KEY_DOMAIN,
     ACTION_KIND,
     SEALED_KIND,
     UNSEAL_KIND,
@@ -40,8 +39,9 @@ from p2p.table.game_rule import (
     SeatKeys,
     UnsealBody,
     VerdictBody,
-    _derive,
 )
+from p2p.table.game_rule.core import derive
+from p2p.table.game_rule.gift import GIFT_KEY_DOMAIN, seal_context
 from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.wire import Entry, Signed, decode_body, encode_body
 from tests.p2p.cheaters import Cheater, force_signing, make_bot
@@ -292,8 +292,8 @@ def _gift_parts(g, rec: Record) -> tuple[bytes, bytes, bytes]:
     assert rule is not None
     step = g["sealed"].step
     p, v = rule.engine_seat_of[g["giver"]], rule.engine_seat_of[g["receiver"]]
-    ctx = rule._seal_context(step, p, v)
-    key = openable_key(_derive(g["secret"], _GIFT_KEY_DOMAIN, step), ctx)
+    ctx = seal_context(rule, step, p, v)
+    key = openable_key(derive(g["secret"], GIFT_KEY_DOMAIN, step), ctx)
     receiver = rec.manifest.seats[g["receiver"]].seal_key
     return key, ctx, open_with_shown_key(key, receiver, g["sealed"].body.sealed, ctx)
 

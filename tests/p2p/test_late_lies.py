@@ -19,7 +19,10 @@ from pathlib import Path
 import pytest
 
 from engine import registry
-from engine.game import Action, Game
+from engine.errors import EngineError
+from engine.game import Action, Game, Handler
+from engine.games.highcard.bots import HighestFirstBot
+from engine.games.highcard.rules import HighCard
 from engine.games.slaiga.actions import (
     Answer,
     CancelCheck,
@@ -29,7 +32,9 @@ from engine.games.slaiga.actions import (
     Shoot,
     ShotCard,
 )
+from engine.obligations import Reveal
 from engine.players import BotPlayer
+from engine.registry import GameSpec, register
 from p2p.errors import InvalidMove
 from p2p.record.chain import entry_hash
 from p2p.record.store import RecordFile
@@ -140,3 +145,64 @@ def test_a_lie_shown_later_convicts_the_liar_at_its_action(
     assert report.failure.kind == "InvalidMove"
     assert report.failure.culprit == liar_slot
     assert report.failure.step == lie_step
+
+
+class StrayAfterRoundHighCard(HighCard):
+    """High Card with a rules bug between rounds: once the first card is played, asking
+    who moves next starts a stray automatic step, which asks the dealer for a reveal of
+    no cards and then refuses the answer, naming no seat.  It happens after the first
+    player's round is over, while nobody's action is being carried out, so it is a bug
+    of this program, never a lie of the first player.  ``broken`` is off while the table
+    plays (so the record is whole) and on while ``slaiga verify`` replays it."""
+
+    NAME = "stray-after-round-high-card"
+    broken = False
+
+    def __init__(self, seats: int, options: dict | None = None) -> None:
+        super().__init__(seats, options)
+        self.strayed = False
+
+    def to_move(self) -> tuple[int, ...]:
+        movers = super().to_move()
+        if self.broken and movers and self.turns == 1 and not self.strayed:
+            self.strayed = True
+            self._run(self._stray())
+        return movers
+
+    def _stray(self) -> Handler:
+        yield Reveal(())
+        raise EngineError("a stray step refused the dealer's answer")
+
+
+STRAY = register(
+    GameSpec(
+        StrayAfterRoundHighCard.NAME,
+        StrayAfterRoundHighCard,
+        StrayAfterRoundHighCard,
+        {"heuristic": HighestFirstBot},
+        3,
+        listed=False,
+    )
+)
+
+
+def test_an_engine_error_with_no_seat_between_rounds_is_our_bug_not_the_last_actor(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The seat whose action the engine carries out is forgotten once its round is
+    settled, so an engine error naming no seat after that convicts nobody (a fold
+    failure of ours) instead of the player who moved last; and ``verify`` stops at the
+    failure, so the entries after it do not make their signers look out of turn."""
+    table = local_table.run(local_table.new_table(STRAY.name, 3))
+    assert not table.cheats and all(r.finished for r in table.records)
+    path = tmp_path / "table.rec"
+    with RecordFile.create(path, table.genesis) as store:
+        for signed in table.log:
+            store.append(signed)
+    assert verify_record_file(path).ok
+    monkeypatch.setattr(StrayAfterRoundHighCard, "broken", True)
+    report = verify_record_file(path)
+    assert report.failure is not None
+    assert report.failure.kind == "FoldFailed", report.failure
+    assert report.failure.culprit is None
+    assert "refused a dealer answer" in report.failure.message

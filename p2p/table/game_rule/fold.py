@@ -1,0 +1,570 @@
+"""The game folded on the record: :class:`GameRule`, its dispatch tables, and the rounds
+that are no obligation (actions and the final signature).
+
+:class:`GameRule` runs the game as one flow of needs (:mod:`p2p.table.game_rule.core`):
+the ``key`` round, then action rounds until the game is over, then the ``final``
+round.  After each action it settles every obligation the engine states, through
+:data:`DISCHARGE` (and, for ``Prove``, :data:`PROOF_SHAPES`), which name the
+sub-protocol module that turns it into record steps.  An engine error met while
+settling is a seat's fault (:meth:`GameRule._late_conviction`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Annotated, Any
+
+import msgpack
+
+from crypto.deck import Deck, deck_points
+from crypto.elgamal import Ciphertext
+from crypto.errors import CryptoError, InvalidEncoding, InvalidProof
+from crypto.group import Point
+from crypto.reveal import reveal_index, unmask
+from crypto.shuffle_proof_tw_batch import ShuffleStatement
+from crypto.transcript import Context
+from engine import registry
+from engine.cards import Card
+from engine.errors import EngineError, FalseClaim, IllegalAction
+from engine.game import Action, Event, Game, Outcome
+from engine.obligations import (
+    AtLeastInSet,
+    HighestGiven,
+    JointRandom,
+    NoneOfFace,
+    Obligation,
+    Prove,
+    Reveal,
+    Roll,
+    Shuffle,
+    Statement,
+    Transfer,
+)
+from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
+from p2p.record.order import Owed, StepView
+from p2p.table.faces import handle_indices, index_face
+from p2p.table.game_rule import dice, gift, held, reveal, shuffle
+from p2p.table.game_rule.core import Flow, Job, Mine, Need, SeatKeys, SeatList
+from p2p.table.game_rule.dice import COMMIT_KIND, DICE_KIND
+from p2p.table.game_rule.gift import SEALED_KIND, UNSEAL_KIND, VERDICT_KIND, Caveat
+from p2p.table.game_rule.held import PROOF_KIND
+from p2p.table.game_rule.keys import KEY_KIND, key_round
+from p2p.table.game_rule.reveal import REMASK_KIND, TOKENS_KIND
+from p2p.table.game_rule.shuffle import SHUFFLE_KIND
+from p2p.wire import U32, Body, Bytes, Hash, TableProtocol, body, table_protocol
+
+GAME_PROTOCOL = "game"
+GAME_NUMBER = 1
+"""Proof contexts' game number (one game per table)."""
+FIRST_STEP = 3
+"""The first record step of the game: steps 1-2 draw the seat order."""
+
+ACTION_KIND = "action"
+FINAL_KIND = "final"
+
+MACHINE_KINDS = frozenset(
+    {KEY_KIND, SHUFFLE_KIND, TOKENS_KIND, REMASK_KIND, PROOF_KIND, SEALED_KIND, COMMIT_KIND}
+    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND}
+)
+"""Kinds a peer's software sends by itself (stall limits for machines apply)."""
+DECISION_KINDS = frozenset({ACTION_KIND, VERDICT_KIND})
+"""Kinds that wait for a decision (the verdict too, since it follows a person's gift)."""
+
+DEFAULT_DECIDE_STALL_MS = 60_000
+DEFAULT_DECIDE_MAX_MS = 30 * 60_000
+MAX_ACTION_BYTES = 64 * 1024
+
+_ACTION_UNPACK = {
+    "max_str_len": 4096,
+    "max_bin_len": 0,
+    "max_array_len": 1024,
+    "max_map_len": 64,
+    "max_ext_len": 0,
+    "strict_map_key": True,
+    "raw": False,
+    "use_list": True,
+}
+
+
+@body(ACTION_KIND)
+@dataclass(frozen=True, slots=True)
+class ActionBody(Body):
+    """A game action: msgpack of ``Game.encode_action`` (a map with ``type`` and fields)."""
+
+    action: Annotated[bytes, Bytes(min_len=1, max_len=MAX_ACTION_BYTES)]
+
+
+@body(FINAL_KIND)
+@dataclass(frozen=True, slots=True)
+class FinalBody(Body):
+    """Every seat's signature on the end: the ranking (engine seats) and the state hash."""
+
+    state_hash: Hash
+    ranking: SeatList
+
+
+@table_protocol(GAME_PROTOCOL)
+@dataclass(frozen=True, slots=True)
+class GameProtocol(TableProtocol):
+    """The manifest's game protocol: the game and options are the manifest's own;
+    these are the stall limits for steps that wait for a decision (a person may
+    think far longer than a machine step may take)."""
+
+    decide_stall_ms: U32
+    decide_max_ms: U32
+
+    def start(self, manifest: Any, seat_order: tuple[int, ...]) -> GameRule:
+        return GameRule(manifest, seat_order)
+
+
+# ---------------------------------------------------------------------------
+# Dispatch: each obligation, and each proof shape, to its sub-protocol
+# ---------------------------------------------------------------------------
+
+
+def _prove(rule: GameRule, ob: Prove) -> Flow:
+    """``Prove``: the statement's shape names its sub-protocol (:data:`PROOF_SHAPES`)."""
+    st = ob.statement.shape()
+    if not 0 <= st.seat < rule.n:
+        raise LocalProtocolError(f"statement by unknown seat: {st}")
+    prove = _lookup(PROOF_SHAPES, st)
+    if prove is None:
+        raise LocalProtocolError(f"no proof shape for {type(st).__name__}: {st}")
+    yield from prove(rule, st)
+    return None, None
+
+
+DISCHARGE: Mapping[type[Obligation], Callable[[GameRule, Any], Flow]] = {
+    Shuffle: shuffle.discharge,
+    Reveal: reveal.discharge,
+    Transfer: reveal.transfer,
+    Prove: _prove,
+    Roll: dice.roll,
+    JointRandom: dice.joint_random,
+}
+"""Each obligation's sub-protocol: a flow of record steps that returns (the seatless
+engine's answer, our seat engine's answer)."""
+
+PROOF_SHAPES: Mapping[type[Statement], Callable[[GameRule, Any], Flow]] = {
+    AtLeastInSet: held.at_least_in_set,
+    NoneOfFace: held.none_of_face,
+    HighestGiven: gift.highest_given,
+}
+"""Each proof shape's sub-protocol (``engine.obligations``: every statement has one)."""
+
+
+def _lookup(table: Mapping[type, Callable[..., Flow]], obj: object) -> Callable[..., Flow] | None:
+    """The entry for ``obj``'s class or its nearest base class in ``table``."""
+    for cls in type(obj).__mro__:
+        found = table.get(cls)
+        if found is not None:
+            return found
+    return None
+
+
+# ---------------------------------------------------------------------------
+# The rule
+# ---------------------------------------------------------------------------
+
+
+class GameRule:
+    """The record's turn rule for a game table; a :class:`p2p.record.order.Rule` (see the
+    package docstring)."""
+
+    def __init__(
+        self,
+        manifest: Any,
+        seat_order: tuple[int, ...],
+        keys: SeatKeys | None = None,
+    ) -> None:
+        self.manifest = manifest
+        self.order = tuple(seat_order)
+        self.n = len(self.order)
+        self.engine_seat_of = {slot: e for e, slot in enumerate(self.order)}
+        self.table_id: bytes = manifest.table_id
+        self.params: GameProtocol = manifest.protocol
+        try:
+            self.spec = registry.get(manifest.game)
+            self.engine = self.spec.factory(self.n, dict(manifest.options))
+        except EngineError as exc:
+            raise LocalProtocolError(f"cannot play {manifest.game!r}: {exc}") from exc
+        self.size = len(self.engine.deck)
+        self.deck: Deck | None = deck_points(self.size) if self.size else None
+        self.index_of_handle = handle_indices(self.engine.deck, self.size) if self.size else ()
+        self.pubs: list[Point] = []
+        self.joint: Point | None = None
+        self.cts: list[Ciphertext] = []
+        self.ptok: list[dict[int, Point]] = [{} for _ in range(self.size)]
+        self.mine: Mine | None = None
+        if keys is not None:
+            seat = self.engine_seat_of.get(keys.slot)
+            if seat is None:
+                raise LocalProtocolError(f"slot {keys.slot} is not seated at this table")
+            self.mine = Mine(keys, seat, self.spec.factory(self.n, dict(manifest.options)))
+        self.step_no = FIRST_STEP
+        self.public_events: list[Event] = []
+        self.proofs_checked = 0
+        self.entries_checked = 0
+        self.caveats: list[Caveat] = []
+        """Checks made by one seat alone (accepted sealed gifts), for ``slaiga verify``."""
+        self.outcome: Outcome | None = None
+        self.final_hash: str | None = None
+        self.done = False
+        self._acted: dict[int, int] = {}
+        """Engine seat -> the record step of its last action (the evidence of a lie that a
+        later reveal shows)."""
+        self._actor: int | None = None
+        """The engine seat whose action the engine is carrying out (reveals included);
+        ``None`` before the first action and once a round is settled."""
+        self._chained: tuple[int, dict[int, bytes]] | None = None
+        """The next joint draw's number and every seat's commitment to it, once a draw
+        has carried them (:mod:`p2p.table.game_rule.dice`)."""
+        self._ahead: dict[tuple[str, int, int], tuple[Any, ...]] = {}
+        """(kind, engine seat, step) -> an entry checked ahead of the fold by a job of
+        :meth:`prework`: the body, what its check depended on, and the parsed value."""
+        self._made: dict[int, tuple[Any, ...]] = {}
+        """step -> our own shuffle or gift made ahead by a job of :meth:`premake`."""
+        self._checked_ahead: list[ShuffleStatement] = []
+        """Shuffle statements of this round already verified ahead (not batched again)."""
+        self._flow = self._main()
+        self._need: Need | None = next(self._flow)
+        self._owed = self._owed_of(self._need)
+
+    # ---- Rule -----------------------------------------------------------------------
+
+    def owed(self) -> Owed | None:
+        return self._owed
+
+    def check(self, slot: int, body_: Body) -> None:
+        need = self._need
+        seat = self.engine_seat_of[slot]
+        assert need is not None and seat in need.seats
+        try:
+            value = need.check(seat, body_)
+        except CheatDetected:
+            raise
+        except (
+            CryptoError,
+            EngineError,
+            ValueError,
+            TypeError,
+            KeyError,
+            IndexError,
+            OverflowError,
+        ) as exc:
+            raise InvalidMove(slot, f"{need.kind} at step {self.step_no}: {exc}") from None
+        need.parsed[seat] = value
+        self.entries_checked += 1
+
+    def advance(self, step: StepView) -> None:
+        need = self._need
+        assert need is not None
+        self.step_no = step.number + 1  # before the flow runs: it may capture the step
+        try:
+            self._need = self._flow.send(need.parsed)
+        except StopIteration:
+            self._need = None
+        except BaseException:
+            self._need = None
+            self._owed = None
+            raise
+        self._owed = self._owed_of(self._need)
+
+    # ---- work ahead of the fold (p2p/net/offload.py runs the jobs in worker threads) -------
+
+    def prework(self, slot: int, step: int, body_: Body) -> Job | None:
+        """A job checking the expensive part of ``body_`` (a shuffle proof, reveal tokens)
+        that ``slot`` sent for ``step``, if that is what the current step waits for; the
+        fold then uses the result instead of checking again, but only for the very same
+        body and the very same statement (inputs, key, context).  A job that raises
+        keeps nothing: the fold checks the entry itself and names the fault."""
+        need, seat = self._need, self.engine_seat_of.get(slot)
+        if need is None or need.pre is None or step != self.step_no or seat is None:
+            return None
+        if seat not in need.seats or seat in need.parsed or self._trusted(seat):
+            return None
+        if getattr(body_, "TAG", None) != need.kind:
+            return None
+        return need.pre(seat, body_)
+
+    def premake(self) -> Job | None:
+        """A job making our own entry for the current step ahead (a shuffle and its
+        proof), unless it is made already; ``produce`` then uses it."""
+        need = self._need
+        if need is None or need.premake is None or self.step_no in self._made:
+            return None
+        if self.mine is None or self.mine.seat not in need.seats:
+            return None
+        return need.premake()
+
+    def _keep_ahead(self, key: tuple[str, int, int], value: tuple[Any, ...]) -> None:
+        for old in [k for k in self._ahead if k[2] < self.step_no]:
+            del self._ahead[old]
+        if key[2] == self.step_no:
+            self._ahead[key] = value
+
+    def _owed_of(self, need: Need | None) -> Owed | None:
+        if need is None:
+            return None
+        return Owed({self.order[s]: frozenset((need.kind,)) for s in need.seats})
+
+    # ---- queries for the node and the screen -------------------------------------------
+
+    @property
+    def need(self) -> Need | None:
+        return self._need
+
+    @property
+    def my_seat(self) -> int | None:
+        return self.mine.seat if self.mine is not None else None
+
+    @property
+    def my_engine(self) -> Game | None:
+        return self.mine.engine if self.mine is not None else None
+
+    def slot(self, seat: int) -> int:
+        return self.order[seat]
+
+    def waits_for_decision(self) -> bool:
+        return self._need is not None and self._need.kind in DECISION_KINDS
+
+    def take_events(self) -> list[Event]:
+        """Events our seat may see (from our own engine), since the last call."""
+        if self.mine is None:
+            out, self.public_events = self.public_events, []
+            return out
+        out, self.mine.events = self.mine.events, []
+        return out
+
+    def produce(self) -> Body:
+        """Our own entry for the current (machine) step."""
+        need = self._need
+        if need is None or need.make is None or self.mine is None:
+            raise LocalProtocolError("nothing of ours to produce at this step")
+        if self.mine.seat not in need.seats:
+            raise LocalProtocolError(f"seat {self.mine.seat} owes nothing at step {self.step_no}")
+        return need.make()
+
+    def action_body(self, action: Action) -> ActionBody:
+        """Our decision as a record body."""
+        data = self.engine.encode_action(action)
+        return ActionBody(msgpack.packb(data, use_bin_type=True))
+
+    def result(self) -> dict[str, Any]:
+        """The agreed result (engine seats), once the final round completed."""
+        ranking = list(self.outcome.ranking) if self.outcome is not None else []
+        return {
+            "ranking": ranking,
+            "state_hash": self.final_hash or self.engine.state_hash(),
+            "draw": bool(self.outcome.draw) if self.outcome is not None else False,
+            "scores": list(self.outcome.scores or ()) if self.outcome is not None else [],
+            "reason": self.outcome.reason if self.outcome is not None else "",
+        }
+
+    # ---- helpers for the sub-protocols -----------------------------------------------------
+
+    def _ctx(self, seat: int, step: int | None = None) -> Context:
+        return Context(self.table_id, GAME_NUMBER, self.step_no if step is None else step, seat)
+
+    def _face(self, index: int) -> Card:
+        return index_face(index, self.size)
+
+    def _indices(self, pred: Callable[[Card], bool]) -> list[int]:
+        return [k for k in range(self.size) if pred(self._face(k))]
+
+    def _cheat(self, name: str, *args: Any) -> Any:
+        """The test cheater's replacement for one contribution, or ``None`` (honest)."""
+        cheat = self.mine.keys.cheat if self.mine is not None else None
+        hook = getattr(cheat, name, None) if cheat is not None else None
+        return hook(self, *args) if hook is not None else None
+
+    def _for_me(self, seats: Sequence[int], make: Callable[[], Body]) -> Callable[[], Body] | None:
+        return make if self.mine is not None and self.mine.seat in seats else None
+
+    def _trusted(self, seat: int) -> bool:
+        """Our own entries: we made them, so their proofs are not checked again."""
+        return self.mine is not None and seat == self.mine.seat
+
+    def _open(self, h: int, tokens: Sequence[Point]) -> int:
+        try:
+            return reveal_index(unmask(self.cts[h], tokens), self.deck)  # type: ignore[arg-type]
+        except InvalidProof as exc:  # every token was verified: the ciphertext is no card
+            raise LocalProtocolError(f"card #{h} does not open to a card: {exc}") from exc
+
+    def _check_handles(self, handles: Sequence[int]) -> tuple[int, ...]:
+        hs = tuple(handles)
+        if len(set(hs)) != len(hs) or any(not 0 <= h < self.size for h in hs):
+            raise LocalProtocolError(f"the game names bad cards {hs}")
+        return hs
+
+    # ---- the game, as a flow of needs -------------------------------------------------------
+
+    def _main(self) -> Flow:
+        yield from key_round(self)
+        self._events(self.engine.start(), None)
+        if self.mine is not None:
+            self._events(None, self.mine.engine.start())
+        yield from self._settle()
+        self._compare()
+        while not self.engine.is_over():
+            movers = tuple(self.engine.to_move())
+            if not movers:
+                raise LocalProtocolError(f"{self.engine.NAME}: nobody to move")
+            acts = yield Need(ACTION_KIND, movers, self._check_action, "deciding")
+            acted_at = self.step_no - 1  # the record step that holds these actions
+            for s in movers:
+                if s not in acts:
+                    continue
+                yield from self._settle()
+                if s not in self.engine.to_move():
+                    continue  # the round's earlier answers made this one moot
+                self._apply(acts[s], acted_at)
+            yield from self._settle()
+            self._actor = None  # the round's actions are carried out: nobody's from here on
+            self._compare()
+        self.outcome = self.engine.outcome()
+        self.final_hash = self.engine.state_hash()
+        everyone = tuple(range(self.n))
+        yield Need(
+            FINAL_KIND,
+            everyone,
+            self._check_final,
+            "signing the result",
+            self._for_me(everyone, self._make_final),
+        )
+        self.done = True
+
+    def _events(self, public: list[Event] | None, mine: list[Event] | None) -> None:
+        if public is not None:
+            self.public_events.extend(public)
+        if mine is not None and self.mine is not None:
+            self.mine.events.extend(ev for ev in mine if ev.visible_to(self.mine.seat))
+
+    def _apply(self, action: Action, acted_at: int) -> None:
+        slot = self.order[action.seat]
+        self._acted[action.seat] = acted_at
+        self._actor = action.seat
+        try:
+            public = self.engine.apply(action)
+        except IllegalAction as exc:
+            raise InvalidMove(
+                slot, f"illegal action: {exc.reason} ({action!r})", step=acted_at
+            ) from None
+        except EngineError as exc:
+            raise InvalidMove(
+                slot, f"refused by the rules: {exc} ({action!r})", step=acted_at
+            ) from None
+        self._events(public, None)
+        mine = self.mine
+        if mine is not None and not mine.lagging:
+            try:
+                self._events(None, mine.engine.apply(action))
+            except EngineError:
+                # our seat knows faces that make the move illegal already; the table
+                # finds out when the cards are revealed (and convicts the actor then)
+                mine.lagging = True
+
+    def _late_conviction(self, exc: EngineError) -> CheatDetected:
+        """The conviction for an engine error raised while the table folds a reveal.
+
+        Every ``EngineError`` met while folding signed entries is a seat's fault
+        (docs/design.md, "Every deviation convicts its author"): the seat the error
+        names (a false claim, a move the revealed faces make illegal), else the seat
+        whose action the engine is still carrying out.  The deviation happened at that
+        seat's action step, so that signed action is the evidence, whenever the
+        reveal that exposed it came.  Only an error with no seat to name while no action
+        is carried out (before the first, or once a round is settled) is our own bug.
+        """
+        seat = getattr(exc, "seat", None)
+        if not isinstance(seat, int) or not 0 <= seat < self.n:
+            seat = self._actor
+        if seat is None:
+            raise LocalProtocolError(f"the engine refused a dealer answer: {exc}") from exc
+        if isinstance(exc, FalseClaim):
+            what = f"false claim, shown by the reveal: {exc.statement}"
+        elif isinstance(exc, IllegalAction):
+            what = f"illegal action, shown by the reveal: {exc.reason}"
+        else:
+            what = f"refused by the rules once the cards were shown: {exc}"
+        return InvalidMove(self.order[seat], what, step=self._acted.get(seat))
+
+    def _settle(self) -> Flow:
+        """Discharge every pending obligation of the seatless (and our) engine."""
+        while (ob := self.engine.pending()) is not None:
+            mine = self.mine
+            if mine is not None and not mine.lagging and mine.engine.pending() != ob:
+                raise LocalProtocolError(
+                    f"our engine asks for {mine.engine.pending()!r}, the table's for {ob!r}"
+                )
+            public, private = yield from self._discharge(ob)
+            try:
+                self._events(self.engine.resolve(public), None)
+            except EngineError as exc:
+                raise self._late_conviction(exc) from None
+            if mine is not None and not mine.lagging:
+                try:
+                    self._events(None, mine.engine.resolve(private))
+                except EngineError:
+                    mine.lagging = True  # the table's engine is the judge; ours stops here
+
+    def _discharge(self, ob: Obligation) -> Flow:
+        """Record steps for one obligation, by :data:`DISCHARGE`; returns (public answer,
+        our answer)."""
+        discharge = _lookup(DISCHARGE, ob)
+        if discharge is None:
+            raise LocalProtocolError(f"no protocol for obligation {ob!r}")
+        return (yield from discharge(self, ob))
+
+    def _compare(self) -> None:
+        """Our seat engine must agree with the table's (public) engine; a difference is
+        a bug on our side, never a peer's fault, so it is raised loudly as ours."""
+        mine = self.mine
+        if mine is None or mine.lagging:
+            return
+        if mine.engine.state_hash() != self.engine.state_hash():
+            raise LocalProtocolError(
+                f"our seat engine's state hash differs from the table's at step {self.step_no}"
+            )
+
+    # ---- actions and the end ---------------------------------------------------------------------
+
+    def _check_action(self, seat: int, b: ActionBody) -> Action:
+        try:
+            data = msgpack.unpackb(b.action, **_ACTION_UNPACK)
+        except Exception as exc:  # noqa: BLE001 - msgpack raises many kinds on junk
+            raise InvalidEncoding(f"action is not msgpack: {type(exc).__name__}") from None
+        if not isinstance(data, dict):
+            raise InvalidEncoding("action must be a map")
+        action = self.engine.decode_action(data)
+        if action.seat != seat:
+            raise InvalidEncoding(f"action names seat {action.seat}, sent by seat {seat}")
+        return action
+
+    def _make_final(self) -> Body:
+        assert self.outcome is not None and self.final_hash is not None
+        return FinalBody(bytes.fromhex(self.final_hash), tuple(self.outcome.ranking))
+
+    def _check_final(self, seat: int, b: FinalBody) -> None:
+        assert self.outcome is not None and self.final_hash is not None
+        if b.state_hash.hex() != self.final_hash or tuple(b.ranking) != tuple(self.outcome.ranking):
+            raise InvalidEncoding("the signed result differs from the table's")
+
+
+def decide_limits(manifest: Any) -> tuple[float, float] | None:
+    """(stall, max) seconds for decision steps, if the manifest plays a game."""
+    proto = manifest.protocol
+    if isinstance(proto, GameProtocol):
+        return proto.decide_stall_ms / 1000.0, proto.decide_max_ms / 1000.0
+    return None
+
+
+def describe(rule: GameRule, names: Mapping[int, str]) -> str | None:
+    """What the table waits for, in plain words ("Bob is shuffling")."""
+    need = rule.need
+    if need is None:
+        return None
+    who = [names.get(rule.slot(s), f"seat {s}") for s in need.seats]
+    text = ", ".join(who)
+    verb = "are" if len(who) > 1 else "is"
+    return f"{text} {verb} {need.what}"

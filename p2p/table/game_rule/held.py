@@ -1,0 +1,166 @@
+"""``Prove`` for the two proof shapes every peer checks: one ``proof`` step by the
+prover about cards it holds, without showing them.
+
+* ``AtLeastInSet``: at least t of these cards have a face in a set (a CDS threshold
+  proof, ``crypto.hand_proofs``);
+* ``NoneOfFace``: none of these cards is this face (one inequality proof per card,
+  ``crypto.inequality``).
+
+A held card is its ciphertext with every other seat's token: the prover opens it
+with its own share.  :func:`ensure_held` first shows the prover again any of its
+cards whose tokens are not all public (a card that came back to it through a pile).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from crypto.errors import InvalidEncoding, InvalidProof
+from crypto.group import Point
+from crypto.hand_proofs import (
+    HeldCard,
+    decode_cards_in_set_proof,
+    held_card,
+    prove_cards_in_set,
+    verify_cards_in_set,
+)
+from crypto.inequality import InequalityProof, prove_none_of, verify_none_of
+from crypto.transcript import Context
+from engine.obligations import AtLeastInSet, NoneOfFace
+from p2p.errors import LocalProtocolError
+from p2p.table.game_rule.core import Flow, Need
+from p2p.table.game_rule.reveal import reveal_private
+from p2p.wire import Blob, Body, body
+
+if TYPE_CHECKING:
+    from p2p.table.game_rule.fold import GameRule
+
+PROOF_KIND = "proof"
+
+
+@body(PROOF_KIND)
+@dataclass(frozen=True, slots=True)
+class ProofBody(Body):
+    """A proof about the sender's own hidden cards (shape decided by the statement)."""
+
+    proof: Blob
+
+
+# ---- the two shapes ------------------------------------------------------------------------
+
+
+def at_least_in_set(rule: GameRule, st: AtLeastInSet) -> Flow:
+    hs = rule._check_handles(st.handles)
+    at_least = st.at_least
+    if at_least <= 0:
+        return  # holds for any faces
+    allowed = rule._indices(lambda f: f in st.faces)
+
+    def prove(secret: int, pub: Point, held: list[HeldCard], idx: list[int], ctx: Context):
+        return prove_cards_in_set(secret, pub, held, idx, allowed, at_least, rule.deck, ctx)
+
+    def verify(pub: Point, held: list[HeldCard], raw: bytes, ctx: Context) -> None:
+        if at_least > len(hs) or not allowed:
+            raise InvalidProof(f"claim about {len(hs)} cards cannot hold for any faces")
+        proof = decode_cards_in_set_proof(raw, pub, held, allowed, at_least, rule.deck)
+        verify_cards_in_set(pub, held, allowed, at_least, rule.deck, proof, ctx)
+
+    yield from _held_proof(rule, st.seat, hs, prove, verify)
+
+
+def none_of_face(rule: GameRule, st: NoneOfFace) -> Flow:
+    hs = rule._check_handles(st.handles)
+    forbidden = rule._indices(lambda f: f == st.face)
+    if not hs or not forbidden:
+        return
+
+    def prove(secret: int, pub: Point, held: list[HeldCard], idx: list[int], ctx: Context):
+        return prove_none_of(secret, pub, held, idx, forbidden, rule.deck, ctx)
+
+    def verify(pub: Point, held: list[HeldCard], raw: bytes, ctx: Context) -> None:
+        proof = InequalityProof.decode(raw, len(hs) * len(forbidden))
+        verify_none_of(pub, held, forbidden, rule.deck, proof, ctx)
+
+    yield from _held_proof(rule, st.seat, hs, prove, verify)
+
+
+def _held_proof(
+    rule: GameRule,
+    p: int,
+    hs: tuple[int, ...],
+    prove: Callable[..., Any],
+    verify: Callable[..., None],
+) -> Flow:
+    """One ``proof`` step by ``p`` about its held cards ``hs``, in the statement's shape."""
+    yield from ensure_held(rule, p, hs)
+    yield Need(
+        PROOF_KIND,
+        (p,),
+        lambda seat, b: _check(rule, seat, hs, verify, b),
+        "proving a claim",
+        rule._for_me((p,), lambda: _make(rule, hs, prove)),
+    )
+
+
+def _make(rule: GameRule, hs: Sequence[int], prove: Callable[..., Any]) -> Body:
+    """Our proof about our held cards ``hs``: ``prove(secret, public share, held
+    cards, their crypto indices, context)`` makes it in the statement's shape."""
+    mine = rule.mine
+    assert mine is not None
+    forged = rule._cheat("proof", hs)
+    if forged is not None:
+        return forged
+    held = held_cards(rule, mine.seat, hs)
+    try:
+        proof = prove(
+            mine.secret, rule.pubs[mine.seat], held, my_indices(rule, hs), rule._ctx(mine.seat)
+        )
+    except (InvalidProof, InvalidEncoding) as exc:
+        raise LocalProtocolError(f"we cannot prove our own claim: {exc}") from exc
+    return ProofBody(proof.encode())
+
+
+def _check(
+    rule: GameRule, seat: int, hs: Sequence[int], verify: Callable[..., None], b: ProofBody
+) -> None:
+    """Check ``seat``'s proof about its held cards ``hs``: ``verify(public share, held
+    cards, proof bytes, context)`` decodes and verifies it in the statement's shape."""
+    if rule._trusted(seat):
+        return
+    verify(rule.pubs[seat], held_cards(rule, seat, hs), b.proof, rule._ctx(seat))
+    rule.proofs_checked += 1
+
+
+# ---- held cards (also the sealed gift's) -----------------------------------------------------
+
+
+def held_cards(rule: GameRule, prover: int, hs: Sequence[int]) -> list[HeldCard]:
+    return [
+        held_card(rule.cts[h], [rule.ptok[h][s] for s in range(rule.n) if s != prover]) for h in hs
+    ]
+
+
+def ensure_held(rule: GameRule, prover: int, hs: Sequence[int]) -> Flow:
+    """Every other seat's token for the prover's cards must be public (a card that came
+    back to its seat through a pile lacks some): show those to the prover again."""
+    missing = tuple(
+        h for h in hs if any(s not in rule.ptok[h] for s in range(rule.n) if s != prover)
+    )
+    if not missing:
+        return
+    blind = [h for h in missing if not rule.engine.visible(prover, h)]
+    if blind:
+        raise LocalProtocolError(f"seat {prover} must prove about cards {blind} it never saw")
+    yield from reveal_private(rule, missing, prover)
+
+
+def my_indices(rule: GameRule, hs: Sequence[int]) -> list[int]:
+    """The crypto indices of our cards ``hs`` (we must have opened each)."""
+    mine = rule.mine
+    assert mine is not None
+    missing = [h for h in hs if h not in mine.known]
+    if missing:
+        raise LocalProtocolError(f"we must prove about cards {missing} we never opened")
+    return [mine.known[h] for h in hs]
