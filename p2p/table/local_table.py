@@ -142,18 +142,17 @@ def run(
             return table
         moved = False
         for d in table.drivers:
-            body = d.machine_body()
-            if body is None and d.owes_decision():
-                view = d.seat_view()
-                assert view is not None
-                engine, seat = view
+
+            def choose(engine: Any, seat: int, d: SeatDriver = d) -> Any:
                 player = table.players.get(d.slot)
                 if player is None and make_player is not None:
                     player = make_player(d.slot, seat)
                 if player is None:
                     player = BotPlayer.make(spec.bots[bot], seat, random.Random(seed * 1000 + seat))
                     table.players[d.slot] = player
-                body = d.decision_body(player.choose(engine, seat))
+                return player.choose(engine, seat)
+
+            body = d.next_body(choose)
             if body is None:
                 continue
             offer = d.sign(body)

@@ -7,7 +7,7 @@ with its own record): a :class:`SeatDriver` wraps the seat's
 (:func:`rule_factory`), and produces the seat's own bodies.  Machine steps
 (keys, shuffles, tokens, proofs, dice, the final signature) are produced at
 once; an ``action`` is a decision that the caller obtains from the seat's
-player and hands to :meth:`SeatDriver.decision_body`.
+player: :meth:`SeatDriver.next_body` asks for it and turns it into the body.
 """
 
 from __future__ import annotations
@@ -19,6 +19,7 @@ from engine.game import Action, Event, Game
 from p2p.errors import LocalProtocolError
 from p2p.record.chain import Offer, Record
 from p2p.record.order import Rule
+from p2p.table.demo import DemoRule, next_body
 from p2p.table.forming import COMMIT_KIND, REVEAL_KIND, FormingRule, Manifest, seat_order_commit
 from p2p.table.game_rule import ACTION_KIND, GameProtocol, GameRule, SeatKeys
 from p2p.wire import Body
@@ -68,6 +69,11 @@ class SeatDriver:
         if kind is None:
             return None
         rule = self.record.rule
+        if isinstance(rule, FormingRule) and isinstance(rule.next_rule, DemoRule):
+            return next_body(rule.next_rule, kind)
+        # the seat-order commitment is derived from our identity key (a deterministic
+        # Ed25519 signature over the table id), so a restart re-derives the very same
+        # commitment and opening; game secrets come from the table secret (SeatKeys)
         if isinstance(rule, FormingRule) and rule.phase in (COMMIT_KIND, REVEAL_KIND):
             manifest = self.record.manifest
             commit_body, reveal = seat_order_commit(manifest.table_id, self.slot, key=self.identity)
@@ -78,6 +84,18 @@ class SeatDriver:
         if kind == ACTION_KIND:
             return None
         return game.produce()
+
+    def next_body(self, choose: Callable[[Game, int], Action | None]) -> Body | None:
+        """Our next body, the one seat driver of a live peer and the in-process table:
+        a machine step's at once, a decision's from ``choose(engine, engine seat)``
+        (``None``: nothing owed, or ``choose`` gave no action yet)."""
+        body = self.machine_body()
+        if body is None and self.owes_decision():
+            view = self.seat_view()
+            assert view is not None
+            action = choose(*view)
+            body = self.decision_body(action) if action is not None else None
+        return body
 
     def decision_body(self, action: Action) -> Body:
         game = self.game

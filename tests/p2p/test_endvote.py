@@ -42,7 +42,7 @@ def _silence(t: NodeTable, slot: int = GONE) -> None:
     t.run_until(lambda t: False)
     assert slot in t.record.waiting_on() and not t.record.finished
     limit = t.node.manifest.max_wait_ms / 1000
-    t.node._unlinked_since[slot] = trio.current_time() - limit - 1
+    t.node.session.unlinked_since[slot] = trio.current_time() - limit - 1
 
 
 def _vote_of(t: NodeTable, voter: int, absent: int = GONE) -> wire.EndVote:
@@ -63,13 +63,13 @@ async def test_every_other_seat_votes_and_the_table_ends_as_abandoned(
         async with node_table(tmp_path, "high-card", 3, on_event=events.append, linger_s=0.1) as t:
             _silence(t)
             assert t.node.vote_end(GONE) is None
-            mine = t.node._my_vote
-            assert mine is not None and t.node.ended_by_vote is None  # one vote of two
+            mine = t.node.session.my_vote
+            assert mine is not None and t.node.session.ended_by_vote is None  # one vote of two
             # our vote is on disk before it is sent (final, even after a restart)
             assert load(t.node.store.path).votes == (mine,)
             t.node._take_vote(_vote_of(t, 1), via=1)
-            assert t.node.ended_by_vote == GONE and t.node.absent == GONE
-            assert t.node.convicted is None and not t.node.cheats
+            assert t.node.session.ended_by_vote == GONE and t.node.session.absent == GONE
+            assert t.node.session.convicted is None and not t.node.session.cheats
             with pytest.raises(TableAbandoned) as ei, unwrap_single_error():
                 await t.node._run_record()
             path = t.node.store.path
@@ -114,7 +114,7 @@ async def test_verify_reports_a_partial_and_an_invalid_set_as_such(tmp_path: Pat
             assert partial.culprit is None and PLAYERS[1] in partial.message
             # a closing frame whose other vote is for another head
             other = dataclasses.replace(_vote_of(t, 1), head=bytes(32))
-            t.node.store.close_with_votes(wire.EndVotes((t.node._my_vote, other)))
+            t.node.store.close_with_votes(wire.EndVotes((t.node.session.my_vote, other)))
     bad = verify_record_file(path).failure
     assert bad is not None and bad.kind == BAD_VOTE and bad.culprit is None, bad
     assert PLAYERS[1] in bad.message
@@ -132,7 +132,7 @@ async def test_a_voter_signs_no_further_entry(tmp_path: Path) -> None:
             t.run_until(lambda t: t.record.step > step and 0 in t.record.waiting_on())
             t.round()
             assert 0 in t.record.waiting_on() and t.outbox.sent == []
-            assert t.node.ended_by_vote is None  # the others never voted
+            assert t.node.session.ended_by_vote is None  # the others never voted
 
 
 async def test_a_vote_cannot_end_a_table_whose_absent_seat_owes_nothing(
@@ -145,16 +145,16 @@ async def test_a_vote_cannot_end_a_table_whose_absent_seat_owes_nothing(
             here = t.record.waiting_on()
             assert 1 not in here
             # seat 1 owes nothing now: we do not vote it out, and a vote for it is refused
-            t.node._unlinked_since[1] = t.node._unlinked_since[GONE]
+            t.node.session.unlinked_since[1] = t.node.session.unlinked_since[GONE]
             problem = t.node.vote_end(1)
             assert problem is not None and "does not owe" in problem
-            assert t.node._my_vote is None
+            assert t.node.session.my_vote is None
             t.node._take_vote(sign_vote(IdentityKey.generate(), b"x" * 16, 0, 1, b"h" * 32, 1), 1)
             wrong = sign_vote(t.drivers[GONE].identity, t.record.table_id, GONE, *_at(t), 1)
             t.node._take_vote(wrong, via=GONE)
             refused = _refused(events)
             assert len(refused) == 2 and "does not owe" in refused[-1].reason
-            assert t.node._votes == {} and t.node.ended_by_vote is None
+            assert t.node.session.votes == {} and t.node.session.ended_by_vote is None
             # even a complete set counts for nothing: the tally refuses it
             votes = [
                 sign_vote(t.node.identity, t.record.table_id, 0, *_at(t), 1),
@@ -203,13 +203,17 @@ async def test_every_field_of_a_vote_is_checked(tmp_path: Path) -> None:
                 assert after[-1].name == PLAYERS[1] and after[-1].reason, field
                 with pytest.raises(BadVote):
                     check_vote(manifest, vote, step=good.step, head=good.head, owing={GONE})
-            assert t.node._votes == {} and not t.node.cheats and t.node.convicted is None
+            assert (
+                t.node.session.votes == {}
+                and not t.node.session.cheats
+                and t.node.session.convicted is None
+            )
             reasons = [e.reason for e in _refused(events)]
             assert "another table" in reasons[0] or "is for table" in reasons[0]
             assert "did not sign" in reasons[1]
             # the untouched vote still counts
             t.node._take_vote(good, via=1)
-            assert set(t.node._votes) == {1} and not _refused(events)[len(tampered) :]
+            assert set(t.node.session.votes) == {1} and not _refused(events)[len(tampered) :]
 
 
 def _resigned(t: NodeTable, vote: wire.EndVote, **change: object) -> wire.EndVote:
@@ -256,27 +260,27 @@ async def test_a_person_is_asked_and_not_voting_is_waiting(tmp_path: Path) -> No
             node = t.node
 
             def back() -> None:
-                node._unlinked_since.pop(GONE)
+                node.session.unlinked_since.pop(GONE)
 
             # waits, and the player comes back: no vote, no second question
             waits = _Asked(False, then=back)
             node.player = waits  # type: ignore[assignment]
             await node._ask_player(waits.ask_end, GONE, t.record.step, 12.3)
-            assert waits.asked == [(PLAYERS[GONE], 12)] and node._my_vote is None
+            assert waits.asked == [(PLAYERS[GONE], 12)] and node.session.my_vote is None
             # gone again: waits, is asked again, then ends the table
-            node._unlinked_since[GONE] = trio.current_time() - 1
+            node.session.unlinked_since[GONE] = trio.current_time() - 1
             ends = _Asked(False, True)
             node.player = ends  # type: ignore[assignment]
             await node._ask_player(ends.ask_end, GONE, t.record.step, 1)
             assert [name for name, _ in ends.asked] == [PLAYERS[GONE]] * 2
             assert ends.asked[1][1] >= 1
-            assert node._my_vote is not None and node._my_vote.absent == GONE
+            assert node.session.my_vote is not None and node.session.my_vote.absent == GONE
     with trio.fail_after(TIMEOUT_S):
         async with node_table(tmp_path / "bot", "high-card", 3) as t:
             _silence(t)
             t.node.player = t.node._bot()  # the heuristic bot that plays a --bot seat
-            t.node._ask_end(GONE, 5.0)  # what the vanished check calls: a bot votes yes
-            assert t.node._my_vote is not None and t.node._my_vote.absent == GONE
+            t.node._run("ask_end", GONE, 5.0)  # as the vanished check: a bot votes yes
+            assert t.node.session.my_vote is not None and t.node.session.my_vote.absent == GONE
 
 
 async def test_a_closing_frame_is_the_last_frame(tmp_path: Path) -> None:
@@ -303,11 +307,11 @@ async def test_a_resumed_voter_still_voted_and_a_closed_table_is_not_resumed(
         async with node_table(tmp_path, "high-card", 3) as t:
             _silence(t)
             assert t.node.vote_end(GONE) is None
-            mine, t.node._my_vote = t.node._my_vote, None  # as after a restart
+            mine, t.node.session.my_vote = t.node.session.my_vote, None  # as after a restart
             loaded = load(t.node.store.path)
-            t.node._reload_votes(loaded.votes, loaded.closed)
-            assert t.node._my_vote == mine
+            t.node.session.reload_votes(loaded.votes, loaded.closed)
+            assert t.node.session.my_vote == mine
             t.node._take_vote(_vote_of(t, 1), via=1)
             loaded = load(t.node.store.path)
             with pytest.raises(NodeError, match="ended by vote"):
-                t.node._reload_votes(loaded.votes, loaded.closed)
+                t.node.session.reload_votes(loaded.votes, loaded.closed)

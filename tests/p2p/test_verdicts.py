@@ -51,7 +51,7 @@ async def test_a_held_entry_refused_at_its_step_is_kept_and_verify_names_its_aut
         async with node_table(tmp_path, "high-card", 3, on_event=events.append) as t:
             t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
             rec = t.record
-            assert not rec.finished and t.node.convicted is None
+            assert not rec.finished and t.node.session.convicted is None
             # signed for the next step, chained to the current head: held, checkable only
             # when its step comes (and then refused: nobody owes a 'count' in this game)
             cheater = t.drivers[CHEATER]
@@ -60,9 +60,9 @@ async def test_a_held_entry_refused_at_its_step_is_kept_and_verify_names_its_aut
             )
             bad = wire.Signed(raw, cheater.identity.sign(entry_signing_input(raw)))
             t.node._offer(bad, via=CHEATER)
-            assert rec.held_count() == 1 and t.node.convicted is None
-            t.run_until(lambda t: t.node.convicted is not None)
-            convicted = t.node.convicted
+            assert rec.held_count() == 1 and t.node.session.convicted is None
+            t.run_until(lambda t: t.node.session.convicted is not None)
+            convicted = t.node.session.convicted
             assert convicted is not None and convicted.culprit == CHEATER
             path = t.node.store.path
             summary = t.node._result().game_summary()
@@ -99,7 +99,7 @@ async def test_both_versions_of_a_held_equivocation_are_kept(tmp_path: Path) -> 
                 versions.append(wire.Signed(raw, key.sign(entry_signing_input(raw))))
             for signed in versions:
                 t.node._offer(signed, via=CHEATER)
-            convicted = t.node.convicted
+            convicted = t.node.session.convicted
             assert convicted is not None and convicted.kind == "Equivocation"
             assert convicted.culprit == CHEATER
             path = t.node.store.path
@@ -159,7 +159,7 @@ async def _finished_table(tmp_path: Path, events: list[NodeEvent]):
     cm = node_table(tmp_path, "high-card", 3, on_event=events.append, linger_s=1.0)
     t = await cm.__aenter__()
     t.run_until(lambda t: t.record.finished and all(d.record.finished for d in t.drivers.values()))
-    assert t.record.finished and t.node.convicted is None
+    assert t.record.finished and t.node.session.convicted is None
     return cm, t
 
 
@@ -181,7 +181,7 @@ async def test_a_false_head_claim_does_not_fail_a_finished_game(tmp_path: Path) 
         try:
             node, rec = t.node, t.record
             liar = 1
-            node.finished_peers.update({liar: bytes(32), 2: rec.head})
+            node.session.finished_peers.update({liar: bytes(32), 2: rec.head})
             assert not node._settle_heads(rec)  # comparing, nothing said yet
             (claimed,) = [e for e in events if isinstance(e, HeadClaimed)]
             assert (claimed.name, claimed.slot) == (PLAYERS[liar], liar)
@@ -213,7 +213,7 @@ async def test_a_head_claim_backed_by_a_forked_signed_entry_is_divergent(tmp_pat
         try:
             node, rec = t.node, t.record
             forker = 2
-            node.finished_peers.update({1: bytes(32), forker: rec.head})
+            node.session.finished_peers.update({1: bytes(32), forker: rec.head})
             node._settle_heads(rec)
             theirs = list(t.drivers[1].record.signed_from(1))
             i, entry = next(
@@ -243,7 +243,7 @@ async def test_an_unanswered_false_head_claim_is_no_divergence(tmp_path: Path) -
     with trio.fail_after(TIMEOUT_S):
         cm, t = await _finished_table(tmp_path, events)
         try:
-            t.node.finished_peers.update({1: bytes(32), 2: t.record.head})
+            t.node.session.finished_peers.update({1: bytes(32), 2: t.record.head})
             await t.node._run_record()  # lingers (linger_s) for a record nobody sends
             result = t.node._result()
         finally:

@@ -1,0 +1,1151 @@
+"""One seat's table session, sans-I/O: the policy of a running record.
+
+:class:`TableSession` is what a peer decides while a table's record runs, with no
+socket, clock or thread of its own (the manner of h11 and trio-websocket: a
+sans-I/O core, and a thin shell, :mod:`p2p.net.node`, that moves bytes and
+timers).  The shell feeds it *events* and carries out the *effects* it
+returns, in order:
+
+* events: :meth:`TableSession.peer_up` / :meth:`~TableSession.peer_down`
+  (a link to a seat came or went), :meth:`~TableSession.message` (a message
+  from a seated peer), :meth:`~TableSession.offer` (one signed entry, from
+  a peer or our file), :meth:`~TableSession.own` (our own next body),
+  :meth:`~TableSession.vote` (our player votes to end the table),
+  :meth:`~TableSession.beat` and :meth:`~TableSession.tick` (the time now);
+* effects: :class:`Send`, :class:`SendEach`, :class:`Broadcast` (bytes to
+  peers), :class:`Persist`, :class:`Sync`, :class:`PersistVote`,
+  :class:`CloseWithVotes` (the record file), a :class:`p2p.table.events.NodeEvent`
+  (report it), :class:`Trace`, :class:`Tell`, :class:`AskEnd`,
+  :class:`ShowPlayer` (our player), :class:`Serve` (answer a fetch) and
+  :class:`Wake` (look again now).
+
+Each event returns the effects it caused (:attr:`TableSession.out` is drained);
+one that must stop the table raises (:class:`p2p.errors.TableAbandoned`, a
+:class:`p2p.errors.FoldFailed`) after queueing what must still be done, so the
+shell carries out :attr:`TableSession.out` in a ``finally``.  :meth:`tick`
+returns whether the record run is over and when to look again.
+
+The policy it holds: blame and forks (a chain break is investigated by fetching
+whole records before anyone is named), evidence kept and relayed, conviction,
+relay choice, silence with no false blame (away time, a re-fetch round first),
+a vanished player and the signed end vote (:mod:`p2p.table.endvote`), head
+claims compared entry by entry, and the linger after the end.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from crypto.identity import IdentityKey, fingerprint
+from p2p import wire
+from p2p.errors import (
+    BadVote,
+    BrokenChain,
+    CheatDetected,
+    Equivocation,
+    ForgedSignature,
+    NodeError,
+    RemoteProtocolError,
+    TableAbandoned,
+)
+from p2p.record.chain import Offer, Record, Status
+from p2p.table.endvote import check_vote, sign_vote, tally
+from p2p.table.events import (
+    Abandoned,
+    Aborted,
+    Away,
+    CheatSeen,
+    Convicted,
+    Divergent,
+    EndedByVote,
+    EndedEarly,
+    FalseHead,
+    Forked,
+    HeadClaimed,
+    LingerTimeout,
+    NodeEvent,
+    RecordFinished,
+    Refetching,
+    SeatDown,
+    SeatFinished,
+    SeatRecovered,
+    SeatStalled,
+    SeatUp,
+    StepDone,
+    Vanished,
+    VoteCast,
+    VoteRefused,
+)
+from p2p.table.forming import FormingRule, Manifest
+from p2p.table.game_rule import GameProtocol, SeatList, decide_limits
+from p2p.table.seat import game_of
+from p2p.table.silence import Recovered, SilenceMonitor, Stalled
+from p2p.wire import Hash, Step, TableId
+
+HEARTBEAT_S = 0.25
+AWAY_AFTER_S = 1.0
+"""A heartbeat this much later than due means we were away (stopped, suspended, starved);
+that time counts against no seat."""
+ISOLATED_ROUNDS = 3
+"""Re-fetch rounds waited out while we hold no link at all before a silent seat is named."""
+LINGER_S = 10.0
+"""How long a finished peer waits for the others to say they finished too."""
+ENDED_LINGER_S = 2.0
+"""At most this long a table ended early lingers, so that the evidence we relayed arrives."""
+
+
+# ---------------------------------------------------------------------------
+# Messages of the session: "my record is finished", "these are my links"
+# ---------------------------------------------------------------------------
+
+
+@wire.message("finished")
+@dataclass(frozen=True, slots=True)
+class Finished(wire.Message):
+    """Sent when a peer's record is complete; peers linger until all have said it."""
+
+    table_id: TableId
+    step: Step
+    head: Hash
+
+
+@wire.message("links")
+@dataclass(frozen=True, slots=True)
+class Links(wire.Message):
+    """The slots a peer holds a link to now, sent to every linked seat when that changes.
+
+    Unsigned, so only a hint: it lets each peer tell a player whose machine is gone
+    (no link to anyone) from one who is merely thinking, and say so by name."""
+
+    table_id: TableId
+    slots: SeatList
+
+
+# ---------------------------------------------------------------------------
+# Effects: what the shell does for the session
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Send:
+    """Queue ``msg`` for the peer with identity ``peer`` (dropped when not linked)."""
+
+    peer: bytes
+    msg: wire.Message
+
+
+@dataclass(frozen=True, slots=True)
+class SendEach:
+    """Queue ``msg`` for every linked peer, one by one."""
+
+    msg: wire.Message
+
+
+@dataclass(frozen=True, slots=True)
+class Broadcast:
+    """Send ``msg`` to every linked peer (``skip is None``), or to every linked peer
+    but those in ``skip`` (and to nobody when that leaves none)."""
+
+    msg: wire.Message
+    skip: frozenset[bytes] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class SendOwn:
+    """Our own entry, persisted: send it to every linked peer (the shell's test hooks
+    may send it otherwise)."""
+
+    kind: str
+    accepted: Any
+
+
+@dataclass(frozen=True, slots=True)
+class Persist:
+    """Append a signed envelope to the record file (``sync``: fsync it now)."""
+
+    signed: wire.Signed
+    sync: bool = False
+
+
+@dataclass(frozen=True, slots=True)
+class Sync:
+    """Make every append durable now."""
+
+
+@dataclass(frozen=True, slots=True)
+class PersistVote:
+    """Append (and fsync) our own end vote before it leaves."""
+
+    vote: wire.EndVote
+
+
+@dataclass(frozen=True, slots=True)
+class CloseWithVotes:
+    """Close the record file with the votes that ended the table."""
+
+    votes: wire.EndVotes
+
+
+@dataclass(frozen=True, slots=True)
+class Trace:
+    """Benchmark hook: an entry was "sent" or "accepted" (``NodeConfig.trace``)."""
+
+    what: str
+    step: int
+    seat: int
+
+
+@dataclass(frozen=True, slots=True)
+class Tell:
+    """Say ``text`` to the person at our seat (if a player is there)."""
+
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class AskEnd:
+    """The player owing the step vanished: ask ours whether to end the table (a bot, or a
+    player that cannot be asked, votes yes at once: :meth:`TableSession.vote`)."""
+
+    slot: int
+    step: int
+    silent_for: float
+
+
+@dataclass(frozen=True, slots=True)
+class ShowPlayer:
+    """Hand our player what its seat saw happen (the record moved on)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Serve:
+    """Answer a seated peer's ``Fetch`` from our record."""
+
+    peer: bytes
+    msg: wire.Fetch
+
+
+@dataclass(frozen=True, slots=True)
+class Wake:
+    """Look again now (a vote ended the table from another task)."""
+
+
+Effect = (
+    Send
+    | SendEach
+    | Broadcast
+    | SendOwn
+    | Persist
+    | Sync
+    | PersistVote
+    | CloseWithVotes
+    | Trace
+    | Tell
+    | AskEnd
+    | ShowPlayer
+    | Serve
+    | Wake
+    | NodeEvent
+)
+
+
+@dataclass(frozen=True, slots=True)
+class Tick:
+    """What :meth:`TableSession.tick` found: the run is over, or when to look again."""
+
+    done: bool = False
+    deadline: float | None = None
+
+
+class AwayClock:
+    """Time this peer itself was away (stopped, suspended, starved), from its heartbeat.
+
+    The node beats it from the moment its mesh opens, so time away in the lobby is
+    known too; a :class:`TableSession` takes what was gathered (:meth:`take`)."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None
+        self.away = 0.0
+
+    def beat(self, now: float) -> list[Effect]:
+        gap = now - (self.last if self.last is not None else now)
+        self.last = now
+        if gap > HEARTBEAT_S + AWAY_AFTER_S:
+            self.away += gap - HEARTBEAT_S
+            return [Away(seconds=round(gap, 3))]
+        return []
+
+    def take(self) -> float:
+        away, self.away = self.away, 0.0
+        return away
+
+
+# ---------------------------------------------------------------------------
+# Results
+# ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class CheatReport:
+    """A rejected or detected cheat: who is to blame and what the record said."""
+
+    culprit: int
+    kind: str
+    reason: str
+    via_peer: int | None
+
+
+@dataclass(slots=True)
+class TableResult:
+    manifest: Manifest
+    my_seat: int
+    seat_order: tuple[int, ...]
+    record: Record | None
+    record_file: Path | None
+    cheats: list[CheatReport] = field(default_factory=list)
+    stalls: list[Stalled] = field(default_factory=list)
+    recoveries: list[Recovered] = field(default_factory=list)
+    peers_finished: set[int] = field(default_factory=set)
+    divergent: list[int] = field(default_factory=list)
+    aborted: int | None = None
+    """The seat whose proven equivocation ended the table early (``None``: it did not)."""
+    absent: int | None = None
+    """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
+    ended_by_vote: int | None = None
+    """The vanished slot for which every other seat voted to end the table (``None``: no
+    such vote); ``absent`` is then that slot too, and nobody is convicted."""
+    convicted: CheatReport | None = None
+    """The proven cheat that ended the game (its signed entry is in our record file)."""
+    game: dict[str, Any] | None = None
+    """The game's agreed result once played (``GameRule.result``), engine seats."""
+    entries: int = 0
+    proofs: int = 0
+
+    @property
+    def names(self) -> list[str]:
+        """Seat names in engine-seat order (seat order), or manifest order before it."""
+        order = self.seat_order or tuple(range(self.manifest.n_seats))
+        return [self.manifest.seats[s].name for s in order]
+
+    def engine_seat(self, slot: int | None) -> int | None:
+        if slot is None or not self.seat_order:
+            return slot
+        return self.seat_order.index(slot)
+
+    def _culprit(self, slot: int) -> dict[str, Any]:
+        return {
+            "culprit": self.engine_seat(slot) if slot in self.seat_order else None,
+            "culprit_slot": slot,
+            "name": self.manifest.seats[slot].name,
+        }
+
+    def player(self, slot: int | None) -> dict[str, Any] | None:
+        """A player as the results name it: ``seat`` (place in the seat order, from 0;
+        ``None`` before the draw), ``slot`` (join order) and ``name``."""
+        if slot is None:
+            return None
+        seat = self.seat_order.index(slot) if slot in self.seat_order else None
+        return {"seat": seat, "slot": slot, "name": self.manifest.seats[slot].name}
+
+    def game_summary(self) -> dict[str, Any]:
+        """The final object of ``slaiga open/join/resume/play --json``."""
+        culprit = self.convicted.culprit if self.convicted is not None else self.aborted
+        out: dict[str, Any] = {
+            "table_id": self.manifest.table_id.hex(),
+            "game": self.manifest.game,
+            "options": dict(self.manifest.options),
+            "seat": self.engine_seat(self.my_seat),
+            "seats": self.names,
+            "ranking": list(self.game["ranking"]) if self.game else [],
+            "scores": list(self.game.get("scores", [])) if self.game else [],
+            "draw": bool(self.game.get("draw")) if self.game else False,
+            "state_hash": self.game["state_hash"] if self.game else None,
+            "record_head": self.record.head.hex() if self.record is not None else None,
+            "record": str(self.record_file) if self.record_file is not None else None,
+            "culprit": self.engine_seat(culprit),
+            "culprit_name": self.manifest.seats[culprit].name if culprit is not None else None,
+            "absent": self.player(self.absent),
+            "ended_by_vote": self.player(self.ended_by_vote),
+            "finished": bool(self.game) and self.convicted is None and self.absent is None,
+            "entries": self.entries,
+            "proofs": self.proofs,
+        }
+        if self.convicted is not None:
+            out["cheat"] = {"kind": self.convicted.kind, "reason": self.convicted.reason}
+        return out
+
+    def summary(self) -> dict[str, Any]:
+        """The agreed manifest in seat order (what ``slaiga open/join --json`` prints)."""
+        seats = []
+        for slot in self.seat_order:
+            member = self.manifest.seats[slot]
+            seats.append(
+                {
+                    "name": member.name,
+                    "fingerprint": fingerprint(member.identity),
+                    "slot": slot,
+                    "address": member.address,
+                }
+            )
+        out: dict[str, Any] = {
+            "table_id": self.manifest.table_id.hex(),
+            "game": self.manifest.game,
+            "options": dict(self.manifest.options),
+            "seats": seats,
+            "my_slot": self.my_seat,
+        }
+        if self.record is not None:
+            out["record_steps"] = self.record.step - 1
+            out["record_head"] = self.record.head.hex()
+            out["finished"] = self.record.finished
+        # players as everywhere else: culprit/seat in the seat order, *_slot, name
+        if self.cheats:
+            out["cheats"] = [
+                {**self._culprit(c.culprit), "kind": c.kind, "reason": c.reason}
+                for c in self.cheats
+            ]
+        if self.stalls:
+            out["stalls"] = [self.player(s.seat) for s in self.stalls]
+        if self.aborted is not None:
+            out["aborted"] = {**self._culprit(self.aborted), "reason": "equivocation"}
+        if self.absent is not None:
+            out["absent"] = self.player(self.absent)
+        if self.ended_by_vote is not None:
+            out["ended_by_vote"] = self.player(self.ended_by_vote)
+        return out
+
+
+def seat_order(record: Record | None) -> tuple[int, ...]:
+    """Slots in the drawn seat order (empty before it is drawn)."""
+    if record is not None and isinstance(record.rule, FormingRule):
+        return record.rule.seat_order or ()
+    return ()
+
+
+def who(manifest: Manifest | None, order: tuple[int, ...], slot: int | None) -> dict[str, Any]:
+    """How events name the player in ``slot``: ``name``, ``seat`` (its place in the
+    seat order, from 0, like the results; ``None`` before the draw) and ``slot``."""
+    if slot is None or manifest is None or not 0 <= slot < manifest.n_seats:
+        return {"name": "a peer not yet seated", "seat": None, "slot": slot}
+    seat = order.index(slot) if slot in order else None
+    return {"name": manifest.seats[slot].name, "seat": seat, "slot": slot}
+
+
+def entry_step(signed: wire.Signed) -> int:
+    """The step an envelope's entry claims (0 when it does not decode)."""
+    try:
+        entry = wire.decode_body(signed.entry, wire.Entry)
+    except RemoteProtocolError:
+        return 0
+    return entry.step  # type: ignore[attr-defined]
+
+
+# ---------------------------------------------------------------------------
+# The session
+# ---------------------------------------------------------------------------
+
+
+class TableSession:
+    """The policy of one seat at one running table (see the module docstring)."""
+
+    def __init__(
+        self,
+        record: Record,
+        identity: IdentityKey,
+        my_seat: int,
+        *,
+        linger_s: float = LINGER_S,
+        trace: bool = False,
+        trace_steps: bool = False,
+        clock: AwayClock | None = None,
+    ) -> None:
+        self.record = record
+        self.manifest: Manifest = record.manifest
+        self.identity = identity
+        self.my_seat = my_seat
+        self.linger_s = linger_s
+        self.trace = trace
+        self.trace_steps = trace_steps
+        self.out: list[Effect] = []
+        self.cheats: list[CheatReport] = []
+        self.stalls: list[Stalled] = []
+        self.recoveries: list[Recovered] = []
+        self.finished_peers: dict[int, bytes] = {}
+        self.divergent: list[int] = []
+        self.aborted: int | None = None
+        self.absent: int | None = None
+        """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
+        self.convicted: CheatReport | None = None
+        self.ended_by_vote: int | None = None
+        """The vanished slot every other seat voted to end the table for."""
+        self.my_vote: wire.EndVote | None = None
+        """Our own end vote once signed: final, we sign no further entry at this table."""
+        self.votes: dict[int, wire.EndVote] = {}
+        """The first validly signed end vote of each other seat (p2p/table/endvote.py)."""
+        self.unlinked_since: dict[int, float] = {}
+        """Slots nobody we hear from holds a link to, and since when."""
+        self.links: dict[int, frozenset[int]] = {}
+        """The slots each seat last said it holds a link to (:class:`Links`)."""
+        self.evidence: set[bytes] = set()
+        """Signatures of refused entries already in our file."""
+        self.equivocations: set[tuple[int, int]] = set()
+        self._suspects: list[tuple[BrokenChain, int | None]] = []
+        self._fork_fetches: set[tuple[int, int]] = set()
+        self._head_checks: dict[int, int] = {}
+        """Seats whose claimed head differs from ours, and the step their record is fetched
+        from next to compare it with ours (a head claim is a hint, not evidence)."""
+        self._head_checked: set[int] = set()
+        self._head_forks: set[int] = set()
+        self._false_heads: set[int] = set()
+        self._vanished: set[tuple[int, int]] = set()
+        self._asked_end: set[tuple[int, int]] = set()
+        self.clock = clock or AwayClock()
+        self._blame_round: tuple[int, float, int] | None = None  # (step, when, rounds)
+        self.monitor = SilenceMonitor.from_manifest(self.manifest)
+        self._machine_limits = (self.monitor.stall_after, self.monitor.max_wait)
+        self._decide_limits = decide_limits(self.manifest) or self._machine_limits
+        self._ended_at: float | None = None
+        self._announced_finish = False
+        self._linger_until: float | None = None
+
+    # -- naming and state ------------------------------------------------
+
+    def drain(self) -> list[Effect]:
+        """The effects queued so far, in order (the queue is emptied in place)."""
+        out = list(self.out)
+        self.out.clear()
+        return out
+
+    def seat_order(self) -> tuple[int, ...]:
+        return seat_order(self.record)
+
+    def who(self, slot: int | None) -> dict[str, Any]:
+        return who(self.manifest, self.seat_order(), slot)
+
+    def _culprit(self, slot: int) -> dict[str, Any]:
+        w = self.who(slot)
+        return {"name": w["name"], "culprit": w["seat"], "culprit_slot": slot}
+
+    def _slot_of(self, peer: bytes) -> int | None:
+        return self.manifest.seat_of(peer)
+
+    def _key(self, slot: int) -> bytes:
+        return self.manifest.seats[slot].identity
+
+    def ended(self) -> bool:
+        return self.convicted is not None or self.ended_by_vote is not None
+
+    def is_game(self) -> bool:
+        return isinstance(self.manifest.protocol, GameProtocol)
+
+    def result(self, record_file: Path | None) -> TableResult:
+        game = game_of(self.record)
+        return TableResult(
+            convicted=self.convicted,
+            game=game.result() if game is not None and game.done else None,
+            entries=game.entries_checked if game is not None else 0,
+            proofs=game.proofs_checked if game is not None else 0,
+            manifest=self.manifest,
+            my_seat=self.my_seat,
+            seat_order=self.seat_order(),
+            record=self.record,
+            record_file=record_file,
+            cheats=list(self.cheats),
+            stalls=list(self.stalls),
+            recoveries=list(self.recoveries),
+            peers_finished=set(self.finished_peers),
+            divergent=list(self.divergent),
+            aborted=self.aborted,
+            absent=self.absent,
+            ended_by_vote=self.ended_by_vote,
+        )
+
+    # -- events: links ---------------------------------------------------
+
+    def peer_up(self, peer: bytes, linked: frozenset[int]) -> list[Effect]:
+        rec, table_id = self.record, self.manifest.table_id
+        self.out.append(SeatUp(**self.who(self._slot_of(peer))))
+        self.out.append(Send(peer, wire.Fetch(table_id, rec.step)))
+        if rec.finished:
+            self.out.append(Send(peer, Finished(table_id, rec.step, rec.head)))
+        for vote in self.all_votes():  # a seat back on line hears every vote we hold
+            self.out.append(Send(peer, vote))
+        return self.tell_links(linked)
+
+    def peer_down(self, peer: bytes, reason: str, linked: frozenset[int]) -> list[Effect]:
+        self.out.append(SeatDown(**self.who(self._slot_of(peer)), reason=reason))
+        return self.tell_links(linked)
+
+    def tell_links(self, linked: frozenset[int]) -> list[Effect]:
+        """Tell every linked seat whom we hold a link to (on every change of our links)."""
+        self.out.append(Broadcast(Links(self.manifest.table_id, tuple(sorted(linked)))))
+        return self.drain()
+
+    # -- events: messages ------------------------------------------------
+
+    def message(self, peer: bytes, msg: wire.Message) -> list[Effect]:
+        """A message from a seated peer's link (a ``Signed`` one already pre-checked)."""
+        via = self._slot_of(peer)
+        if via is None:
+            return self.drain()
+        table_id = self.manifest.table_id
+        if isinstance(msg, wire.Signed):
+            self.out.extend(self.offer(msg, via))
+        elif isinstance(msg, wire.Fetched):
+            if msg.table_id == table_id:
+                self._take_fetched(msg, peer, via)
+        elif isinstance(msg, wire.Fetch):
+            if msg.table_id == table_id:
+                self.out.append(Serve(peer, msg))
+        elif isinstance(msg, Links) and msg.table_id == table_id:
+            self.links[via] = frozenset(msg.slots)
+        elif isinstance(msg, wire.EndVote):
+            self.out.extend(self.take_vote(msg, via))
+        elif isinstance(msg, Finished) and msg.table_id == table_id:
+            self.finished_peers[via] = msg.head
+            self.out.append(SeatFinished(**self.who(via), step=msg.step))
+        # lobby leftovers (Welcome, Genesis copies...) are ignored once the record runs
+        return self.drain()
+
+    # -- entries ---------------------------------------------------------
+
+    def own(self, body: wire.Body) -> list[Effect]:
+        """Sign our own body; it is persisted (fsynced) before it is sent."""
+        if self.my_vote is not None:
+            return self.drain()  # we voted to end the table: we sign no further entry
+        rec = self.record
+        offer = rec.sign(self.identity, self.my_seat, body)
+        accepted = offer.accepted[0]
+        self.out.append(Persist(accepted.signed, sync=True))
+        if self.trace:
+            self.out.append(Trace("sent", accepted.step, self.my_seat))
+            self.out.append(Trace("accepted", accepted.step, self.my_seat))
+        self.out.append(SendOwn(body.TAG, accepted))
+        self._after_offer(offer, via=None, skip_first=True)
+        return self.drain()
+
+    def offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> list[Effect]:
+        """A signed entry from the link of slot ``via`` (``None``: from our own file,
+        ``persist`` then ``False``)."""
+        rec = self.record
+        try:
+            offer = rec.offer(signed)
+        except ForgedSignature as exc:
+            # the claimed seat did not sign it; the connection that carried it is to blame
+            self._report_cheat(exc, via, blame_via=True)
+            return self.drain()
+        except CheatDetected as exc:
+            self._keep_evidence(signed, exc)
+            self._on_cheat(exc, via)
+            return self.drain()
+        except RemoteProtocolError as exc:
+            # junk, or an entry of another table (ForeignEntry): nothing any seat signed is
+            # evidence here; only the link that carried it is at fault, and only to us
+            if via is not None:
+                kind = type(exc).__name__
+                self.cheats.append(CheatReport(via, kind, str(exc), via))
+                self.out.append(CheatSeen(**self._culprit(via), kind=kind, reason=str(exc)))
+            return self.drain()
+        if offer.status is Status.ACCEPTED:
+            if persist:
+                self._after_offer(offer, via)
+            else:
+                for cheat in offer.cheats:
+                    self._on_cheat(cheat, via)
+                self._stop_if_fold_failed()
+        return self.drain()
+
+    def _after_offer(self, offer: Offer, via: int | None, skip_first: bool = False) -> None:
+        for i, acc in enumerate(offer.accepted):
+            if not (skip_first and i == 0):
+                self.out.append(Persist(acc.signed))
+                if self.trace:
+                    self.out.append(Trace("accepted", acc.step, acc.seat))
+        # Each append is flushed; the fsync that makes it durable is the one done
+        # before our own next entry leaves (see ``own``), i.e. before we act on it.
+        if self.trace_steps:
+            for view in offer.completed:
+                kind = view.entries[0].kind if view.entries else ""
+                self.out.append(StepDone(step=view.number, kind=kind))
+        # a held entry refused at its step is evidence like any refused entry: kept first
+        for exc, signed in offer.refused:
+            self._keep_evidence(signed, exc)
+        for cheat in offer.cheats:
+            self._on_cheat(cheat, via)
+        self._stop_if_fold_failed()
+        self._relay(offer, via)
+        self.out.append(ShowPlayer())
+
+    def _relay(self, offer: Offer, via: int | None) -> None:
+        """Pass entries we accepted on to the other seats (not back to where they came from,
+        nor to their author), so a table with one link down goes on at full pace: the two
+        ends of the broken link get each other's entries through everyone else.  A copy
+        that arrives twice is a duplicate, checked by its bytes alone (p2p/record/chain.py)."""
+        for acc in offer.accepted:
+            if acc.seat == self.my_seat:
+                continue
+            skip = {self._key(acc.seat)}
+            if via is not None:
+                skip.add(self._key(via))
+            self.out.append(Broadcast(acc.signed, frozenset(skip)))
+
+    def _stop_if_fold_failed(self) -> None:
+        """Our own code failed folding a step (never a peer's fault): every entry is on
+        disk, and the table stops here with one clear line (``FoldFailed``)."""
+        rec = self.record
+        if rec.failure is not None:
+            self.out.append(Sync())
+            raise rec.failure
+
+    # -- cheats ----------------------------------------------------------
+
+    def _on_cheat(self, exc: CheatDetected, via: int | None) -> None:
+        """Route a detected violation: forks are investigated, equivocation is spread.
+
+        *Split view.*  A seat that signs two versions of one step and shows each
+        to different peers forks the record: nobody holds both versions, and
+        the symptom is an honest seat's next entry chaining to a hash we do not
+        know (:class:`BrokenChain`).  Such a break is not blamed at once: we ask
+        the peer that delivered it and the entry's author for their whole
+        record (``Fetch`` from step 1, once per peer and step of ours).  Its
+        copy of the forked step conflicts with ours, which :class:`Record`
+        reports as :class:`Equivocation` with both signed envelopes, naming the
+        seat that signed both.  Chain breaks still unexplained when the table
+        stalls or ends are reported as what they look like.
+
+        *Equivocation* is reported once per seat and step, and both signed
+        envelopes are relayed to every peer, so each honest peer holds the
+        proof even if it only ever saw one version.
+        """
+        if isinstance(exc, BrokenChain):
+            if self.equivocations:
+                return  # the proven fork explains it
+            self._suspects.append((exc, via))
+            self.out.append(Forked(**self.who(exc.seat), via=via))
+            for slot in {via, exc.seat}:
+                if slot is not None and slot != self.my_seat:
+                    self._fetch_whole_record(slot)
+            return
+        if isinstance(exc, Equivocation):
+            first, first_sig, second, second_sig = exc.evidence[:4]
+            step = wire.decode_body(first, wire.Entry).step  # type: ignore[attr-defined]
+            if (exc.seat, step) in self.equivocations:
+                return
+            self.equivocations.add((exc.seat, step))
+            self.out.append(Broadcast(wire.Signed(first, first_sig)))
+            self.out.append(Broadcast(wire.Signed(second, second_sig)))
+            # the fork this equivocation causes explains the chain breaks seen so far
+            self._suspects.clear()
+        self._report_cheat(exc, via)
+        self._convict(exc, via)
+
+    def _keep_evidence(self, signed: wire.Signed, exc: CheatDetected) -> None:
+        """Write a refused, validly signed entry to our record file: the signed evidence
+        that ``slaiga verify`` re-checks (its own signer is the one it convicts)."""
+        if isinstance(exc, ForgedSignature | BrokenChain):
+            return
+        if not self.is_game() or self.ended():
+            # once a cheat has ended the game its evidence is kept; more from a convicted
+            # seat would only let it grow every peer's file and flood every link
+            return
+        envelopes = [signed]
+        if isinstance(exc, Equivocation):
+            # both versions: the other one may be held for a future step (so not in the
+            # file), and one envelope alone proves nothing
+            first, first_sig = exc.evidence[0], exc.evidence[1]
+            envelopes.insert(0, wire.Signed(first, first_sig))
+        for env in envelopes:
+            if env.signature in self.evidence or self.record.holds(env):
+                continue  # already in the file (as evidence, or accepted)
+            self.evidence.add(env.signature)
+            self.out.append(Persist(env, sync=True))
+            # every seat gets the evidence itself: one the deviator never showed it
+            # (a held entry refused at its step) must not leave it waiting on us
+            self.out.append(Broadcast(env))
+
+    def _convict(self, exc: CheatDetected, via: int | None) -> None:
+        """On a game table a proven cheat ends the game: name the seat, spread the evidence."""
+        if not self.is_game() or self.ended():
+            return
+        self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
+        kind = type(exc).__name__
+        self.out.append(Convicted(**self._culprit(exc.seat), kind=kind, reason=exc.reason))
+        # relay what convicts it, so a seat it fed a different story convicts it too
+        for signed in self.record.signed_from(max(1, self.record.step - 1)):
+            self.out.append(Broadcast(signed))
+
+    def _fetch_whole_record(self, slot: int) -> None:
+        key = (slot, self.record.step)
+        if key in self._fork_fetches:
+            return
+        self._fork_fetches.add(key)
+        self.out.append(Send(self._key(slot), wire.Fetch(self.manifest.table_id, 1)))
+
+    def _blame_suspects(self) -> None:
+        """Chain breaks that no equivocation explained are reported as broken chains."""
+        suspects, self._suspects = self._suspects, []
+        for exc, via in suspects:
+            self._report_cheat(exc, via)
+
+    def _report_cheat(self, exc: CheatDetected, via: int | None, blame_via: bool = False) -> None:
+        culprit = via if blame_via and via is not None else exc.seat
+        report = CheatReport(culprit, type(exc).__name__, exc.reason, via)
+        self.cheats.append(report)
+        self.out.append(CheatSeen(**self._culprit(culprit), kind=report.kind, reason=exc.reason))
+
+    # -- fetched records and head claims ---------------------------------
+
+    def _take_fetched(self, msg: wire.Fetched, peer: bytes, via: int) -> None:
+        """Offer a fetched piece; if the peer holds more and this piece moved us on, ask it
+        for the next piece (replies come in bounded pieces, p2p/net/fetch.py).  While we
+        compare a seat's record with ours (:meth:`_check_head`), its pieces are walked to
+        the end whether or not they move us on."""
+        rec = self.record
+        before = rec.step, len(rec.signed_from(rec.step))
+        forks = len(self.equivocations), len(self._suspects)
+        for signed in msg.entries:
+            self.out.extend(self.offer(signed, via))
+        if (len(self.equivocations), len(self._suspects)) != forks and via in self._head_checks:
+            self._head_forks.add(via)  # its signed entries fork from ours
+        cursor = self._head_checks.get(via)
+        if cursor is not None:
+            last = max((entry_step(s) for s in msg.entries), default=cursor)
+            if msg.more:
+                self._head_checks[via] = max(last, cursor + 1)
+                self.out.append(Send(peer, wire.Fetch(msg.table_id, self._head_checks[via])))
+            else:
+                del self._head_checks[via]
+            return
+        if msg.more and (rec.step, len(rec.signed_from(rec.step))) != before:
+            self.out.append(Send(peer, wire.Fetch(msg.table_id, rec.step)))
+
+    def _check_head(self, slot: int, head: bytes) -> None:
+        """A finished seat claims another head than ours.  The claim is not signed, so it
+        proves nothing: fetch that seat's whole record and compare.  Only signed entries
+        that fork from ours (equivocation, a chain we do not know) make it divergent; a
+        record that matches ours leaves the claim a false one, and the game stands."""
+        if slot in self._head_checked:
+            return
+        self._head_checked.add(slot)
+        self._head_checks[slot] = 1
+        self.out.append(HeadClaimed(**self.who(slot), head=head.hex()))
+        self.out.append(Send(self._key(slot), wire.Fetch(self.manifest.table_id, 1)))
+
+    def settle_heads(self) -> bool:
+        """Judge every head claim that differs from ours; ``True`` once none is still being
+        compared (a seat whose record forks from ours is then in :attr:`divergent`)."""
+        rec = self.record
+        for slot, head in self.finished_peers.items():
+            if head != rec.head:
+                self._check_head(slot, head)
+        for slot in sorted(self._head_checked - set(self._head_checks)):
+            if slot in self.divergent or slot in self._false_heads:
+                continue
+            if slot in self._head_forks or self.equivocations:
+                self.divergent.append(slot)
+                self.out.append(Divergent(**self.who(slot)))
+            else:
+                self._false_heads.add(slot)
+                self.out.append(FalseHead(**self.who(slot)))
+        return not self._head_checks
+
+    # -- time: away, silence, no false blame ------------------------------
+
+    def beat(self, now: float) -> list[Effect]:
+        """The heartbeat's tick: notice the time this peer itself was away."""
+        self.out.extend(self.clock.beat(now))
+        return self.drain()
+
+    def _silence(self, now: float, connected: int) -> list[Stalled | Recovered]:
+        """``monitor.update`` guarded against false blame.
+
+        * Time we were away counts against no seat (the silence clocks move on
+          by it), and on coming back we re-fetch from everyone.
+        * Nobody is named abandoned before a re-fetch from every connected
+          seat has had ``stall_after`` to be answered; and while we hold no
+          link at all it may be us who are cut off, so that is waited out
+          for a few such rounds before anyone is named.
+        """
+        rec, monitor = self.record, self.monitor
+        self.out.extend(self.beat(now))
+        away = self.clock.take()
+        if away:
+            monitor.pause(away)
+            self.out.append(SendEach(wire.Fetch(self.manifest.table_id, rec.step)))
+        try:
+            return monitor.update(now, rec.step, rec.waiting_on())
+        except TableAbandoned as exc:
+            if not self._ready_to_blame(now, connected):
+                return []
+            self.out.append(Abandoned(**self.who(exc.seat), waited=exc.waited))
+            self.absent = exc.seat
+            raise TableAbandoned(exc.seat, exc.waited, self.who(exc.seat)["name"]) from None
+
+    def _ready_to_blame(self, now: float, connected: int) -> bool:
+        rec, monitor = self.record, self.monitor
+        last = self._blame_round if self._blame_round and self._blame_round[0] == rec.step else None
+        answered = last is not None and now - last[1] >= monitor.stall_after
+        if answered and (connected or last[2] >= ISOLATED_ROUNDS):
+            return True
+        rounds = last[2] + 1 if last is not None else 1
+        self._blame_round = (rec.step, now, rounds)
+        self.out.append(SendEach(wire.Fetch(self.manifest.table_id, rec.step)))
+        monitor.pause(monitor.stall_after)
+        self.out.append(Refetching(step=rec.step, connected=connected))
+        return False
+
+    def tick(self, now: float, linked: frozenset[int], connected: int) -> Tick:
+        """The record loop's look at the time ``now`` (after our own entries went out):
+        linger after an early end, silence and stalls, a vanished player, the finish and
+        its linger.  ``linked``: the slots we hold a link to; ``connected``: how many links.
+        Raises :class:`TableAbandoned` when the table ends for an absent seat."""
+        rec = self.record
+        linger = min(self.linger_s, ENDED_LINGER_S)
+        if self.ended():
+            # linger a moment so the evidence we relayed reaches every seat
+            if self._ended_at is None:
+                self._ended_at = now
+                if self.convicted is not None:
+                    self.out.append(EndedEarly(**self._culprit(self.convicted.culprit)))
+                elif self.ended_by_vote is None:
+                    self.out.append(EndedEarly(name=None, culprit=None, culprit_slot=None))
+            if now >= self._ended_at + linger:
+                if self.ended_by_vote is not None:
+                    gone = self.ended_by_vote
+                    waited = now - self.unlinked_since.get(gone, now)
+                    name = self.who(gone)["name"]
+                    raise TableAbandoned(gone, waited, name, by_vote=True)
+                return Tick(done=True)
+        game = game_of(rec)
+        waits = game is not None and game.waits_for_decision()
+        monitor = self.monitor
+        monitor.stall_after, monitor.max_wait = (
+            self._decide_limits if waits else self._machine_limits
+        )
+        events = self._silence(now, connected)
+        vanish_check = self._tell_vanished(now, linked)
+        for ev in events:
+            if isinstance(ev, Stalled):
+                self.stalls.append(ev)
+                self.out.append(
+                    SeatStalled(**self.who(ev.seat), step=ev.step, silent_for=ev.silent_for)
+                )
+                if self.equivocations:
+                    # a proven equivocator and a record that cannot go on: end the table
+                    culprit = min(seat for seat, _ in self.equivocations)
+                    self.aborted = culprit
+                    self.out.append(Aborted(**self.who(culprit), reason="equivocation"))
+                    return Tick(done=True)
+                self._blame_suspects()
+                self.out.append(SendEach(wire.Fetch(self.manifest.table_id, rec.step)))
+            else:
+                self.recoveries.append(ev)
+                self.out.append(SeatRecovered(**self.who(ev.seat)))
+        if rec.finished:
+            others = self.manifest.n_seats - 1
+            if not self._announced_finish:
+                self._announced_finish = True
+                self._linger_until = now + self.linger_s
+                self.out.append(Broadcast(Finished(self.manifest.table_id, rec.step, rec.head)))
+                self.out.append(RecordFinished(steps=rec.step - 1, head=rec.head.hex()))
+            # a head unlike ours is compared entry by entry before anything is said
+            settled = self.settle_heads()
+            if len(self.finished_peers) >= others and settled:
+                self._blame_suspects()
+                return Tick(done=True)
+            assert self._linger_until is not None
+            if now >= self._linger_until:
+                self.out.append(LingerTimeout(missing=others - len(self.finished_peers)))
+                self._blame_suspects()
+                return Tick(done=True)
+        deadline = monitor.next_deadline() if not rec.finished else self._linger_until
+        if vanish_check is not None and not rec.finished:
+            deadline = min(deadline or vanish_check, vanish_check)
+        if self._ended_at is not None:
+            deadline = self._ended_at + linger
+        return Tick(deadline=deadline)
+
+    # -- a vanished player -------------------------------------------------
+
+    def _track_links(self, now: float, linked: frozenset[int]) -> None:
+        """Which seats no one we hear from holds a link to (we included), and since when.
+
+        While we hold no link at all it may be us who are cut off, so nobody is
+        judged then (the clocks start again when a link is back)."""
+        if not linked:
+            self.unlinked_since.clear()
+            return
+        heard = set(linked)
+        for slot in linked:
+            heard |= self.links.get(slot, frozenset())
+        for slot in range(self.manifest.n_seats):
+            if slot == self.my_seat or slot in heard:
+                self.unlinked_since.pop(slot, None)
+            else:
+                self.unlinked_since.setdefault(slot, now)
+
+    def _tell_vanished(self, now: float, linked: frozenset[int]) -> float | None:
+        """Say by name which player owing a decision has had no link to anyone for the
+        machine steps' limit (its machine is most likely gone, while the table would
+        wait the whole decision limit); returns when to look again (``None``: no need).
+
+        Ending the table early is the remaining players' call (a signed vote,
+        docs/design.md); until then the table waits, as the manifest says."""
+        rec, monitor = self.record, self.monitor
+        self._track_links(now, linked)
+        limit = self.manifest.max_wait_ms / 1000
+        if monitor.max_wait <= limit:
+            return None  # a machine step: the table gives up at this limit anyway
+        wake: float | None = None
+        for slot in sorted(rec.waiting_on()):
+            since = self.unlinked_since.get(slot)
+            if since is None or (slot, rec.step) in self._vanished:
+                continue
+            if now - since < limit:
+                wake = min(wake or math.inf, since + limit)
+                continue
+            self._vanished.add((slot, rec.step))
+            silent = monitor.silent_for(slot, now) or 0.0
+            event = Vanished(
+                **self.who(slot),
+                step=rec.step,
+                silent_for=round(now - since, 1),
+                gives_up_in=round(max(0.0, monitor.max_wait - silent), 1),
+            )
+            self.out.append(event)
+            self.out.append(Tell(event.describe()))  # the person at this seat hears it
+            self.out.extend(self.ask_end(slot, now - since))
+        return wake
+
+    # -- ending the table by a signed vote (p2p/table/endvote.py) -----------
+
+    def all_votes(self) -> list[wire.EndVote]:
+        votes = list(self.votes.values())
+        if self.my_vote is not None:
+            votes.append(self.my_vote)
+        return votes
+
+    def ask_end(self, slot: int, silent_for: float) -> list[Effect]:
+        """The player owing the step vanished: ask ours (once per slot and step) whether
+        to end the table."""
+        key = (slot, self.record.step)
+        if key in self._asked_end or self.my_vote is not None or self.ended():
+            return self.drain()
+        self._asked_end.add(key)
+        self.out.append(AskEnd(slot, self.record.step, silent_for))
+        return self.drain()
+
+    def vote_problem(self, slot: int, now: float) -> str | None:
+        """Why we may not vote now to end the table for ``slot`` (``None``: we may)."""
+        rec, manifest = self.record, self.manifest
+        if self.ended() or rec.finished:
+            return "the table has ended"
+        if self.my_vote is not None:
+            return "you already voted"
+        if not 0 <= slot < manifest.n_seats or slot == self.my_seat:
+            return "that is not another player of this table"
+        name = self.who(slot)["name"]
+        if slot not in rec.waiting_on():
+            return f"{name} does not owe step {rec.step}"
+        since = self.unlinked_since.get(slot)
+        limit = manifest.max_wait_ms / 1000
+        if since is None or now - since < limit:
+            return f"{name} has not been without a link to anyone for {limit:g}s"
+        return None
+
+    def vote(self, slot: int, now: float) -> str | None:
+        """Our player votes to end the table for ``slot``: signed, persisted (fsync) and
+        sent (effects in :attr:`out`); returns why not (``None``: voted).  Final: we sign
+        no further entry at this table."""
+        problem = self.vote_problem(slot, now)
+        if problem is not None:
+            return problem
+        rec, manifest = self.record, self.manifest
+        vote = sign_vote(self.identity, manifest.table_id, self.my_seat, rec.step, rec.head, slot)
+        self.out.append(PersistVote(vote))  # durable before it leaves: a restart still voted
+        self.my_vote = vote
+        self.out.append(Broadcast(vote))
+        self._emit_vote(vote)
+        self._tally()
+        return None
+
+    def take_vote(self, vote: wire.EndVote, via: int) -> list[Effect]:
+        """A vote from the link of slot ``via``: checked, kept (one per seat), relayed
+        and counted.  A bad one is refused with the reason; it convicts no one."""
+        rec, manifest = self.record, self.manifest
+        if self.ended_by_vote is not None or vote == self.my_vote:
+            return self.drain()
+        try:
+            check_vote(manifest, vote)
+            if vote.seat == self.my_seat:
+                raise BadVote("a vote in our own name that we never sent")
+            if vote.step <= rec.step:  # not ahead of us: it must be for exactly our record
+                check_vote(manifest, vote, step=rec.step, head=rec.head, owing=rec.waiting_on())
+            known = self.votes.get(vote.seat)
+            if known is not None and known != vote:
+                raise BadVote(f"{self.who(vote.seat)['name']} already voted; a second vote")
+        except BadVote as exc:
+            self.out.append(VoteRefused(**self.who(via), reason=str(exc)))
+            return self.drain()
+        if vote.seat in self.votes:
+            return self.drain()  # a copy
+        self.votes[vote.seat] = vote
+        # relayed like entries: not back, not to its voter
+        self.out.append(Broadcast(vote, frozenset({self._key(via), self._key(vote.seat)})))
+        self._emit_vote(vote)
+        self._tally()
+        return self.drain()
+
+    def _emit_vote(self, vote: wire.EndVote) -> None:
+        same = [
+            v
+            for v in self.all_votes()
+            if (v.step, v.head, v.absent) == (vote.step, vote.head, vote.absent)
+        ]
+        self.out.append(
+            VoteCast(
+                voter=self.who(vote.seat)["name"],
+                voter_slot=vote.seat,
+                **self.who(vote.absent),
+                step=vote.step,
+                votes=len(same),
+                needed=self.manifest.n_seats - 1,
+            )
+        )
+
+    def _tally(self) -> None:
+        """With our vote and every other remaining seat's for our very step and head, write
+        them as the record file's closing frame and end the table (nobody convicted)."""
+        mine, rec, manifest = self.my_vote, self.record, self.manifest
+        if mine is None or self.ended_by_vote is not None:
+            return
+        key = (mine.step, mine.head, mine.absent)
+        votes = {v.seat: v for v in self.all_votes() if (v.step, v.head, v.absent) == key}
+        count = tally(manifest, votes.values(), rec.step, rec.head, rec.waiting_on())
+        if not count.ended:
+            return
+        self.out.append(CloseWithVotes(wire.EndVotes(tuple(votes[s] for s in count.voters))))
+        self.ended_by_vote = self.absent = mine.absent
+        self.out.append(EndedByVote(**self.who(mine.absent), step=mine.step))
+        self.out.append(Wake())
+
+    def reload_votes(self, votes: tuple[wire.EndVote, ...], closed: bool) -> None:
+        """Votes in our file on resume: our own stays final (we sign nothing more)."""
+        manifest = self.manifest
+        if closed:
+            raise NodeError(
+                f"table {manifest.table_id.hex()} was ended by vote; there is nothing to"
+                " resume (slaiga verify shows its record)"
+            )
+        for vote in votes:
+            try:
+                check_vote(manifest, vote)
+            except BadVote:
+                continue
+            if vote.seat == self.my_seat:
+                self.my_vote = vote
+            else:
+                self.votes.setdefault(vote.seat, vote)

@@ -1,0 +1,208 @@
+"""The table session's policy, driven directly: events in, effects out (no socket, no clock).
+
+:class:`p2p.table.session.TableSession` is what the node decides while a record runs;
+these tests feed it signed entries, links and times and read the effects it returns,
+in milliseconds.  The record rule is the small branching one of ``test_forks`` (seat 0
+counts, then seat 1 or 2), on a game manifest, so a proven cheat convicts.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from p2p import wire
+from p2p.errors import TableAbandoned
+from p2p.record.chain import Record
+from p2p.table import session as fx
+from p2p.table.demo import Count
+from p2p.table.endvote import sign_vote
+from p2p.table.events import (
+    Abandoned,
+    CheatSeen,
+    Convicted,
+    FalseHead,
+    Forked,
+    HeadClaimed,
+    Refetching,
+    SeatUp,
+    VoteRefused,
+)
+from p2p.table.local_table import game_genesis
+from p2p.table.session import Finished, Links, TableSession
+from tests.p2p.test_forks import Branching, _signed
+
+ME, OTHER, THIRD = 2, 0, 1
+"""Our slot, the seat that owes step 1, and a third seat."""
+
+
+def _table(end_on_other: bool = False):
+    genesis, ids, _ = game_genesis("high-card", 3, limits=(1000, 4000, 1000, 4000))
+
+    def rule(m):
+        return Branching(m, end_on_other)
+
+    ours = Record(genesis, rule)
+    return TableSession(ours, ids[ME], ME), Record(genesis, rule), ids
+
+
+def _of(effects, kind):
+    return [e for e in effects if isinstance(e, kind)]
+
+
+def test_an_accepted_entry_is_persisted_relayed_past_its_author_and_link_and_shown():
+    s, _, ids = _table()
+    entry = _signed(ids, s.record, OTHER, Count(2))
+    out = s.offer(entry, via=THIRD)
+    assert [type(e) for e in out] == [fx.Persist, fx.Broadcast, fx.ShowPlayer]
+    assert out[0].signed == entry and not out[0].sync
+    keys = {s.manifest.seats[i].identity for i in (OTHER, THIRD)}
+    assert out[1].msg == entry and out[1].skip == frozenset(keys)
+    # a copy is a duplicate: nothing to do
+    assert s.offer(entry, via=OTHER) == []
+
+
+def test_our_own_entry_is_fsynced_before_it_is_sent():
+    s, _, ids = _table()
+    s.offer(_signed(ids, s.record, OTHER, Count(2)), via=OTHER)  # seat 2 owes step 2 now
+    out = s.own(Count(7))
+    assert [type(e) for e in out[:2]] == [fx.Persist, fx.SendOwn]
+    assert out[0].sync and out[1].accepted.signed == out[0].signed
+    assert not _of(out, fx.Broadcast)  # our own entry is relayed by nobody but SendOwn
+
+
+def test_a_forged_entry_blames_the_link_that_carried_it():
+    s, _, ids = _table()
+    good = _signed(ids, s.record, OTHER, Count(2))
+    forged = wire.Signed(good.entry, bytes(64))
+    out = s.offer(forged, via=THIRD)
+    (seen,) = _of(out, CheatSeen)
+    assert seen.culprit_slot == THIRD and seen.kind == "ForgedSignature"
+    assert s.convicted is None and not _of(out, fx.Persist)
+
+
+def test_equivocation_is_kept_spread_and_convicts_its_signer_once():
+    s, theirs, ids = _table()
+    s.offer(_signed(ids, s.record, OTHER, Count(2)), via=OTHER)
+    other_version = _signed(ids, theirs, OTHER, Count(1))
+    out = s.offer(other_version, via=THIRD)
+    kept = _of(out, fx.Persist)
+    assert [p.signed for p in kept] == [other_version] and kept[0].sync  # the evidence
+    spread = [b.msg for b in _of(out, fx.Broadcast) if b.skip is None]
+    assert other_version in spread
+    (convicted,) = _of(out, Convicted)
+    assert convicted.culprit_slot == OTHER and s.convicted.kind == "Equivocation"
+    assert s.ended()
+    # once convicted, more from the seat is neither kept nor spread
+    assert not _of(s.offer(other_version, via=OTHER), fx.Persist)
+
+
+def test_a_chain_break_is_looked_into_before_anyone_is_blamed():
+    s, theirs, ids = _table()
+    s.offer(_signed(ids, s.record, OTHER, Count(2)), via=OTHER)
+    theirs.offer(_signed(ids, theirs, OTHER, Count(1)))
+    honest = theirs.sign(ids[THIRD], THIRD, Count(5)).accepted[0].signed
+    out = s.offer(honest, via=THIRD)
+    (forked,) = _of(out, Forked)
+    assert forked.slot == THIRD and not _of(out, CheatSeen) and not s.cheats
+    fetches = _of(out, fx.Send)
+    assert {f.peer for f in fetches} == {s.manifest.seats[THIRD].identity}
+    assert all(isinstance(f.msg, wire.Fetch) and f.msg.from_step == 1 for f in fetches)
+    assert not _of(s.offer(honest, via=THIRD), fx.Send)  # once per seat and step
+    # the fetched record shows the other version: equivocation, the break is explained
+    theirs_first = theirs.signed_from(1)[0]
+    fetched = wire.Fetched(s.manifest.table_id, (theirs_first,), False)
+    out = s.message(s.manifest.seats[THIRD].identity, fetched)
+    assert _of(out, Convicted)[0].culprit_slot == OTHER
+    assert [c.kind for c in s.cheats] == ["Equivocation"]  # the honest seat is not named
+
+
+def _live_until(s: TableSession, start: float, end: float) -> None:
+    """The heartbeat's beats from ``start`` to ``end`` (we were there all along)."""
+    t = start
+    while t < end:
+        s.beat(t)
+        t += 0.25
+    s.drain()
+
+
+def test_silence_is_blamed_only_after_a_refetch_round():
+    s, _, _ = _table()
+    linked = frozenset({OTHER, THIRD})
+    s.tick(100.0, linked, 2)
+    s.drain()
+    # past the longest wait (4 s): first a re-fetch from everyone, nobody named
+    _live_until(s, 100.0, 105.0)
+    tick = s.tick(105.0, linked, 2)
+    out = s.drain()
+    assert _of(out, Refetching) and _of(out, fx.SendEach) and not _of(out, Abandoned)
+    assert tick.deadline is not None and not tick.done and s.absent is None
+    # not before the re-fetch had its time (the stall limit, 1 s)
+    _live_until(s, 105.0, 105.5)
+    s.tick(105.5, linked, 2)
+    assert s.absent is None and _of(s.drain(), Refetching)
+    # still silent after that: named
+    _live_until(s, 105.5, 107.0)
+    with pytest.raises(TableAbandoned) as ei:
+        s.tick(107.0, linked, 2)
+    assert ei.value.seat == OTHER and s.absent == OTHER
+    assert _of(s.drain(), Abandoned)[0].slot == OTHER
+
+
+def test_time_we_were_away_counts_against_nobody():
+    s, _, _ = _table()
+    s.tick(100.0, frozenset({OTHER}), 1)
+    s.drain()
+    out = s.beat(110.0)  # ten seconds without a heartbeat: we were away
+    assert [type(e).__name__ for e in out] == ["Away"]
+    s.tick(110.1, frozenset({OTHER}), 1)  # the silence clocks moved on by it
+    out = s.drain()
+    assert _of(out, fx.SendEach) and not _of(out, Refetching) and not s.stalls
+
+
+def test_a_seat_back_on_line_hears_our_fetch_and_our_links():
+    s, _, _ = _table()
+    peer = s.manifest.seats[OTHER].identity
+    out = s.peer_up(peer, frozenset({OTHER}))
+    assert _of(out, SeatUp)[0].slot == OTHER
+    assert [e.msg.from_step for e in _of(out, fx.Send)] == [1]
+    (links,) = _of(out, fx.Broadcast)
+    assert isinstance(links.msg, Links) and links.msg.slots == (OTHER,)
+
+
+def test_a_false_head_claim_is_compared_and_found_false():
+    s, _, ids = _table(end_on_other=True)
+    s.offer(_signed(ids, s.record, OTHER, Count(2)), via=OTHER)
+    assert s.record.finished
+    peer = s.manifest.seats[THIRD].identity
+    s.message(peer, Finished(s.manifest.table_id, s.record.step, bytes(32)))
+    assert not s.settle_heads()
+    out = s.drain()
+    assert _of(out, HeadClaimed) and _of(out, fx.Send)[0].msg.from_step == 1
+    mine = wire.Fetched(s.manifest.table_id, tuple(s.record.signed_from(1)), False)
+    s.message(peer, mine)
+    assert s.settle_heads()
+    assert _of(s.drain(), FalseHead)[0].slot == THIRD and s.divergent == []
+
+
+def test_a_vote_in_our_name_is_refused_and_ends_nothing():
+    s, _, ids = _table()
+    rec = s.record
+    vote = sign_vote(ids[ME], rec.table_id, ME, rec.step, rec.head, OTHER)
+    out = s.take_vote(vote, via=THIRD)
+    assert _of(out, VoteRefused) and s.votes == {} and s.ended_by_vote is None
+
+
+def test_every_other_seat_voting_ends_the_table_with_the_votes_on_file():
+    s, _, ids = _table()
+    s.tick(100.0, frozenset({THIRD}), 1)  # OTHER owes step 1 and nobody holds a link to it
+    s.drain()
+    s.unlinked_since[OTHER] = 0.0
+    assert s.vote(OTHER, 100.0) is None
+    out = s.drain()
+    assert [type(e) for e in out[:2]] == [fx.PersistVote, fx.Broadcast]  # durable first
+    assert s.vote(OTHER, 100.0) == "you already voted"
+    rec = s.record
+    out = s.take_vote(sign_vote(ids[THIRD], rec.table_id, THIRD, rec.step, rec.head, OTHER), 1)
+    (closing,) = _of(out, fx.CloseWithVotes)
+    assert sorted(v.seat for v in closing.votes.votes) == [THIRD, ME]
+    assert _of(out, fx.Wake) and s.ended_by_vote == OTHER and s.convicted is None
