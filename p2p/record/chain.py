@@ -25,6 +25,19 @@ replay, broken chain, equivocation, invalid move).  An entry of another table
 is checked for first and is never evidence about this one
 (:class:`p2p.errors.ForeignEntry`, blamed on nobody who signed it).
 Equivocation keeps both signed envelopes as evidence in :attr:`Record.evidence`.
+
+**The absence lane** (issue 21, ``p2p/RECORD_FORMAT.md`` §11).  Under a rule that lets
+seats leave (:class:`p2p.record.order.AbsenceRule`), a seat may sign, at the current
+step and besides the entry it owes, one *lane* entry: ``absent`` naming seats it holds
+gone, or ``present`` naming seats whose entries it holds.  The step closes *by absence*
+when every remaining seat but the named ones signed ``absent`` naming the same seats:
+its hash covers those entries alone, the named seats are out from that step on, and
+every other entry of that step is moot (ignored, nobody blamed), as is anything a
+removed seat signs from then on.  A seat that signed ``absent`` at a step does not close
+it as usual (its *lock*) until some remaining seat signed ``present`` there; one lane
+entry per seat and step (two different ones are equivocation), so a step closes either
+by absence or as usual, never both, at every honest peer and in ``slaiga verify``,
+which replays lane entries before the others of their step.
 """
 
 from __future__ import annotations
@@ -53,7 +66,7 @@ from p2p.errors import (
     RemoteProtocolError,
     Replay,
 )
-from p2p.record.order import Owed, Rule, StepView
+from p2p.record.order import ABSENT_KIND, LANE_KINDS, PRESENT_KIND, Owed, Rule, StepView
 from p2p.table.forming import Manifest, genesis_hash, open_genesis
 from p2p.wire import Body, Entry, Genesis, Signed, decode_body, encode_body
 
@@ -111,6 +124,7 @@ class Status(enum.Enum):
     HELD = "held"  # for a future step; kept until its step is current
     DUPLICATE = "duplicate"  # we already had exactly these entry bytes; ignored
     TOO_FAR = "too_far"  # too far ahead to hold; fetch it again later
+    MOOT = "moot"  # a lane entry, or an entry of a step closed by absence: ignored, no blame
 
 
 @dataclass(frozen=True, slots=True)
@@ -187,6 +201,13 @@ class Record:
         # signature -> entry bytes of every envelope already verified and kept (accepted or
         # held): a byte-identical copy (relayed, fetched, resent) skips the Ed25519 check
         self._verified: dict[bytes, bytes] = {}
+        self._lane: dict[int, _Slot] = {}
+        """Seat -> its lane entry (``absent`` / ``present``) for the current step."""
+        self.removed: dict[int, int] = {}
+        """Slot -> the step that closed by absence naming it (it is out from there on)."""
+        self.closed_by_absence: dict[int, frozenset[int]] = {}
+        """Step -> the slots it removed."""
+        self._me: int | None = None
 
     # -- queries --------------------------------------------------------
 
@@ -260,7 +281,10 @@ class Record:
         """
         if not 0 <= seat < len(self.keys) or key.public != self.keys[seat]:
             raise LocalProtocolError(f"key {key.fingerprint} is not seat {seat}'s identity")
+        self._me = seat
         kinds = self.owes(seat)
+        if body.TAG in LANE_KINDS and seat not in self.removed:
+            kinds = kinds | LANE_KINDS
         if body.TAG not in kinds:
             raise LocalProtocolError(
                 f"seat {seat} may not send {body.TAG!r} at step {self.step}"
@@ -351,6 +375,20 @@ class Record:
         slot = _Slot(entry, signed)
         if step == 0:
             raise OutOfTurn(entry.seat, "step 0 is the genesis", (signed.entry,))
+        gone_at = self.removed.get(entry.seat)
+        if gone_at is not None and step >= gone_at:
+            return Offer(Status.MOOT)  # a seat that is out: what it says now is no turn
+        if step < self.step and (
+            entry.kind in LANE_KINDS or step in self.closed_by_absence
+        ):
+            prior = self.steps[step].get(entry.seat) if step in self.closed_by_absence else None
+            if prior is not None and prior.signed.entry == signed.entry:
+                return Offer(Status.DUPLICATE)
+            if prior is not None and entry.kind in LANE_KINDS:
+                return self._same_or_equivocation(prior, slot)  # two lane entries: raises
+            # a lane entry of a step that closed as usual, or any other entry of a step that
+            # closed by absence: it changes nothing, and blames nobody
+            return Offer(Status.MOOT)
         if step < self.step:
             prior = self.steps[step].get(entry.seat)
             if prior is None:
@@ -383,8 +421,8 @@ class Record:
         completed: list[StepView] = []
         cheats: list[CheatDetected] = []
         refused: list[tuple[CheatDetected, Signed]] = []
-        while self._owed is not None and self._owed.seats == self._pending.keys():
-            completed.append(self._complete())
+        while (how := self._closing()) is not None:
+            completed.append(self._complete() if how is True else self._complete_absent(how))
             if self.failure is not None:
                 break
             if self.verdict is not None:
@@ -430,8 +468,9 @@ class Record:
             # fork's), so it is no evidence: not held
             return Offer(Status.TOO_FAR)
         at = self._held.get(step, {})
-        if seat in at:
-            return self._same_or_equivocation(at[seat], slot)
+        key = seat + 256 if slot.entry.kind in LANE_KINDS else seat  # a lane entry beside
+        if key in at:
+            return self._same_or_equivocation(at[key], slot)
         size = _slot_bytes(slot)
         count, held = self._held_by_seat.get(seat, (0, 0))
         if (
@@ -441,7 +480,7 @@ class Record:
             or held + size > MAX_HELD_BYTES_PER_SEAT
         ):
             return Offer(Status.TOO_FAR)
-        self._held.setdefault(step, {})[seat] = slot
+        self._held.setdefault(step, {})[key] = slot
         self._held_by_seat[seat] = (count + 1, held + size)
         self._held_count += 1
         self._held_bytes += size
@@ -450,7 +489,8 @@ class Record:
     def _release(self) -> list[_Slot]:
         at = self._held.pop(self.step, {})
         self._held_count -= len(at)
-        for seat, slot in at.items():
+        for slot in at.values():
+            seat = slot.entry.seat
             size = _slot_bytes(slot)
             count, held = self._held_by_seat[seat]
             if count == 1:
@@ -460,11 +500,72 @@ class Record:
             self._held_bytes -= size
         return [at[s] for s in sorted(at)]
 
+    def _closing(self) -> bool | frozenset[int] | None:
+        """How the current step closes now: ``True`` as usual, the named slots by
+        absence, ``None`` not yet."""
+        if self._owed is None:
+            return None
+        named = self._absence_named()
+        if named is not None:
+            return named
+        if self._owed.seats != self._pending.keys():
+            return None
+        me = self._me
+        mine = self._lane.get(me) if me is not None else None
+        if mine is not None and mine.entry.kind == ABSENT_KIND:
+            # our lock: we signed that seats are gone here; we close as usual only once a
+            # remaining seat said it holds their entries (then absence can never complete)
+            if not any(s.entry.kind == PRESENT_KIND for s in self._lane.values()):
+                return None
+        return True
+
+    def _absence_named(self) -> frozenset[int] | None:
+        """The slots named gone at the current step by every other remaining seat."""
+        absent = [s for s in self._lane.values() if s.entry.kind == ABSENT_KIND]
+        if not absent:
+            return None
+        named = frozenset(absent[0].entry.body.seats)
+        remaining = [
+            s for s in range(len(self.keys)) if s not in self.removed and s not in named
+        ]
+        for s in remaining:
+            got = self._lane.get(s)
+            if got is None or got.entry.kind != ABSENT_KIND:
+                return None
+            if frozenset(got.entry.body.seats) != named:
+                return None
+        return named
+
+    def _take_lane(self, slot: _Slot) -> Accepted | None:
+        """A lane entry for the current step (already chained to our head)."""
+        entry, signed = slot.entry, slot.signed
+        seat = entry.seat
+        prior = self._lane.get(seat)
+        if prior is not None:
+            self._same_or_equivocation(prior, slot)  # raises unless identical
+            return None
+        check = getattr(self.rule, "check_absent", None)
+        if check is None:
+            raise OutOfTurn(
+                seat, f"sent {entry.kind!r} at step {entry.step}: nobody can leave this table",
+                (signed.entry,),
+            )
+        check(seat, frozenset(entry.body.seats), entry.kind)
+        self._lane[seat] = slot
+        self._verified[signed.signature] = signed.entry
+        return Accepted(entry.step, seat, entry, signed)
+
     def _take(self, slot: _Slot) -> Accepted | None:
         """Add an authenticated entry for the current step; ``None`` if a duplicate."""
         entry, signed = slot.entry, slot.signed
         seat = entry.seat
-        prior = self._pending.get(seat) or self._broken.get(seat)
+        if seat in self.removed:
+            return None  # held from before its removal: moot
+        prior = (
+            self._lane.get(seat)
+            if entry.kind in LANE_KINDS
+            else self._pending.get(seat) or self._broken.get(seat)
+        )
         if prior is not None:
             self._same_or_equivocation(prior, slot)  # raises unless identical
             return None
@@ -488,6 +589,8 @@ class Record:
         owed = self._owed
         if owed is None:
             raise OutOfTurn(seat, f"step {entry.step} after the protocol finished", (signed.entry,))
+        if entry.kind in LANE_KINDS:
+            return self._take_lane(slot)
         kinds = owed.wants.get(seat)
         if kinds is None:
             raise OutOfTurn(
@@ -514,18 +617,34 @@ class Record:
         self._verified[signed.signature] = signed.entry
         return Accepted(entry.step, seat, entry, signed)
 
-    def _complete(self) -> StepView:
+    def _complete_absent(self, named: frozenset[int]) -> StepView:
+        """Close the current step by absence: its hash covers the ``absent`` entries."""
         number = self.step
-        contributions = {s: self._pending[s].signed.entry for s in self._pending}
+        lane = {s: slot for s, slot in self._lane.items() if slot.entry.kind == ABSENT_KIND}
+        for s in named:
+            self.removed[s] = number
+        self.closed_by_absence[number] = named
+        return self._complete(lane, named)
+
+    def _complete(
+        self, slots: dict[int, _Slot] | None = None, named: frozenset[int] | None = None
+    ) -> StepView:
+        number = self.step
+        slots = self._pending if slots is None else slots
+        contributions = {s: slots[s].signed.entry for s in slots}
         h = step_hash(number, self.head, contributions)
-        view = StepView(number, h, tuple(self._pending[s].entry for s in sorted(self._pending)))
-        self.steps.append(dict(sorted(self._pending.items())))
+        view = StepView(number, h, tuple(slots[s].entry for s in sorted(slots)))
+        self.steps.append(dict(sorted(slots.items())))
         self.hashes.append(h)
         self._hash_index[h] = number
         self._pending = {}
         self._broken = {}
+        self._lane = {}
         try:
-            self.rule.advance(view)
+            if named is None:
+                self.rule.advance(view)
+            else:
+                self.rule.advance_absent(view, named)  # type: ignore[attr-defined]
         except CheatDetected as exc:
             # the completed step stays in the record; the evidence is the culprit's own
             # signed entry at the step where it deviated (a lie shown by a later reveal
