@@ -263,6 +263,29 @@ class Record:
         """Whether these very envelope bytes joined the record (accepted, not just held)."""
         return self._verified.get(signed.signature) == signed.entry
 
+    def pending_seats(self) -> frozenset[int]:
+        """Seats whose entry for the current step we hold."""
+        return frozenset(self._pending)
+
+    def lane_named(self) -> list[tuple[frozenset[int], str]]:
+        """The current step's lane entries: (named slots, kind), by signer."""
+        return [
+            (frozenset(s.entry.body.seats), s.entry.kind)  # type: ignore[attr-defined]
+            for _, s in sorted(self._lane.items())
+        ]
+
+    def sign_past_lane(self, key: IdentityKey, seat: int, step: int, body: Body) -> Signed | None:
+        """Sign a lane entry for a step that closed as usual (``present``, answering an
+        ``absent`` that came after we closed it): moot here, it frees the seat that
+        signed ``absent`` there.  ``None`` if that step is not such a step."""
+        if not 0 < step < self.step or step in self.closed_by_absence:
+            return None
+        if body.TAG != PRESENT_KIND or key.public != self.keys[seat]:
+            return None
+        entry = Entry(self.table_id, seat, step, self.hashes[step - 1], body)
+        raw = encode_body(entry)
+        return Signed(raw, key.sign(entry_signing_input(raw)))
+
     def held_count(self) -> int:
         return self._held_count
 
@@ -378,9 +401,7 @@ class Record:
         gone_at = self.removed.get(entry.seat)
         if gone_at is not None and step >= gone_at:
             return Offer(Status.MOOT)  # a seat that is out: what it says now is no turn
-        if step < self.step and (
-            entry.kind in LANE_KINDS or step in self.closed_by_absence
-        ):
+        if step < self.step and (entry.kind in LANE_KINDS or step in self.closed_by_absence):
             prior = self.steps[step].get(entry.seat) if step in self.closed_by_absence else None
             if prior is not None and prior.signed.entry == signed.entry:
                 return Offer(Status.DUPLICATE)
@@ -512,11 +533,14 @@ class Record:
             return None
         me = self._me
         mine = self._lane.get(me) if me is not None else None
-        if mine is not None and mine.entry.kind == ABSENT_KIND:
-            # our lock: we signed that seats are gone here; we close as usual only once a
-            # remaining seat said it holds their entries (then absence can never complete)
-            if not any(s.entry.kind == PRESENT_KIND for s in self._lane.values()):
-                return None
+        # our lock: we signed that seats are gone here; we close as usual only once a
+        # remaining seat said it holds their entries (then absence can never complete)
+        if (
+            mine is not None
+            and mine.entry.kind == ABSENT_KIND
+            and not any(s.entry.kind == PRESENT_KIND for s in self._lane.values())
+        ):
+            return None
         return True
 
     def _absence_named(self) -> frozenset[int] | None:
@@ -525,9 +549,7 @@ class Record:
         if not absent:
             return None
         named = frozenset(absent[0].entry.body.seats)
-        remaining = [
-            s for s in range(len(self.keys)) if s not in self.removed and s not in named
-        ]
+        remaining = [s for s in range(len(self.keys)) if s not in self.removed and s not in named]
         for s in remaining:
             got = self._lane.get(s)
             if got is None or got.entry.kind != ABSENT_KIND:
@@ -547,7 +569,8 @@ class Record:
         check = getattr(self.rule, "check_absent", None)
         if check is None:
             raise OutOfTurn(
-                seat, f"sent {entry.kind!r} at step {entry.step}: nobody can leave this table",
+                seat,
+                f"sent {entry.kind!r} at step {entry.step}: nobody can leave this table",
                 (signed.entry,),
             )
         check(seat, frozenset(entry.body.seats), entry.kind)

@@ -52,6 +52,7 @@ from p2p.errors import (
     TableAbandoned,
 )
 from p2p.record.chain import Offer, Record, Status
+from p2p.record.order import ABSENT_KIND
 from p2p.table.endvote import check_vote, sign_vote, tally
 from p2p.table.events import (
     Abandoned,
@@ -65,12 +66,16 @@ from p2p.table.events import (
     FalseHead,
     Forked,
     HeadClaimed,
+    LeftAbandoned,
     LingerTimeout,
+    NamedAbsent,
     NodeEvent,
     RecordFinished,
     Refetching,
+    Removed,
     SeatDown,
     SeatFinished,
+    SeatLeft,
     SeatRecovered,
     SeatStalled,
     SeatUp,
@@ -81,6 +86,7 @@ from p2p.table.events import (
 )
 from p2p.table.forming import FormingRule, Manifest
 from p2p.table.game_rule import GameProtocol, SeatList, decide_limits
+from p2p.table.game_rule.survive import AbsentBody, PresentBody
 from p2p.table.seat import game_of
 from p2p.table.silence import Recovered, SilenceMonitor, Stalled
 from p2p.wire import Hash, Step, TableId
@@ -323,6 +329,10 @@ class TableResult:
     """The game's agreed result once played (``GameRule.result``), engine seats."""
     entries: int = 0
     proofs: int = 0
+    left: list[int] = field(default_factory=list)
+    """Slots that left for good (the absence lane removed them): absent, not cheats."""
+    left_abandoned: bool = False
+    """Two seats left: the table ended there, unfinished, naming both."""
 
     @property
     def names(self) -> list[str]:
@@ -415,6 +425,9 @@ class TableResult:
             out["absent"] = self.player(self.absent)
         if self.ended_by_vote is not None:
             out["ended_by_vote"] = self.player(self.ended_by_vote)
+        if self.left:
+            out["left"] = [self.player(s) for s in self.left]
+            out["left_abandoned"] = self.left_abandoned
         return out
 
 
@@ -507,6 +520,11 @@ class TableSession:
         self.monitor = SilenceMonitor.from_manifest(self.manifest)
         self._machine_limits = (self.monitor.stall_after, self.monitor.max_wait)
         self._decide_limits = decide_limits(self.manifest) or self._machine_limits
+        self.absent_after = float(dict(self.manifest.options).get("absent_after", 60))
+        """The table's absence limit (seconds), from the signed manifest's options."""
+        self._lane_signed: set[int] = set()
+        """Steps at which we signed a lane entry (``absent`` / ``present``): one each."""
+        self._told_left: set[int] = set()
         self._ended_at: float | None = None
         self._announced_finish = False
         self._linger_until: float | None = None
@@ -561,6 +579,8 @@ class TableSession:
             aborted=self.aborted,
             absent=self.absent,
             ended_by_vote=self.ended_by_vote,
+            left=sorted(self.record.removed),
+            left_abandoned=bool(game is not None and game.abandoned),
         )
 
     # -- events: links ---------------------------------------------------
@@ -656,7 +676,123 @@ class TableSession:
                 for cheat in offer.cheats:
                     self._on_cheat(cheat, via)
                 self._stop_if_fold_failed()
+        elif offer.status is Status.MOOT and persist:
+            self._moot_absent(signed)
+        if persist:
+            self._lane_answer()
+        self._tell_left()
         return self.drain()
+
+    # -- a seat that left for good (issue 21; p2p/RECORD_FORMAT.md §11) ---------
+
+    def _survives(self) -> bool:
+        game = game_of(self.record)
+        return game is not None and game.survive and game.escrow_ready
+
+    def _sign_lane(self, body: wire.Body) -> None:
+        rec = self.record
+        self._lane_signed.add(rec.step)
+        self.out.extend(self.own(body))
+
+    def _lane_answer(self) -> None:
+        """Sign ``present`` at the current step if some seat named gone seats whose
+        entries we hold here (so the step can only close as usual, and the seats that
+        signed ``absent`` stop waiting for the rest)."""
+        rec = self.record
+        if not self._survives() or rec.finished or rec.step in self._lane_signed:
+            return
+        if self.my_seat in rec.removed or self.my_vote is not None:
+            return
+        held = rec.pending_seats()
+        for named, kind in rec.lane_named():
+            if kind == ABSENT_KIND and named and named <= held:
+                self._sign_lane(PresentBody(tuple(sorted(named))))
+                return
+
+    def _moot_absent(self, signed: wire.Signed) -> None:
+        """An ``absent`` for a step that closed as usual here: say ``present`` for it,
+        so the seat that signed it (and waits) closes that step as we did."""
+        rec = self.record
+        try:
+            entry = wire.decode_body(signed.entry, wire.Entry)
+        except RemoteProtocolError:
+            return
+        step = entry.step  # type: ignore[attr-defined]
+        if entry.kind != ABSENT_KIND or step in rec.closed_by_absence:  # type: ignore[attr-defined]
+            return
+        if step in self._lane_signed or self.my_seat in rec.removed or not self._survives():
+            return
+        named = tuple(sorted(entry.body.seats))  # type: ignore[attr-defined]
+        past = rec.sign_past_lane(self.identity, self.my_seat, step, PresentBody(named))
+        if past is not None:
+            self._lane_signed.add(step)
+            self.out.append(Persist(past, sync=True))
+            self.out.append(Broadcast(past, frozenset()))
+
+    def _absence(self, now: float) -> float | None:
+        """Sign ``absent`` once the seats owing the step have been silent past the
+        table's absence limit; returns when to look again."""
+        rec, monitor = self.record, self.monitor
+        if not self._survives() or rec.finished or rec.step in self._lane_signed:
+            return None
+        if self.my_seat in rec.removed or self.my_vote is not None:
+            return None
+        silent, wake = [], None
+        for slot in sorted(rec.waiting_on()):
+            quiet = monitor.silent_for(slot, now) or 0.0
+            if quiet >= self.absent_after:
+                silent.append((slot, quiet))
+            else:
+                at = now + self.absent_after - quiet
+                wake = at if wake is None else min(wake, at)
+        if not silent:
+            return wake
+        named = {slot for slot, _ in silent}
+        for slot, since in self.unlinked_since.items():  # gone too, owing or not
+            if (
+                slot != self.my_seat
+                and slot not in rec.removed
+                and now - since >= self.absent_after
+            ):
+                named.add(slot)
+        slots = tuple(sorted(named))
+        step = rec.step
+        self._sign_lane(AbsentBody(slots))
+        self.out.append(
+            NamedAbsent(
+                names=", ".join(self.who(s)["name"] for s in slots),
+                slots=slots,
+                step=step,
+                silent_for=round(max(q for _, q in silent), 1),
+            )
+        )
+        return None
+
+    def _tell_left(self) -> None:
+        rec = self.record
+        new = [s for s in sorted(rec.removed) if s not in self._told_left]
+        if not new:
+            return
+        self._told_left.update(new)
+        game = game_of(rec)
+        step = rec.removed[new[0]]
+        if self.my_seat in new:
+            self.out.append(Removed(step=step))
+            self.out.append(Tell(Removed(step=step).describe()))
+        if game is not None and game.abandoned:
+            slots = tuple(sorted(rec.removed))
+            ev = LeftAbandoned(
+                names=" and ".join(self.who(s)["name"] for s in slots), slots=slots, step=step
+            )
+            self.out.append(ev)
+            self.out.append(Tell(ev.describe()))
+            return
+        for s in new:
+            if s == self.my_seat:
+                continue
+            ev = SeatLeft(**self.who(s), step=step)
+            self.out.append(ev)
+            self.out.append(Tell(ev.describe()))
 
     def _after_offer(self, offer: Offer, via: int | None, skip_first: bool = False) -> None:
         for i, acc in enumerate(offer.accepted):
@@ -927,6 +1063,9 @@ class TableSession:
         )
         events = self._silence(now, connected)
         vanish_check = self._tell_vanished(now, linked)
+        absence_check = self._absence(now)
+        if absence_check is not None:
+            vanish_check = min(vanish_check or absence_check, absence_check)
         for ev in events:
             if isinstance(ev, Stalled):
                 self.stalls.append(ev)

@@ -11,6 +11,7 @@ settling is a seat's fault (:meth:`GameRule._late_conviction`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
@@ -42,9 +43,8 @@ from engine.obligations import (
     Transfer,
 )
 from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
-from p2p.record.order import Owed, StepView
+from p2p.record.order import ABSENT_KIND, PRESENT_KIND, Owed, StepView
 from p2p.table.faces import handle_indices, index_face
-from p2p.record.order import ABSENT_KIND, PRESENT_KIND
 from p2p.table.game_rule import dice, gift, held, reveal, shuffle, survive
 from p2p.table.game_rule.core import Flow, Job, Mine, Need, SeatKeys, SeatList, Waived
 from p2p.table.game_rule.dice import COMMIT_KIND, DICE_KIND
@@ -142,10 +142,8 @@ def _prove(rule: GameRule, ob: Prove) -> Flow:
         raise LocalProtocolError(f"no proof shape for {type(st).__name__}: {st}")
     if st.seat in rule.gone:
         return None, None  # a seat that is gone proves nothing: its claim is waived
-    try:
+    with contextlib.suppress(Waived):  # its prover (or a gift's receiver) left: waived
         yield from prove(rule, st)
-    except Waived:
-        pass  # its prover (or a gift's receiver) left while we waited: waived
     return None, None
 
 

@@ -23,6 +23,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from crypto.errors import CryptoError
 from crypto.escrow import (
     EscrowDeal,
     TokenShares,
@@ -35,7 +36,6 @@ from crypto.escrow import (
     public_shares,
     verify_token_shares,
 )
-from crypto.errors import CryptoError
 from crypto.group import Point
 from p2p.errors import InvalidMove
 from p2p.record.order import ABSENT_KIND, PRESENT_KIND
