@@ -382,6 +382,9 @@ class TableResult:
             "finished": bool(self.game) and self.convicted is None and self.absent is None,
             "entries": self.entries,
             "proofs": self.proofs,
+            "left": [self.player(s) for s in self.left],
+            "left_abandoned": self.left_abandoned,
+            "removed_me": self.my_seat in self.left,
         }
         if self.convicted is not None:
             out["cheat"] = {"kind": self.convicted.kind, "reason": self.convicted.reason}
