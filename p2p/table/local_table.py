@@ -128,6 +128,7 @@ def run(
     make_player: Callable[[int, int], BotPlayer | None] | None = None,
     on_entry: Callable[[LocalTable], None] | None = None,
     lost: Mapping[int, int] | None = None,
+    name_absent: bool = True,
 ) -> LocalTable:
     """Play until every record is finished (or a cheat ends it); raise on a stuck table.
 
@@ -189,7 +190,7 @@ def run(
                 on_entry(table)
         if table.cheats:
             return table
-        if not moved and silent:
+        if not moved and silent and name_absent:
             moved = _name_absent(table, silent, voted)
         if not moved:
             owed = table.records[0].owed
