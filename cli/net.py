@@ -403,7 +403,9 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
             f"[red]cheat proven: {names[summary['culprit']]} — {cheat.get('reason', '')}[/red]"
         )
     else:
-        _out.print(f"{summary['entries']} entries and {summary['proofs']} proofs checked, no cheat")
+        _out.print(
+            f"{summary['entries']} signatures and {summary['proofs']} proofs checked, no cheat"
+        )
     left = [p["name"] for p in summary.get("left", [])]
     if left and summary.get("left_abandoned"):
         _out.print(f"{' and '.join(left)} left the table; nobody can act for two, so it ended")
@@ -430,7 +432,9 @@ def _print_result(result: TableResult, as_json: bool) -> None:
         table.add_row(str(i + 1), seat["name"] + me, seat["fingerprint"])
     _out.print(table)
     if "record_steps" in summary:
-        _out.print(f"record: {summary['record_steps']} steps, head {summary['record_head']}")
+        _out.print(
+            f"record: {summary['record_steps']} steps, the last one's hash {summary['record_head']}"
+        )
     for cheat in summary.get("cheats", []):
         _out.print(f"[red]cheat by {cheat['name']}: {cheat['kind']}: {cheat['reason']}")
 

@@ -258,7 +258,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
         make = player_factory(
             None,
             answer_timeout=args.answer_timeout,
-            quiet=args.json or not interactive,
+            quiet=args.json,
             ask_reload=args.ask_reload,
             hints=not args.no_hints,
             trace=args.trace,

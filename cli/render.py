@@ -398,7 +398,7 @@ def record_lines(summary: Any, names: Names) -> list[Text]:
             cheat = "no cheat" if culprit is None else f"cheat by {names(culprit)}"
             out.append(
                 Text(
-                    f"{plural(entries, 'entry', 'entries')} and {plural(proofs or 0, 'proof')}"
+                    f"{plural(entries, 'signature')} and {plural(proofs or 0, 'proof')}"
                     f" checked, {cheat}.",
                     style="green" if culprit is None else "red",
                 )

@@ -331,7 +331,7 @@ class Replay:
     def checked(self, stop: Stop | None = None) -> str:
         entries = stop.entries if stop is not None else self.spectator.entries
         proofs = stop.proofs if stop is not None else self.spectator.proofs
-        text = f"{entries} entr{'y' if entries == 1 else 'ies'} and {proofs} proof"
+        text = f"{entries} signature{'' if entries == 1 else 's'} and {proofs} proof"
         return text + ("" if proofs == 1 else "s") + " checked"
 
     def summary(self) -> dict[str, Any]:

@@ -27,7 +27,7 @@ from rich.console import Console
 from rich.table import Table
 
 from p2p.errors import UnreadableRecord
-from p2p.record.verify import VerifyReport, verify_record_file
+from p2p.record.verify import VerifyReport, signature_at, verify_record_file
 
 EXIT_OK = 0
 EXIT_FAILED = 1
@@ -66,18 +66,24 @@ def _culprit_text(report: VerifyReport) -> str:
         if f.kind == "BadVote":
             return "no seat is proven at fault: a vote proves nothing about cheating"
         return "no seat is proven at fault: the file itself is forged or damaged"
-    name = report.seat_name(f.culprit) or "a player"
-    position = next((s.position for s in report.seats if s.slot == f.culprit), None)
-    # the numbers of the seat table above: seat counted from 1 (when drawn), and slot
-    seat = f"seat {position}, " if position is not None else ""
-    return f"culprit: {name} ({seat}slot {f.culprit})"
+    return f"culprit: {_who(report, f.culprit)}"
+
+
+def _seat_number(report: VerifyReport, slot: int | None) -> int | None:
+    """The number the seat table shows: the place in the drawn seat order or, when the
+    order was never drawn, in the order the players sat down; counted from 1."""
+    for i, s in enumerate(report.seats, 1):
+        if s.slot == slot:
+            return s.position if s.position is not None else i
+    return None
 
 
 def _who(report: VerifyReport, slot: int | None) -> str:
-    """A seat as a player reads it: "seat 2 (Bob)", seats counted from 1."""
-    seat = report.engine_seat(slot)
+    """A seat as a player reads it: "seat 2 (Bob)", seats counted from 1 as in the seat
+    table above."""
+    seat = _seat_number(report, slot)
     name = report.seat_name(slot)
-    where = f"seat {seat + 1}" if seat is not None else "a seat"
+    where = f"seat {seat}" if seat is not None else "a seat"
     return where + (f" ({name})" if name else "")
 
 
@@ -105,7 +111,7 @@ def lead_line(report: VerifyReport) -> str:
             return "✓ Genuine so far: nobody cheated, but the game stopped before its end" + (
                 f" (waiting for {owing})" if owing else ""
             )
-        return "✓ This record is genuine: every entry is signed and in order"
+        return "✓ This record is genuine: every step is signed and in order"
     if f.culprit is not None:
         return f"✗ Cheating proven: {_name(report, f.culprit)} broke the rules; the record holds the proof"
     if f.kind == "Unfinished":
@@ -120,6 +126,10 @@ def lead_line(report: VerifyReport) -> str:
     return "✗ This record is forged or damaged: it proves nothing about the game"
 
 
+def _steps(n: int) -> str:
+    return f"{n} step" if n == 1 else f"{n} steps"
+
+
 def _print_human(report: VerifyReport) -> None:
     lead = lead_line(report)
     _out.print(f"[bold {'green' if lead.startswith('✓') else 'red'}]{lead}")
@@ -127,12 +137,10 @@ def _print_human(report: VerifyReport) -> None:
         _out.print(f"table {report.table_id}: {report.game}, {len(report.seats)} seats")
         table = Table()
         table.add_column("seat", justify="right")
-        table.add_column("slot", justify="right")
         table.add_column("name")
         table.add_column("fingerprint")
-        for s in report.seats:
-            pos = str(s.position) if s.position is not None else "-"
-            table.add_row(pos, str(s.slot), s.name, s.fingerprint)
+        for i, s in enumerate(report.seats, 1):
+            table.add_row(str(s.position if s.position is not None else i), s.name, s.fingerprint)
         _out.print(table)
         if report.options:
             opts = ", ".join(f"{k}={v}" for k, v in sorted(report.options.items()))
@@ -142,13 +150,21 @@ def _print_human(report: VerifyReport) -> None:
             _out.print(f"protocol: {report.protocol['kind']} ({params})")
         if not report.seat_order_known:
             _out.print(
-                "[yellow]the seat order was never drawn: seats shown in the order they sat down"
+                "[yellow]the seat order was never drawn: seats are numbered in the order the "
+                "players sat down"
             )
     if report.torn_bytes:
-        _out.print(f"[yellow]torn last frame dropped ({report.torn_bytes} bytes)")
+        _out.print(
+            f"[yellow]the last signature was only half written and is left out"
+            f" ({report.torn_bytes} bytes)"
+        )
     if report.duplicates:
         n = report.duplicates
-        _out.print(f"[yellow]{n} duplicate {'entry' if n == 1 else 'entries'} ignored")
+        _out.print(
+            f"[yellow]{n} repeated copy of a step ignored"
+            if n == 1
+            else f"[yellow]{n} repeated copies of steps ignored"
+        )
     for c in report.caveats:
         _out.print(f"[yellow]caveat: {c.message}")
     f = report.failure
@@ -160,7 +176,7 @@ def _print_human(report: VerifyReport) -> None:
             message = (
                 f"the game stops at step {f.step}, still owed by {owing}; nobody signed its end"
             )
-        if f.kind == "EndedByVote":  # every entry holds; the players agreed to stop
+        if f.kind == "EndedByVote":  # every step holds; the players agreed to stop
             others = " and ".join(
                 _who(report, s.slot) for s in report.seats if s.slot != report.ended_by_vote
             )
@@ -172,11 +188,16 @@ def _print_human(report: VerifyReport) -> None:
             _out.print(f"[bold red]record FAILS verification{where}: {message}")
         _out.print(f"[red]{_culprit_text(report)}")
         for env in f.evidence:
-            _out.print(f"[red]  evidence: frame {env.frame}, signature {env.signature.hex()[:32]}…")
+            _out.print(f"[red]  evidence: {signature_at(env.frame)}, {env.signature.hex()[:32]}…")
         if report.head is not None:
-            _out.print(f"verified before the failure: {report.steps} steps, head {report.head}")
+            _out.print(
+                f"verified before the failure: {_steps(report.steps)}, the last one's hash"
+                f" {report.head}"
+            )
         return
-    _out.print(f"[bold green]record verified: {report.steps} steps, head {report.head}")
+    _out.print(
+        f"[bold green]record verified: {_steps(report.steps)}, the last one's hash {report.head}"
+    )
     if report.ranking is not None:
         by_pos = {s.position: s for s in report.seats}
         names = [by_pos[p + 1].name if p + 1 in by_pos else str(p) for p in report.ranking]

@@ -88,6 +88,7 @@ from engine.options import (
     TABLE_OPTIONS,
     OptionSpec,
     check_table_options,
+    hashed_options,
     resolve_options,
 )
 
@@ -585,7 +586,10 @@ class Game:
         data = {
             "game": self.NAME,
             "seats": self.seats,
-            "options": {k: v for k, v in self.options.items() if k not in TABLE_OPTION_NAMES},
+            "options": hashed_options(
+                self.OPTIONS,
+                {k: v for k, v in self.options.items() if k not in TABLE_OPTION_NAMES},
+            ),
             "phase": self.phase,
             "turns": self.turns,
             "zones": self.zones.snapshot(),

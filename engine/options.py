@@ -4,6 +4,10 @@ Every **[house]** choice of a game's rules (docs/rules/) is an ``OptionSpec``
 of the game. Values arrive as Python values or as ``key=value`` strings from
 the command line; both are checked, and a bad one raises ``BadOption`` listing
 what is allowed.
+
+An option added after games were first recorded has ``hashed_at_default=False``: while
+it holds its default it is left out of ``Game.state_hash``, so a record signed before
+the option existed still replays to the hash it signed (p2p/RECORD_FORMAT.md, ``final``).
 """
 
 from __future__ import annotations
@@ -30,6 +34,7 @@ class OptionSpec:
     choices: tuple[Any, ...] | None = None
     minimum: int | None = None
     maximum: int | None = None
+    hashed_at_default: bool = True
 
     def allowed(self) -> str:
         if self.choices is not None:
@@ -78,6 +83,12 @@ def resolve_options(specs: Iterable[OptionSpec], given: Mapping[str, Any] | None
             raise BadOption(f"unknown option {name!r}; this game's options are: {known}")
         out[name] = by_name[name].coerce(value)
     return out
+
+
+def hashed_options(specs: Iterable[OptionSpec], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a state hash covers: all but a later option still at its default."""
+    late = {s.name: s.default for s in specs if not s.hashed_at_default}
+    return {k: v for k, v in values.items() if k not in late or v != late[k]}
 
 
 def parse_option_args(pairs: Iterable[str]) -> dict[str, str]:

@@ -25,6 +25,8 @@ seat, only the file.
 from __future__ import annotations
 
 import os
+import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,6 +41,7 @@ from p2p.errors import (
     ForgedSignature,
     Impersonation,
     InvalidGenesis,
+    InvalidMove,
     MalformedEntry,
     P2PError,
     RemoteProtocolError,
@@ -52,6 +55,9 @@ from p2p.table.forming import FormingRule, Manifest, table_rule
 from p2p.table.game_rule import GameProtocol
 from p2p.table.seat import game_of
 from p2p.wire import EndVote, Entry, Signed, decode_body
+
+Who = Callable[[int | None], str]
+"""A seat slot in player words (its player's name): failure messages never show slots."""
 
 UNFINISHED = "Unfinished"
 """Failure kind: a game record that stops before every seat signed the end."""
@@ -300,6 +306,41 @@ def _describe_manifest(
     )
 
 
+def player_names(manifest: Manifest) -> Who:
+    """Players by name; a name two seats share gets its key's fingerprint, as the seat
+    table of ``slaiga verify`` shows it."""
+    names = [s.name for s in manifest.seats]
+
+    def who(slot: int | None) -> str:
+        if slot is None or not 0 <= slot < len(names):
+            return "a player not at this table"
+        name = names[slot]
+        if names.count(name) > 1:
+            return f"{name} (key {fingerprint(manifest.seats[slot].identity)[:8]})"
+        return name
+
+    return who
+
+
+def signature_at(frame: int) -> str:
+    """Where a signed step sits in the file, in words: "the 23rd signature in the file"."""
+    n = frame % 100
+    suffix = "th" if 10 <= n <= 20 else {1: "st", 2: "nd", 3: "rd"}.get(frame % 10, "th")
+    return f"the {frame}{suffix} signature in the file"
+
+
+_SEAT = re.compile(r"\bseat (\d+)\b")
+
+
+def _in_player_words(reason: str, who: Who) -> str:
+    """A record-level reason (p2p/record/chain.py names seats by slot and speaks of
+    entries) in the words ``slaiga verify`` uses: players by name, and steps."""
+    text = _SEAT.sub(lambda m: who(int(m.group(1))), reason)
+    for old, new in (("entry for step", "step"), ("an entry", "a step"), ("entries", "steps")):
+        text = text.replace(old, new)
+    return text
+
+
 def _read(path: Path) -> None:
     """Raise :class:`UnreadableRecord` unless ``path`` is a readable file with our magic."""
     try:
@@ -312,7 +353,7 @@ def _read(path: Path) -> None:
 
 
 def cheat_failure(
-    exc: CheatDetected, env: Envelope, entry: Entry, frames: dict[bytes, int]
+    exc: CheatDetected, env: Envelope, entry: Entry, frames: dict[bytes, int], who: Who
 ) -> Failure:
     """Turn a violation found by the record into a :class:`Failure` naming step and seats."""
     evidence: tuple[Envelope, ...] = (env,)
@@ -322,24 +363,30 @@ def cheat_failure(
     if isinstance(exc, ForgedSignature):
         culprit = None  # no key of this table signed it: the file is forged, not the seat
         message = (
-            f"forged signature: the entry for step {entry.step} claims seat {entry.seat},"
-            " but no seat of this table signed it"
+            f"forged signature: step {entry.step} claims to come from {who(entry.seat)},"
+            " but no player of this table signed it"
         )
     elif isinstance(exc, Impersonation):
         culprit = exc.seat  # the signer: its key verifies an entry claiming another seat
-        message = f"impersonation at step {entry.step}: seat {exc.seat} {exc.reason}"
+        message = (
+            f"impersonation at step {entry.step}: {who(exc.seat)} signed it as {who(entry.seat)}"
+        )
     elif isinstance(exc, Equivocation):
         culprit = exc.seat
         message = (
-            f"equivocation: seat {exc.seat} signed two different entries for step {entry.step}"
+            f"equivocation: {who(exc.seat)} signed two different versions of step {entry.step}"
         )
     else:
         culprit = exc.seat
-        message = f"{type(exc).__name__} at step {entry.step}: seat {exc.seat}: {exc.reason}"
+        # a game's own reason keeps its words; the record's name seats by slot
+        reason = exc.reason if isinstance(exc, InvalidMove) else _in_player_words(exc.reason, who)
+        message = f"{type(exc).__name__} at step {entry.step}: {who(exc.seat)}: {reason}"
     return Failure(type(exc).__name__, message, culprit, entry.seat, entry.step, evidence)
 
 
-def undecodable_failure(record: Record, env: Envelope, problem: RemoteProtocolError) -> Failure:
+def undecodable_failure(
+    record: Record, env: Envelope, problem: RemoteProtocolError, who: Who
+) -> Failure:
     """A frame whose entry bytes do not decode: the seat whose key verifies its signature
     signed a malformed body and is convicted (the envelope is the evidence); bytes that no
     seat signed convict only the file."""
@@ -347,14 +394,18 @@ def undecodable_failure(record: Record, env: Envelope, problem: RemoteProtocolEr
         record.offer(Signed(env.entry, env.signature))
     except MalformedEntry as exc:
         message = (
-            f"frame {env.frame}: seat {exc.seat} signed an entry that does not decode: {problem}"
+            f"{who(exc.seat)} signed a step that cannot be read ({signature_at(env.frame)}):"
+            f" {problem}"
         )
         return Failure(type(exc).__name__, message, exc.seat, exc.seat, None, (env,))
     except ForeignEntry as exc:
         return foreign_failure(env, exc)
     except P2PError:
         pass
-    message = f"frame {env.frame}: entry does not decode and no seat signed it: {problem}"
+    message = (
+        f"a step that cannot be read, and that no player signed ({signature_at(env.frame)}):"
+        f" {problem}"
+    )
     return Failure(MALFORMED_ENTRY, message, None, None, None, (env,))
 
 
@@ -362,8 +413,9 @@ def foreign_failure(env: Envelope, exc: ForeignEntry) -> Failure:
     """A frame holding an entry of another table: the file was spliced from another
     table's record; nobody at this table signed it for this table, so nobody is named."""
     message = (
-        f"frame {env.frame}: {exc}; this file holds an entry spliced in from another"
-        " table's record, which is no evidence about this one (nobody is blamed)"
+        f"{signature_at(env.frame)}: {str(exc).replace('an entry', 'a step')}; this file holds"
+        " a step spliced in from another table's record, which is no evidence about this one"
+        " (nobody is blamed)"
     )
     return Failure(FOREIGN, message, None, None, None, (env,))
 
@@ -402,7 +454,8 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         assert isinstance(manifest, Manifest)
         failure = Failure(
             "ForgedSignature",
-            f"forged genesis: the manifest signature of seat {exc.seat} does not verify",
+            f"forged start: {player_names(manifest)(exc.seat)}'s signature on the table's terms"
+            " does not verify",
             None,
             exc.seat,
             0,
@@ -415,6 +468,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             failure=Failure("InvalidGenesis", f"invalid genesis: {exc}", step=0),
         )
     manifest = record.manifest
+    who = player_names(manifest)
     base = {"torn_bytes": loaded.torn_bytes, "entries": len(loaded.entries)}
 
     envelopes: list[tuple[Envelope, Entry]] = []
@@ -426,7 +480,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         except RemoteProtocolError as exc:
             # judged at once; the rest is still replayed, so the seat order is known and
             # the culprit is named in it like every other verdict
-            undecodable = undecodable or undecodable_failure(record, env, exc)
+            undecodable = undecodable or undecodable_failure(record, env, exc, who)
             continue
         assert isinstance(entry, Entry)
         envelopes.append((env, entry))
@@ -449,7 +503,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         try:
             offer = record.offer(Signed(env.entry, env.signature))
         except CheatDetected as exc:
-            failure = cheat_failure(exc, env, entry, frames)
+            failure = cheat_failure(exc, env, entry, frames, who)
             break
         except ForeignEntry as exc:
             failure = foreign_failure(env, exc)
@@ -459,7 +513,12 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             break
         except RemoteProtocolError as exc:
             failure = Failure(
-                MALFORMED_ENTRY, f"frame {env.frame}: {exc}", None, entry.seat, entry.step, (env,)
+                MALFORMED_ENTRY,
+                f"step {entry.step} ({signature_at(env.frame)}): {exc}",
+                None,
+                entry.seat,
+                entry.step,
+                (env,),
             )
             break
         if offer.status is Status.DUPLICATE:
@@ -469,7 +528,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         if offer.cheats:
             exc = offer.cheats[0]
             found = _locate_evidence(exc, envelopes) or (env, entry)
-            failure = cheat_failure(exc, *found, frames)
+            failure = cheat_failure(exc, *found, frames, who)
             break
         if record.failure is not None:
             break  # our own fold failed (reported below): later entries cannot be judged
@@ -482,9 +541,9 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         owing = sorted(record.waiting_on())
         failure = Failure(
             GAP,
-            f"gap: step {record.step} never completed (no entry from seat(s)"
-            f" {', '.join(map(str, owing))}), yet the file holds {later} entr"
-            f"{'y' if later == 1 else 'ies'} for later steps",
+            f"gap: step {record.step} never completed (nothing from"
+            f" {' and '.join(map(who, owing))}), yet the file holds {later}"
+            f" signature{'' if later == 1 else 's'} of later steps",
             None,
             None,
             record.step,
@@ -498,8 +557,8 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         owing = sorted(record.waiting_on())
         failure = Failure(
             UNFINISHED,
-            f"unfinished: the game stops at step {record.step}, still owed by seat(s)"
-            f" {', '.join(map(str, owing))}; nobody signed its end",
+            f"unfinished: the game stops at step {record.step}, still owed by"
+            f" {' and '.join(map(who, owing))}; nobody signed its end",
             None,
             None,
             record.step,
@@ -541,8 +600,10 @@ def _vote_failure(manifest: Manifest, votes: tuple[EndVote, ...], record: Record
     only with a valid vote of every seat but the absent one for the record's last head."""
     count = tally(manifest, votes, record.step, record.head, record.waiting_on())
 
+    who = player_names(manifest)
+
     def names(slots: tuple[int, ...]) -> str:
-        return ", ".join(f"{manifest.seats[s].name} (slot {s})" for s in slots) or "nobody"
+        return ", ".join(map(who, slots)) or "nobody"
 
     if count.problems:
         return Failure(
@@ -554,7 +615,7 @@ def _vote_failure(manifest: Manifest, votes: tuple[EndVote, ...], record: Record
             record.step,
         )
     assert count.absent is not None
-    absent = f"{manifest.seats[count.absent].name} (slot {count.absent})"
+    absent = who(count.absent)
     if count.ended:
         return Failure(
             ENDED_BY_VOTE,
@@ -581,7 +642,7 @@ def _caveat(c: Any, seats: tuple[SeatInfo, ...]) -> CaveatInfo:
     def who(slot: int) -> str:
         s = by_slot.get(slot)
         if s is None:
-            return f"slot {slot}"
+            return "a player not at this table"
         return f"seat {s.position if s.position is not None else slot + 1} ({s.name})"
 
     message = (

@@ -47,6 +47,8 @@ from p2p.record.verify import (
     Failure,
     cheat_failure,
     foreign_failure,
+    player_names,
+    signature_at,
     undecodable_failure,
 )
 from p2p.table.forming import FormingRule, Manifest, table_rule
@@ -91,6 +93,7 @@ class Spectator:
     def __init__(self, genesis: Genesis) -> None:
         self.record = Record(genesis, table_rule)
         self.manifest: Manifest = self.record.manifest
+        self.who = player_names(self.manifest)  # verdicts name players, as verify does
         self.verdict: Failure | None = None
         """The first proven cheat (culprit slot, step, signed evidence); the game ends there."""
         self.entries = 0
@@ -147,8 +150,8 @@ class Spectator:
         return game.result() if game is not None and game.done else None
 
     def status_line(self) -> str:
-        """ "N entries and N proofs checked, no cheat" (or the culprit, by name)."""
-        entries = f"{self.entries} entr{'y' if self.entries == 1 else 'ies'}"
+        """ "N signatures and N proofs checked, no cheat" (or the culprit, by name)."""
+        entries = f"{self.entries} signature{'' if self.entries == 1 else 's'}"
         proofs = f"{self.proofs} proof{'' if self.proofs == 1 else 's'}"
         if self.verdict is not None and self.verdict.culprit is not None:
             name = self.manifest.seats[self.verdict.culprit].name
@@ -183,17 +186,19 @@ class Spectator:
         try:
             entry = decode_body(signed.entry, Entry)
         except RemoteProtocolError as exc:
-            return self._refused(undecodable_failure(self.record, env, exc))
+            return self._refused(undecodable_failure(self.record, env, exc, self.who))
         assert isinstance(entry, Entry)
         try:
             offer = self.record.offer(signed)
         except ForgedSignature as exc:
-            return self._refused(cheat_failure(exc, env, entry, self._arrived), junk=str(exc))
+            return self._refused(
+                cheat_failure(exc, env, entry, self._arrived, self.who), junk=str(exc)
+            )
         except BrokenChain as exc:
-            failure = cheat_failure(exc, env, entry, self._arrived)
+            failure = cheat_failure(exc, env, entry, self._arrived, self.who)
             return Update(failure=failure, suspect=exc.seat)
         except CheatDetected as exc:
-            return self._refused(cheat_failure(exc, env, entry, self._arrived))
+            return self._refused(cheat_failure(exc, env, entry, self._arrived, self.who))
         except ForeignEntry as exc:
             return self._refused(foreign_failure(env, exc), junk=str(exc))
         except FoldFailed as exc:
@@ -201,7 +206,12 @@ class Spectator:
             return Update(failure=Failure(FoldFailed.__name__, str(exc), None, entry.seat))
         except RemoteProtocolError as exc:
             failure = Failure(
-                MALFORMED_ENTRY, f"frame {env.frame}: {exc}", None, entry.seat, entry.step, (env,)
+                MALFORMED_ENTRY,
+                f"step {entry.step} ({signature_at(env.frame)}): {exc}",
+                None,
+                entry.seat,
+                entry.step,
+                (env,),
             )
             return self._refused(failure, junk=str(exc))
         return self._taken(offer)
@@ -249,7 +259,7 @@ class Spectator:
         assert isinstance(entry, Entry)
         frame = self._arrived.get(signed.entry, self._arrivals)
         return cheat_failure(
-            exc, Envelope(frame, signed.entry, signed.signature), entry, self._arrived
+            exc, Envelope(frame, signed.entry, signed.signature), entry, self._arrived, self.who
         )
 
     def _refused(self, failure: Failure, junk: str | None = None) -> Update:

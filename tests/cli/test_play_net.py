@@ -31,3 +31,27 @@ def test_play_watched_networked_game(tmp_path):
     # the bot peers kept their own identities and records, and were reaped
     bots = sorted(p.name for p in (tmp_path / "me" / "bots").iterdir())
     assert bots == ["bot0", "bot1", "bot2"]
+
+
+def test_play_without_a_terminal_prints_the_game_move_by_move(tmp_path):
+    """As the README says: with no terminal a bot plays your seat and every move is
+    printed as a plain line, then the result (before the fix: one line on stderr and
+    nothing more until the exit)."""
+    env = dict(os.environ, SLAIGA_INTERFACE="127.0.0.1", SLAIGA_LOOPBACK_ONLY="1")
+    proc = subprocess.run(
+        [sys.executable, "-m", "cli", "play", "high-card", "--seats", "3", "--name", "Ann"]
+        + ["--state-dir", str(tmp_path / "me")],
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert "a bot plays your seat" in proc.stderr
+    lines = proc.stdout.splitlines()
+    plays = [line for line in lines if " plays " in line]
+    assert len(plays) == 3 * 2, proc.stdout  # every card of every hand, one line each
+    assert sum(line.startswith("Ann plays ") for line in plays) == 2
+    assert lines.index(plays[-1]) < next(i for i, x in enumerate(lines) if "Winner" in x)
+    assert "\x1b[" not in proc.stdout  # plain lines, no terminal codes

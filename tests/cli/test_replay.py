@@ -56,7 +56,7 @@ def test_plain_replay_prints_every_step_and_the_same_end_as_verify(slaiga_game) 
     # the end: the seats' ranking, and what was checked
     ranked = re.findall(r"^\s+\d+(?:st|nd|rd|th)\s+(\S+)", out, re.M)
     assert ranked == ranking_names(table)
-    assert f"{verified['entries']} entries and " in out and "checked, no cheat." in out
+    assert f"{verified['entries']} signatures and " in out and "checked, no cheat." in out
     # the public view shows no hand, only what the rules made public
     assert "hand:" not in out
 

@@ -480,6 +480,103 @@ def test_free_text_rule_call_is_voted():
     assert top(g) == "J♣" and size(g, 1) == 9 and g.phase == "turn"
 
 
+@pytest.mark.parametrize(
+    ("threshold", "yes", "upheld"),
+    [
+        ("majority", 2, True),
+        ("majority", 1, False),
+        ("half", 1, False),  # 1 of 3 is under half
+        ("two-thirds", 2, True),
+        ("all", 2, False),
+        ("all", 3, True),
+    ],
+)
+def test_vote_threshold_option_decides_a_free_text_call(threshold, yes, upheld):
+    rules = [RuleSpec(Always(), FreeText("No humming"))]
+    g, d = new(["JC", "", "", ""], "9C", rules=rules, options={"vote_threshold": threshold})
+    play(g, d, 0, "JC")
+    window(g, d, {1: 7})
+    assert g.to_move() == (1, 2, 3)
+    for s in (1, 2, 3):
+        runner.apply(g, d, Vote(s, s - 1 < yes))
+    assert (top(g) == "9♣") == upheld and size(g, 0) == (9 if upheld else 7)
+
+
+def test_half_threshold_upholds_a_tied_vote_when_the_caller_does_not_vote():
+    rules = [RuleSpec(Always(), FreeText("No humming"))]
+    opts = {"vote_threshold": "half", "caller_votes": False}
+    g, d = new(["JC", "", "", "", ""], "9C", rules=rules, options=opts)
+    play(g, d, 0, "JC")
+    window(g, d, {2: 7})
+    assert g.phase == "vote" and g.to_move() == (1, 3, 4)  # the caller, seat 2, does not vote
+    illegal(g, Vote(2, True), NotYourTurn)
+    for s, v in ((1, True), (3, False), (4, True)):
+        runner.apply(g, d, Vote(s, v))
+    assert top(g) == "9♣"  # 2 of 3
+
+
+def test_caller_votes_off_leaves_the_call_to_the_others():
+    rules = [RuleSpec(Always(), FreeText("No humming"))]
+    g, d = new(["JC", "", ""], "9C", rules=rules, options={"caller_votes": False})
+    play(g, d, 0, "JC")
+    window(g, d, {1: 7})
+    assert g.to_move() == (2,)
+    ev = runner.apply(g, d, Vote(2, False))
+    assert top(g) == "J♣" and size(g, 1) == 9  # rejected: the wrong call is paid
+    assert "(0 of 1 for)" in next(e.text for e in ev if e.kind == "improper:rejected")
+    # by default the caller's own vote counts: 1 of 2 is no strict majority either way
+    g, d = new(["JC", "", ""], "9C", rules=rules)
+    play(g, d, 0, "JC")
+    window(g, d, {1: 7})
+    assert g.to_move() == (1, 2)
+
+
+def test_caller_votes_off_at_two_seats_lets_the_caller_vote_after_all():
+    rules = [RuleSpec(Always(), FreeText("No humming"))]
+    g, d = new(["JC", ""], "9C", rules=rules, options={"caller_votes": False})
+    play(g, d, 0, "JC")
+    window(g, d, {1: 7})
+    assert g.phase == "vote" and g.to_move() == (1,)
+    runner.apply(g, d, Vote(1, True))
+    assert top(g) == "9♣"
+
+
+def test_spend_several_option_spends_pending_rules_between_the_same_two_moves():
+    for several in (False, True):
+        g, d = new(["JC QC", "", ""], "9C", options={"spend_several": several})
+        g.pending_rules[0] = 1  # position set-up: one rule kept from an earlier Unmau
+        shrink(g, 0, "JC")
+        play(g, d, 0, "JC", [UNMAU_WORDS])
+        window(g, d)
+        assert g.pending_rules == [2, 0, 0] and g.to_move() == (0,)
+        runner.apply(g, d, Spend(0, A_RULE, (1, 1, 1)))
+        if not several:  # one per holder between two moves: the turn goes on
+            assert g.phase == "turn" and g.current == 1 and g.pending_rules[0] == 1
+            continue
+        assert g.phase == "interlude" and g.to_move() == (0,)  # asked again
+        runner.apply(g, d, Spend(0, RuleSpec(OnRank(13), SkipNext()), (2, 2, 2)))
+        assert g.pending_rules == [0, 0, 0] and g.phase == "turn" and g.current == 1
+        assert len(g.book.rules) == 8 and size(g, 2) == 11
+    g, d = new(["JC", "", ""], "9C", options={"spend_several": True})
+    g.pending_rules[0] = 1
+    shrink(g, 0, "JC")
+    play(g, d, 0, "JC", [UNMAU_WORDS])
+    window(g, d)
+    runner.apply(g, d, Spend(0, A_RULE, (1, 1, 1)))
+    runner.apply(g, d, KeepRule(0))  # and may keep the rest
+    assert g.pending_rules[0] == 1 and g.phase == "turn" and g.current == 1
+
+
+def test_new_options_at_their_defaults_leave_the_state_hash_as_records_signed_it():
+    """A record signed before these options existed replays to the same final hash."""
+    g, _ = new(["JC", "", ""], "9C")
+    h = g.state_hash()
+    g2, _ = new(["JC", "", ""], "9C", options={"caller_votes": True, "spend_several": False})
+    assert g2.state_hash() == h
+    g3, _ = new(["JC", "", ""], "9C", options={"spend_several": True})
+    assert g3.state_hash() != h
+
+
 def test_voting_to_end():
     g, d = new(["", "", ""], "9C")
     runner.apply(g, d, ProposeEnd(0))
@@ -913,16 +1010,20 @@ def _peer_answer(ob, answer, seat):
     return answer
 
 
-def test_peers_that_only_know_their_own_faces_agree_with_the_omniscient_game():
+@pytest.mark.parametrize(
+    "options",
+    [{}, {"vote_threshold": "two-thirds", "caller_votes": False, "spend_several": True}],
+)
+def test_peers_that_only_know_their_own_faces_agree_with_the_omniscient_game(options):
     """Leak safety on the real path: one instance per seat, each told only the
     faces its seat may see, replays the same game. None of them may read an
     unrevealed face (a KeyError here), and every one reaches the same public
     state and shows its seat the same view and legal actions as the reference."""
     for seed in range(4):
         seats = 3 + seed % 2
-        ref = AightOfSpaides(seats, {"max_turns": 80})
+        ref = AightOfSpaides(seats, {"max_turns": 80, **options})
         d = LocalDealer(ref.deck, 50 + seed)
-        peers = [AightOfSpaides(seats, {"max_turns": 80}) for _ in range(seats)]
+        peers = [AightOfSpaides(seats, {"max_turns": 80, **options}) for _ in range(seats)]
         bots = [
             RandomAightBot(s, random.Random(seed * 8 + s), improper_rate=0.3) for s in range(seats)
         ]

@@ -148,7 +148,7 @@ def test_teams_alternate_and_sum_members():
 # ---- Sjond ---------------------------------------------------------------------------
 
 R1 = [6, 6, 5, 5, 2] + [1, 1, 6, 6, 5]  # round 1: seat 0 scores 24, seat 1 scores 37
-R2_SEAT0 = [1, 1, 6, 6, 4]  # 32 in round 2
+R2_SEAT0 = [1, 1, 6, 6, 4]  # 36 in round 2
 
 
 def sjond_game(rounds=3, **opts):
@@ -169,9 +169,9 @@ def test_steal_needs_option_and_eligible_target_and_amount():
     illegal(g, RollDice(1, 0, 5), match="sjond option")
     g, d = new(dice=R1, sjond=True)
     turn(g, d, 0)
-    illegal(g, RollDice(1, 0, 5), match=r"amount must be 1..0")  # no previous round
+    illegal(g, RollDice(1, 0, 5), match=r"amount must be 1 to 0")  # no previous round
     g, d = sjond_game()
-    illegal(g, RollDice(1, 0, 25), match=r"1..24")
+    illegal(g, RollDice(1, 0, 25), match=r"1 to 24")
     illegal(g, RollDice(1, 1, 5), match="no such target")
     illegal(g, RollDice(1, 7, 5), match=r"field 'target' must be an integer in -1\.\.1")
     for target, amount in ((None, 5), ("0", 5), (0.0, 5), (False, 5), (0, "5"), (0, True)):
@@ -182,6 +182,29 @@ def test_steal_needs_option_and_eligible_target_and_amount():
     assert len(legal) == 1 + 24
     g2, _ = new(seats=4, teams=2, sjond=True)
     assert "team-mate" in g2.steal_problem(0, 2, 1)
+
+
+def test_steal_cap_option_reads_the_running_total():
+    # round 1: seat 0 has scored 24 this round; the previous round's cap is 0, the total 24
+    g, d = new(dice=R1, sjond=True)
+    turn(g, d, 0)
+    illegal(g, RollDice(1, 0, 5), match=r"amount must be 1 to 0 \(seat 0's previous round\)")
+    g, d = new(dice=R1, sjond=True, steal_cap="total")
+    turn(g, d, 0)
+    assert RollDice(1, 0, 24) in g.legal_actions(1)
+    illegal(g, RollDice(1, 0, 25), match=r"amount must be 1 to 24 \(seat 0's total\)")
+    # round 2: seat 0 has 24 + 36 = 60 in total, more than one turn can score
+    g, d = sjond_game(steal_cap="total")
+    assert g.totals[0] == 60 and g.steal_cap(0) == 60
+    legal = g.legal_actions(1)
+    assert RollDice(1, 0, 60) in legal and RollDice(1, 0, 61) not in legal
+    d._dice.extend([1, 2, 3, 6, 6])  # three in a row at once
+    runner.apply(g, d, RollDice(1, 0, 60))
+    runner.apply(g, d, Stop(1))
+    runner.apply(g, d, Respond(0, False))  # accepts: 60 moves
+    assert g.totals == [0, 37 + 27 + 60]
+    g, d = sjond_game()  # the default reads the previous round
+    assert g.steal_cap(0) == 24
 
 
 def test_total_threshold_option():
@@ -320,6 +343,7 @@ def check_arithmetic(g, events):
         {"sjond": True},
         {"sjond": True, "teams": 2, "slalt_double": True},
         {"sjond": True, "defence": "off", "steal_total_min": 0},
+        {"sjond": True, "steal_cap": "total", "steal_total_min": 0},
     ],
 )
 def test_random_play_score_arithmetic(opts):

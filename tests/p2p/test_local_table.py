@@ -111,3 +111,25 @@ def test_only_the_first_draw_has_a_commit_round():
     # three for the seat order (the table's forming), three for the first draw
     assert kinds.count("commit") == 6 and kinds[:6] == ["commit"] * 6
     assert kinds.count("dice") >= 3 * 2 * 2  # every seat, two rounds, at least two rolls
+
+
+@pytest.mark.parametrize(
+    ("game", "options", "bot"),
+    [
+        (
+            "aight-of-spaides",
+            {"max_turns": 40, "vote_threshold": "all", "caller_votes": False},
+            "random",
+        ),
+        ("aight-of-spaides", {"max_turns": 40, "spend_several": True}, "random"),
+        ("slajens", {"rounds": 2, "sjond": True, "steal_cap": "total"}, "heuristic"),
+    ],
+)
+def test_the_later_table_options_play_on_the_real_path(game, options, bot):
+    """The options a table chose after records were first signed (docs/rules/) play on the
+    seats' real protocol code too, and every seat reaches the same end."""
+    table = local_table.run(local_table.new_table(game, 3, options), bot=bot)
+    assert not table.cheats and all(r.finished for r in table.records)
+    engines = [game_of(r).engine for r in table.records]
+    assert all(e.options[k] == v for e in engines for k, v in options.items())
+    assert len({e.state_hash() for e in engines}) == 1

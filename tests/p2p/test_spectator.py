@@ -154,7 +154,8 @@ def test_spectators_reach_the_seats_result_and_open_no_hidden_card(game, options
     assert live.entries == len(table.log) == shuffled.entries
     assert live.proofs > max(game_of(r).proofs_checked for r in table.records)
     assert (
-        live.status_line() == f"{len(table.log)} entries and {live.proofs} proofs checked, no cheat"
+        live.status_line()
+        == f"{len(table.log)} signatures and {live.proofs} proofs checked, no cheat"
     )
     assert opened[0] > 0, "no card was public at any check"
     assert kinds <= {decode_body(s.entry).body.TAG for s in table.log}

@@ -281,6 +281,11 @@ def test_echo_removed_from_a_round_is_a_gap_naming_the_silent_seat(
     assert report.failure is not None and report.failure.step == entry.step
     assert report.waiting_on == (entry.seat,)
     assert report.pending == SEATS - 1  # the other responders' entries of that round
+    # the silent seat by its player's name, not its slot; steps, not entries
+    name = played.results[0].manifest.seats[entry.seat].name
+    message = report.failure.message
+    assert f"nothing from {name})" in message and "signatures of later steps" in message
+    assert "slot" not in message and "entr" not in message and "seat(s)" not in message
 
 
 def test_last_entry_removed_is_a_valid_unfinished_record(played: Played, tmp_path: Path) -> None:
@@ -453,6 +458,10 @@ def test_torn_tail_is_dropped_and_reported(played: Played, tmp_path: Path) -> No
     full = verify_record_file(path)
     assert full.ok and full.finished and full.torn_bytes == 7
     assert full.head == played.results[0].record.head.hex()  # type: ignore[union-attr]
+    proc = _cli(path)  # said in player words: no frame, entry or head
+    assert proc.returncode == 0 and "the last signature was only half written" in proc.stdout
+    for word in ("frame", "entr", "head", "slot"):
+        assert word not in proc.stdout.lower(), (word, proc.stdout)
 
 
 def test_forged_manifest_signature_names_the_seat(played: Played, tmp_path: Path) -> None:
@@ -511,17 +520,28 @@ def test_cli_json_for_an_honest_record(played: Played) -> None:
 def test_cli_human_output(played: Played, tmp_path: Path) -> None:
     proc = _cli(played.file)
     assert proc.returncode == 0, proc.stderr
-    assert f"record verified: {TOTAL_STEPS} steps, head " in proc.stdout
+    assert f"record verified: {TOTAL_STEPS} steps, the last one's hash " in proc.stdout
     assert played.results[0].record.head.hex() in proc.stdout  # type: ignore[union-attr]
+    outputs = [proc.stdout]
     path = copy(played, tmp_path)
     _, entry, _ = _splice_conflict(played, path, "count", 6, Count(999), False)
     proc = _cli(path)
     assert proc.returncode == 1
     assert "FAILS verification" in proc.stdout and "equivocation" in proc.stdout
-    # named as in the seat table above it: name, seat counted from 1, slot
+    # named as in the seat table above it: seat counted from 1, and name
     seat = played.results[0].seat_order.index(entry.seat) + 1
     name = played.results[0].manifest.seats[entry.seat].name
-    assert f"culprit: {name} (seat {seat}, slot {entry.seat})" in proc.stdout
+    assert f"culprit: seat {seat} ({name})" in proc.stdout
+    assert f"equivocation: {name} signed two different versions of step {entry.step}" in (
+        proc.stdout
+    )
+    assert "evidence: the " in proc.stdout and " signature in the file, " in proc.stdout
+    outputs.append(proc.stdout)
+    # player words on every line a player reads: no slots, no head, one word for steps
+    for out in outputs:
+        lower = out.lower()
+        for word in ("slot", "head", "entry", "entries", "frame"):
+            assert word not in lower, (word, out)
 
 
 def test_cli_json_names_the_equivocator(played: Played, tmp_path: Path) -> None:

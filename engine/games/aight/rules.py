@@ -22,8 +22,9 @@ answered, the calls are resolved in that same order:
 
 * a structured call is right iff ``RuleBook.improper`` finds a reason in the
   public ``MoveRecord``; a call citing a free-text rule is put to a vote of
-  every seat except the mover (the caller included), upheld by a strict
-  majority **[house]**;
+  every seat except the mover (the caller included unless option
+  ``caller_votes`` is off), upheld by a strict majority or the threshold of
+  option ``vote_threshold`` **[house]**;
 * the first right call ends the resolution: the offender takes back the
   played card and draws the penalty (rule #6); a pending stack it did not
   pass on is drawn as well;
@@ -38,7 +39,8 @@ answered, the calls are resolved in that same order:
 seat picks up 5 cards (rule-changeable) and gains a pending rule. Between two
 moves, after every window, each holder of a pending rule is asked in seat
 order from the mover, ``Spend`` (a rule plus 3 cards dealt from the deck to
-seats of its choice) or ``KeepRule`` **[house]**.
+seats of its choice) or ``KeepRule`` **[house]**: once each, or, with option
+``spend_several``, again after each ``Spend`` while it still holds one.
 
 **Ending.** On its turn a seat may once ``ProposeEnd``; every seat then votes
 and a unanimous vote ends the game as a draw. A win condition created by a
@@ -106,6 +108,18 @@ from engine.options import OptionSpec
 HAND_SIZE = 8
 DECK_COPIES = 2
 DEFAULT_MAX_TURNS = 1000
+VOTE_THRESHOLDS = ("majority", "half", "two-thirds", "all")
+
+
+def upheld(yes: int, voters: int, threshold: str) -> bool:
+    """Does a free-text call with ``yes`` of ``voters`` votes meet ``threshold``?"""
+    if threshold == "half":
+        return 2 * yes >= voters
+    if threshold == "two-thirds":
+        return 3 * yes >= 2 * voters
+    if threshold == "all":
+        return yes == voters
+    return 2 * yes > voters  # majority: more than half
 
 
 class AightOfSpaides(Game):
@@ -125,6 +139,31 @@ class AightOfSpaides(Game):
             bool,
             True,
             "a wrong Improper! call costs the caller the penalty [house]",
+        ),
+        OptionSpec(
+            "vote_threshold",
+            str,
+            "majority",
+            "votes that uphold a call citing a free-text rule (majority: more than half of "
+            "the voters; half, two-thirds: at least that share; all) [house]",
+            choices=VOTE_THRESHOLDS,
+            hashed_at_default=False,
+        ),
+        OptionSpec(
+            "caller_votes",
+            bool,
+            True,
+            "the caller votes on its own free-text call (off: only the others, unless "
+            "nobody else is left) [house]",
+            hashed_at_default=False,
+        ),
+        OptionSpec(
+            "spend_several",
+            bool,
+            False,
+            "a holder of several pending rules may spend them all between the same two "
+            "moves (off: one) [house]",
+            hashed_at_default=False,
         ),
     )
 
@@ -373,7 +412,7 @@ class AightOfSpaides(Game):
             if cite and self.book.is_free_text(cite):
                 self.voting = (caller, cite)
                 self.votes = {}
-                self.order = self._order_from(move.seat, include=False)
+                self.order = self._voters(move.seat, caller)
                 self.phase = "vote"
                 self.emit(
                     "improper:vote",
@@ -395,6 +434,14 @@ class AightOfSpaides(Game):
             self.emit("improper:uncalled", f"seat {move.seat}'s improper move stands", move.seat)
         yield from self._stand(move)
 
+    def _voters(self, mover: int, caller: int) -> tuple[int, ...]:
+        """Everyone but the mover, in window order; without the caller if the table
+        says so (option ``caller_votes``), unless nobody else is left to vote."""
+        order = self._order_from(mover, include=False)
+        if self.options["caller_votes"]:
+            return order
+        return tuple(s for s in order if s != caller) or (caller,)
+
     def _on_vote(self, a: Vote) -> Handler:
         self.votes[a.seat] = a.upheld
         yield from self._votes_in()
@@ -405,16 +452,18 @@ class AightOfSpaides(Game):
         assert self.voting is not None and self.move is not None
         caller, cite = self.voting
         self.voting = None
-        yes = sum(self.votes.values())
-        if 2 * yes > len(self.votes):
+        yes, voters = sum(self.votes.values()), len(self.votes)
+        if upheld(yes, voters, self.options["vote_threshold"]):
             self.emit(
                 "improper:right",
-                f"the table upholds seat {caller}'s call under rule #{cite} ({yes} for)",
+                f"the table upholds seat {caller}'s call under rule #{cite} ({yes} of {voters} for)",
                 caller,
             )
             yield from self._take_back(self.move)
             return
-        self.emit("improper:rejected", f"the table rejects the call ({yes} for)", caller)
+        self.emit(
+            "improper:rejected", f"the table rejects the call ({yes} of {voters} for)", caller
+        )
         yield from self._wrong_call(caller)
         yield from self._resolve()
 
@@ -547,8 +596,9 @@ class AightOfSpaides(Game):
         if gone := sorted(set(a.deal) & set(self.gone)):
             raise self.illegal(a, f"seat {gone[0]} has left the table")
         self._check_rule(a, a.rule, required=True)
-        self.queue.pop(0)
         self.pending_rules[a.seat] -= 1
+        if not (self.options["spend_several"] and self.pending_rules[a.seat]):
+            self.queue.pop(0)  # with spend_several, a holder is asked again while it holds one
         self.emit("pending:spent", f"seat {a.seat} spends a pending rule", a.seat)
         self._create(a.rule, a.seat)
         if self.phase == "over":

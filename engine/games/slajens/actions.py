@@ -13,7 +13,12 @@ SIDES = 6
 LUCK_FACE, LUCK_SCORE = 1, 10
 NO_TARGET = -1
 MAX_TURN_SCORE = DICE * LUCK_SCORE  # five 1s; a Berserker scores at most 3*6 + 2*6
-"""The most one turn can score, hence the largest amount a steal can name."""
+"""The most one turn can score, hence the largest amount a steal capped by a previous
+round's score can name."""
+MAX_SEATS, MAX_ROUNDS = 10, 1000
+MAX_STEAL = MAX_SEATS * MAX_ROUNDS * MAX_TURN_SCORE
+"""No total can pass every score of the game, hence the largest amount a steal capped by
+the running total (option ``steal_cap=total``) can name."""
 
 Position = Annotated[int, Range(0, DICE)]
 
@@ -23,7 +28,7 @@ class RollDice(Action):
     """Roll all five dice; ``target >= 0`` declares a steal of ``amount``."""
 
     target: Annotated[int, Range(NO_TARGET, SEATS)] = NO_TARGET
-    amount: Annotated[int, Range(0, MAX_TURN_SCORE + 1)] = 0
+    amount: Annotated[int, Range(0, MAX_STEAL + 1)] = 0
 
 
 @dataclass(frozen=True, slots=True)

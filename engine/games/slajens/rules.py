@@ -33,7 +33,9 @@ take turns" would break at the round boundary (5 seats, 2 teams: ...0 1 0 |
 
 Sjond (option ``sjond``): before the first roll a seat may name a target
 (another seat, not a team-mate) and an amount from 1 up to the target's
-score in the previous round. The target must have at least
+score in the previous round (or, with option ``steal_cap=total``, its running
+total as it stands then: the seed's "total score from the previous round"
+reads either way **[house]**). The target must have at least
 ``steal_round_min`` points in the current round (0 if it has not rolled yet
 this round) or at least ``steal_total_min`` in total. The steal hits if, after
 any of the stealer's (up to three) rolls, the five dice show three
@@ -67,6 +69,8 @@ from engine.games.slajens.actions import (
     DICE,
     LUCK_FACE,
     LUCK_SCORE,
+    MAX_ROUNDS,
+    MAX_SEATS,
     NO_TARGET,
     SIDES,
     Keep,
@@ -83,7 +87,6 @@ BERSERKER_COUNT = 3
 BERSERKER_REROLL = DICE - BERSERKER_COUNT
 SLALT_FACE = 5
 RUN = 3  # a steal needs this many consecutive values
-MAX_SEATS = 10
 _RUNS = tuple(frozenset(range(v, v + RUN)) for v in range(1, SIDES - RUN + 2))
 
 
@@ -132,12 +135,13 @@ class Slajens(Game):
     NAME = "slajens"
     MIN_SEATS, MAX_SEATS = 2, MAX_SEATS
     OPTIONS = (
-        OptionSpec("rounds", int, 10, "rounds to play [house]", minimum=1, maximum=1000),
+        OptionSpec("rounds", int, 10, "rounds to play [house]", minimum=1, maximum=MAX_ROUNDS),
         OptionSpec(
             "teams",
             int,
             0,
-            "0: no teams; k >= 2: seat s plays for team s % k",
+            "0: no teams; k >= 2: k teams, seats dealt to them in turn (seats 1, k+1, ... "
+            "form team 1)",
             minimum=0,
             maximum=MAX_SEATS // 2,
         ),
@@ -159,6 +163,15 @@ class Slajens(Game):
             choices=("score", "off"),
         ),
         OptionSpec("slalt_double", bool, False, "a 5 scores 10 (Slalt and Raven) [house]"),
+        OptionSpec(
+            "steal_cap",
+            str,
+            "round",
+            "the most a steal may name: round, the target's score in the previous round; "
+            "total, the target's running total when the steal is declared [house]",
+            choices=("round", "total"),
+            hashed_at_default=False,
+        ),
     )
 
     def __init__(self, seats: int, options: dict[str, Any] | None = None) -> None:
@@ -202,6 +215,12 @@ class Slajens(Game):
         prev = self.round_no - 2
         return sc[prev] if 0 <= prev < len(sc) else 0
 
+    def steal_cap(self, target: int) -> int:
+        """The most a steal from ``target`` may name now (option ``steal_cap``)."""
+        if self.options["steal_cap"] == "total":
+            return max(self.totals[target], 0)
+        return self.previous_score(target)
+
     def steal_problem(self, seat: int, target: int, amount: int) -> str | None:
         if not self.options["sjond"]:
             return "stealing needs the sjond option"
@@ -211,9 +230,10 @@ class Slajens(Game):
             return f"seat {target} has left the table"
         if self.team_of[target] == self.team_of[seat]:
             return f"seat {target} is a team-mate"
-        cap = self.previous_score(target)
+        cap = self.steal_cap(target)
         if not 1 <= amount <= cap:
-            return f"the amount must be 1..{cap} (seat {target}'s previous round)"
+            which = "total" if self.options["steal_cap"] == "total" else "previous round"
+            return f"the amount must be 1 to {cap} (seat {target}'s {which})"
         if (
             self.round_score(target) < self.options["steal_round_min"]
             and self.totals[target] < self.options["steal_total_min"]
@@ -434,7 +454,7 @@ class Slajens(Game):
         if self.options["sjond"]:
             for t in range(self.seats):
                 if self.steal_problem(seat, t, 1) is None:
-                    out.extend(RollDice(seat, t, a) for a in range(1, self.previous_score(t) + 1))
+                    out.extend(RollDice(seat, t, a) for a in range(1, self.steal_cap(t) + 1))
         return out
 
     def _legal_rolling(self, seat: int) -> list[Action]:
