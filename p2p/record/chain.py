@@ -201,13 +201,20 @@ class Record:
         # signature -> entry bytes of every envelope already verified and kept (accepted or
         # held): a byte-identical copy (relayed, fetched, resent) skips the Ed25519 check
         self._verified: dict[bytes, bytes] = {}
-        self._lane: dict[int, _Slot] = {}
-        """Seat -> its lane entry (``absent`` / ``present``) for the current step."""
+        self._lane: dict[tuple[int, int], _Slot] = {}
+        """(round, seat) -> its lane entry (``absent`` / ``present``) for the current step."""
+        self._closed_round: dict[int, int] = {}
+        """Step closed by absence -> the lane round that closed it."""
         self.removed: dict[int, int] = {}
         """Slot -> the step that closed by absence naming it (it is out from there on)."""
         self.closed_by_absence: dict[int, frozenset[int]] = {}
         """Step -> the slots it removed."""
         self._me: int | None = None
+        self._closing_round = 0
+        self.unanswered: dict[int, list[tuple[int, frozenset[int], int]]] = {}
+        """Step closed as usual -> the ``absent`` lane entries it held (signer, named slots,
+        round): a live peer answers them with ``present`` (p2p/table/session.py) and pops
+        them."""
 
     # -- queries --------------------------------------------------------
 
@@ -267,12 +274,24 @@ class Record:
         """Seats whose entry for the current step we hold."""
         return frozenset(self._pending)
 
-    def lane_named(self) -> list[tuple[frozenset[int], str]]:
-        """The current step's lane entries: (named slots, kind), by signer."""
+    def lane_named(self, round_: int) -> list[tuple[int, frozenset[int], str]]:
+        """The current step's lane entries of ``round_``: (signer, named slots, kind)."""
         return [
-            (frozenset(s.entry.body.seats), s.entry.kind)  # type: ignore[attr-defined]
-            for _, s in sorted(self._lane.items())
+            (seat, frozenset(s.entry.body.seats), s.entry.kind)  # type: ignore[attr-defined]
+            for (r, seat), s in sorted(self._lane.items())
+            if r == round_
         ]
+
+    def lane_round(self) -> int:
+        """The lane round seats sign in now: the first that is not dead (p2p/RECORD_FORMAT.md
+        §11: a round is dead once no set of its ``absent`` entries can still complete)."""
+        r = 0
+        while self._round_dead(r):
+            r += 1
+        return r
+
+    def signed_lane(self, seat: int, round_: int) -> bool:
+        return (round_, seat) in self._lane
 
     def sign_past_lane(self, key: IdentityKey, seat: int, step: int, body: Body) -> Signed | None:
         """Sign a lane entry for a step that closed as usual (``present``, answering an
@@ -405,7 +424,11 @@ class Record:
             prior = self.steps[step].get(entry.seat) if step in self.closed_by_absence else None
             if prior is not None and prior.signed.entry == signed.entry:
                 return Offer(Status.DUPLICATE)
-            if prior is not None and entry.kind in LANE_KINDS:
+            if (
+                prior is not None
+                and entry.kind in LANE_KINDS
+                and entry.body.round == self._closed_round.get(step)  # type: ignore[attr-defined]
+            ):
                 return self._same_or_equivocation(prior, slot)  # two lane entries: raises
             # a lane entry of a step that closed as usual, or any other entry of a step that
             # closed by absence: it changes nothing, and blames nobody
@@ -489,7 +512,11 @@ class Record:
             # fork's), so it is no evidence: not held
             return Offer(Status.TOO_FAR)
         at = self._held.get(step, {})
-        key = seat + 256 if slot.entry.kind in LANE_KINDS else seat  # a lane entry beside
+        key = (  # a lane entry beside the owed one, one per lane round
+            seat + 256 * (1 + slot.entry.body.round)  # type: ignore[attr-defined]
+            if slot.entry.kind in LANE_KINDS
+            else seat
+        )
         if key in at:
             return self._same_or_equivocation(at[key], slot)
         size = _slot_bytes(slot)
@@ -531,38 +558,64 @@ class Record:
             return named
         if self._owed.seats != self._pending.keys():
             return None
+        # our lock: we signed that seats are gone in a lane round that can still complete;
+        # we close as usual only once it cannot (a remaining seat signed something else in
+        # it: ``present``, or ``absent`` naming other seats)
         me = self._me
-        mine = self._lane.get(me) if me is not None else None
-        # our lock: we signed that seats are gone here; we close as usual only once a
-        # remaining seat said it holds their entries (then absence can never complete)
-        if (
-            mine is not None
-            and mine.entry.kind == ABSENT_KIND
-            and not any(s.entry.kind == PRESENT_KIND for s in self._lane.values())
-        ):
-            return None
+        if me is not None:
+            for (r, seat), slot in self._lane.items():
+                if seat == me and slot.entry.kind == ABSENT_KIND and not self._round_dead(r):
+                    return None
         return True
 
+    def _remaining(self, named: frozenset[int]) -> list[int]:
+        return [s for s in range(len(self.keys)) if s not in self.removed and s not in named]
+
+    def _round_sets(self, r: int) -> list[frozenset[int]]:
+        return sorted(
+            {
+                frozenset(s.entry.body.seats)  # type: ignore[attr-defined]
+                for (rr, _), s in self._lane.items()
+                if rr == r and s.entry.kind == ABSENT_KIND
+            },
+            key=sorted,
+        )
+
+    def _can_complete(self, r: int, named: frozenset[int]) -> bool | None:
+        """``True`` if round ``r`` completes with ``named``, ``False`` if it never can,
+        ``None`` if it still may."""
+        missing = False
+        for s in self._remaining(named):
+            got = self._lane.get((r, s))
+            if got is None:
+                missing = True
+            elif got.entry.kind != ABSENT_KIND or frozenset(got.entry.body.seats) != named:
+                return False
+        return None if missing else True
+
+    def _round_dead(self, r: int) -> bool:
+        """No set named in round ``r`` can complete any more (a round with no ``absent``
+        entry is dead once it holds any lane entry, and open while it holds none)."""
+        if not any(rr == r for rr, _ in self._lane):
+            return False
+        return all(self._can_complete(r, named) is False for named in self._round_sets(r))
+
     def _absence_named(self) -> frozenset[int] | None:
-        """The slots named gone at the current step by every other remaining seat."""
-        absent = [s for s in self._lane.values() if s.entry.kind == ABSENT_KIND]
-        if not absent:
-            return None
-        named = frozenset(absent[0].entry.body.seats)
-        remaining = [s for s in range(len(self.keys)) if s not in self.removed and s not in named]
-        for s in remaining:
-            got = self._lane.get(s)
-            if got is None or got.entry.kind != ABSENT_KIND:
-                return None
-            if frozenset(got.entry.body.seats) != named:
-                return None
-        return named
+        """The slots named gone at the current step by every other remaining seat (in one
+        lane round, under one set)."""
+        for r in sorted({rr for rr, _ in self._lane}):
+            for named in self._round_sets(r):
+                if self._can_complete(r, named) is True:
+                    self._closing_round = r
+                    return named
+        return None
 
     def _take_lane(self, slot: _Slot) -> Accepted | None:
         """A lane entry for the current step (already chained to our head)."""
         entry, signed = slot.entry, slot.signed
         seat = entry.seat
-        prior = self._lane.get(seat)
+        key = (entry.body.round, seat)  # type: ignore[attr-defined]
+        prior = self._lane.get(key)
         if prior is not None:
             self._same_or_equivocation(prior, slot)  # raises unless identical
             return None
@@ -574,7 +627,7 @@ class Record:
                 (signed.entry,),
             )
         check(seat, frozenset(entry.body.seats), entry.kind)
-        self._lane[seat] = slot
+        self._lane[key] = slot
         self._verified[signed.signature] = signed.entry
         return Accepted(entry.step, seat, entry, signed)
 
@@ -585,7 +638,7 @@ class Record:
         if seat in self.removed:
             return None  # held from before its removal: moot
         prior = (
-            self._lane.get(seat)
+            self._lane.get((entry.body.round, seat))  # type: ignore[attr-defined]
             if entry.kind in LANE_KINDS
             else self._pending.get(seat) or self._broken.get(seat)
         )
@@ -605,7 +658,8 @@ class Record:
                 )
             # kept (one per seat and step): an honest seat that saw another fork never signs
             # a second entry for this step, so if this seat does, the two are equivocation
-            self._broken.setdefault(seat, slot)
+            if entry.kind not in LANE_KINDS:
+                self._broken.setdefault(seat, slot)
             raise BrokenChain(
                 seat, f"entry for step {entry.step} chains to an unknown hash", (signed.entry,)
             )
@@ -643,7 +697,13 @@ class Record:
     def _complete_absent(self, named: frozenset[int]) -> StepView:
         """Close the current step by absence: its hash covers the ``absent`` entries."""
         number = self.step
-        lane = {s: slot for s, slot in self._lane.items() if slot.entry.kind == ABSENT_KIND}
+        r = self._closing_round
+        lane = {
+            seat: slot
+            for (rr, seat), slot in self._lane.items()
+            if rr == r and slot.entry.kind == ABSENT_KIND
+        }
+        self._closed_round[number] = r
         for s in named:
             self.removed[s] = number
         self.closed_by_absence[number] = named
@@ -660,6 +720,16 @@ class Record:
         self.steps.append(dict(sorted(slots.items())))
         self.hashes.append(h)
         self._hash_index[h] = number
+        if named is None:
+            absent = [
+                (seat, frozenset(s.entry.body.seats), r)  # type: ignore[attr-defined]
+                for (r, seat), s in sorted(self._lane.items())
+                if s.entry.kind == ABSENT_KIND
+            ]
+            mine = {r for r, seat in self._lane if seat == self._me}
+            absent = [a for a in absent if a[2] not in mine]  # a round we spoke in: done
+            if absent:
+                self.unanswered[number] = absent
         self._pending = {}
         self._broken = {}
         self._lane = {}

@@ -141,7 +141,7 @@ def run(
     n = len(table.drivers)
     lost = dict(lost or {})
     silent: set[int] = set()
-    voted: set[tuple[int, int]] = set()
+    voted: set[tuple[int, int, int]] = set()
     for _ in range(max_entries):
         for r in table.records:
             if r.failure is not None:
@@ -198,20 +198,21 @@ def run(
     raise LocalProtocolError(f"no end after {max_entries} entries ({n} seats)")
 
 
-def _name_absent(table: LocalTable, silent: set[int], voted: set[tuple[int, int]]) -> bool:
+def _name_absent(table: LocalTable, silent: set[int], voted: set[tuple[int, int, int]]) -> bool:
     """Every seat still at the table signs ``absent`` naming the silent seats that are
     not out yet (once per step); ``True`` if any did."""
     from p2p.table.game_rule.survive import AbsentBody
 
     moved = False
     for d in table.drivers:
-        if d.slot in silent or d.record.finished or (d.slot, d.record.step) in voted:
+        r = d.record.lane_round()
+        if d.slot in silent or d.record.finished or (d.slot, d.record.step, r) in voted:
             continue
         named = tuple(sorted(s for s in silent if s not in d.record.removed))
         if not named:
             continue
-        voted.add((d.slot, d.record.step))
-        offer = d.sign(AbsentBody(named))
+        voted.add((d.slot, d.record.step, r))
+        offer = d.sign(AbsentBody(named, r))
         signed = offer.accepted[0].signed
         table.log.append(signed)
         for other in table.drivers:

@@ -525,8 +525,8 @@ class TableSession:
         self._decide_limits = decide_limits(self.manifest) or self._machine_limits
         self.absent_after = float(dict(self.manifest.options).get("absent_after", 60))
         """The table's absence limit (seconds), from the signed manifest's options."""
-        self._lane_signed: set[int] = set()
-        """Steps at which we signed a lane entry (``absent`` / ``present``): one each."""
+        self._lane_signed: set[tuple[int, int]] = set()
+        """(past step, lane round) for which we signed ``present`` (closed as usual here)."""
         self._told_left: set[int] = set()
         self._ended_at: float | None = None
         self._announced_finish = False
@@ -648,6 +648,7 @@ class TableSession:
             self.out.append(Trace("accepted", accepted.step, self.my_seat))
         self.out.append(SendOwn(body.TAG, accepted))
         self._after_offer(offer, via=None, skip_first=True)
+        self._answer_closed()
         return self.drain()
 
     def offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> list[Effect]:
@@ -683,6 +684,7 @@ class TableSession:
             self._moot_absent(signed)
         if persist:
             self._lane_answer()
+        self._answer_closed()
         self._tell_left()
         return self.drain()
 
@@ -693,24 +695,44 @@ class TableSession:
         return game is not None and game.survive and game.escrow_ready
 
     def _sign_lane(self, body: wire.Body) -> None:
-        rec = self.record
-        self._lane_signed.add(rec.step)
         self.out.extend(self.own(body))
 
     def _lane_answer(self) -> None:
-        """Sign ``present`` at the current step if some seat named gone seats whose
-        entries we hold here (so the step can only close as usual, and the seats that
-        signed ``absent`` stop waiting for the rest)."""
+        """Sign ``present`` in the current lane round if some seat named gone seats whose
+        entries we hold here (so that round can never complete, and the seats that signed
+        ``absent`` in it stop waiting; the next round names only the seats still silent)."""
         rec = self.record
-        if not self._survives() or rec.finished or rec.step in self._lane_signed:
+        if not self._survives() or rec.finished:
             return
         if self.my_seat in rec.removed or self.my_vote is not None:
             return
+        r = rec.lane_round()
+        if rec.signed_lane(self.my_seat, r):
+            return
         held = rec.pending_seats()
-        for named, kind in rec.lane_named():
-            if kind == ABSENT_KIND and named and named <= held:
-                self._sign_lane(PresentBody(tuple(sorted(named))))
+        for _, named, kind in rec.lane_named(r):
+            if kind == ABSENT_KIND and named & held:
+                self._sign_lane(PresentBody(tuple(sorted(named & held)), r))
                 return
+
+    def _answer_closed(self) -> None:
+        """``absent`` entries of steps we closed as usual (the named seat's entry reached
+        us after them): answer each with ``present`` for that step and round, so the seats
+        that signed them, who wait in their lock, close those steps as we did."""
+        rec = self.record
+        while rec.unanswered:
+            step, absent = rec.unanswered.popitem()
+            if self.my_seat in rec.removed or not self._survives():
+                continue
+            for signer, named, round_ in absent:
+                if signer == self.my_seat or (step, round_) in self._lane_signed:
+                    continue
+                body = PresentBody(tuple(sorted(named)), round_)
+                past = rec.sign_past_lane(self.identity, self.my_seat, step, body)
+                if past is not None:
+                    self._lane_signed.add((step, round_))
+                    self.out.append(Persist(past, sync=True))
+                    self.out.append(Broadcast(past, frozenset()))
 
     def _moot_absent(self, signed: wire.Signed) -> None:
         """An ``absent`` for a step that closed as usual here: say ``present`` for it,
@@ -723,12 +745,15 @@ class TableSession:
         step = entry.step  # type: ignore[attr-defined]
         if entry.kind != ABSENT_KIND or step in rec.closed_by_absence:  # type: ignore[attr-defined]
             return
-        if step in self._lane_signed or self.my_seat in rec.removed or not self._survives():
+        round_ = entry.body.round  # type: ignore[attr-defined]
+        if (step, round_) in self._lane_signed or self.my_seat in rec.removed:
+            return
+        if not self._survives():
             return
         named = tuple(sorted(entry.body.seats))  # type: ignore[attr-defined]
-        past = rec.sign_past_lane(self.identity, self.my_seat, step, PresentBody(named))
+        past = rec.sign_past_lane(self.identity, self.my_seat, step, PresentBody(named, round_))
         if past is not None:
-            self._lane_signed.add(step)
+            self._lane_signed.add((step, round_))
             self.out.append(Persist(past, sync=True))
             self.out.append(Broadcast(past, frozenset()))
 
@@ -736,13 +761,23 @@ class TableSession:
         """Sign ``absent`` once the seats owing the step have been silent past the
         table's absence limit; returns when to look again."""
         rec, monitor = self.record, self.monitor
-        if not self._survives() or rec.finished or rec.step in self._lane_signed:
+        if not self._survives() or rec.finished:
             return None
         if self.my_seat in rec.removed or self.my_vote is not None:
             return None
+        r = rec.lane_round()
+        if rec.signed_lane(self.my_seat, r):
+            return None
         silent, wake = [], None
+        game = game_of(rec)
+        deciding = game is not None and game.waits_for_decision()
         for slot in sorted(rec.waiting_on()):
             quiet = monitor.silent_for(slot, now) or 0.0
+            if deciding:
+                # a person may think longer than the limit: only a seat no one holds a link
+                # to (its machine is gone) is named while it owes a decision
+                since = self.unlinked_since.get(slot)
+                quiet = min(quiet, now - since) if since is not None else 0.0
             if quiet >= self.absent_after:
                 silent.append((slot, quiet))
             else:
@@ -750,17 +785,13 @@ class TableSession:
                 wake = at if wake is None else min(wake, at)
         if not silent:
             return wake
-        named = {slot for slot, _ in silent}
-        for slot, since in self.unlinked_since.items():  # gone too, owing or not
-            if (
-                slot != self.my_seat
-                and slot not in rec.removed
-                and now - since >= self.absent_after
-            ):
-                named.add(slot)
-        slots = tuple(sorted(named))
+        # exactly the seats owing this step that are silent past the limit: every remaining
+        # seat sees the same owing seats, so they name the same set unless one holds an
+        # entry the others lack (it then says ``present``: that round is dead, and the next
+        # names the seats still silent)
+        slots = tuple(sorted(slot for slot, _ in silent))
         step = rec.step
-        self._sign_lane(AbsentBody(slots))
+        self._sign_lane(AbsentBody(slots, r))
         self.out.append(
             NamedAbsent(
                 names=", ".join(self.who(s)["name"] for s in slots),

@@ -80,7 +80,7 @@ def test_a_seat_that_speaks_before_every_signature_goes_on(tmp_path):
     assert 2 in rec[0].waiting_on()
     absents = []
     for d in (table.drivers[0], table.drivers[1]):
-        off = d.sign(AbsentBody((2,)))
+        off = d.sign(AbsentBody((2,), 0))
         absents.append(off.accepted[0].signed)
     for s in absents:
         for d in table.drivers:
@@ -98,7 +98,7 @@ def test_a_seat_that_speaks_before_every_signature_goes_on(tmp_path):
         assert got.status is Status.ACCEPTED and not got.completed  # locked
         assert d.record.step == step
     present = table.drivers[3].record.sign_past_lane(
-        table.drivers[3].identity, 3, step, PresentBody((2,))
+        table.drivers[3].identity, 3, step, PresentBody((2,), 0)
     )
     assert present is not None
     for d in (table.drivers[0], table.drivers[1]):
@@ -200,5 +200,33 @@ def test_nobody_may_name_a_seat_absent_without_survive():
     table = new_table("slajens", 3, {"rounds": 1})
     d = table.drivers[0]
     with pytest.raises(Exception, match="nobody can leave"):
-        d.sign(AbsentBody((1,)))
+        d.sign(AbsentBody((1,), 0))
     assert dataclasses.is_dataclass(AbsentBody)
+
+
+def test_a_lane_round_that_cannot_complete_is_followed_by_the_next(tmp_path):
+    """Seats that do not name the same seats (one holds an entry the others lack) kill
+    that lane round; the next round names the seat still silent and completes."""
+    table = new_table("slajens", 4, {"survive": True, "rounds": 1})
+    with pytest.raises(LocalProtocolError, match="stuck"):
+        run(table, lost={2: 30}, name_absent=False)
+    live = [d for d in table.drivers if d.slot != 2]
+    step = live[0].record.step
+    signed = [
+        live[0].sign(AbsentBody((2,), 0)).accepted[0].signed,
+        live[1].sign(PresentBody((2,), 0)).accepted[0].signed,  # it says it holds seat 2's
+    ]
+    for s in signed:
+        for d in live:
+            if not d.record.holds(s):
+                d.record.offer(s)
+    assert all(d.record.lane_round() == 1 for d in live)  # round 0 is dead everywhere
+    for d in live:
+        signed.append(d.sign(AbsentBody((2,), 1)).accepted[0].signed)
+        for other in live:
+            if other is not d:
+                other.record.offer(signed[-1])
+    assert all(d.record.closed_by_absence == {step: frozenset({2})} for d in live)
+    assert len({d.record.head for d in live}) == 1
+    report = verify_record_file(write(tmp_path, table, signed=[*table.log, *signed])).to_json()
+    assert report["culprit"] is None and [a["slot"] for a in report["absent"]] == [2], report

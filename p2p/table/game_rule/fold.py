@@ -309,7 +309,8 @@ class GameRule:
             if e is None or e == me or e in self.gone:
                 raise InvalidMove(slot, f"{kind} at step {self.step_no} names slot {s}")
             seats.add(e)
-        owing = set(need.seats) - set(need.parsed)
+        # owing, not unheard: a seat that signed may not have had the entry we hold
+        owing = set(need.seats)
         if not seats or (kind == ABSENT_KIND and not seats & owing):
             raise InvalidMove(slot, f"absent at step {self.step_no}: names no seat that owes")
         if kind == PRESENT_KIND and not seats <= set(need.seats):

@@ -40,7 +40,7 @@ from crypto.group import Point
 from p2p.errors import InvalidMove
 from p2p.record.order import ABSENT_KIND, PRESENT_KIND
 from p2p.table.game_rule.core import Flow, Need, SeatList, derive
-from p2p.wire import Blob, Body, body
+from p2p.wire import U32, Blob, Body, body
 
 if TYPE_CHECKING:
     from p2p.table.game_rule.fold import GameRule
@@ -90,9 +90,11 @@ class TokenSharesBody(Body):
 @body(ABSENT_KIND)
 @dataclass(frozen=True, slots=True)
 class AbsentBody(Body):
-    """The signer holds the named slots gone for good (a lane entry)."""
+    """The signer holds the named slots gone for good (a lane entry, in lane round
+    ``round``: p2p/RECORD_FORMAT.md §11)."""
 
     seats: SeatList
+    round: U32
 
 
 @body(PRESENT_KIND)
@@ -101,6 +103,7 @@ class PresentBody(Body):
     """The signer holds the named slots' entries for this step (a lane entry)."""
 
     seats: SeatList
+    round: U32
 
 
 # ---- the escrow in the key round ---------------------------------------------------------------
