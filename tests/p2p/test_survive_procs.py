@@ -80,3 +80,49 @@ def test_a_table_survives_a_peer_killed_for_good(tmp_path, game, options):
         assert code == 0, report
         assert report["ranking"] == r["ranking"] and report["culprit"] is None, report
         assert [a["name"] for a in report["absent"]] == [f"p{victim}"], report
+
+
+def test_two_peers_killed_at_once_end_the_table_abandoned_naming_both(tmp_path):
+    outs, _ = play_and_kill(tmp_path, "slajens", {"rounds": 3}, [1, 3], seed=7)
+    results = [o.result for o in outs]
+    for out in outs:
+        assert out.returncode == 0, out.stderr[-3000:]
+    for r in results:
+        assert r["left_abandoned"] and r["culprit"] is None and not r["finished"], r
+        assert sorted(p["name"] for p in r["left"]) == ["p1", "p3"], r
+    assert len({r["record_head"] for r in results}) == 1
+    for code, report in verify_all_json([r["record"] for r in results]):
+        assert code == 0 and report["abandoned"] and report["culprit"] is None, report
+        assert sorted(a["name"] for a in report["absent"]) == ["p1", "p3"], report
+
+
+def test_the_lost_peer_comes_back_after_its_removal_and_follows(tmp_path):
+    """``slaiga resume`` after the seat was removed: the machine learns it from the
+    record, signs nothing more and follows to the end as a spectator, with the same
+    record head and result as the others."""
+    victim = 2
+    opts = {"survive": "on", "absent_after": ABSENT_AFTER_S, "rounds": 3}
+    with GameTable(tmp_path, "slajens", 4, opts, extra=["--linger", "10"]) as table:
+        table.start()
+        deadline = time.monotonic() + DEADLINE_S
+        while entries_in(table, victim) < 30:
+            assert time.monotonic() < deadline, "the game never got going"
+            time.sleep(0.01)
+        table.peers[victim].kill()
+        # wait until a survivor says the lost seat left, then bring its machine back
+        while not any('"seat_left"' in x for x in table.peers[0].err_lines):
+            assert time.monotonic() < deadline, "nobody said the seat left"
+            assert table.peers[0].proc.poll() is None, "the table ended first"
+            time.sleep(0.05)
+        table_id = next((table.state_dir(victim) / "tables").glob("*.rec")).stem
+        table.start_peer(victim, ["resume", table_id])
+        outs = table.finish(timeout=240)
+    for out in outs:
+        assert out.returncode == 0, out.stderr[-3000:]
+    results = [o.result for o in outs]
+    for key in ("ranking", "state_hash", "record_head"):
+        assert len({repr(r[key]) for r in results}) == 1, (key, results)
+    back = results[victim]
+    assert back["removed_me"] and '"removed"' in outs[victim].stderr, back
+    for code, report in verify_all_json([r["record"] for r in results]):
+        assert code == 0 and [a["name"] for a in report["absent"]] == [f"p{victim}"], report
