@@ -561,11 +561,13 @@ class Record:
         # our lock: we signed that seats are gone in a lane round that can still complete;
         # we close as usual only once it cannot (a remaining seat signed something else in
         # it: ``present``, or ``absent`` naming other seats)
+        # a record with no seat of its own (a spectator, a verifier) waits for every round
+        # that can still complete: it follows the seats, whichever way the step closes
         me = self._me
-        if me is not None:
-            for (r, seat), slot in self._lane.items():
-                if seat == me and slot.entry.kind == ABSENT_KIND and not self._round_dead(r):
-                    return None
+        for (r, seat), slot in self._lane.items():
+            mine = me is None or seat == me
+            if mine and slot.entry.kind == ABSENT_KIND and not self._round_dead(r):
+                return None
         return True
 
     def _remaining(self, named: frozenset[int]) -> list[int]:
