@@ -102,6 +102,9 @@ def _winner(report: VerifyReport) -> str | None:
 def lead_line(report: VerifyReport) -> str:
     """The verdict in one plain sentence, before the technical lines."""
     f = report.failure
+    if f is None and report.abandoned:
+        gone = " and ".join(_name(report, s) for s in report.absent)
+        return f"✓ Genuine: nobody cheated; {gone} left the table, so the game ended unfinished"
     if f is None and report.finished and report.is_game:
         won = _winner(report)
         return "✓ This game is genuine: nobody cheated" + (f"; {won} won" if won else "")
@@ -167,6 +170,18 @@ def _print_human(report: VerifyReport) -> None:
         )
     for c in report.caveats:
         _out.print(f"[yellow]caveat: {c.message}")
+    if report.absent:
+        gone = " and ".join(_who(report, s) for s in report.absent)
+        if report.abandoned:
+            _out.print(
+                f"[yellow]{gone} left the table for good (every other player signed it);"
+                " nobody can act for two players, so the table ended there, unfinished"
+            )
+        else:
+            _out.print(
+                f"[yellow]{gone} left the table for good (every other player signed it);"
+                " the game went on without them: absent, not a cheat"
+            )
     f = report.failure
     if f is not None:
         where = f" at step {f.step}" if f.step is not None else ""
