@@ -785,11 +785,18 @@ class TableSession:
                 wake = at if wake is None else min(wake, at)
         if not silent:
             return wake
-        # exactly the seats owing this step that are silent past the limit: every remaining
-        # seat sees the same owing seats, so they name the same set unless one holds an
-        # entry the others lack (it then says ``present``: that round is dead, and the next
-        # names the seats still silent)
-        slots = tuple(sorted(slot for slot, _ in silent))
+        # the seats owing this step that are silent past the limit, and any other seat no
+        # one has held a link to for that long (two machines gone at once: the table then
+        # ends, naming both).  Every remaining seat sees the same owing seats, so they name
+        # the same set unless one holds an entry the others lack, or sees the links
+        # otherwise: it then signs ``present`` or another set, that round is dead, and the
+        # next names the seats still silent
+        named = {slot for slot, _ in silent}
+        for slot, since in self.unlinked_since.items():
+            gone_long = now - since >= self.absent_after
+            if gone_long and slot != self.my_seat and slot not in rec.removed:
+                named.add(slot)
+        slots = tuple(sorted(named))
         step = rec.step
         self._sign_lane(AbsentBody(slots, r))
         self.out.append(
