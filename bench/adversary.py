@@ -74,6 +74,7 @@ import contextlib
 import dataclasses
 import hashlib
 import json
+import os
 import random
 import secrets
 import sys
@@ -88,6 +89,7 @@ from typing import Any
 import msgpack
 
 from bench import help_text
+from bench.memo import Memo, memo, seeded
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from engine import registry
@@ -114,6 +116,9 @@ SEATS = {"slave": (4,)}
 SEATS_DEFAULT = (3, 4)
 OPTIONS: dict[str, dict[str, Any]] = {"slave": {"games": 1}, "slajens": {"rounds": 3}}
 """Short games: a deviation is as likely early as late in them."""
+TURNS = {"slave": 30, "slajens": 36, "slaiga": 100, "honest-slaiga": 100, "aight-of-spaides": 80}
+"""About the deviator's turns in a game of each (measured): the table's own deviation
+comes at a turn drawn below this, so that most tables reach it."""
 KINDS = (
     "field",
     "raw",
@@ -206,13 +211,62 @@ class _Crash(Exception):
 
 
 class Circle:
-    """Players who meet at table after table with the same long-lived keys."""
+    """Players who meet at table after table with the same long-lived keys.
 
-    def __init__(self, size: int = 4) -> None:
-        self.ids = [IdentityKey.generate() for _ in range(size)]
-        self.seals = [SealKey.generate() for _ in range(size)]
+    With a ``seed``, the keys come from it and so does the circle's previous table
+    (an honest table of the same players, played when a deviation first wants its
+    entries): a table seed then fixes every byte of its game (:func:`circle_for`)."""
+
+    def __init__(self, size: int = 4, seed: int | None = None) -> None:
+        self.seed = seed
+        if seed is None:
+            self.ids = [IdentityKey.generate() for _ in range(size)]
+            self.seals = [SealKey.generate() for _ in range(size)]
+        else:
+            rng = random.Random(f"slaiga bench circle {seed}")
+            self.ids = [IdentityKey.from_private_bytes(rng.randbytes(32)) for _ in range(size)]
+            self.seals = [SealKey.from_private_bytes(rng.randbytes(32)) for _ in range(size)]
         self.previous: list[Signed] = []
         """Every envelope of the circle's previous table (for cross-table replays)."""
+        self._built = seed is None
+
+    def previous_pool(self) -> list[Signed]:
+        """The previous table's envelopes (played now, seeded, if not yet)."""
+        if not self._built:
+            self._built = True
+            assert self.seed is not None
+            rng = random.Random(f"slaiga bench circle table {self.seed}")
+            game = rng.choice(GAMES)
+            seats = rng.choice(SEATS.get(game, SEATS_DEFAULT))
+            bare = Circle.__new__(Circle)
+            bare.ids, bare.seals, bare.previous, bare._built, bare.seed = (
+                self.ids,
+                self.seals,
+                [],
+                True,
+                None,
+            )
+            with seeded(rng.randrange(1 << 62)):
+                table = Table(game, seats, rng.randrange(1 << 62), bare, 0.0, "stop")
+                table.deviate_at = MAX_ENTRIES + 1  # an honest table
+                table.play()
+            self.previous = table.log
+        return self.previous
+
+
+CIRCLE_TABLES = 64
+"""Tables of one circle of players: a table seed's circle is ``seed // CIRCLE_TABLES``."""
+_CIRCLES: dict[int, Circle] = {}
+
+
+def circle_for(table_seed: int) -> Circle:
+    """The seeded circle of a table seed (kept for the next tables of the circle)."""
+    key = table_seed // CIRCLE_TABLES
+    circle = _CIRCLES.get(key)
+    if circle is None:
+        _CIRCLES.clear()
+        circle = _CIRCLES[key] = Circle(seed=key)
+    return circle
 
 
 class Table:
@@ -262,7 +316,7 @@ class Table:
         self.crash: _Crash | None = None
         self.dev_stopped = False
         self.turns = 0
-        self.deviate_at = self.rng.randrange(1, 150)
+        self.deviate_at = self.rng.randrange(1, TURNS[game])
         self.deviation: Deviation | None = None
         self.forks: list[GameReport] = []
         self.field_only: tuple[str, str | None] | None = None
@@ -518,7 +572,11 @@ class Table:
 
     def _dev_turn(self, d: SeatDriver, body: Body) -> None:
         self.turns += 1
-        if self._forking() and not self.verdict:
+        # a table whose own kind cannot fork (an equivocation, a withheld entry, a stop)
+        # tries no fork before its deviation: a forked deviation that is not refused at
+        # once (held, or a fork to look into) would become the table's own and take its turn
+        early = self.deviation is None and self.kind not in FORKABLE
+        if self._forking() and not self.verdict and not early:
             for _ in range(self.forks_per_turn):
                 if self.rng.random() < self.fork_rate:
                     taken = self._fork(d, body)
@@ -558,6 +616,8 @@ class Table:
         dev = self._make(kind, d, body)
         if dev is None:
             return False
+        if self.deviation is None and not self._may_fork(dev):
+            return False
         before = {s: _state(self.drivers[s].record) for s in self.honest}
         vstate = _state(self.verifier)
         saved = (
@@ -590,7 +650,15 @@ class Table:
             # after a deviation every seat took as valid, the game is an honest one: this
             # is the deviation it is judged by
             if self.deviation is not None:
-                dev.detail += f" (after a valid {self.deviation.kind})"
+                # the valid deviation before it was taken by every seat and the game went
+                # on (the deviator has had another turn): a game of its own, judged so
+                prev = self.deviation
+                self.forks.append(
+                    GameReport(
+                        self.seed, self.game, self.n, prev.kind, prev.detail, "accepted_valid"
+                    )
+                )
+                dev.detail += f" (after a valid {prev.kind})"
             self.deviation = dev
             if self.crash is None:
                 self._carry_on(d, body, dev, sent=True)
@@ -602,6 +670,16 @@ class Table:
         self.verdict, self.evidence, self.suspects, self.fetched, self.spread = saved
         assert _state(self.verifier) == vstate
         return False
+
+    def _may_fork(self, dev: Deviation) -> bool:
+        """Whether a forked deviation may be tried before the table's own: one that every
+        seat must refuse, or one of the table's own kind (a deviation that seats accept,
+        a lie or a still-valid change, becomes the table's own deviation; were it of
+        another kind, the kinds that cannot fork, an equivocation, a withheld entry, a
+        stop, would hardly ever have their turn)."""
+        if dev.kind in (self.kind, "foreign"):
+            return True
+        return dev.must_convict is True and dev.kind != "lie"
 
     def _judge_fork(self, report: GameReport, dev: Deviation, signed: Signed) -> None:
         named = {exc.seat for exc, _ in self.verdict.values()}
@@ -852,7 +930,7 @@ class Table:
         )
 
     def _dev_foreign(self, d, body, entry, others) -> Deviation:  # type: ignore[no-untyped-def]
-        pool = self.circle.previous
+        pool = self.circle.previous_pool()
         if not pool:
             raise _NotHere
         old = self.rng.choice(pool)
@@ -962,7 +1040,9 @@ class Table:
                 ok = got is not None and got[0] == "Dispute" and got[1] is None
             elif live is not None:
                 exc, step = live
-                ok = got is not None and got[1] == exc.seat and got[2] == step
+                # an entry that does not decode has no step: live -1, verify None
+                vstep = -1 if got is None or got[2] is None else got[2]
+                ok = got is not None and got[1] == exc.seat and vstep == step
             else:
                 ok = False
             if got is not None and got[0] == "crash":
@@ -1133,10 +1213,29 @@ class Totals:
         if r.failures and len(self.samples) < SAMPLE_KEPT:
             self.samples.append(r.to_json())
 
+    def merge(self, other: Totals) -> None:
+        self.tables += other.tables
+        self.games += other.games
+        self.forked += other.forked
+        for mine, theirs in (
+            (self.outcomes, other.outcomes),
+            (self.deviations, other.deviations),
+            (self.details, other.details),
+            (self.failures, other.failures),
+        ):
+            mine.update(theirs)
+        for per_mine, per_theirs in (
+            (self.per_game, other.per_game),
+            (self.per_kind, other.per_kind),
+        ):
+            for k, c in per_theirs.items():
+                per_mine.setdefault(k, Counter()).update(c)
+        self.samples.extend(other.samples[: max(0, SAMPLE_KEPT - len(self.samples))])
+
 
 def play_one(
     seed: int,
-    circle: Circle,
+    circle: Circle | None,
     tmp: Path,
     verified: dict[bytes, Any],
     fork_rate: float,
@@ -1144,22 +1243,86 @@ def play_one(
     kind: str | None = None,
     forks_per_turn: int = DEFAULT_FORKS_PER_TURN,
 ) -> list[GameReport]:
-    """One table from ``seed``: its forked games, then its own game."""
+    """One table from ``seed``: its forked games, then its own game.
+
+    With ``circle`` ``None`` the table's players are its seeded circle
+    (:func:`circle_for`) and every byte of the game comes from ``seed``, the deal
+    included (:func:`bench.memo.seeded`): ``--replay SEED`` plays it again exactly."""
     rng = random.Random(seed)
     game = game or rng.choice(GAMES)
     seats = rng.choice(SEATS.get(game, SEATS_DEFAULT))
-    table = Table(game, seats, seed, circle, fork_rate, kind, forks_per_turn)
-    try:
-        table.play()
-    except _Crash as exc:
-        table.crash = exc
-    except Exception as exc:  # noqa: BLE001 - the bench itself must report, not die
-        table.crash = _Crash(-1, exc)
-    reports = list(table.forks)
-    if table.deviation is not None or table.crash is not None:
-        reports.append(table.judge(tmp, verified))
-    circle.previous = table.log
+    legacy = circle is not None and circle.seed is None
+    if circle is None:
+        circle = circle_for(seed)
+    with seeded(seed):
+        table = Table(game, seats, seed, circle, fork_rate, kind, forks_per_turn)
+        try:
+            table.play()
+        except _Crash as exc:
+            table.crash = exc
+        except Exception as exc:  # noqa: BLE001 - the bench itself must report, not die
+            table.crash = _Crash(-1, exc)
+        reports = list(table.forks)
+        if table.deviation is not None or table.crash is not None:
+            reports.append(table.judge(tmp, verified))
+    if legacy:
+        circle.previous = table.log
     return reports
+
+
+def table_seed(seed: int, i: int) -> int:
+    """The seed of the run's ``i``-th table (a run's tables fill whole circles)."""
+    return seed * (1 << 24) + i
+
+
+@dataclass
+class Share:
+    """What one worker of an in-process run played."""
+
+    totals: Totals
+    files: int
+    memo: dict[str, int]
+
+
+def _play_share(
+    worker: int,
+    workers: int,
+    games: int | None,
+    seconds: float,
+    seed: int,
+    fork_rate: float,
+    forks_per_turn: int,
+    only: tuple[str, ...] | None,
+) -> Share:
+    """Worker ``worker`` of ``workers``: the blocks of :data:`CIRCLE_TABLES` tables whose
+    number is ``worker`` modulo ``workers``, until its share of the games is played."""
+    totals = Totals()
+    verified: dict[bytes, Any] = {}
+    start = time.perf_counter()
+    block = worker
+    quota = None if games is None else -(-games // workers)
+    with (
+        memo(Memo()) as m,
+        tempfile.TemporaryDirectory(prefix="slaiga-adversary-") as tmp,
+    ):
+        while True:
+            for j in range(CIRCLE_TABLES):
+                if quota is not None and totals.games >= quota:
+                    break
+                if quota is None and time.perf_counter() - start >= seconds:
+                    break
+                ts = table_seed(seed, block * CIRCLE_TABLES + j)
+                game = random.Random(ts).choice(only) if only else None
+                for r in play_one(
+                    ts, None, Path(tmp), verified, fork_rate, game, None, forks_per_turn
+                ):
+                    totals.add(r)
+                totals.tables += 1
+            else:
+                block += workers
+                continue
+            break
+    return Share(totals, verified.get("__files__", 0), m.stats())
 
 
 def run_inprocess(
@@ -1169,35 +1332,29 @@ def run_inprocess(
     fork_rate: float = DEFAULT_FORK_RATE,
     forks_per_turn: int = DEFAULT_FORKS_PER_TURN,
     only: tuple[str, ...] | None = None,
+    workers: int = 1,
 ) -> dict[str, Any]:
-    totals = Totals()
-    circles = Circle()
-    verified: dict[bytes, Any] = {}
+    """An in-process run over ``workers`` processes (1: this one)."""
     start = time.perf_counter()
-    i = 0
-    with tempfile.TemporaryDirectory(prefix="slaiga-adversary-") as tmp:
-        while True:
-            if games is not None and totals.games >= games:
-                break
-            if games is None and time.perf_counter() - start >= (seconds or DEFAULT_SECONDS):
-                break
-            table_seed = seed * 1_000_003 + i
-            i += 1
-            game = random.Random(table_seed).choice(only) if only else None
-            reports = play_one(
-                table_seed,
-                circles,
-                Path(tmp),
-                verified,
-                fork_rate,
-                game=game,
-                forks_per_turn=forks_per_turn,
-            )
-            for r in reports:
-                totals.add(r)
-            totals.tables += 1
+    args = (games, seconds or DEFAULT_SECONDS, seed, fork_rate, forks_per_turn, only)
+    if workers <= 1:
+        shares = [_play_share(0, 1, *args)]
+    else:
+        import multiprocessing
+        from concurrent.futures import ProcessPoolExecutor
+
+        ctx = multiprocessing.get_context("fork")
+        with ProcessPoolExecutor(workers, mp_context=ctx) as pool:
+            futures = [pool.submit(_play_share, w, workers, *args) for w in range(workers)]
+            shares = [f.result() for f in futures]
+    totals = Totals()
+    for share in shares:
+        totals.merge(share.totals)
     elapsed = time.perf_counter() - start
-    return _summary(totals, elapsed, seed, "in-process", verified.get("__files__", 0))
+    out = _summary(totals, elapsed, seed, "in-process", sum(s.files for s in shares))
+    out["workers"] = max(1, workers)
+    out["memo"] = dict(sum((Counter(s.memo) for s in shares), Counter()))
+    return out
 
 
 def _summary(totals: Totals, elapsed: float, seed: int, mode: str, files: int) -> dict[str, Any]:
@@ -1248,6 +1405,12 @@ def build_parser() -> argparse.ArgumentParser:
         help="play over peer processes on loopback (twins among them)",
     )
     p.add_argument(
+        "--workers",
+        type=int,
+        default=min(2, os.cpu_count() or 1),
+        help="in process: worker processes (default: 2, or 1 on one core)",
+    )
+    p.add_argument(
         "--parallel", type=int, default=1, help="with --procs: tables at a time (default 1)"
     )
     p.add_argument(
@@ -1294,10 +1457,10 @@ def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
     if args.replay is not None:
-        with tempfile.TemporaryDirectory() as tmp:
+        with tempfile.TemporaryDirectory() as tmp, memo():
             reports = play_one(
                 args.replay,
-                Circle(),
+                None,
                 Path(tmp),
                 {},
                 args.fork_rate,
@@ -1313,7 +1476,13 @@ def main(argv: list[str] | None = None) -> int:
     else:
         only = tuple(args.game) if args.game else None
         out = run_inprocess(
-            args.games, args.seconds, seed, args.fork_rate, args.forks_per_turn, only
+            args.games,
+            args.seconds,
+            seed,
+            args.fork_rate,
+            args.forks_per_turn,
+            only,
+            args.workers,
         )
     if args.json:
         print(json.dumps(out, indent=2))

@@ -68,7 +68,7 @@ from p2p.errors import (
 )
 from p2p.record.order import ABSENT_KIND, LANE_KINDS, PRESENT_KIND, Owed, Rule, StepView
 from p2p.table.forming import Manifest, genesis_hash, open_genesis
-from p2p.wire import Body, Entry, Genesis, Signed, decode_body, encode_body
+from p2p.wire import TABLE_ID_BYTES, Body, Entry, Genesis, Signed, decode_body, encode_body
 
 ENTRY_SIGN_DOMAIN = b"slaiga/v1/entry"
 STEP_HASH_DOMAIN = b"slaiga/v1/step"
@@ -99,7 +99,9 @@ def _envelope_header(raw: bytes) -> tuple[int | None, bytes | None]:
     seat, table_id = value[1].get("seat"), value[1].get("table_id")
     return (
         seat if type(seat) is int else None,
-        table_id if type(table_id) is bytes else None,
+        # an id of another length is no table's id (a changed length byte reads a few
+        # bytes more or less of the entry): unreadable, not another table's
+        table_id if type(table_id) is bytes and len(table_id) == TABLE_ID_BYTES else None,
     )
 
 
@@ -392,25 +394,31 @@ class Record:
             # one, whoever signed it (players who met before hold each other's entries)
             raise ForeignEntry(entry.table_id, self.table_id)
         seat = entry.seat
-        if seat >= len(self.keys):
-            raise RemoteProtocolError(f"entry from seat {seat}, table has {len(self.keys)} seats")
         msg = entry_signing_input(signed.entry)
-        try:
-            verify_signature(self.keys[seat], msg, signed.signature)
-        except CryptoError:
-            for other, key in enumerate(self.keys):
-                if other == seat:
-                    continue
-                try:
-                    verify_signature(key, msg, signed.signature)
-                except CryptoError:
-                    continue
-                raise Impersonation(
-                    other, f"signed an entry claiming to be seat {seat}", (signed.entry,)
-                ) from None
-            raise ForgedSignature(
-                seat, "entry signature does not verify under this seat's key", (signed.entry,)
+        if seat < len(self.keys):
+            try:
+                verify_signature(self.keys[seat], msg, signed.signature)
+                return
+            except CryptoError:
+                pass
+        # not the claimed seat's signature (or a seat this table does not have): a seat
+        # whose key verifies it signed an entry claiming another seat
+        for other, key in enumerate(self.keys):
+            if other == seat:
+                continue
+            try:
+                verify_signature(key, msg, signed.signature)
+            except CryptoError:
+                continue
+            raise Impersonation(
+                other, f"signed an entry claiming to be seat {seat}", (signed.entry,)
             ) from None
+        if seat >= len(self.keys):
+            # no key of this table signed it: junk, the relaying link's fault
+            raise RemoteProtocolError(f"entry from seat {seat}, table has {len(self.keys)} seats")
+        raise ForgedSignature(
+            seat, "entry signature does not verify under this seat's key", (signed.entry,)
+        )
 
     def _offer_decoded(self, entry: Entry, signed: Signed) -> Offer:
         step = entry.step

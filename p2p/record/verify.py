@@ -33,6 +33,7 @@ from typing import Any
 
 from crypto.identity import fingerprint
 from p2p.errors import (
+    BrokenChain,
     CheatDetected,
     CorruptRecordFile,
     Equivocation,
@@ -376,6 +377,16 @@ def cheat_failure(
         message = (
             f"equivocation: {who(exc.seat)} signed two different versions of step {entry.step}"
         )
+    elif isinstance(exc, BrokenChain):
+        # an entry that chains to a hash the file does not hold: either its seat signed
+        # a wrong chain or an earlier entry in the file was replaced (even by its own
+        # signer, with another valid entry), and the file cannot tell which; live peers
+        # never convict on a broken chain either (they fetch, and find any equivocation)
+        culprit = None
+        message = (
+            f"the file does not chain: step {entry.step} of {who(entry.seat)} follows a step"
+            " this file does not hold (a step was changed or left out; nobody is blamed)"
+        )
     else:
         culprit = exc.seat
         # a game's own reason keeps its words; the record's name seats by slot
@@ -418,6 +429,41 @@ def foreign_failure(env: Envelope, exc: ForeignEntry) -> Failure:
         " (nobody is blamed)"
     )
     return Failure(FOREIGN, message, None, None, None, (env,))
+
+
+def _other_version(
+    record: Record,
+    env: Envelope,
+    entry: Entry,
+    envelopes: list[tuple[Envelope, Entry]],
+    frames: dict[bytes, int],
+    who: Who,
+) -> Failure | None:
+    """Equivocation, if the record takes another entry of this seat for this step (taken
+    before, or later in the file: the version that chains may come second)."""
+    for other, e in envelopes:
+        if (e.seat, e.step) != (entry.seat, entry.step) or other.entry == env.entry:
+            continue
+        signed = Signed(other.entry, other.signature)
+        if not record.holds(signed):
+            try:
+                record.offer(signed)
+            except Equivocation as exc:
+                # the record kept the first version's (seat, step), whatever its chain
+                if exc.seat == entry.seat:
+                    return cheat_failure(exc, other, e, frames, who)
+                continue
+            except P2PError:
+                continue
+        if record.holds(signed):
+            message = (
+                f"equivocation: {who(entry.seat)} signed two different versions of step"
+                f" {entry.step}"
+            )
+            return Failure(
+                "Equivocation", message, entry.seat, entry.seat, entry.step, (other, env)
+            )
+    return None
 
 
 def _locate_evidence(
@@ -502,6 +548,13 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
     for env, entry in canonical:
         try:
             offer = record.offer(Signed(env.entry, env.signature))
+        except BrokenChain as exc:
+            # two signed entries of one seat for one step are equivocation whichever chain
+            # each names (as live: p2p/record/chain.py); else the file does not chain
+            failure = _other_version(record, env, entry, envelopes, frames, who) or cheat_failure(
+                exc, env, entry, frames, who
+            )
+            break
         except CheatDetected as exc:
             failure = cheat_failure(exc, env, entry, frames, who)
             break

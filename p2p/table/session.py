@@ -912,8 +912,11 @@ class TableSession:
             if (exc.seat, step) in self.equivocations:
                 return
             self.equivocations.add((exc.seat, step))
-            self.out.append(Broadcast(wire.Signed(first, first_sig)))
-            self.out.append(Broadcast(wire.Signed(second, second_sig)))
+            if not self.ended():
+                # once a cheat ended the game, a convicted seat's new versions would only
+                # flood every link (as in _keep_evidence)
+                self.out.append(Broadcast(wire.Signed(first, first_sig)))
+                self.out.append(Broadcast(wire.Signed(second, second_sig)))
             # the fork this equivocation causes explains the chain breaks seen so far
             self._suspects.clear()
         self._report_cheat(exc, via)

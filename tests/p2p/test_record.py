@@ -223,6 +223,26 @@ def test_impersonation_names_the_real_signer():
     assert ei.value.seat == other
 
 
+def test_an_entry_claiming_a_seat_the_table_does_not_have_names_its_signer():
+    """Found by bench adversary (a raw byte flip turned seat 0 into seat 8 in a
+    3-seat table): the entry was dropped as junk that no seat signed, and nobody was
+    convicted.  A seat's key verifies it, so that seat signed an entry claiming
+    another seat: impersonation, whatever seat number it claims."""
+    t, actor, other = demo_table()
+    good = decode_body(t.craft(actor, 3, Count(1)).entry)
+    rec = t.records[other]
+    for claimed in (3, 8, 15):
+        raw = encode_body(Entry(good.table_id, claimed, good.step, good.prev, good.body))
+        with pytest.raises(Impersonation) as ei:
+            rec.offer(_signed_raw(t, actor, raw))
+        assert ei.value.seat == actor and ei.value.evidence == (raw,)
+    # signed by no key of this table: the link's junk, nobody named
+    raw = encode_body(Entry(good.table_id, 8, good.step, good.prev, good.body))
+    with pytest.raises(RemoteProtocolError) as ei2:
+        rec.offer(Signed(raw, IdentityKey.generate().sign(entry_signing_input(raw))))
+    assert not isinstance(ei2.value, CheatDetected)
+
+
 IDENTITY_KEY = bytes([1]) + bytes(31)
 UNIVERSAL_FORGERY = bytes([1]) + bytes(31) + bytes(32)
 """Under the small-order key 01 00..00, ``R = 01 00..00, S = 0`` verifies for any message."""
@@ -452,6 +472,26 @@ def test_a_validly_signed_entry_that_does_not_decode_convicts_its_signer():
     with pytest.raises(ForeignEntry):
         rec.offer(_signed_raw(t, actor, elsewhere))
     assert len(rec.evidence) == kept
+
+
+def test_signed_junk_whose_table_id_length_was_changed_convicts_its_signer():
+    """Found by bench adversary (a raw byte flip, seed 50331675 of the run then): a flip of
+    the table id's length byte (16 -> 24) made the lenient header read a 24-byte id whose
+    first 16 bytes are this table's, and the record called it another table's entry:
+    nobody convicted, the deviation missed.  No table has such an id, so the bytes are
+    no entry of any table, and their signer is convicted like any signed junk."""
+    t, actor, other = demo_table()
+    rec = t.records[other]
+    good = t.craft(actor, 3, Count(1)).entry
+    i = good.index(b"\xc4\x10")  # bin 8, length 16: the table id
+    for length in (24, 8, 15):
+        raw = good[: i + 1] + bytes([length]) + good[i + 2 :]
+        signed = _signed_raw(t, actor, raw)
+        kept = len(rec.evidence)
+        with pytest.raises(MalformedEntry) as ei:
+            rec.offer(signed)
+        assert ei.value.seat == actor, length
+        assert len(rec.evidence) == kept + 1
 
 
 def test_a_seat_flooding_future_entries_holds_bounded_bytes():

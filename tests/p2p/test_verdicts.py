@@ -109,6 +109,52 @@ async def test_both_versions_of_a_held_equivocation_are_kept(tmp_path: Path) -> 
     assert {e.entry for e in f.evidence} == {v.entry for v in versions}
 
 
+async def test_a_convicted_table_keeps_and_relays_no_more_evidence(tmp_path: Path) -> None:
+    """Once a cheat has ended the game, more bad entries from the convicted seat are
+    neither written to the record file nor relayed: else a convicted seat could grow
+    every peer's file and flood every link (the evidence that convicts it is kept)."""
+    with trio.fail_after(TIMEOUT_S):
+        async with node_table(tmp_path, "high-card", 3) as t:
+            t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
+            rec = t.record
+            key = t.drivers[CHEATER].identity
+            relayed: list[wire.Signed] = []
+            assert t.node.mesh is not None
+            real_broadcast = t.node.mesh.broadcast
+
+            def broadcast(msg):  # noqa: ANN001, ANN202 - a spy on the one relay path
+                relayed.append(msg)
+                return real_broadcast(msg)
+
+            t.node.mesh.broadcast = broadcast  # type: ignore[method-assign]
+
+            def bad(step: int, value: int) -> wire.Signed:
+                raw = wire.encode_body(
+                    wire.Entry(rec.table_id, CHEATER, step, rec.head, Count(value))
+                )
+                return wire.Signed(raw, key.sign(entry_signing_input(raw)))
+
+            first = bad(rec.step, 1)
+            t.node._offer(first, via=CHEATER)
+            assert t.node.convicted is not None and t.node.convicted.culprit == CHEATER
+            assert first in relayed  # the evidence that convicts is kept and relayed
+            path = t.node.store.path
+            size = path.stat().st_size
+            relayed.clear()
+            flood = [bad(rec.step + k % 3, 2 + k) for k in range(60)]
+            for signed in flood:
+                t.node._offer(signed, via=CHEATER)
+            assert path.stat().st_size == size
+            assert not any(signed in relayed for signed in flood)
+        report = verify_record_file(path)
+    f = report.failure
+    assert f is not None and f.culprit == CHEATER, f
+    # the evidence is the first bad entry (with the cheater's other version of that step,
+    # if it had signed one already: equivocation); none of the flood
+    kept = {e.entry for e in f.evidence}
+    assert first.entry in kept and not kept & {signed.entry for signed in flood}
+
+
 SHORT = (250, 1000, 250, 1000)
 """Silence limits (ms) short enough to abandon a table within a test."""
 

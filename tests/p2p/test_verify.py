@@ -371,7 +371,57 @@ def test_entry_chained_to_an_unknown_hash_is_a_broken_chain(played: Played, tmp_
     )
     failed(report, "BrokenChain")
     f = report.failure
-    assert f is not None and (f.culprit, f.step) == (entry.seat, entry.step)
+    # the file does not chain: whose entry was changed cannot be told (see below)
+    assert f is not None and f.culprit is None and (f.seat, f.step) == (entry.seat, entry.step)
+
+
+def test_a_file_that_does_not_chain_names_nobody(played: Played, tmp_path: Path) -> None:
+    """An earlier entry replaced by another entry its own signer signed (a fresh
+    commitment: valid at its step) makes the next step's entries chain to a hash the
+    file no longer holds.  The first of them is an honest seat's, so naming its seat
+    would frame it: a broken chain in a file is a file that does not chain, with no
+    culprit (live peers never convict on a broken chain: they fetch and find the
+    equivocation, if any)."""
+    path = copy(played, tmp_path)
+    steps = {}
+    for i, (_, entry) in enumerate(envelopes(path), start=1):
+        if entry.kind == "commit":
+            steps[entry.seat] = (i, entry)
+    victim = max(steps)  # not the first seat of the next step
+    i, entry = steps[victim]
+    fresh = Commit(hashlib.sha256(b"another value").digest())
+    report = replace_frame(path, i, craft(entry, played.keys[victim], body=fresh))
+    failed(report, "BrokenChain")
+    f = report.failure
+    assert f is not None and f.culprit is None, f
+    assert f.step == entry.step + 1 and f.seat != victim, f
+    assert "does not chain" in f.message
+    assert report.to_json()["culprit_name"] is None
+
+
+def test_a_second_version_on_another_chain_is_equivocation(played: Played, tmp_path: Path) -> None:
+    """Found by bench adversary: a seat's entry for a step, and kept as evidence a second
+    version of it chaining to an unknown hash.  Live peers convicted the seat of
+    equivocation; verify, meeting the second version after the first, saw only a broken
+    chain.  Two signed entries of one seat for one step are equivocation whichever
+    chain each names."""
+    for chaining_first in (True, False):
+        path = copy(played, tmp_path)
+        i, signed, entry = find(path, "count", 4)
+        key = played.keys[entry.seat]
+        other = craft(entry, key, prev=hashlib.sha256(b"elsewhere").digest())
+        payloads = read_payloads(path)
+        if chaining_first:
+            payloads.append(other)
+        else:  # the version that chains is kept after the one that does not
+            real = payloads.pop(i)
+            payloads += [other, real]
+        write_payloads(path, payloads)
+        report = verify_record_file(path)
+        failed(report, "Equivocation")
+        f = report.failure
+        assert f is not None and (f.culprit, f.step) == (entry.seat, entry.step), f
+        assert {e.entry for e in f.evidence} == {signed.entry, decode_body(other, Signed).entry}
 
 
 def test_entry_chained_to_an_older_step_is_a_replay(played: Played, tmp_path: Path) -> None:
