@@ -53,7 +53,7 @@ from p2p.net.state import (
 )
 from p2p.record.chain import Record
 from p2p.record.store import RecordFile
-from p2p.table import session as effects
+from p2p.table import effects
 from p2p.table.events import Formed, Meshed, NodeEvent, SeatDropped
 from p2p.table.forming import Manifest, table_rule
 from p2p.table.game_rule import GameProtocol, SeatKeys

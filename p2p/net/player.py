@@ -17,7 +17,7 @@ from typing import Any
 import trio
 
 from engine.players import BotPlayer, LeftTable, Player
-from p2p.table import session as effects
+from p2p.table import effects
 from p2p.table.events import HandedOver
 from p2p.table.game_rule import describe
 from p2p.table.seat import game_of

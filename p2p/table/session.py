@@ -12,12 +12,11 @@ returns, in order:
   a peer or our file), :meth:`~TableSession.own` (our own next body),
   :meth:`~TableSession.vote` (our player votes to end the table),
   :meth:`~TableSession.beat` and :meth:`~TableSession.tick` (the time now);
-* effects: :class:`Send`, :class:`SendEach`, :class:`Broadcast` (bytes to
-  peers), :class:`Persist`, :class:`Sync`, :class:`PersistVote`,
-  :class:`CloseWithVotes` (the record file), a :class:`p2p.table.events.NodeEvent`
-  (report it), :class:`Trace`, :class:`Tell`, :class:`AskEnd`,
-  :class:`ShowPlayer` (our player), :class:`Serve` (answer a fetch) and
-  :class:`Wake` (look again now).
+* effects (:mod:`p2p.table.effects`): ``Send``, ``SendEach``, ``Broadcast``,
+  ``SendOwn`` (bytes to peers), ``Persist``, ``Sync``, ``PersistVote``,
+  ``CloseWithVotes`` (the record file), a :class:`p2p.table.events.NodeEvent`
+  (report it), ``Trace``, ``Tell``, ``AskEnd``, ``ShowPlayer`` (our player),
+  ``Serve`` (answer a fetch) and ``Wake`` (look again now).
 
 Each event returns the effects it caused (:attr:`TableSession.out` is drained);
 one that must stop the table raises (:class:`p2p.errors.TableAbandoned`, a
@@ -35,11 +34,11 @@ claims compared entry by entry, and the linger after the end.
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from crypto.identity import IdentityKey, fingerprint
+from crypto.identity import IdentityKey
 from p2p import wire
 from p2p.errors import (
     BadVote,
@@ -53,6 +52,24 @@ from p2p.errors import (
 )
 from p2p.record.chain import Offer, Record, Status
 from p2p.record.order import ABSENT_KIND
+from p2p.table.effects import (
+    AskEnd,
+    Broadcast,
+    CloseWithVotes,
+    Effect,
+    Persist,
+    PersistVote,
+    Send,
+    SendEach,
+    SendOwn,
+    Serve,
+    ShowPlayer,
+    Sync,
+    Tell,
+    Tick,
+    Trace,
+    Wake,
+)
 from p2p.table.endvote import check_vote, sign_vote, tally
 from p2p.table.events import (
     Abandoned,
@@ -69,7 +86,6 @@ from p2p.table.events import (
     LeftAbandoned,
     LingerTimeout,
     NamedAbsent,
-    NodeEvent,
     RecordFinished,
     Refetching,
     Removed,
@@ -87,6 +103,7 @@ from p2p.table.events import (
 from p2p.table.forming import FormingRule, Manifest
 from p2p.table.game_rule import GameProtocol, SeatList, decide_limits
 from p2p.table.game_rule.survive import AbsentBody, PresentBody
+from p2p.table.results import CheatReport, TableResult
 from p2p.table.seat import game_of
 from p2p.table.silence import Recovered, SilenceMonitor, Stalled
 from p2p.wire import Hash, Step, TableId
@@ -130,142 +147,6 @@ class Links(wire.Message):
     slots: SeatList
 
 
-# ---------------------------------------------------------------------------
-# Effects: what the shell does for the session
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Send:
-    """Queue ``msg`` for the peer with identity ``peer`` (dropped when not linked)."""
-
-    peer: bytes
-    msg: wire.Message
-
-
-@dataclass(frozen=True, slots=True)
-class SendEach:
-    """Queue ``msg`` for every linked peer, one by one."""
-
-    msg: wire.Message
-
-
-@dataclass(frozen=True, slots=True)
-class Broadcast:
-    """Send ``msg`` to every linked peer (``skip is None``), or to every linked peer
-    but those in ``skip`` (and to nobody when that leaves none)."""
-
-    msg: wire.Message
-    skip: frozenset[bytes] | None = None
-
-
-@dataclass(frozen=True, slots=True)
-class SendOwn:
-    """Our own entry, persisted: send it to every linked peer (the shell's test hooks
-    may send it otherwise)."""
-
-    kind: str
-    accepted: Any
-
-
-@dataclass(frozen=True, slots=True)
-class Persist:
-    """Append a signed envelope to the record file (``sync``: fsync it now)."""
-
-    signed: wire.Signed
-    sync: bool = False
-
-
-@dataclass(frozen=True, slots=True)
-class Sync:
-    """Make every append durable now."""
-
-
-@dataclass(frozen=True, slots=True)
-class PersistVote:
-    """Append (and fsync) our own end vote before it leaves."""
-
-    vote: wire.EndVote
-
-
-@dataclass(frozen=True, slots=True)
-class CloseWithVotes:
-    """Close the record file with the votes that ended the table."""
-
-    votes: wire.EndVotes
-
-
-@dataclass(frozen=True, slots=True)
-class Trace:
-    """Benchmark hook: an entry was "sent" or "accepted" (``NodeConfig.trace``)."""
-
-    what: str
-    step: int
-    seat: int
-
-
-@dataclass(frozen=True, slots=True)
-class Tell:
-    """Say ``text`` to the person at our seat (if a player is there)."""
-
-    text: str
-
-
-@dataclass(frozen=True, slots=True)
-class AskEnd:
-    """The player owing the step vanished: ask ours whether to end the table (a bot, or a
-    player that cannot be asked, votes yes at once: :meth:`TableSession.vote`)."""
-
-    slot: int
-    step: int
-    silent_for: float
-
-
-@dataclass(frozen=True, slots=True)
-class ShowPlayer:
-    """Hand our player what its seat saw happen (the record moved on)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Serve:
-    """Answer a seated peer's ``Fetch`` from our record."""
-
-    peer: bytes
-    msg: wire.Fetch
-
-
-@dataclass(frozen=True, slots=True)
-class Wake:
-    """Look again now (a vote ended the table from another task)."""
-
-
-Effect = (
-    Send
-    | SendEach
-    | Broadcast
-    | SendOwn
-    | Persist
-    | Sync
-    | PersistVote
-    | CloseWithVotes
-    | Trace
-    | Tell
-    | AskEnd
-    | ShowPlayer
-    | Serve
-    | Wake
-    | NodeEvent
-)
-
-
-@dataclass(frozen=True, slots=True)
-class Tick:
-    """What :meth:`TableSession.tick` found: the run is over, or when to look again."""
-
-    done: bool = False
-    deadline: float | None = None
-
-
 class AwayClock:
     """Time this peer itself was away (stopped, suspended, starved), from its heartbeat.
 
@@ -287,151 +168,6 @@ class AwayClock:
     def take(self) -> float:
         away, self.away = self.away, 0.0
         return away
-
-
-# ---------------------------------------------------------------------------
-# Results
-# ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class CheatReport:
-    """A rejected or detected cheat: who is to blame and what the record said."""
-
-    culprit: int
-    kind: str
-    reason: str
-    via_peer: int | None
-
-
-@dataclass(slots=True)
-class TableResult:
-    manifest: Manifest
-    my_seat: int
-    seat_order: tuple[int, ...]
-    record: Record | None
-    record_file: Path | None
-    cheats: list[CheatReport] = field(default_factory=list)
-    stalls: list[Stalled] = field(default_factory=list)
-    recoveries: list[Recovered] = field(default_factory=list)
-    peers_finished: set[int] = field(default_factory=set)
-    divergent: list[int] = field(default_factory=list)
-    aborted: int | None = None
-    """The seat whose proven equivocation ended the table early (``None``: it did not)."""
-    absent: int | None = None
-    """The slot whose silence abandoned the table (``None``: it was not abandoned)."""
-    ended_by_vote: int | None = None
-    """The vanished slot for which every other seat voted to end the table (``None``: no
-    such vote); ``absent`` is then that slot too, and nobody is convicted."""
-    convicted: CheatReport | None = None
-    """The proven cheat that ended the game (its signed entry is in our record file)."""
-    game: dict[str, Any] | None = None
-    """The game's agreed result once played (``GameRule.result``), engine seats."""
-    entries: int = 0
-    proofs: int = 0
-    left: list[int] = field(default_factory=list)
-    """Slots that left for good (the absence lane removed them): absent, not cheats."""
-    left_abandoned: bool = False
-    """Two seats left: the table ended there, unfinished, naming both."""
-
-    @property
-    def names(self) -> list[str]:
-        """Seat names in engine-seat order (seat order), or manifest order before it."""
-        order = self.seat_order or tuple(range(self.manifest.n_seats))
-        return [self.manifest.seats[s].name for s in order]
-
-    def engine_seat(self, slot: int | None) -> int | None:
-        if slot is None or not self.seat_order:
-            return slot
-        return self.seat_order.index(slot)
-
-    def _culprit(self, slot: int) -> dict[str, Any]:
-        return {
-            "culprit": self.engine_seat(slot) if slot in self.seat_order else None,
-            "culprit_slot": slot,
-            "name": self.manifest.seats[slot].name,
-        }
-
-    def player(self, slot: int | None) -> dict[str, Any] | None:
-        """A player as the results name it: ``seat`` (place in the seat order, from 0;
-        ``None`` before the draw), ``slot`` (join order) and ``name``."""
-        if slot is None:
-            return None
-        seat = self.seat_order.index(slot) if slot in self.seat_order else None
-        return {"seat": seat, "slot": slot, "name": self.manifest.seats[slot].name}
-
-    def game_summary(self) -> dict[str, Any]:
-        """The final object of ``slaiga open/join/resume/play --json``."""
-        culprit = self.convicted.culprit if self.convicted is not None else self.aborted
-        out: dict[str, Any] = {
-            "table_id": self.manifest.table_id.hex(),
-            "game": self.manifest.game,
-            "options": dict(self.manifest.options),
-            "seat": self.engine_seat(self.my_seat),
-            "seats": self.names,
-            "ranking": list(self.game["ranking"]) if self.game else [],
-            "scores": list(self.game.get("scores", [])) if self.game else [],
-            "draw": bool(self.game.get("draw")) if self.game else False,
-            "state_hash": self.game["state_hash"] if self.game else None,
-            "record_head": self.record.head.hex() if self.record is not None else None,
-            "record": str(self.record_file) if self.record_file is not None else None,
-            "culprit": self.engine_seat(culprit),
-            "culprit_name": self.manifest.seats[culprit].name if culprit is not None else None,
-            "absent": self.player(self.absent),
-            "ended_by_vote": self.player(self.ended_by_vote),
-            "finished": bool(self.game) and self.convicted is None and self.absent is None,
-            "entries": self.entries,
-            "proofs": self.proofs,
-            "left": [self.player(s) for s in self.left],
-            "left_abandoned": self.left_abandoned,
-            "removed_me": self.my_seat in self.left,
-        }
-        if self.convicted is not None:
-            out["cheat"] = {"kind": self.convicted.kind, "reason": self.convicted.reason}
-        return out
-
-    def summary(self) -> dict[str, Any]:
-        """The agreed manifest in seat order (what ``slaiga open/join --json`` prints)."""
-        seats = []
-        for slot in self.seat_order:
-            member = self.manifest.seats[slot]
-            seats.append(
-                {
-                    "name": member.name,
-                    "fingerprint": fingerprint(member.identity),
-                    "slot": slot,
-                    "address": member.address,
-                }
-            )
-        out: dict[str, Any] = {
-            "table_id": self.manifest.table_id.hex(),
-            "game": self.manifest.game,
-            "options": dict(self.manifest.options),
-            "seats": seats,
-            "my_slot": self.my_seat,
-        }
-        if self.record is not None:
-            out["record_steps"] = self.record.step - 1
-            out["record_head"] = self.record.head.hex()
-            out["finished"] = self.record.finished
-        # players as everywhere else: culprit/seat in the seat order, *_slot, name
-        if self.cheats:
-            out["cheats"] = [
-                {**self._culprit(c.culprit), "kind": c.kind, "reason": c.reason}
-                for c in self.cheats
-            ]
-        if self.stalls:
-            out["stalls"] = [self.player(s.seat) for s in self.stalls]
-        if self.aborted is not None:
-            out["aborted"] = {**self._culprit(self.aborted), "reason": "equivocation"}
-        if self.absent is not None:
-            out["absent"] = self.player(self.absent)
-        if self.ended_by_vote is not None:
-            out["ended_by_vote"] = self.player(self.ended_by_vote)
-        if self.left:
-            out["left"] = [self.player(s) for s in self.left]
-            out["left_abandoned"] = self.left_abandoned
-        return out
 
 
 def seat_order(record: Record | None) -> tuple[int, ...]:
@@ -1332,3 +1068,15 @@ class TableSession:
                 self.my_vote = vote
             else:
                 self.votes.setdefault(vote.seat, vote)
+
+
+__all__ = [
+    "AwayClock",
+    "CheatReport",
+    "Effect",
+    "Finished",
+    "Links",
+    "TableResult",
+    "TableSession",
+    "Tick",
+]

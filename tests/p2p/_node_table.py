@@ -2,9 +2,9 @@
 
 The other seats are :class:`p2p.table.seat.SeatDriver` s with records of their own, as in
 :mod:`p2p.table.local_table`; entries are routed in memory: the other seats' signed
-envelopes go through the node's own receiving path (``Node._offer``, which keeps
-evidence and convicts), and the node's own entries, signed, fsynced and written
-by ``Node._act``, are taken from its ``send_own`` hook and offered to the others.
+envelopes go through the node's own receiving path (``Node._offer``: its table
+session keeps evidence and convicts), and the node's own entries, signed, fsynced and written
+by ``Node._act`` (through the node's table session), are taken from its ``send_own`` hook and offered to the others.
 The node's mesh is a real loopback mesh that nobody dials (its broadcasts reach
 no one).  So a test can put one bad envelope into one honest peer's path and then
 check the record file that peer wrote, in well under a second.
@@ -77,17 +77,15 @@ class NodeTable:
             self.node._offer(signed, via=author)
 
     def _drive(self, d: SeatDriver) -> wire.Signed | None:
-        body = d.machine_body()
-        if body is None and d.owes_decision():
-            view = d.seat_view()
-            assert view is not None
-            engine, seat = view
+        def choose(engine: Any, seat: int) -> Any:
             player = self.players.get(d.slot)
             if player is None:
                 spec = registry.get(d.record.manifest.game)
                 player = BotPlayer.make(spec.bots["heuristic"], seat, random.Random(d.slot))
                 self.players[d.slot] = player
-            body = d.decision_body(player.choose(engine, seat))
+            return player.choose(engine, seat)
+
+        body = d.next_body(choose)  # the seat driver the node and LocalTable use
         if body is None:
             return None
         return d.sign(body).accepted[0].signed

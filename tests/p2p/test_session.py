@@ -13,7 +13,7 @@ import pytest
 from p2p import wire
 from p2p.errors import TableAbandoned
 from p2p.record.chain import Record
-from p2p.table import session as fx
+from p2p.table import effects as fx
 from p2p.table.demo import Count
 from p2p.table.endvote import sign_vote
 from p2p.table.events import (

@@ -136,7 +136,8 @@ async def test_a_convicted_table_keeps_and_relays_no_more_evidence(tmp_path: Pat
 
             first = bad(rec.step, 1)
             t.node._offer(first, via=CHEATER)
-            assert t.node.convicted is not None and t.node.convicted.culprit == CHEATER
+            convicted = t.node.session.convicted
+            assert convicted is not None and convicted.culprit == CHEATER
             assert first in relayed  # the evidence that convicts is kept and relayed
             path = t.node.store.path
             size = path.stat().st_size
