@@ -19,7 +19,8 @@ and again) while the game ran, over the samples of every peer
 late wake.  On a loaded machine the OS scheduler adds to it.  Peers make and check
 shuffle proofs and tokens in worker threads (p2p/net/offload.py); ``--offload both``
 plays each game first with them on the event loop and reports those figures under
-``on_loop``.  With ``--survive``, for each game the cost of the ``survive`` option
+``on_loop``.  Under ``survive`` (unless ``--no-survive``), for each game the cost of the
+``survive`` option
 (issue 21): ``key_round`` the key round's time and bytes without and with the escrow
 (in one process), and ``loss`` a table of peer processes where one is killed for good:
 ``limit_to_decision_s`` from the absence limit to the next decision.  All figures from one
@@ -246,14 +247,14 @@ def loss_game(game: str, seats: int, tmp: Path, absent_after: int = 1) -> dict[s
         proc.wait(timeout=1800)
         results.append(json.loads(out.strip().splitlines()[-1]))
     events = [json.loads(x) for x in lines if x.startswith("{")]
-    named = next(e["t"] for e in events if e["event"] == "named_absent")
+    named = next((e["t"] for e in events if e["event"] == "named_absent"), None)
     steps = [(e["t"], e["kind"]) for e in events if e["event"] == "step"]
-    after = [i for i, (t, k) in enumerate(steps) if t >= named and k == "action"]
+    after = [i for i, (t, k) in enumerate(steps) if named and t >= named and k == "action"]
     decision = steps[after[0] - 1][0] if after else None
     heads = {r["record_head"] for r in results}
     return {
         "absent_after_s": absent_after,
-        "limit_to_decision_s": (decision - named) if decision is not None else None,
+        "limit_to_decision_s": (decision - named) if decision and named else None,
         "kill_to_decision_s": (decision - killed) if decision is not None else None,
         "agree": len(heads) == 1,
         "left": [p["name"] for p in results[0].get("left", [])],
@@ -281,11 +282,12 @@ def main(argv: list[str] | None = None) -> int:
         "both: each game is played first with off, reported under 'on_loop', then with on",
     )
     parser.add_argument(
-        "--survive",
-        action="store_true",
-        help="also the cost of the survive option: the escrow's extra time in the key round "
-        "(in process), and over peer processes with one killed for good, the time from the "
-        "absence limit to the next decision",
+        "--no-survive",
+        dest="survive",
+        action="store_false",
+        help="leave out the cost of the survive option (reported under 'survive': the "
+        "escrow's extra time in the key round, in process, and over peer processes with one "
+        "killed for good, the time from the absence limit to the next decision)",
     )
     parser.add_argument(
         "--state-root",
