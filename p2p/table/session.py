@@ -529,9 +529,13 @@ class TableSession:
         # next names the seats still silent
         named = {slot for slot, _ in silent}
         for slot, since in self.unlinked_since.items():
-            gone_long = now - since >= self.absent_after
-            if gone_long and slot != self.my_seat and slot not in rec.removed:
-                named.add(slot)
+            if slot == self.my_seat or slot in rec.removed:
+                continue
+            if now - since < self.absent_after:
+                # a machine that went at the same time is named with it, or not at all:
+                # wait until it is back or as long gone (one round, one set)
+                return since + self.absent_after
+            named.add(slot)
         slots = tuple(sorted(named))
         step = rec.step
         self._sign_lane(AbsentBody(slots, r))
