@@ -235,9 +235,12 @@ def loss_game(game: str, seats: int, tmp: Path, absent_after: int = 1) -> dict[s
     deadline = time.monotonic() + 300
     while sum('"kind": "action"' in x for x in list(lines)) < 3:
         if time.monotonic() > deadline or opener.poll() is not None:
-            raise RuntimeError("the game never got going")
+            opener.kill()
+            for p, _ in joiners:
+                p.kill()
+            raise RuntimeError("the game never got going: " + "".join(lines[-5:]))
         time.sleep(0.01)
-    killed = time.time()
+    killed = time.monotonic()  # the peers' event times are this clock too
     victim.kill()
     victim.wait()
     results = []
