@@ -33,6 +33,7 @@ claims compared entry by entry, and the linger after the end.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -46,6 +47,7 @@ from p2p.errors import (
     CheatDetected,
     Equivocation,
     ForgedSignature,
+    LocalProtocolError,
     NodeError,
     RemoteProtocolError,
     TableAbandoned,
@@ -431,7 +433,10 @@ class TableSession:
         return game is not None and game.survive and game.escrow_ready
 
     def _sign_lane(self, body: wire.Body) -> None:
-        self.out.extend(self.own(body))
+        # if our record refuses it (our judgment was wrong), nothing was signed: a lane
+        # entry is never worth stopping the table for
+        with contextlib.suppress(LocalProtocolError):
+            self.out.extend(self.own(body))
 
     def _lane_answer(self) -> None:
         """Sign ``present`` in the current lane round if some seat named gone seats whose
@@ -445,7 +450,7 @@ class TableSession:
         r = rec.lane_round()
         if rec.signed_lane(self.my_seat, r):
             return
-        held = rec.pending_seats()
+        held = rec.pending_seats() - {self.my_seat}  # we never name ourselves
         for _, named, kind in rec.lane_named(r):
             if kind == ABSENT_KIND and named & held:
                 self._sign_lane(PresentBody(tuple(sorted(named & held)), r))
@@ -463,7 +468,10 @@ class TableSession:
             for signer, named, round_ in absent:
                 if signer == self.my_seat or (step, round_) in self._lane_signed:
                     continue
-                body = PresentBody(tuple(sorted(named)), round_)
+                others = named - {self.my_seat}  # we never name ourselves
+                if not others:
+                    continue
+                body = PresentBody(tuple(sorted(others)), round_)
                 past = rec.sign_past_lane(self.identity, self.my_seat, step, body)
                 if past is not None:
                     self._lane_signed.add((step, round_))
@@ -486,7 +494,10 @@ class TableSession:
             return
         if not self._survives():
             return
-        named = tuple(sorted(entry.body.seats))  # type: ignore[attr-defined]
+        seats = entry.body.seats  # type: ignore[attr-defined]
+        named = tuple(s for s in sorted(seats) if s != self.my_seat)  # never ourselves
+        if not named:
+            return
         past = rec.sign_past_lane(self.identity, self.my_seat, step, PresentBody(named, round_))
         if past is not None:
             self._lane_signed.add((step, round_))
