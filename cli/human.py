@@ -304,18 +304,23 @@ class HumanPlayer:
         ``last``: open at the last page (the log, newest last)."""
         page = 10**9 if last else 0
         try:
-            await self._paging(title, body, deadline, page)
+            await self._paging(title, body, deadline, page, from_end=last)
         finally:
             self.paging = None
 
     async def _paging(
-        self, title: str, body: Sequence[str], deadline: float | None, page: int
+        self,
+        title: str,
+        body: Sequence[str],
+        deadline: float | None,
+        page: int,
+        from_end: bool = False,
     ) -> None:
         while True:
             width, height = self.term.size()
-            lines, pages = render_page(title, body, page, width, height)
+            lines, pages = render_page(title, body, page, width, height, from_end)
             page = min(page, pages - 1)
-            self.paging = lambda p=page: render_page(title, body, p, *self.term.size())[0]
+            self.paging = lambda p=page: render_page(title, body, p, *self.term.size(), from_end)[0]
             self.term.draw(lines)
             left = None if deadline is None else deadline - trio.current_time()
             if left is not None and left <= 0:

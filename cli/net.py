@@ -39,6 +39,7 @@ from cli.render import verify_command
 from engine import registry
 from engine.errors import EngineError
 from engine.options import parse_option_args, resolve_options
+from engine.words.names import printable
 from p2p.errors import DiscoveryError, NodeError, P2PError, TableAbandoned
 from p2p.net import discovery, netguard
 from p2p.net.loopwatch import LoopWatch, watched
@@ -71,8 +72,11 @@ signed evidence)."""
 QUIET_EVENTS = (SeatUp, SeatDown, Welcomed, StepDone)
 """Events a person need not see (links flapping, lobby counts, step traces)."""
 
-_err = Console(stderr=True)
-_out = Console()
+_err = Console(stderr=True, markup=False)
+_out = Console(markup=False)
+"""No markup: names, reasons and paths come from the players and the network, and a name
+like "[/dim]" is text to show, not a style (it made every other player's command end in a
+traceback); a style is given as ``style=``."""
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -326,7 +330,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
             return  # on its own line of the table screen, not printed over it
         if isinstance(event, SeatRecovered) and tell_at_table(node, text, as_event=True):
             return
-        _err.print(f"[dim]·[/dim] {text}")
+        _err.print(printable(f"· {text}"), style="dim")
 
     if getattr(args, "events", False):
         # machine-readable progress: one JSON object per line, flushed at once
@@ -400,7 +404,7 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
     if summary["culprit"] is not None:
         cheat = summary.get("cheat", {})
         _out.print(
-            f"[red]cheat proven: {names[summary['culprit']]} — {cheat.get('reason', '')}[/red]"
+            f"cheat proven: {names[summary['culprit']]} — {cheat.get('reason', '')}", style="red"
         )
     else:
         _out.print(
@@ -436,7 +440,7 @@ def _print_result(result: TableResult, as_json: bool) -> None:
             f"record: {summary['record_steps']} steps, the last one's hash {summary['record_head']}"
         )
     for cheat in summary.get("cheats", []):
-        _out.print(f"[red]cheat by {cheat['name']}: {cheat['kind']}: {cheat['reason']}")
+        _out.print(f"cheat by {cheat['name']}: {cheat['kind']}: {cheat['reason']}", style="red")
 
 
 def _abandoned(exc: TableAbandoned, as_json: bool) -> int:
@@ -453,7 +457,7 @@ def _abandoned(exc: TableAbandoned, as_json: bool) -> int:
     summary["error"] = str(exc)
     if as_json:
         print(json.dumps(summary, sort_keys=True), flush=True)
-    _err.print(f"[red]error:[/red] {exc}")
+    _err.print(f"error: {exc}", style="red")
     if not as_json and summary.get("record"):
         _out.print(f"record: {summary['record']}")
         _out.print(f"check it yourself: slaiga verify {summary['record']}")
@@ -463,7 +467,7 @@ def _abandoned(exc: TableAbandoned, as_json: bool) -> int:
 def _fail(message: str, as_json: bool, code: int = EXIT_FAILED) -> int:
     if as_json:
         print(json.dumps({"error": message}), flush=True)
-    _err.print(f"[red]error:[/red] {message}")
+    _err.print(f"error: {message}", style="red")
     return code
 
 
@@ -609,7 +613,7 @@ def _scan(args: argparse.Namespace) -> list[discovery.TableAd]:
     async def scan() -> list[discovery.TableAd]:
         async with discovery.open_lobby(args.interface) as lobby:
             if not args.json:
-                _err.print(f"[dim]·[/dim] looking for tables for {args.timeout:g}s…")
+                _err.print(f"· looking for tables for {args.timeout:g}s…", style="dim")
             return await lobby.scan(args.timeout)
 
     return trio.run(scan)

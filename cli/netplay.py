@@ -105,6 +105,12 @@ def player_event_text(event: NodeEvent, node: Any) -> str | None:
         return stall_words(event.name, event.silent_for)
     if kind == "formed":
         return "the table is formed; connecting to every player"
+    if kind == "resuming":  # not "entries" and "torn bytes"
+        n = event.entries
+        text = f"going back to the table from its record ({n} signature{'s' if n != 1 else ''})"
+        if event.torn_bytes:
+            text += "; the last one was only half written and is left out"
+        return text
     text = event.describe()  # events about a player name them
     return words(text.replace("every seat", "every player").replace("seats", "players"))
 

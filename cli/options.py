@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 import json
 
+from rich.markup import escape
+
 from cli import args as checked
 from cli.rules import doc_ref, plain_help
 from engine import registry
@@ -56,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         infos = [describe(args.game)] if args.game else [describe(n) for n in registry.names()]
     except EngineError as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
         return 2
     if args.json:
         print(json.dumps(infos[0] if args.game else infos))

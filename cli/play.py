@@ -24,6 +24,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import trio
+from rich.markup import escape
 
 from cli import args as checked
 from cli.human import DEFAULT_ANSWER_TIMEOUT_S, HumanPlayer, PlayerQuit, WatchingPlayer
@@ -226,9 +227,17 @@ def run(args: argparse.Namespace) -> int:
     try:
         table = make_table(args)
     except (EngineError, ValueError) as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
         return checked.EXIT_USAGE
     if not args.local:
+        from cli.net import table_options
+        from p2p.errors import NodeError
+
+        try:  # what `slaiga open` refuses (survive, for now) a table of peers refuses too
+            table_options(table.game_name, table.seats, args.option)
+        except NodeError as exc:
+            err.print(f"[bold red]error:[/] {escape(str(exc))}")
+            return checked.EXIT_USAGE
         return play_networked_table(table, args, err)
     interactive = sys.stdin.isatty() and sys.stdout.isatty()
     if not interactive:
@@ -248,7 +257,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
     try:
         folder = state.hold(state.state_dir(getattr(args, "state_dir", None)))
     except state.StateInUse as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
         return checked.EXIT_USAGE
     if not interactive and not args.json:
         err.print(f"a bot plays your seat; watching {table.game_name} at a table of {table.seats}")
@@ -308,7 +317,7 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
                 err.print(resume_hint(node, args.state_dir))
             return checked.EXIT_INTERRUPTED
         except (NodeError, OSError) as exc:
-            err.print(f"[bold red]error:[/] {exc}")
+            err.print(f"[bold red]error:[/] {escape(str(exc))}")
             return 1
         summary = result.game_summary()
         if args.json:

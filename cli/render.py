@@ -258,16 +258,27 @@ def _waiting_for(t: TableView) -> str:
 
 
 def render_page(
-    title: str, body: Sequence[str], page: int, width: int, height: int
+    title: str,
+    body: Sequence[str],
+    page: int,
+    width: int,
+    height: int,
+    from_end: bool = False,
 ) -> tuple[list[Text], int]:
-    """A full-screen page of text (help, rules); returns the lines and the page count."""
+    """A full-screen page of text (help, rules); returns the lines and the page count.
+    ``from_end``: pages are cut from the end, so the last page is full and the first one
+    holds what is left over (the log, newest last, opens on a full last page)."""
     wrapped: list[str] = []
     for para in body:
         wrapped.extend(wrap(para, width))
     per = max(1, height - 2)
     pages = max(1, (len(wrapped) + per - 1) // per)
     page = max(0, min(page, pages - 1))
-    chunk = wrapped[page * per : (page + 1) * per]
+    if from_end:
+        end = len(wrapped) - (pages - 1 - page) * per
+        chunk = wrapped[max(0, end - per) : end]
+    else:
+        chunk = wrapped[page * per : (page + 1) * per]
     lines = [_crop(Text(f"{title} (page {page + 1} of {pages})", style="bold reverse"), width)]
     lines += [_crop(Text(x), width) for x in chunk]
     lines += [Text("") for _ in range(per - len(chunk))]

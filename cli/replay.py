@@ -47,10 +47,11 @@ from crypto.group import base_mul
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from engine.game import Event
+from engine.words.names import printable
 from p2p.errors import CorruptRecordFile, LocalError, P2PError, RemoteProtocolError
 from p2p.record.chain import Record
 from p2p.record.store import MAGIC, MAGIC_V1, load
-from p2p.record.verify import Failure
+from p2p.record.verify import Failure, signature_at
 from p2p.table.game_rule import ACTION_KIND, GameProtocol, SeatKeys
 from p2p.table.seat import game_of, rule_factory
 from p2p.table.spectator import Spectator
@@ -104,21 +105,28 @@ class Stop:
     move: bool  # a player decided something at this step
 
 
+def _size(n: int) -> str:
+    """How a file that is no table secret is off, in bytes."""
+    want = TABLE_SECRET_BYTES + 32
+    if n > want:
+        return f"more than {want} bytes"
+    return f"{n} byte{'' if n == 1 else 's'}, not {want}"
+
+
 def read_secret(path: Path, manifest: Any, slot: int) -> tuple[bytes, SealKey]:
     """A seat's table secret file: the secret and the table's seal key, which must be the
     one the signed manifest names for ``slot`` (else this is another table's, or seat's)."""
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:  # at most one byte too many: /dev/zero is no secret
+            data = f.read(TABLE_SECRET_BYTES + 33)
     except OSError as exc:
         raise ReplayError(f"cannot read the table secret {path}: {exc.strerror or exc}") from None
     if len(data) != TABLE_SECRET_BYTES + 32:
-        raise ReplayError(
-            f"{path} is no table secret ({len(data)} bytes, not {TABLE_SECRET_BYTES + 32})"
-        )
+        raise ReplayError(f"{path} is not a table secret ({_size(len(data))})")
     try:
         seal = SealKey.from_private_bytes(data[TABLE_SECRET_BYTES:])
     except CryptoError as exc:
-        raise ReplayError(f"{path} is no table secret: {exc}") from None
+        raise ReplayError(f"{path} is not a table secret: {exc}") from None
     if seal.public != manifest.seats[slot].seal_key:
         name = manifest.seats[slot].name
         raise ReplayError(f"{path} is not {name}'s table secret at this table")
@@ -153,6 +161,8 @@ class Replay:
         self.torn_bytes = loaded.torn_bytes
         self.votes = len(loaded.votes)
         self.queue = _canonical(loaded.entries)
+        self.file_steps = _last_step(self.queue)
+        """The last step the file holds (for "step 6 of 52" before the fold gets there)."""
         self.taken = 0
         self.accepted: list[Signed] = []
         self.stops: list[Stop] = []
@@ -370,12 +380,12 @@ class Replay:
                 head = (
                     f"The record fails{where}: it is forged or damaged (nobody is proven at fault)."
                 )
-            lines = [head, f"{f.kind}: {f.message}"]
+            # the reason and the evidence in slaiga verify's words (no error class, no frames)
+            lines = [head, f.message]
             lines += [
-                f"evidence: frame {e.frame}, signature {e.signature.hex()[:32]}…"
-                for e in f.evidence
+                f"evidence: {signature_at(e.frame)}, {e.signature.hex()[:32]}…" for e in f.evidence
             ]
-            return lines
+            return [printable(line) for line in lines]
         if self.problem is not None:
             return [f"The replay stops at step {self.spectator.step - 1}: {self.problem}"]
         if not self.spectator.finished:
@@ -418,6 +428,21 @@ def _canonical(envelopes: tuple[Signed, ...]) -> list[tuple[int, Signed]]:
         good.append(((entry.step, entry.seat, frame), frame, signed))
     good.sort(key=lambda g: g[0])
     return bad + [(frame, signed) for _, frame, signed in good]
+
+
+def _last_step(queue: list[tuple[int, Signed]]) -> int:
+    """The highest step of the file's entries, counted only up to one step per entry (a
+    doctored step number cannot make the screen say "step 6 of 9223372036854775807")."""
+    last = 0
+    for _, signed in queue:
+        try:
+            entry = decode_body(signed.entry, Entry)
+        except RemoteProtocolError:
+            continue
+        assert isinstance(entry, Entry)
+        if last < entry.step <= len(queue):
+            last = entry.step
+    return last
 
 
 # ---- the screen ----------------------------------------------------------------------------
@@ -520,10 +545,10 @@ class Screen:
         assert names is not None
         events = r.events[: stop.events]
         t = TableView(r.manifest.game, stop.view, names, stop.to_move, events, over=False)
-        more = "" if r.done else "…"
-        last = r.stops[-1].step if r.stops else 0
+        # the file's last step until the whole file is checked, then the last one checked
+        last = r.stops[-1].step if r.done and r.stops else max(r.file_steps, stop.step)
         verdict = "no cheat" if r.failure is None or stop is not r.stops[-1] else "cheat proven"
-        title = f"Replay step {stop.step} of {last}{more} · {r.checked(stop)}, {verdict}"
+        title = f"Replay step {stop.step} of {last} · {r.checked(stop)}, {verdict}"
         prompt = PromptView(title, (), 0, None, self.typed, self.message, None, HINT)
         out = render_screen(t, prompt, width, height)
         head = out[0].plain
@@ -562,9 +587,23 @@ class Screen:
 # ---- plain lines ------------------------------------------------------------------------------
 
 
+class _Printable:
+    """A text stream that shows a control character as "?" (names come from the players:
+    an escape sequence in one must not reach the terminal)."""
+
+    def __init__(self, out: Any) -> None:
+        self.out = out
+
+    def write(self, text: str) -> int:
+        return self.out.write(printable(text))
+
+    def flush(self) -> None:
+        self.out.flush()
+
+
 def print_plain(replay: Replay, out: Any = None) -> None:
     """Every step as a plain line, its events under it, then how the game ended."""
-    out = out or sys.stdout
+    out = _Printable(out or sys.stdout)
     r = replay
     m = r.manifest
     print(
@@ -573,7 +612,10 @@ def print_plain(replay: Replay, out: Any = None) -> None:
         flush=True,
     )
     if r.torn_bytes:
-        print(f"a torn last frame was dropped ({r.torn_bytes} bytes)", file=out)
+        print(
+            f"the last signature was only half written and is left out ({r.torn_bytes} bytes)",
+            file=out,
+        )
     told = 0
     seated = False
     shown: Any = None
@@ -662,12 +704,9 @@ def run_replay(args: argparse.Namespace) -> int:
             finally:
                 term.stop()
             for line in replay.verdict_lines() if replay.done else ():
-                print(line)
-    except ReplayError as exc:
-        print(f"error: {exc}", file=sys.stderr)
-        return EXIT_UNREADABLE
-    except LocalError as exc:
-        print(f"error: {exc}", file=sys.stderr)
+                print(printable(line))
+    except (ReplayError, LocalError) as exc:
+        print(printable(f"error: {exc}"), file=sys.stderr)
         return EXIT_UNREADABLE
     if not replay.done:
         return EXIT_OK  # the person left before the end: nothing failed so far

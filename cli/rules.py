@@ -13,6 +13,8 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from rich.markup import escape
+
 from cli import args as checked
 from engine import registry
 from engine.errors import EngineError
@@ -102,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         text = rules_text(args.game)
     except EngineError as exc:
-        Console(stderr=True).print(f"[bold red]error:[/] {exc}")
+        Console(stderr=True).print(f"[bold red]error:[/] {escape(str(exc))}")
         return 2
     extra = "\n".join(options_lines(args.game))
     if args.plain or not sys.stdout.isatty():

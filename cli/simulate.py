@@ -10,6 +10,8 @@ import statistics
 from collections import Counter
 from typing import Any
 
+from rich.markup import escape
+
 from cli import args as checked
 from engine import registry, runner
 from engine.dealer import LocalDealer
@@ -99,7 +101,7 @@ def run(args: argparse.Namespace) -> int:
         for k in sorted(set(kinds)):  # each name must be a setting of every bot kind used
             bot_params.update(checked.parse_bot_params(spec.bots[k], args.bot_param, k))
     except (EngineError, ValueError) as exc:
-        err.print(f"[bold red]error:[/] {exc}")
+        err.print(f"[bold red]error:[/] {escape(str(exc))}")
         return 2
 
     results = []

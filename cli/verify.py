@@ -25,7 +25,9 @@ import sys
 
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
+from engine.words.names import printable
 from p2p.errors import UnreadableRecord
 from p2p.record.verify import VerifyReport, signature_at, verify_record_file
 
@@ -35,6 +37,16 @@ EXIT_UNREADABLE = 2
 
 _out = Console(soft_wrap=True)  # never break a hash or a fingerprint across lines
 _err = Console(stderr=True)
+# Every line is printed with markup off and made printable: names, reasons and paths come
+# from the record and the players, and a name like "[/bold]" is text to show, not a style
+# (nor a crash), and an escape sequence in a name never reaches the terminal.
+
+
+def _option(value: object) -> str:
+    """A table option's value as `slaiga options` writes it: on/off, not True/False."""
+    if isinstance(value, bool):
+        return "on" if value else "off"
+    return str(value)
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -135,53 +147,73 @@ def _steps(n: int) -> str:
 
 def _print_human(report: VerifyReport) -> None:
     lead = lead_line(report)
-    _out.print(f"[bold {'green' if lead.startswith('✓') else 'red'}]{lead}")
+    _out.print(
+        printable(lead), style=f"bold {'green' if lead.startswith('✓') else 'red'}", markup=False
+    )
     if report.table_id is not None:
-        _out.print(f"table {report.table_id}: {report.game}, {len(report.seats)} seats")
+        _out.print(
+            printable(f"table {report.table_id}: {report.game}, {len(report.seats)} seats"),
+            markup=False,
+        )
         table = Table()
         table.add_column("seat", justify="right")
         table.add_column("name")
         table.add_column("fingerprint")
         for i, s in enumerate(report.seats, 1):
-            table.add_row(str(s.position if s.position is not None else i), s.name, s.fingerprint)
+            # names come from the players: shown as text, never read as markup
+            table.add_row(
+                str(s.position if s.position is not None else i),
+                Text(printable(s.name)),
+                s.fingerprint,
+            )
         _out.print(table)
         if report.options:
-            opts = ", ".join(f"{k}={v}" for k, v in sorted(report.options.items()))
-            _out.print(f"options: {opts}")
+            opts = ", ".join(f"{k}={_option(v)}" for k, v in sorted(report.options.items()))
+            _out.print(printable(f"options: {opts}"), markup=False)
         if report.protocol is not None:
             params = ", ".join(f"{k}={v}" for k, v in report.protocol.items() if k != "kind")
-            _out.print(f"protocol: {report.protocol['kind']} ({params})")
+            _out.print(printable(f"protocol: {report.protocol['kind']} ({params})"), markup=False)
         if not report.seat_order_known:
             _out.print(
-                "[yellow]the seat order was never drawn: seats are numbered in the order the "
-                "players sat down"
+                printable(
+                    "the seat order was never drawn: seats are numbered in the order the "
+                    "players sat down"
+                ),
+                style="yellow",
+                markup=False,
             )
     if report.torn_bytes:
         _out.print(
-            f"[yellow]the last signature was only half written and is left out"
-            f" ({report.torn_bytes} bytes)"
+            printable(
+                f"the last signature was only half written and is left out ({report.torn_bytes} bytes)"
+            ),
+            style="yellow",
+            markup=False,
         )
     if report.duplicates:
         n = report.duplicates
         _out.print(
-            f"[yellow]{n} repeated copy of a step ignored"
-            if n == 1
-            else f"[yellow]{n} repeated copies of steps ignored"
+            printable(
+                f"{n} repeated copy of a step ignored"
+                if n == 1
+                else f"{n} repeated copies of steps ignored"
+            ),
+            style="yellow",
+            markup=False,
         )
     for c in report.caveats:
-        _out.print(f"[yellow]caveat: {c.message}")
+        _out.print(printable(f"caveat: {c.message}"), style="yellow", markup=False)
     if report.absent:
         gone = " and ".join(_who(report, s) for s in report.absent)
         if report.abandoned:
-            _out.print(
-                f"[yellow]{gone} left the table for good (every other player signed it);"
-                " nobody can act for two players, so the table ended there, unfinished"
-            )
+            why = "nobody can act for two players, so the table ended there, unfinished"
         else:
-            _out.print(
-                f"[yellow]{gone} left the table for good (every other player signed it);"
-                " the game went on without them: absent, not a cheat"
-            )
+            why = "the game went on without them: absent, not a cheat"
+        _out.print(
+            printable(f"{gone} left the table for good (every other player signed it); {why}"),
+            style="yellow",
+            markup=False,
+        )
     f = report.failure
     if f is not None:
         where = f" at step {f.step}" if f.step is not None else ""
@@ -196,32 +228,55 @@ def _print_human(report: VerifyReport) -> None:
                 _who(report, s.slot) for s in report.seats if s.slot != report.ended_by_vote
             )
             _out.print(
-                f"[bold yellow]record verified, game unfinished: ended by vote at step {f.step}:"
-                f" {_who(report, report.ended_by_vote)} vanished, and {others} voted to stop"
+                printable(
+                    f"record verified, game unfinished: ended by vote at step {f.step}:"
+                    f" {_who(report, report.ended_by_vote)} vanished, and {others} voted to stop"
+                ),
+                style="bold yellow",
+                markup=False,
             )
         else:
-            _out.print(f"[bold red]record FAILS verification{where}: {message}")
-        _out.print(f"[red]{_culprit_text(report)}")
+            _out.print(
+                printable(f"record FAILS verification{where}: {message}"),
+                style="bold red",
+                markup=False,
+            )
+        _out.print(printable(f"{_culprit_text(report)}"), style="red", markup=False)
         for env in f.evidence:
-            _out.print(f"[red]  evidence: {signature_at(env.frame)}, {env.signature.hex()[:32]}…")
+            _out.print(
+                printable(f"  evidence: {signature_at(env.frame)}, {env.signature.hex()[:32]}…"),
+                style="red",
+                markup=False,
+            )
         if report.head is not None:
             _out.print(
-                f"verified before the failure: {_steps(report.steps)}, the last one's hash"
-                f" {report.head}"
+                printable(
+                    f"verified before the failure: {_steps(report.steps)}, the last one's hash"
+                    f" {report.head}"
+                ),
+                markup=False,
             )
         return
     _out.print(
-        f"[bold green]record verified: {_steps(report.steps)}, the last one's hash {report.head}"
+        printable(f"record verified: {_steps(report.steps)}, the last one's hash {report.head}"),
+        style="bold green",
+        markup=False,
     )
     if report.ranking is not None:
         by_pos = {s.position: s for s in report.seats}
         names = [by_pos[p + 1].name if p + 1 in by_pos else str(p) for p in report.ranking]
-        _out.print("ranking: " + ", ".join(f"{i}. {n}" for i, n in enumerate(names, 1)))
+        _out.print(
+            printable("ranking: " + ", ".join(f"{i}. {n}" for i, n in enumerate(names, 1))),
+            markup=False,
+        )
     if not report.finished:
         owing = " and ".join(_who(report, s) for s in report.waiting_on) or "nobody"
         _out.print(
-            f"[yellow]unfinished: the table stopped while step {report.steps + 1}"
-            f" was owed by {owing}"
+            printable(
+                f"unfinished: the table stopped while step {report.steps + 1} was owed by {owing}"
+            ),
+            style="yellow",
+            markup=False,
         )
 
 
@@ -231,13 +286,13 @@ def run_verify(args: argparse.Namespace) -> int:
     except UnreadableRecord as exc:
         if args.json:
             print(json.dumps({"ok": False, "error": str(exc), "error_kind": "Unreadable"}))
-        _err.print(f"[red]error:[/red] {exc}")
+        _err.print(printable(f"error: {exc}"), style="red", markup=False)
         return EXIT_UNREADABLE
     except Exception as exc:  # noqa: BLE001 - no file may give a traceback: our bug, one line
         message = f"this program failed while verifying {args.record} ({type(exc).__name__}: {exc})"
         if args.json:
             print(json.dumps({"ok": False, "error": message, "error_kind": "InternalError"}))
-        _err.print(f"[red]error:[/red] {message}; please report it")
+        _err.print(printable(f"error: {message}; please report it"), style="red", markup=False)
         return EXIT_UNREADABLE
     if args.json:
         print(json.dumps(report.to_json(), sort_keys=True), flush=True)

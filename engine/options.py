@@ -42,9 +42,14 @@ class OptionSpec:
         if self.kind is bool:
             return "on or off"
         if self.kind is int:
-            lo = "" if self.minimum is None else str(self.minimum)
-            hi = "" if self.maximum is None else str(self.maximum)
-            return f"an integer in [{lo or '-inf'}, {hi or 'inf'}]"
+            lo, hi = self.minimum, self.maximum
+            if lo is not None and hi is not None:
+                return f"a whole number from {lo} to {hi}"
+            if lo is not None:
+                return f"a whole number, {lo} or more"
+            if hi is not None:
+                return f"a whole number, {hi} or less"
+            return "a whole number"
         return "a string"
 
     def coerce(self, value: Any) -> Any:

@@ -19,11 +19,20 @@ JOKER_GLYPH = "🃏"  # double width in some terminals and not in others: shown 
 BOT_NAMES = ("Bob", "Cat", "Dan", "Eve", "Fay", "Gus", "Hal", "Ivy", "Jo", "Kim", "Lou")
 
 
+def printable(text: str) -> str:
+    """``text`` safe to show on a terminal: a player chose it, so every control or format
+    character (an escape sequence, a right-to-left override) is shown as "?", never sent
+    to the terminal; new lines stay."""
+    return "\n".join(
+        "".join(c if c.isprintable() else "?" for c in line) for line in text.split("\n")
+    )
+
+
 def unique_names(names: Sequence[str]) -> tuple[str, ...]:
-    """``names`` with blanks filled and repeats numbered ("Bob", "Bob 2")."""
+    """``names`` with blanks filled and repeats numbered ("Bob", "Bob 2"), made printable."""
     out: list[str] = []
     for i, raw in enumerate(names):
-        base = " ".join(str(raw).split()) or f"Seat {i + 1}"
+        base = printable(" ".join(str(raw).split())) or f"Seat {i + 1}"
         name, n = base, 1
         while name.lower() in (o.lower() for o in out):
             n += 1

@@ -7,6 +7,7 @@ any socket is opened (the network commands run in loopback-only mode regardless)
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -185,3 +186,14 @@ def test_the_readme_verifies_the_real_record_suffix():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     assert ".rec " in readme or ".rec\n" in readme
     assert "TABLE-ID.record" not in readme
+
+
+def test_a_number_option_says_its_range_in_words(capsys):
+    """Not "an integer in [1, inf]": a player reads "a whole number, 1 or more"."""
+    assert main(["options", "slaiga", "--json"]) == 0
+    allowed = {o["name"]: o["allowed"] for o in json.loads(capsys.readouterr().out)["options"]}
+    assert allowed["max_turns"] == "a whole number, 1 or more"
+    assert allowed["king_max"] == "a whole number from 1 to 52"
+    bad = slaiga("simulate", "slaiga", "--games", "1", "--option", "king_max=0")
+    assert bad.returncode == 2
+    assert "a whole number from 1 to 52" in bad.stderr, bad.stderr

@@ -212,3 +212,26 @@ def test_slave_sets_are_typed_as_cards():
     else:
         (play,) = moves.parse(game, opener, "3c")
         assert play in legal
+
+
+def test_aight_plays_may_be_typed_with_the_word_play_as_the_menu_says():
+    """The menu says "play 6♦"; typing "play 6d" once answered "not a card: 'play'"."""
+    from engine.games.aight import actions as act
+
+    names = [Names(NAMES[:3], s) for s in range(3)]
+    checked = 0
+    for game, seat in games_with_decisions("aight-of-spaides", range(2)):
+        if game.view(seat)["phase"] != "turn":
+            continue
+        moves = moves_for("aight-of-spaides", names[seat])
+        for a in game.legal_actions(seat):
+            if not isinstance(a, act.Play):
+                continue
+            text = moves.say(game, seat, a)
+            assert not text.startswith("play ")
+            plan = moves.parse(game, seat, "play " + text)
+            assert same_move(game, seat, plan[0], a), f"play {text!r} -> {plan[0]} != {a}"
+            checked += 1
+        if checked > 50:
+            break
+    assert checked > 50

@@ -239,3 +239,20 @@ def test_the_leak_scan_catches_a_hidden_card():
     )
     shown = faces_on(plain(render_screen(t, None, 80, 24)))
     assert shown - allowed == {str(theirs[0])}
+
+
+def test_the_log_opens_on_a_full_last_page():
+    """The log (newest last) is cut into pages from its end: its last page, where it opens,
+    is full, not the 1 to 22 events left over after the full pages."""
+    from cli.render import render_page
+
+    events = [f"event {i}" for i in range(1, 46)]  # 45 events, 22 a page at 80x24
+    last, pages = render_page("Log", events, 10**9, 80, 24, from_end=True)
+    assert pages == 3
+    shown = [line.plain for line in last[1:-1]]
+    assert shown == [f"event {i}" for i in range(24, 46)]
+    first, _ = render_page("Log", events, 0, 80, 24, from_end=True)
+    assert [line.plain for line in first[1:-1] if line.plain] == ["event 1"]
+    # help and rules still read from the top
+    top, _ = render_page("Help", events, 0, 80, 24)
+    assert top[1].plain == "event 1" and top[22].plain == "event 22"

@@ -14,6 +14,12 @@ from pathlib import Path
 
 import pytest
 
+from cli.replay import ReplayError, read_secret
+from p2p.record.chain import Record
+from p2p.record.store import RecordFile
+from p2p.record.verify import signature_at
+from p2p.table import local_table
+from p2p.table.seat import SeatDriver, SeatKeys, rule_factory
 from tests.cli._replays import names_in_order, played_record, ranking_names
 from tests.p2p.cheaters import Cheater
 
@@ -117,9 +123,12 @@ def test_replay_stops_where_a_cheat_is_proven_and_shows_the_evidence(tmp_path: P
     name = table.records[0].manifest.seats[cheat_slot].name
     seat = verified["culprit"] + 1
     assert f"Cheating proven at step {verified['step']}: {name} (seat {seat})" in out
-    assert f"InvalidMove: {verified['error']}" in out
+    # the reason and the evidence in verify's words: no error class, no "frame"
+    assert verified["error"] in out and "\nInvalidMove: " not in out
     frame = verified["evidence"][0]["frame"]
-    assert f"evidence: frame {frame}, signature {verified['evidence'][0]['signature'][:32]}" in out
+    where = signature_at(frame)
+    assert f"evidence: {where}, {verified['evidence'][0]['signature'][:32]}" in out
+    assert "frame" not in out
     assert _steps(out)[-1] < verified["step"]  # nothing after the cheat is shown
 
 
@@ -135,3 +144,47 @@ def test_help_and_unreadable_files(tmp_path: Path) -> None:
     assert bad.returncode == 2 and "not a slaiga record file" in bad.stderr
     missing = slaiga("replay", str(tmp_path / "none.rec"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr
+
+
+HOSTILE_NAMES = ["[/bold]", "A\x1b[2Jnn", "[red]Eve", "Bob\u202e"]
+
+
+def test_names_chosen_by_players_are_shown_as_text_by_verify_and_replay(tmp_path: Path) -> None:
+    """A player's name is text the player chose: "[/bold]" once made ``slaiga verify`` end in
+    a traceback (read as rich markup), and an escape sequence in a name went to the terminal.
+    Both commands show such names as they are, with control characters as "?"."""
+    genesis, ids, seals = local_table.game_genesis("slajens", 4, {"rounds": 1}, names=HOSTILE_NAMES)
+    drivers = [
+        SeatDriver(
+            Record(genesis, rule_factory(SeatKeys(s, ids[s], seals[s], bytes([s + 1]) * 32))),
+            ids[s],
+            s,
+        )
+        for s in range(4)
+    ]
+    table = local_table.run(local_table.LocalTable(genesis, drivers))
+    path = tmp_path / "names.rec"
+    with RecordFile.create(path, genesis) as store:
+        for signed in table.records[0].signed_from(1):
+            store.append(signed)
+    for run in (slaiga("verify", str(path)), slaiga("replay", "--plain", str(path))):
+        assert run.returncode == 0, run.stderr
+        assert "Traceback" not in run.stderr
+        assert "\x1b" not in run.stdout and "\u202e" not in run.stdout
+        assert "[/bold]" in run.stdout and "[red]Eve" in run.stdout and "A?[2Jnn" in run.stdout
+    # the table's options as `slaiga options` writes them
+    assert "sjond=off" in slaiga("verify", str(path)).stdout
+
+
+def test_a_table_secret_is_read_only_as_far_as_a_secret_goes(tmp_path: Path) -> None:
+    """--secret /dev/zero once read without end; a file longer than a secret is refused
+    after 65 bytes, whatever its size."""
+    big = tmp_path / "big.secret"
+    with open(big, "wb") as f:
+        f.truncate(50_000_000)  # sparse: no disk used
+    with pytest.raises(ReplayError, match="is not a table secret \\(more than 64 bytes\\)"):
+        read_secret(big, None, 0)
+    short = tmp_path / "short.secret"
+    short.write_bytes(b"x")
+    with pytest.raises(ReplayError, match="\\(1 byte, not 64\\)"):
+        read_secret(short, None, 0)

@@ -58,6 +58,10 @@ def test_keys_step_through_the_game_and_reach_its_end(game) -> None:
     ranked = re.findall(r"^\s+\d+(?:st|nd|rd|th)\s+(\S+)", end, re.M)
     assert ranked == ranking_names(table)
     assert replay.ok and replay.done
+    # from the first screen on, the title counts to the file's last step, not to the last
+    # step checked so far ("step 3 of 3…")
+    first = plain(next(f for f in term.frames if _step_of(f) == 3))
+    assert f"Replay step 3 of {last} ·" in first, first
 
 
 def test_a_record_cut_short_is_said_to_be_unfinished(game, tmp_path: Path) -> None:

@@ -31,3 +31,24 @@ def test_open_takes_survive_with_three_seats_or_more():
     assert opts["survive"] is True and opts["absent_after"] == 5
     with pytest.raises(NodeError, match="at least 3 players"):
         table_options("slajens", 2, ["survive=on"])
+
+
+def test_play_refuses_survive_at_a_table_of_peers_as_open_does(tmp_path, capsys):
+    """`slaiga play` once signed survive=on into a table of peers that cannot play it."""
+    code = main(["play", "slave", "--option", "survive=on", "--state-dir", str(tmp_path / "s")])
+    assert code == 2
+    assert "not played on the LAN yet" in capsys.readouterr().err
+    assert not (tmp_path / "s" / "tables").exists()  # no table was opened
+
+
+def test_an_option_value_like_markup_is_said_back_not_a_traceback(capsys):
+    """`--option games=[/x]` made play and simulate end in a traceback (rich markup)."""
+    for command in (["play", "slave", "--local"], ["simulate", "slave"], ["options", "[/x]"]):
+        try:
+            code = main([*command, "--option", "games=[/x]"])
+        except SystemExit as exc:  # argparse refuses `options [/x] --option`
+            code = exc.code
+        assert code == 2
+        assert "Traceback" not in capsys.readouterr().err
+    assert main(["simulate", "slave", "--option", "games=[/x]"]) == 2
+    assert "bad value '[/x]'" in capsys.readouterr().err

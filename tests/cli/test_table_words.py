@@ -329,7 +329,14 @@ def test_your_face_down_cards_are_marked_face_down_to_the_others():
 
 def test_node_events_in_player_words():
     from cli.netplay import player_event_text
-    from p2p.table.events import Formed, RecordFinished, SeatFinished, SeatRecovered, SeatStalled
+    from p2p.table.events import (
+        Formed,
+        RecordFinished,
+        Resuming,
+        SeatFinished,
+        SeatRecovered,
+        SeatStalled,
+    )
 
     stalled = SeatStalled(name="Bob", seat=1, slot=2, step=17, silent_for=60.04)
     assert player_event_text(stalled, None) == "waiting for Bob (silent 60 s, may have left)"
@@ -338,6 +345,10 @@ def test_node_events_in_player_words():
     assert "slot" not in formed and "player" in formed
     assert player_event_text(SeatFinished(name="Bob", seat=1, slot=2, step=9), None) is None
     assert player_event_text(RecordFinished(steps=9, head="ff"), None) is None  # no "head"
+    resuming = player_event_text(Resuming(entries=1263, torn_bytes=0), None)
+    assert resuming == "going back to the table from its record (1263 signatures)"
+    torn = player_event_text(Resuming(entries=1, torn_bytes=7), None)
+    assert "entries" not in torn and "torn" not in torn and "half written" in torn
 
 
 def test_the_name_is_asked_once_then_remembered(tmp_path, monkeypatch):

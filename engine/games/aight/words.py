@@ -248,6 +248,8 @@ class AightMoves(TableMoves):
             else:
                 if phase != "turn":
                     raise MoveError("play (the drawn card) or keep")
+                if low[0] == "play" and len(toks) > 1:
+                    toks = toks[1:]  # "play 6d", as the menu says it: the same as "6d"
                 hand = hand_of(game, seat)
                 h = one_card([toks[0]], hand)
                 f = hand[h]
