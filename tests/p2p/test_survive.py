@@ -17,9 +17,13 @@ from p2p.errors import InvalidMove, LocalProtocolError
 from p2p.record.chain import Status
 from p2p.record.store import RecordFile
 from p2p.record.verify import verify_record_file
+from p2p.table import effects as fx
+from p2p.table.events import NamedAbsent
 from p2p.table.game_rule.survive import AbsentBody, PresentBody
 from p2p.table.local_table import LocalTable, new_table, run
 from p2p.table.seat import game_of
+from p2p.table.session import TableSession
+from p2p.wire import Entry, decode_body
 
 
 def write(tmp_path: Path, table: LocalTable, name: str = "t.rec", signed=None) -> Path:
@@ -230,3 +234,64 @@ def test_a_lane_round_that_cannot_complete_is_followed_by_the_next(tmp_path):
     assert len({d.record.head for d in live}) == 1
     report = verify_record_file(write(tmp_path, table, signed=[*table.log, *signed])).to_json()
     assert report["culprit"] is None and [a["slot"] for a in report["absent"]] == [2], report
+
+
+# ---- the session's policy (sans-I/O: p2p/table/session.py) ---------------------------------
+
+
+def _stuck_table():
+    """A Slåjens table with survive on, where seat 2 went silent and owes the step."""
+    table = new_table("slajens", 4, {"survive": True, "rounds": 1, "absent_after": 1})
+    with pytest.raises(LocalProtocolError, match="stuck"):
+        run(table, lost={2: 30}, name_absent=False)
+    assert 2 in table.records[0].waiting_on()
+    return table
+
+
+def _sent(effects, kind):
+    return [e for e in effects if isinstance(e, fx.SendOwn) and e.kind == kind]
+
+
+def test_the_session_signs_absent_once_the_seat_is_silent_past_the_limit():
+    table = _stuck_table()
+    d = table.drivers[3]
+    s = TableSession(d.record, d.identity, 3)
+    linked = frozenset({0, 1})  # nobody holds a link to seat 2: its machine is gone
+    s.tick(100.0, linked, 2)
+    assert not _sent(s.drain(), "absent")  # not before the limit
+    s.beat(100.5)
+    s.tick(100.5, linked, 2)
+    assert not _sent(s.drain(), "absent")
+    for t in (100.75, 101.0, 101.25):
+        s.beat(t)
+    s.tick(101.25, linked, 2)
+    out = s.drain()
+    (sent,) = _sent(out, "absent")
+    assert sent.accepted.entry.body.seats == (2,) and sent.accepted.entry.body.round == 0
+    assert [e.slots for e in out if isinstance(e, NamedAbsent)] == [(2,)]
+    s.tick(101.5, linked, 2)
+    assert not _sent(s.drain(), "absent")  # one lane entry per round
+
+
+def test_the_session_answers_present_when_it_holds_the_named_seats_entry():
+    table = _stuck_table()
+    lagging, d = table.drivers[2], table.drivers[3]
+    s = TableSession(d.record, d.identity, 3)
+    absent = table.drivers[0].sign(AbsentBody((2,), 0)).accepted[0].signed
+    _offer_everything(lagging, table.log)
+    body = lagging.next_body(lambda engine, seat: engine.legal_actions(seat)[0])
+    late = lagging.sign(body).accepted[0].signed
+    s.offer(late, via=2)  # seat 2's entry reaches us: the step closes as usual here
+    out = s.offer(absent, via=0)  # then seat 0's absent for that step
+    (present,) = [e for e in out if isinstance(e, fx.Broadcast)]
+    entry = decode_body(present.msg.entry, Entry)
+    assert entry.kind == "present" and entry.body.seats == (2,) and entry.step == late_step(late)
+    # seat 0, locked by its own absent, closes the step as usual once it has both
+    rec0 = table.drivers[0].record
+    rec0.offer(late)
+    got = rec0.offer(present.msg)
+    assert got.completed and rec0.head == d.record.head
+
+
+def late_step(signed) -> int:
+    return decode_body(signed.entry, Entry).step
