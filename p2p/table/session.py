@@ -879,6 +879,8 @@ class TableSession:
                 self.recoveries.append(ev)
                 self.out.append(SeatRecovered(**self.who(ev.seat)))
         if rec.finished:
+            # a seat that left for good is waited for too: its machine may come back and
+            # follow to the end (it fetches what it missed from us)
             others = self.manifest.n_seats - 1
             if not self._announced_finish:
                 self._announced_finish = True

@@ -101,8 +101,9 @@ def test_the_lost_peer_comes_back_after_its_removal_and_follows(tmp_path):
     record, signs nothing more and follows to the end as a spectator, with the same
     record head and result as the others."""
     victim = 2
-    opts = {"survive": "on", "absent_after": ABSENT_AFTER_S, "rounds": 3}
-    with GameTable(tmp_path, "slajens", 4, opts, extra=["--linger", "10"]) as table:
+    opts = {"survive": "on", "absent_after": ABSENT_AFTER_S, "rounds": 5}
+    # the others wait for it at the end (it comes back while they may be finishing)
+    with GameTable(tmp_path, "slajens", 4, opts, extra=["--linger", "60"]) as table:
         table.start()
         deadline = time.monotonic() + DEADLINE_S
         while entries_in(table, victim) < 30:
