@@ -13,6 +13,7 @@ registers the same subcommands on the main ``slaiga`` parser.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -43,14 +44,17 @@ from engine.words.names import printable
 from p2p.errors import DiscoveryError, NodeError, P2PError, TableAbandoned
 from p2p.net import discovery, netguard
 from p2p.net.loopwatch import LoopWatch, watched
-from p2p.net.node import OPEN_TIMEOUT_S, Node, NodeConfig, TableResult
+from p2p.net.node import OPEN_TIMEOUT_S, RECORD_SUFFIX, Node, NodeConfig, TableResult
 from p2p.table.demo import DEFAULT_ROUND_EVERY
 from p2p.table.events import (
     Abandoned,
     CheatSeen,
     HandedOver,
     NodeEvent,
+    NoticeRefused,
+    SeatBack,
     SeatDown,
+    SeatLeft,
     SeatRecovered,
     SeatStalled,
     SeatUp,
@@ -70,6 +74,17 @@ EXIT_CHEATER = 4
 """The table ended early because a seat was proven to cheat (our record file holds the
 signed evidence)."""
 QUIET_EVENTS = (SeatUp, SeatDown, Welcomed, StepDone)
+TOLD_WHEN_QUIET = (
+    SeatStalled,
+    Vanished,
+    CheatSeen,
+    Abandoned,
+    HandedOver,
+    SeatLeft,
+    SeatBack,
+    NoticeRefused,
+)
+"""Events said on stderr even with ``--json``: long waits, cheats, who left or is back."""
 """Events a person need not see (links flapping, lobby counts, step traces)."""
 
 _err = Console(stderr=True, markup=False)
@@ -313,7 +328,7 @@ def _listen_host(interface: str | None) -> str:
     return spec.addresses[0]
 
 
-def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
+def _config(args: argparse.Namespace, use_discovery: bool, resuming: bool = False) -> NodeConfig:
     state_dir = _state_dir(args)
     ask = args.bot is None and not args.json and sys.stdin.isatty() and sys.stdout.isatty()
     name = state.player_name(state_dir, args.name, ask=ask)
@@ -328,8 +343,9 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
             return
         if isinstance(event, SeatStalled | Vanished) and tell_at_table(node, text):
             return  # on its own line of the table screen, not printed over it
-        if isinstance(event, SeatRecovered) and tell_at_table(node, text, as_event=True):
-            return
+        told = SeatRecovered | SeatLeft | SeatBack
+        if isinstance(event, told) and tell_at_table(node, text, as_event=True):
+            return  # among the events and in the log: "Ann left; a bot now plays their seat"
         _err.print(printable(f"· {text}"), style="dim")
 
     if getattr(args, "events", False):
@@ -346,11 +362,8 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
     elif quiet:
         # even with --json, say what is going on during long waits, on stderr
         def on_event(event: NodeEvent) -> None:  # noqa: F811
-            if (
-                isinstance(event, SeatStalled | Vanished | CheatSeen | Abandoned | HandedOver)
-                and not args.quiet
-            ):
-                _err.print(event.describe())
+            if isinstance(event, TOLD_WHEN_QUIET) and not args.quiet:
+                _err.print(printable(event.describe()))
 
     return NodeConfig(
         name=name,
@@ -376,6 +389,7 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
             args.bot, think_ms=max(0, args.bot_think_ms), quiet=args.json or args.quiet
         ),
         bot_after_leave=False,  # a person who leaves gets the shell back (see _leave)
+        announce_back=resuming and args.bot is None,  # a person is back: everyone hears it
         trace_steps=args.trace_steps,
         offload=not getattr(args, "no_offload", False),
     )
@@ -509,7 +523,7 @@ def _leave(node: Node, args: argparse.Namespace) -> int:
         cmd += ["--interface", args.interface]
     try:
         with log.open("ab") as out:
-            subprocess.Popen(
+            bot = subprocess.Popen(
                 cmd,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -519,12 +533,43 @@ def _leave(node: Node, args: argparse.Namespace) -> int:
     except OSError as exc:
         _err.print(f"You left the table; no bot could take your seat ({exc}).")
         return EXIT_ABANDONED
+    with contextlib.suppress(OSError):  # so that `slaiga resume` can take the seat back
+        bot_pid_path(folder, table_id).write_text(f"{bot.pid}\n")
+    record = folder / "tables" / f"{table_id}{RECORD_SUFFIX}"
     _err.print(
-        "You left the table: a bot plays your seat to the end in the background, so that "
-        "the others can finish."
+        "You left; a bot plays your seat to the end (the others were told). Check the game"
+        f" later with: {verify_command(str(record))}  (table {table_id}; the bot's log: {log})",
+        soft_wrap=True,
     )
-    _err.print(f"Its record: {folder / 'tables' / (table_id + '.rec')} (log: {log})")
     return EXIT_OK
+
+
+def bot_pid_path(folder: Path, table_id: str) -> Path:
+    """Where ``_leave`` notes the process id of the bot that plays our seat."""
+    return folder / "tables" / f"{table_id}.bot.pid"
+
+
+def take_back(folder: Path, table_id: str) -> bool:
+    """A person resumes a seat that a bot plays since they left (``_leave``): stop that bot,
+    our own process, so that the person plays on from the same record (its entries are
+    fsynced before they are sent, so stopping it is as safe as a crash).  Only the process
+    noted at the hand-over, and only while it still holds the state folder."""
+    import signal
+
+    note = bot_pid_path(folder, table_id)
+    try:
+        pid = int(note.read_text().strip())
+        holder = (folder / state.LOCK_NAME).read_text().strip()
+    except (OSError, ValueError):
+        return False
+    note.unlink(missing_ok=True)
+    if holder != str(pid):
+        return False  # that bot is gone; the folder is free or another peer's
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return False
+    return True
 
 
 def discovery_problem(exc: Exception) -> str:
@@ -713,8 +758,12 @@ def run_resume(args: argparse.Namespace) -> int:
         if problem:
             return _fail(problem, args.json)
     args.table_id = found.table_id
+    if args.bot is None and take_back(folder, found.table_id):
+        args.wait_state = max(args.wait_state, HAND_OVER_WAIT_S)  # until the bot has stopped
+        if not args.json:
+            _err.print("A bot played your seat since you left; you take it back now.")
     try:
-        cfg = _config(args, use_discovery=False)
+        cfg = _config(args, use_discovery=False, resuming=True)
     except DiscoveryError as exc:
         return _fail(discovery_problem(exc), args.json)
     node = Node(cfg)

@@ -57,6 +57,9 @@ class NodeConfig:
     """When our player leaves mid-game (its ``decide`` raises ``LeftTable``), a heuristic
     bot plays our seat to the end, so that the other seats can finish the game; ``False``:
     the leave ends this node (the others then see our seat silent)."""
+    announce_back: bool = False
+    """On resume, a person plays our seat again: sign a notice that we are back, which
+    every seat tells its player ("Ann is back"; p2p/table/notice.py)."""
     trace_steps: bool = False
     """Emit a ``step`` event (number, kind) as each record step completes (benchmarks)."""
     offload: bool = True

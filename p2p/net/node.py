@@ -54,7 +54,7 @@ from p2p.net.state import (
 from p2p.record.chain import Record
 from p2p.record.store import RecordFile
 from p2p.table import effects
-from p2p.table.events import Formed, Meshed, NodeEvent, SeatDropped
+from p2p.table.events import Formed, Meshed, NodeEvent, SeatBack, SeatDropped, SeatLeft
 from p2p.table.forming import Manifest, table_rule
 from p2p.table.game_rule import GameProtocol, SeatKeys
 from p2p.table.lobby import EarlyBuffer, LobbyGate
@@ -207,6 +207,8 @@ class Node(Opening, PlayerSeat):
         for fx in todo:
             if isinstance(fx, NodeEvent):
                 self.emit(fx)
+                if isinstance(fx, SeatLeft | SeatBack) and self.player is not None:
+                    self._mark_bots()  # the table screen shows who a bot plays now
             elif isinstance(fx, effects.Persist):
                 assert store is not None
                 store.append(fx.signed, sync=fx.sync)
@@ -244,6 +246,9 @@ class Node(Opening, PlayerSeat):
             elif isinstance(fx, effects.PersistVote):
                 assert store is not None
                 store.append_vote(fx.vote)
+            elif isinstance(fx, effects.PersistNotice):
+                assert store is not None
+                store.append_notice(fx.notice)
             elif isinstance(fx, effects.CloseWithVotes):
                 assert store is not None
                 store.close_with_votes(fx.votes)

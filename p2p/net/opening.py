@@ -435,6 +435,9 @@ class Opening:
             for signed in loaded.entries:
                 self._offer(signed, via=None, persist=False)
             session.reload_votes(loaded.votes, loaded.closed)
+            session.reload_notices(loaded.notices)
+            if self.cfg.announce_back:  # a person took the seat up again: "Ann is back"
+                self._run("back")
             return await self._play(stack, fresh=False)
         raise AssertionError("unreachable")  # pragma: no cover
 

@@ -26,7 +26,7 @@ is checked for first and is never evidence about this one
 (:class:`p2p.errors.ForeignEntry`, blamed on nobody who signed it).
 Equivocation keeps both signed envelopes as evidence in :attr:`Record.evidence`.
 
-**The absence lane** (issue 21, ``p2p/RECORD_FORMAT.md`` §11).  Under a rule that lets
+**The absence lane** (issue 21, ``p2p/RECORD_FORMAT.md`` §12).  Under a rule that lets
 seats leave (:class:`p2p.record.order.AbsenceRule`), a seat may sign, at the current
 step and besides the entry it owes, one *lane* entry: ``absent`` naming seats it holds
 gone, or ``present`` naming seats whose entries it holds.  The step closes *by absence*
@@ -286,7 +286,7 @@ class Record:
 
     def lane_round(self) -> int:
         """The lane round seats sign in now: the first that is not dead (p2p/RECORD_FORMAT.md
-        §11: a round is dead once no set of its ``absent`` entries can still complete)."""
+        §12: a round is dead once no set of its ``absent`` entries can still complete)."""
         r = 0
         while self._round_dead(r):
             r += 1

@@ -54,6 +54,7 @@ from p2p.record.store import MAGIC, MAGIC_V1, load
 from p2p.table.endvote import tally
 from p2p.table.forming import FormingRule, Manifest, table_rule
 from p2p.table.game_rule import GameProtocol
+from p2p.table.notice import problems as notice_problems
 from p2p.table.seat import game_of
 from p2p.wire import EndVote, Entry, Signed, decode_body
 
@@ -77,6 +78,10 @@ PARTIAL_VOTE = "PartialVote"
 """Failure kind: an unfinished game with valid end votes, but not from every other seat."""
 BAD_VOTE = "BadVote"
 """Failure kind: the file holds an end vote that does not hold for its record."""
+BAD_NOTICE = "BadNotice"
+"""Failure kind: the file holds a seat notice (a player left, or is back) that does not hold
+(another table's, a seat the table lacks, a signature that does not verify, two different
+notices of one seat under one number); nobody is blamed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -145,6 +150,22 @@ class CaveatInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class NoticeInfo:
+    """A valid signed seat notice of the file (``p2p.table.notice``): the player in slot
+    ``slot`` left and a bot played the seat from then on (``back`` false), or is back;
+    its ``number`` among that seat's notices, signed at record step ``step``."""
+
+    slot: int
+    number: int
+    step: int
+    back: bool
+
+    @property
+    def what(self) -> str:
+        return "back" if self.back else "left"
+
+
+@dataclass(frozen=True, slots=True)
 class VerifyReport:
     """What :func:`verify_record_file` found.  ``ok`` iff ``failure`` is ``None``.
 
@@ -185,6 +206,8 @@ class VerifyReport:
     abandoned: bool = False
     """Two seats left: nobody can act for both, and the table ended there, unfinished."""
     """Checks only one seat made (listed whether or not the record verifies)."""
+    notices: tuple[NoticeInfo, ...] = ()
+    """The valid signed notices that a player left (a bot played on) or is back."""
 
     def engine_seat(self, slot: int | None) -> int | None:
         """A slot as an engine seat (its place in the seat order, from 0)."""
@@ -261,6 +284,17 @@ class VerifyReport:
                     "message": c.message,
                 }
                 for c in self.caveats
+            ],
+            "notices": [
+                {
+                    "what": n.what,
+                    "seat": self.engine_seat(n.slot),
+                    "slot": n.slot,
+                    "name": self.seat_name(n.slot),
+                    "number": n.number,
+                    "step": n.step,
+                }
+                for n in self.notices
             ],
         }
 
@@ -531,7 +565,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         assert isinstance(entry, Entry)
         envelopes.append((env, entry))
     frames = {env.entry: env.frame for env, _ in reversed(envelopes)}  # first frame wins
-    # within a step, the absence lane first (p2p/RECORD_FORMAT.md §11): a step that a full
+    # within a step, the absence lane first (p2p/RECORD_FORMAT.md §12): a step that a full
     # set of ``absent`` entries closed is closed by absence, whatever else the file holds
     canonical = sorted(
         envelopes,
@@ -621,6 +655,13 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         failure = _vote_failure(manifest, loaded.votes, record)
         if failure.kind == ENDED_BY_VOTE:
             ended_by_vote = failure.seat
+    good_notices, bad_notices = notice_problems(manifest, loaded.notices)
+    if bad_notices and (failure is None or failure.kind in (UNFINISHED, ENDED_BY_VOTE)):
+        failure = Failure(
+            BAD_NOTICE,
+            f"the file holds a notice that does not hold: {'; '.join(bad_notices)}"
+            " (a notice proves nothing about cheating; nobody is blamed)",
+        )
     result = game.result() if game is not None and game.done else None
     seats = _seats(manifest, order)
     caveats = tuple(_caveat(c, seats) for c in game.caveats) if game is not None else ()
@@ -644,6 +685,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         caveats=caveats,
         absent=tuple(sorted(record.removed)),
         abandoned=bool(game is not None and game.abandoned),
+        notices=tuple(NoticeInfo(n.seat, n.number, n.step, n.back) for n in good_notices),
         **base,
     )
 

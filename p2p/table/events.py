@@ -277,9 +277,9 @@ class NamedAbsent(NodeEvent):
     silent_for: float
 
 
-@_event("seat_left", "{name} has left the table; the game goes on without {name}")
+@_event("seat_removed", "{name} has left the table; the game goes on without {name}")
 @dataclass(frozen=True, slots=True)
-class SeatLeft(NodeEvent):
+class SeatRemoved(NodeEvent):
     """Every remaining seat signed that ``name`` is gone: its seat is out from ``step``
     on, the others act for it together (its reveal tokens) and its game's leaving rule
     applies.  Absent, never a cheat."""
@@ -507,3 +507,39 @@ class LingerTimeout(NodeEvent):
     """``missing`` seats did not say they finished before we stopped waiting."""
 
     missing: int
+
+
+@_event("seat_left", "{name} left; a bot now plays their seat")
+@dataclass(frozen=True, slots=True)
+class SeatLeft(NodeEvent):
+    """The player ``name`` left the table, and a bot plays the seat from now on (its signed
+    notice, ``p2p.table.notice``; ours too when ``slot`` is our own)."""
+
+    name: str
+    seat: int | None
+    slot: int
+    step: int
+
+
+@_event("seat_back", "{name} is back")
+@dataclass(frozen=True, slots=True)
+class SeatBack(NodeEvent):
+    """The player ``name`` is back at the seat (its signed notice, ``p2p.table.notice``)."""
+
+    name: str
+    seat: int | None
+    slot: int
+    step: int
+
+
+@_event("notice_refused", "a notice passed on by {name} was refused: {reason}")
+@dataclass(frozen=True, slots=True)
+class NoticeRefused(NodeEvent):
+    """A received seat notice that does not hold (``reason`` says which check failed);
+    ``name``/``seat``/``slot`` are the link's player that delivered it.  A notice proves
+    nothing about cheating, so only that link is blamed; the table goes on."""
+
+    name: str
+    seat: int | None
+    slot: int | None
+    reason: str

@@ -324,3 +324,26 @@ class EndVotes(Message):
     by seat (RECORD_FORMAT.md §10)."""
 
     votes: Annotated[tuple[EndVote, ...], Seq(Tagged(EndVote), max_len=MAX_SEATS)]
+
+
+# ---------------------------------------------------------------------------
+# A player leaves (a bot plays the seat) or comes back: a signed notice
+# ---------------------------------------------------------------------------
+
+
+@message("seat_notice")
+@dataclass(frozen=True, slots=True)
+class SeatNotice(Message):
+    """Seat ``seat`` tells the table that its player left and a bot now plays the seat
+    (``back`` false) or that its player is back (``back`` true), as its ``number``-th
+    notice (from 0) at this table, signed while the record was at step ``step``.
+    ``signature`` is the seat's Ed25519 signature over ``b"slaiga/v1/notice" + table_id +
+    u8(seat) + u32(number) + u64(step) + u8(back)`` (``p2p.table.notice``).  Relayed like
+    end votes and kept in every record file; it never changes the record's steps."""
+
+    table_id: TableId
+    seat: Seat
+    number: U32
+    step: Step
+    back: Annotated[bool, Bool()]
+    signature: Signature

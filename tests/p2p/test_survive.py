@@ -1,6 +1,6 @@
 """A table that survives a lost player (issue 21), in one process over
 :mod:`p2p.table.local_table`: every seat's real record, rule and crypto; only the sockets
-are missing.  The absence lane (``p2p/RECORD_FORMAT.md`` §11), escrow cheats, two seats
+are missing.  The absence lane (``p2p/RECORD_FORMAT.md`` §12), escrow cheats, two seats
 lost at once, and a lost seat that comes back.  (Four real peers and ``kill -9``:
 ``tests/p2p/test_survive_procs.py``.)"""
 

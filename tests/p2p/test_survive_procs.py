@@ -111,7 +111,7 @@ def test_the_lost_peer_comes_back_after_its_removal_and_follows(tmp_path):
             time.sleep(0.01)
         table.peers[victim].kill()
         # wait until a survivor says the lost seat left, then bring its machine back
-        while not any('"seat_left"' in x for x in table.peers[0].err_lines):
+        while not any('"seat_removed"' in x for x in table.peers[0].err_lines):
             assert time.monotonic() < deadline, "nobody said the seat left"
             assert table.peers[0].proc.poll() is None, "the table ended first"
             time.sleep(0.05)

@@ -1,5 +1,5 @@
 """A table that survives a lost player (issue 21; docs/design.md, "Surviving a lost
-player"; ``p2p/RECORD_FORMAT.md`` §11): key escrow in the key round, the absence lane's
+player"; ``p2p/RECORD_FORMAT.md`` §12): key escrow in the key round, the absence lane's
 bodies, and token shares that act for a seat that is gone.
 
 * ``escrow`` round (right after the ``key`` round, only with the option ``survive``):
@@ -91,7 +91,7 @@ class TokenSharesBody(Body):
 @dataclass(frozen=True, slots=True)
 class AbsentBody(Body):
     """The signer holds the named slots gone for good (a lane entry, in lane round
-    ``round``: p2p/RECORD_FORMAT.md §11)."""
+    ``round``: p2p/RECORD_FORMAT.md §12)."""
 
     seats: SeatList
     round: U32
