@@ -179,10 +179,10 @@ def test_nobody_leaving_keeps_the_state_hash_format():
 
 
 def test_the_survive_option_needs_three_seats():
-    assert [o.name for o in TABLE_OPTIONS] == ["survive"]
+    assert [o.name for o in TABLE_OPTIONS] == ["survive", "open_hands"]
     for name in registry.names():
         cls = registry.get(name).game_class
-        assert cls.OPTIONS[-1] is TABLE_OPTIONS[0], name
+        assert cls.OPTIONS[-len(TABLE_OPTIONS) :] == TABLE_OPTIONS, name
         assert [o.name for o in cls.OPTIONS].count("survive") == 1
     with pytest.raises(BadOption, match="at least 3 players"):
         registry.get("slajens").factory(2, {"survive": "on"})
