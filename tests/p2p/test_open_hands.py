@@ -1,0 +1,294 @@
+"""The ``open_hands`` table option (issue 20): hands opened after the game.
+
+Every seat's real protocol code in one process (``p2p.table.local_table``).  With the
+option on, every seat shows its key share in a signed ``open`` entry after ``final``;
+``slaiga verify`` then opens every card ever dealt, agrees with what each seat saw, and
+re-checks publicly the Slave gifts that only their receiver could check.  A seat that
+withholds its ``open`` entry is silent, never a cheat; a false key share convicts it.
+"""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from cli.net import table_options
+from crypto.group import L, random_scalar, scalar_from_bytes, scalar_to_bytes
+from engine import registry
+from engine.cards import ORDERS
+from p2p.errors import InvalidMove, LocalProtocolError, TableAbandoned
+from p2p.record.chain import Record
+from p2p.record.store import RecordFile
+from p2p.record.verify import verify_record_file
+from p2p.table import local_table
+from p2p.table.forming import open_genesis
+from p2p.table.game_rule import FINAL_KIND, OPEN_KIND, SEALED_KIND, SeatKeys, VerdictBody
+from p2p.table.game_rule.open import opened_hands
+from p2p.table.seat import SeatDriver, game_of, rule_factory
+from p2p.table.silence import SilenceMonitor
+from p2p.wire import decode_body
+from tests.p2p.cheaters import Cheater, force_signing, make_bot
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def _write_record(table: local_table.LocalTable, slot: int, path: Path) -> Path:
+    """Seat ``slot``'s record file as its node writes it: the entries it accepted, then
+    (as evidence) any signed entry it refused."""
+    accepted = table.records[slot].signed_from(1)
+    kept = {s.signature for s in accepted}
+    with RecordFile.create(path, table.genesis) as f:
+        for signed in accepted + [s for s in table.log if s.signature not in kept]:
+            f.append(signed)
+    return path
+
+
+def _kinds(table: local_table.LocalTable) -> list[str]:
+    return [decode_body(s.entry).body.TAG for s in table.log]
+
+
+def _verify_json(path: Path) -> tuple[int, dict]:
+    out = subprocess.run(
+        [sys.executable, "-m", "cli.verify", "verify", str(path), "--json"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    return out.returncode, json.loads(out.stdout)
+
+
+# ---- the option on: every card opened, and it agrees with each seat's own view ----------
+
+
+@pytest.mark.parametrize(
+    ("game", "seats", "options"), [("slave", 4, {"games": 2}), ("slaiga", 3, {})]
+)
+def test_an_opened_record_shows_every_hand_as_each_seat_saw_it(game, seats, options, tmp_path):
+    dealt: dict[int, dict[int, set[str]]] = {}  # slot -> deal number -> faces its seat held
+
+    def on_entry(t: local_table.LocalTable) -> None:
+        for d in t.drivers:
+            g = game_of(d.record)
+            if g is None or g.mine is None or not g.deals or g.deals[-1].hands is None:
+                continue
+            seen = dealt.setdefault(d.slot, {})
+            k = len(g.deals)
+            if k not in seen:  # the seat's own view of its hand, as dealt
+                own = g.mine.engine
+                seen[k] = {own.faces[h].code for h in own.zones[f"hand:{g.mine.seat}"]}
+
+    table = local_table.new_table(game, seats, {**options, "open_hands": True})
+    local_table.run(table, on_entry=on_entry)
+    assert not table.cheats
+    kinds = _kinds(table)
+    assert kinds[-seats:] == [OPEN_KIND] * seats  # the last round, after final
+    assert kinds[-2 * seats : -seats] == [FINAL_KIND] * seats
+    g = game_of(table.drivers[0].record)
+    assert g is not None and g.opened is not None
+    deals = opened_hands(g)
+    assert len(deals) == len(dealt[0]) >= 1
+    for d in table.drivers:
+        seat = game_of(d.record).mine.seat
+        for k, faces in dealt[d.slot].items():
+            assert set(deals[k - 1]["hands"][seat]) == faces, (d.slot, k)
+    # every deal opens to the whole deck, each card once
+    whole = sorted(g._face(k).code for k in range(g.size))
+    for d in deals:
+        assert sorted(d["deck"]) == whole
+    path = _write_record(table, 1, tmp_path / "t.rec")
+    report = verify_record_file(path)
+    assert report.ok and report.finished, report.failure
+    assert report.opened is not None
+    assert [x["hands"] for x in report.opened.deals] == [x["hands"] for x in deals]
+    assert report.caveats == ()  # a gift's check is public now, not one seat's
+    code, data = _verify_json(path)
+    assert code == 0
+    assert [{int(s): c for s, c in x["hands"].items()} for x in data["opened"]["deals"]] == [
+        x["hands"] for x in deals
+    ]
+    human = subprocess.run(
+        [sys.executable, "-m", "cli.verify", "verify", str(path)],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert human.returncode == 0, human.stderr
+    assert "hands opened after the game" in human.stdout
+    first = deals[0]["hands"][0]
+    assert " ".join(first) in human.stdout
+    if game == "slave":
+        gifts = [decode_body(s.entry) for s in table.log]
+        gifts = [e for e in gifts if e.body.TAG == SEALED_KIND]
+        assert len(gifts) == 2
+        assert len(data["opened"]["public_checks"]) == 2
+        assert all("giver's highest" in m for m in data["opened"]["public_checks"])
+        for c in g.gift_checks:
+            key = ORDERS["slave"]
+            assert c.ok
+            assert max(map(key, c.rest)) < min(map(key, c.given))
+
+
+# ---- the option off: nothing changes -------------------------------------------------------
+
+
+def test_the_option_off_leaves_the_manifest_and_the_record_as_before():
+    """A table without the option signs the manifest it signed before the option
+    existed (no ``open_hands`` key) and its record ends with ``final``."""
+    assert "open_hands" not in table_options("slave", 4, [])
+    assert table_options("slave", 4, ["open_hands=on"])["open_hands"] is True
+    genesis, _, _ = local_table.game_genesis("high-card", 2)
+    manifest = open_genesis(genesis)
+    assert "open_hands" not in dict(manifest.options)
+    assert dict(manifest.options)["survive"] is False
+    table = local_table.run(local_table.new_table("high-card", 2))
+    assert not table.cheats
+    assert _kinds(table)[-2:] == [FINAL_KIND, FINAL_KIND]
+    assert OPEN_KIND not in _kinds(table)
+    g = game_of(table.drivers[0].record)
+    assert g is not None and g.opened is None and g.deals == []
+
+
+# ---- a seat that withholds its key: silent, never a cheat --------------------------------
+
+
+def test_a_withheld_open_entry_names_the_seat_as_silent(tmp_path):
+    table = local_table.new_table("high-card", 3, {"open_hands": True})
+    quiet = table.drivers[2]
+    honest_next = quiet.next_body
+
+    def withhold(choose):
+        if OPEN_KIND in quiet.record.owes(quiet.slot):
+            return None
+        return honest_next(choose)
+
+    quiet.next_body = withhold
+    with pytest.raises(LocalProtocolError, match="stuck"):
+        local_table.run(table)
+    assert not table.cheats
+    rec = table.records[0]
+    assert set(rec.waiting_on()) == {2}
+    monitor = SilenceMonitor.from_manifest(rec.manifest)
+    monitor.update(0.0, rec.step, frozenset(rec.waiting_on()))
+    with pytest.raises(TableAbandoned) as ei:
+        monitor.update(monitor.max_wait + 1, rec.step, frozenset(rec.waiting_on()))
+    assert ei.value.seat == 2
+    report = verify_record_file(_write_record(table, 0, tmp_path / "t.rec"))
+    assert report.failure is not None and report.failure.kind == "Unfinished"
+    assert report.failure.culprit is None
+    assert "silent, not a cheat" in report.failure.message
+    assert report.ranking is not None  # the result was signed by everyone
+    assert report.opened is None
+
+
+# ---- a false key share: convicted, each way it can be false ---------------------------------
+
+
+def _cheat_table(game: str, seats: int, options: dict, cheats: dict) -> local_table.LocalTable:
+    """A table whose seats in ``cheats`` carry that test hook and sign whatever it makes."""
+    genesis, ids, seals = local_table.game_genesis(game, seats, options)
+    drivers = []
+    for slot in range(seats):
+        keys = SeatKeys(slot, ids[slot], seals[slot], bytes([slot + 1]) * 32, cheats.get(slot))
+        record = Record(genesis, rule_factory(keys))
+        if slot in cheats:
+            force_signing(record)
+        drivers.append(SeatDriver(record, ids[slot], slot))
+    return local_table.LocalTable(genesis, drivers)
+
+
+class _FalseKey:
+    """Shows a false key share in the ``open`` round."""
+
+    def __init__(self, how: str) -> None:
+        self.how = how
+
+    def open(self, rule, secret: bytes) -> bytes:
+        x = scalar_from_bytes(secret)
+        if self.how == "other-scalar":
+            return scalar_to_bytes(random_scalar())
+        if self.how == "negated":
+            return scalar_to_bytes(L - x)
+        if self.how == "bit-flip":
+            return bytes([secret[0] ^ 1]) + secret[1:]
+        if self.how == "zero":
+            return bytes(32)
+        if self.how == "unreduced":
+            return (x + L).to_bytes(32, "little")
+        if self.how == "all-ones":
+            return b"\xff" * 32
+        raise AssertionError(self.how)
+
+
+@pytest.mark.parametrize(
+    "how", ["other-scalar", "negated", "bit-flip", "zero", "unreduced", "all-ones"]
+)
+def test_a_false_key_share_in_open_is_convicted(how, tmp_path):
+    table = _cheat_table("high-card", 3, {"open_hands": True}, {1: _FalseKey(how)})
+    local_table.run(table)
+    assert table.cheats, how
+    assert {exc.seat for exc in table.cheats} == {1}
+    assert all(isinstance(exc, InvalidMove) for exc in table.cheats)
+    opens = [decode_body(s.entry) for s in table.log]
+    step = next(e.step for e in opens if e.body.TAG == OPEN_KIND and e.seat == 1)
+    for slot in (0, 2):
+        report = verify_record_file(_write_record(table, slot, tmp_path / f"s{slot}.rec"))
+        assert report.failure is not None, how
+        assert report.failure.culprit == 1 and report.failure.step == step, report.failure
+        assert report.opened is None
+
+
+# ---- a KING and SLAVE in collusion: a junk gift accepted, exposed once the hands open ------
+
+
+class _Colluder(Cheater):
+    """The SLAVE gives its lowest cards with a proof of another statement, and the KING
+    (its accomplice) accepts whatever it gets."""
+
+    def verdict(self, rule, honest: VerdictBody) -> VerdictBody | None:
+        return VerdictBody(True)
+
+
+def _colluding_table(open_hands: bool):
+    cheaters = [_Colluder("gift-not-highest") for _ in range(4)]
+    options = {"games": 2, "open_hands": open_hands}
+    table = _cheat_table("slave", 4, options, dict(enumerate(cheaters)))
+    drivers = table.drivers
+    spec = registry.get("slave")
+
+    def player(slot: int, seat: int):
+        return make_bot(spec, seat, cheaters[slot], lambda: game_of(drivers[slot].record))
+
+    return table, player
+
+
+def test_a_colluding_junk_gift_is_exposed_by_the_opened_hands(tmp_path):
+    table, player = _colluding_table(open_hands=True)
+    local_table.run(table, make_player=player)
+    entries = [decode_body(s.entry) for s in table.log]
+    gift = next(e for e in entries if e.body.TAG == SEALED_KIND)
+    assert OPEN_KIND in [e.body.TAG for e in entries]  # accepted during the game
+    assert table.cheats
+    assert {exc.seat for exc in table.cheats} == {gift.seat}
+    assert "not its highest" in str(table.cheats[0])
+    path = _write_record(table, next(s for s in range(4) if s != gift.seat), tmp_path / "t.rec")
+    report = verify_record_file(path)
+    assert report.failure is not None
+    assert report.failure.culprit == gift.seat and report.failure.step == gift.step
+    code, data = _verify_json(path)
+    assert code != 0 and data["culprit_slot"] == gift.seat
+    assert any("was not the giver's highest" in m for m in data["opened"]["public_checks"])
+
+
+def test_without_the_option_the_colluding_gift_stays_a_caveat(tmp_path):
+    table, player = _colluding_table(open_hands=False)
+    local_table.run(table, make_player=player)
+    assert not table.cheats
+    report = verify_record_file(_write_record(table, 0, tmp_path / "t.rec"))
+    assert report.ok and report.opened is None
+    assert len(report.caveats) == 2
