@@ -9,6 +9,7 @@ withholds its ``open`` entry is silent, never a cheat; a false key share convict
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import subprocess
 import sys
@@ -20,6 +21,8 @@ from cli.net import table_options
 from crypto.group import L, random_scalar, scalar_from_bytes, scalar_to_bytes
 from engine import registry
 from engine.cards import ORDERS
+from engine.games.slave.actions import Give
+from engine.games.slave.rules import Slave
 from p2p.errors import InvalidMove, LocalProtocolError, TableAbandoned
 from p2p.record.chain import Record
 from p2p.record.store import RecordFile
@@ -27,6 +30,7 @@ from p2p.record.verify import verify_record_file
 from p2p.table import local_table
 from p2p.table.forming import open_genesis
 from p2p.table.game_rule import FINAL_KIND, OPEN_KIND, SEALED_KIND, SeatKeys, VerdictBody
+from p2p.table.game_rule import gift as gift_module
 from p2p.table.game_rule.open import opened_hands
 from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.table.silence import SilenceMonitor
@@ -254,6 +258,43 @@ class _Colluder(Cheater):
         return VerdictBody(True)
 
 
+@pytest.fixture
+def accomplice(monkeypatch):
+    """A colluding receiver's software: it opens the gift box and learns the cards as an
+    honest one does, but skips the check that they are the giver's highest."""
+    real = gift_module._judge_sealed
+
+    def judge(rule, gift, sealed):
+        if not isinstance(rule.mine.keys.cheat, _Colluder):
+            return real(rule, gift, sealed)
+        with monkeypatch.context() as m:
+            m.setattr(gift_module, "verify_none_of", lambda *a, **k: None)
+            return real(rule, gift, sealed)
+
+    monkeypatch.setattr(gift_module, "_judge_sealed", judge)
+    # and the giver's own engine does not stop it giving cards that are not its highest
+    exchange = Slave.PHASES["exchange"]
+    give = exchange.actions[Give]
+
+    def lax_give(game, action):
+        steps = give(game, action)
+        with monkeypatch.context() as m:
+            m.setattr(Slave, "face_for", lambda self, seat, h: None)
+            try:
+                ob = next(steps)
+            except StopIteration as stop:
+                return stop.value
+        while True:
+            answer = yield ob
+            try:
+                ob = steps.send(answer)
+            except StopIteration as stop:
+                return stop.value
+
+    lax = dataclasses.replace(exchange, actions={Give: lax_give})
+    monkeypatch.setattr(Slave, "PHASES", {**Slave.PHASES, "exchange": lax})
+
+
 def _colluding_table(open_hands: bool):
     cheaters = [_Colluder("gift-not-highest") for _ in range(4)]
     options = {"games": 2, "open_hands": open_hands}
@@ -267,7 +308,7 @@ def _colluding_table(open_hands: bool):
     return table, player
 
 
-def test_a_colluding_junk_gift_is_exposed_by_the_opened_hands(tmp_path):
+def test_a_colluding_junk_gift_is_exposed_by_the_opened_hands(tmp_path, accomplice):
     table, player = _colluding_table(open_hands=True)
     local_table.run(table, make_player=player)
     entries = [decode_body(s.entry) for s in table.log]
@@ -285,7 +326,7 @@ def test_a_colluding_junk_gift_is_exposed_by_the_opened_hands(tmp_path):
     assert any("was not the giver's highest" in m for m in data["opened"]["public_checks"])
 
 
-def test_without_the_option_the_colluding_gift_stays_a_caveat(tmp_path):
+def test_without_the_option_the_colluding_gift_stays_a_caveat(tmp_path, accomplice):
     table, player = _colluding_table(open_hands=False)
     local_table.run(table, make_player=player)
     assert not table.cheats
