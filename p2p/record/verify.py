@@ -650,8 +650,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
     if failure is None and is_game and not record.finished:
         owing = sorted(record.waiting_on())
         end = (
-            "every player signed the result, but the hands were never opened: silent, not"
-            " a cheat"
+            "every player signed the result, but the hands were never opened: silent, not a cheat"
             if game is not None and game.done
             else "nobody signed its end"
         )
