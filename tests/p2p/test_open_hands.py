@@ -34,6 +34,7 @@ from p2p.table.game_rule import gift as gift_module
 from p2p.table.game_rule.open import opened_hands
 from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.table.silence import SilenceMonitor
+from p2p.table.spectator import Spectator
 from p2p.wire import decode_body
 from tests.p2p.cheaters import Cheater, force_signing, make_bot
 
@@ -136,6 +137,23 @@ def test_an_opened_record_shows_every_hand_as_each_seat_saw_it(game, seats, opti
             key = ORDERS["slave"]
             assert c.ok
             assert max(map(key, c.rest)) < min(map(key, c.given))
+
+
+def test_a_spectator_shows_the_hands_once_opened_and_not_before():
+    table = local_table.new_table("high-card", 3, {"open_hands": True})
+    follower = Spectator(table.genesis)
+    seen_before: list[list] = []
+
+    def on_entry(t: local_table.LocalTable) -> None:
+        follower.offer(t.log[-1])
+        if decode_body(t.log[-1].entry).body.TAG != OPEN_KIND:
+            seen_before.append(follower.opened_hands())
+
+    local_table.run(table, on_entry=on_entry)
+    assert not table.cheats and follower.finished and follower.verdict is None
+    assert all(x == [] for x in seen_before)  # nothing readable before every key is out
+    seat = game_of(table.drivers[0].record)
+    assert follower.opened_hands() == opened_hands(seat) != []
 
 
 # ---- the option off: nothing changes -------------------------------------------------------
