@@ -351,3 +351,38 @@ def test_without_the_option_the_colluding_gift_stays_a_caveat(tmp_path, accompli
     report = verify_record_file(_write_record(table, 0, tmp_path / "t.rec"))
     assert report.ok and report.opened is None
     assert len(report.caveats) == 2
+
+
+# ---- slaiga replay on an opened record ---------------------------------------------------------
+
+
+def test_replay_on_an_opened_record_shows_every_hand(tmp_path):
+    from tests.cli._replays import names_in_order, played_record
+
+    path, table = played_record(tmp_path, "slave", 4, {"games": 1, "open_hands": True})
+    assert not table.cheats
+    run = subprocess.run(
+        [sys.executable, "-m", "cli", "replay", str(path), "--plain"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert run.returncode == 0, run.stderr
+    out = run.stdout
+    assert "Hands opened after the game" in out
+    deals = opened_hands(game_of(table.records[0]))
+    names = names_in_order(table)
+    for e, cards in deals[0]["hands"].items():
+        assert f"  {e + 1}. {names[e]}: {' '.join(cards)}" in out
+    # without the option the public replay shows no hand
+    (tmp_path / "off").mkdir()
+    plain_path, _ = played_record(tmp_path / "off", "high-card", 2, {})
+    off = subprocess.run(
+        [sys.executable, "-m", "cli", "replay", str(plain_path), "--plain"],
+        capture_output=True,
+        text=True,
+        cwd=REPO,
+        timeout=120,
+    )
+    assert off.returncode == 0 and "Hands opened" not in off.stdout
