@@ -386,3 +386,16 @@ def test_replay_on_an_opened_record_shows_every_hand(tmp_path):
         timeout=120,
     )
     assert off.returncode == 0 and "Hands opened" not in off.stdout
+
+
+@pytest.mark.parametrize("game", registry.names())
+def test_slaiga_options_says_what_open_hands_gives_away(game, capsys):
+    from cli.main import main
+
+    assert main(["options", game, "--json"]) == 0
+    info = json.loads(capsys.readouterr().out)
+    (row,) = [o for o in info["options"] if o["name"] == "open_hands"]
+    assert row["default"] is False and row["allowed"] == "on or off"
+    assert "read every card ever dealt in this game" in row["help"]
+    text = (REPO / "docs" / "rules" / f"{game}.md").read_text(encoding="utf-8")
+    assert "anyone who has the game's record can read every card ever dealt" in text
