@@ -399,3 +399,21 @@ def test_slaiga_options_says_what_open_hands_gives_away(game, capsys):
     assert "read every card ever dealt in this game" in row["help"]
     text = (REPO / "docs" / "rules" / f"{game}.md").read_text(encoding="utf-8")
     assert "anyone who has the game's record can read every card ever dealt" in text
+
+
+def test_peer_processes_play_the_open_round_over_loopback(tmp_path):
+    """The node sends its ``open`` entry by itself (a machine step), and every peer's
+    record file opens every hand."""
+    from tests.p2p._games import GameTable, verify_all_json
+
+    with GameTable(tmp_path, "high-card", 3, {"open_hands": "on"}) as table:
+        outs = table.start().finish(timeout=300)
+    for out in outs:
+        assert out.returncode == 0, out.stderr[-3000:]
+    results = [o.result for o in outs]
+    assert len({r["record_head"] for r in results}) == 1
+    for code, report in verify_all_json([r["record"] for r in results]):
+        assert code == 0 and report["ok"] and report["finished"], report
+        assert report["options"]["open_hands"] is True
+        (deal,) = report["opened"]["deals"]
+        assert sum(len(cards) for cards in deal["hands"].values()) >= 3
