@@ -58,11 +58,18 @@ from p2p.table.events import (
     SeatRecovered,
     SeatStalled,
     SeatUp,
+    SpectatorJoined,
+    SpectatorLeft,
     StepDone,
     Vanished,
     Welcomed,
 )
-from p2p.table.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
+from p2p.table.forming import (
+    DEFAULT_MAX_WAIT_MS,
+    DEFAULT_SPECTATORS,
+    DEFAULT_STALL_AFTER_MS,
+    MAX_SPECTATORS,
+)
 from p2p.table.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
 
 ENV_HOME = state.ENV_HOME
@@ -92,6 +99,16 @@ _out = Console(markup=False)
 """No markup: names, reasons and paths come from the players and the network, and a name
 like "[/dim]" is text to show, not a style (it made every other player's command end in a
 traceback); a style is given as ``style=``."""
+
+
+def spectator_count(text: str) -> int:
+    """``--spectators N``: 0 to :data:`MAX_SPECTATORS`."""
+    n = checked.count(text)
+    if n > MAX_SPECTATORS:
+        raise argparse.ArgumentTypeError(
+            f"{n} spectators: a table lets at most {MAX_SPECTATORS} watch (0: nobody)"
+        )
+    return n
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -223,6 +240,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="table option, repeatable (see `slaiga options GAME`)",
     )
     p.add_argument(
+        "--spectators",
+        type=spectator_count,
+        default=DEFAULT_SPECTATORS,
+        metavar="N",
+        help=f"how many people may watch the game with `slaiga watch` (0 to {MAX_SPECTATORS};"
+        f" default {DEFAULT_SPECTATORS}; 0: nobody). They see only public cards and sign"
+        " nothing",
+    )
+    p.add_argument(
         "--no-announce",
         action="store_true",
         help="do not announce the table; players join with --peer HOST:PORT",
@@ -351,7 +377,7 @@ def _config(args: argparse.Namespace, use_discovery: bool, resuming: bool = Fals
             return
         if isinstance(event, SeatStalled | Vanished) and tell_at_table(node, text):
             return  # on its own line of the table screen, not printed over it
-        told = SeatRecovered | SeatLeft | SeatBack
+        told = SeatRecovered | SeatLeft | SeatBack | SpectatorJoined | SpectatorLeft
         if isinstance(event, told) and tell_at_table(node, text, as_event=True):
             return  # among the events and in the log: "Ann left; a bot now plays their seat"
         _err.print(printable(f"· {text}"), style="dim")
@@ -400,6 +426,7 @@ def _config(args: argparse.Namespace, use_discovery: bool, resuming: bool = Fals
         announce_back=resuming and args.bot is None,  # a person is back: everyone hears it
         trace_steps=args.trace_steps,
         offload=not getattr(args, "no_offload", False),
+        spectators=getattr(args, "spectators", DEFAULT_SPECTATORS),
     )
 
 
@@ -679,11 +706,13 @@ def run_lobby(args: argparse.Namespace) -> int:
         _out.print("no tables in sight")
         return EXIT_OK
     table = Table(title="Tables on the LAN")
-    for col in ("table id", "game", "seats", "opened by", "address"):
+    for col in ("table id", "game", "seats", "watch", "opened by", "address"):
         table.add_column(col)
     for t in tables:
         addr = f"{t.addresses[0]}:{t.port}" if t.addresses else "?"
-        table.add_row(t.table_id, t.game, f"{t.seats_taken}/{t.seats_total}", t.name, addr)
+        watch = str(t.spectators) if t.spectators else "no"
+        seats = f"{t.seats_taken}/{t.seats_total}" + (" playing" if t.is_full else "")
+        table.add_row(t.table_id, t.game, seats, watch, t.name, addr)
     _out.print(table)
     return EXIT_OK
 

@@ -482,6 +482,12 @@ def foreign_failure(env: Envelope, exc: ForeignEntry) -> Failure:
     return Failure(FOREIGN, message, None, None, None, (env,))
 
 
+def malformed_failure(env: Envelope, entry: Entry, exc: RemoteProtocolError) -> Failure:
+    """A signed entry whose body does not read as its step's body: its signer is named."""
+    message = f"step {entry.step} ({signature_at(env.frame)}): {exc}"
+    return Failure(MALFORMED_ENTRY, message, None, entry.seat, entry.step, (env,))
+
+
 def _other_version(
     record: Record,
     env: Envelope,
@@ -606,14 +612,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             failure = Failure(FOLD_FAILED, str(exc), None, entry.seat, entry.step, (env,))
             break
         except RemoteProtocolError as exc:
-            failure = Failure(
-                MALFORMED_ENTRY,
-                f"step {entry.step} ({signature_at(env.frame)}): {exc}",
-                None,
-                entry.seat,
-                entry.step,
-                (env,),
-            )
+            failure = malformed_failure(env, entry, exc)
             break
         if offer.status is Status.DUPLICATE:
             duplicates += 1

@@ -213,6 +213,32 @@ class Refetching(NodeEvent):
     connected: int
 
 
+# ---- spectators (p2p/table/watchers.py) ----------------------------------------------------
+
+
+@_event("spectator_joined", "{name} is watching the table ({watching} watching)")
+@dataclass(frozen=True, slots=True)
+class SpectatorJoined(NodeEvent):
+    """A spectator ``name`` (the name it gave; it holds no seat) follows the table through
+    us; ``watching`` counts the spectators linked to us now."""
+
+    name: str
+    fingerprint: str
+    watching: int
+
+
+@_event("spectator_left", "{name} stopped watching ({reason})")
+@dataclass(frozen=True, slots=True)
+class SpectatorLeft(NodeEvent):
+    """A spectator's link to us ended: it left, or we cut it off (``reason``, e.g. over
+    its budget).  It is never blamed for anything at the table."""
+
+    name: str
+    fingerprint: str
+    watching: int
+    reason: str
+
+
 # ---- the record ----------------------------------------------------------------------------
 
 

@@ -49,8 +49,9 @@ from p2p.wire.schema import (
     struct,
 )
 
-PROTOCOL_VERSION = 3
-"""Version 3: a sealed gift is an openable box of fixed size, its ``verdict`` is only
+PROTOCOL_VERSION = 4
+"""Version 4: the table manifest says how many spectators may watch (``spectators``).
+Version 3: a sealed gift is an openable box of fixed size, its ``verdict`` is only
 accept or complain, and a complaint is settled by the giver's ``unseal`` entry
 (``p2p/RECORD_FORMAT.md`` §9).  Version 2: the table manifest names the protocol its
 record follows after forming (``Manifest.protocol``), so an offline verifier needs
@@ -187,6 +188,17 @@ class Genesis(Message):
 
     manifest: Blob
     signatures: Annotated[tuple[bytes, ...], Seq(Bytes(size=SIGNATURE_BYTES), max_len=MAX_SEATS)]
+
+
+@message("watch")
+@dataclass(frozen=True, slots=True)
+class Watch(Message):
+    """A spectator asks a seat to let it follow the table (``p2p/table/watchers.py``): the
+    seat answers with the :class:`Genesis` (or a ``Reject``), then serves ``Fetch`` and
+    relays every entry it accepts.  A spectator sends nothing else but keepalives."""
+
+    table_id: TableId
+    name: Name
 
 
 # ---------------------------------------------------------------------------
