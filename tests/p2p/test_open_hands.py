@@ -417,3 +417,28 @@ def test_peer_processes_play_the_open_round_over_loopback(tmp_path):
         assert report["options"]["open_hands"] is True
         (deal,) = report["opened"]["deals"]
         assert sum(len(cards) for cards in deal["hands"].values()) >= 3
+
+
+def test_slaiga_watch_shows_the_opened_hands_at_the_end(capsys):
+    import io
+
+    from cli.watch import Show, _print_end
+    from p2p.net.watcher import WatchResult
+
+    table = local_table.run(local_table.new_table("high-card", 3, {"open_hands": True}))
+    show = Show(io.StringIO(), "plain")
+    follower = Spectator(table.genesis)
+    for signed in table.records[0].signed_from(1):
+        show.update(follower, follower.offer(signed))
+    deals = follower.opened_hands()
+    assert deals
+    assert _print_end(WatchResult(follower, follower.manifest), show, as_json=False) == 0
+    out = capsys.readouterr().out
+    assert "hands opened after the game, deal 1:" in out
+    for e, cards in deals[0]["hands"].items():
+        assert f"  {e + 1}. " in out and " ".join(cards) in out
+    assert _print_end(WatchResult(follower, follower.manifest), show, as_json=True) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert [{int(s): c for s, c in d["hands"].items()} for d in data["opened_hands"]] == [
+        d["hands"] for d in deals
+    ]
