@@ -121,6 +121,18 @@ SURVIVE = OptionSpec(
 """Issue 21: a table that survives a lost player (docs/design.md, "Surviving a lost
 player"). The cost is in the help text, so `slaiga options GAME` says it plainly."""
 
+ABSENT_AFTER = OptionSpec(
+    "absent_after",
+    int,
+    60,
+    "with survive: seconds a player owing a step may be silent before the others may "
+    "sign that it has left for good (separate from the decision limit)",
+    minimum=1,
+    maximum=24 * 3600,
+)
+"""The absence limit (docs/design.md, "Surviving a lost player"): it is in the signed
+manifest's options, so every seat and ``slaiga verify`` read the same limit."""
+
 OPEN_HANDS = OptionSpec(
     "open_hands",
     bool,
@@ -134,7 +146,7 @@ OPEN_HANDS = OptionSpec(
 p2p/RECORD_FORMAT.md, the ``open`` round).  Left out of the signed manifest while off
 (:func:`manifest_options`), so a table without it signs the same bytes as before."""
 
-TABLE_OPTIONS: tuple[OptionSpec, ...] = (SURVIVE, OPEN_HANDS)
+TABLE_OPTIONS: tuple[OptionSpec, ...] = (SURVIVE, ABSENT_AFTER, OPEN_HANDS)
 """Options every game has (``engine.game.Game`` appends them to each game's own). They
 change how the table runs, not the rules, so they stay out of the state hash."""
 

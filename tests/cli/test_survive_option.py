@@ -25,10 +25,10 @@ def test_slaiga_options_lists_survive_with_its_cost(game, capsys):
     assert "survive" in capsys.readouterr().out
 
 
-def test_open_refuses_survive_until_the_node_plays_it():
+def test_open_takes_survive_with_three_seats_or_more():
     assert table_options("slave", 4, [])["survive"] is False
-    with pytest.raises(NodeError, match="not played on the LAN yet"):
-        table_options("slave", 4, ["survive=on"])
+    opts = table_options("slave", 4, ["survive=on", "absent_after=5"])
+    assert opts["survive"] is True and opts["absent_after"] == 5
     with pytest.raises(NodeError, match="at least 3 players"):
         table_options("slajens", 2, ["survive=on"])
 

@@ -97,6 +97,8 @@ def open_round(rule: GameRule) -> Flow:
         "opening their hands",
         rule._for_me(everyone, lambda: _make_open(rule)),
     )
+    if any(s not in shares for s in range(rule.n)):
+        return  # a seat left for good (option survive) without its key: nothing opens
     rule.opened = sum(shares[s] for s in range(rule.n)) % L
     _check_gifts(rule)
 
