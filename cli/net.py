@@ -39,7 +39,7 @@ from cli.netplay import (
 from cli.render import verify_command
 from engine import registry
 from engine.errors import EngineError
-from engine.options import parse_option_args, resolve_options
+from engine.options import manifest_options, parse_option_args, resolve_options
 from engine.words.names import printable
 from p2p.errors import DiscoveryError, NodeError, P2PError, TableAbandoned
 from p2p.net import discovery, netguard
@@ -325,15 +325,11 @@ def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
         spec = registry.get(game)
         given = parse_option_args(pairs)
         spec.game_class(seats, given)  # validates the seat count and each option
-        options = resolve_options(spec.game_class.OPTIONS, given)
+        options = manifest_options(
+            spec.game_class.OPTIONS, resolve_options(spec.game_class.OPTIONS, given)
+        )
     except EngineError as exc:
         raise NodeError(str(exc)) from exc
-    if options.get("survive"):
-        # the engine's leaving rules and crypto.escrow are in; the record steps are not
-        raise NodeError(
-            "option 'survive' is not played on the LAN yet: a table cannot go on without "
-            "a player until the node escrows keys (docs/design.md, Surviving a lost player)"
-        )
     return options
 
 
@@ -457,6 +453,11 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
         _out.print(
             f"{summary['entries']} signatures and {summary['proofs']} proofs checked, no cheat"
         )
+    left = [p["name"] for p in summary.get("left", [])]
+    if left and summary.get("left_abandoned"):
+        _out.print(f"{' and '.join(left)} left the table; nobody can act for two, so it ended")
+    elif left:
+        _out.print(f"{left[0]} left the table; the game went on without them")
     _out.print(f"record: {summary['record']}")
     _out.print(f"check it yourself: {verify_command(summary['record'])}")
 

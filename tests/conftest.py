@@ -82,6 +82,9 @@ SLOW = {
     "tests/p2p/test_late_lies.py": (
         "whole Slaiga games until each kind of lie comes up (deals are random, so a few)"
     ),
+    "tests/p2p/test_survive.py": (
+        "whole games with every proof while a seat is lost and the others act for it"
+    ),
     "tests/p2p/test_verify_fuzz.py": "a whole Slave game, then Hypothesis verifies doctored copies",
     "tests/p2p/test_offload.py::test_our_gift_is_made_ahead_and_not_again_on_the_loop": (
         "a two-deal Slave table with every proof"
@@ -100,6 +103,12 @@ SLOW = {
     ),
     "tests/test_bench_adversary.py::test_a_table_of_a_kind_that_cannot_fork_gets_its_turn": (
         "three seeded adversary tables per kind"
+    ),
+    "tests/p2p/test_open_hands.py::test_a_colluding_junk_gift_is_exposed_by_the_opened_hands": (
+        "a colluding Slave table played to its end, every proof checked"
+    ),
+    "tests/p2p/test_open_hands.py::test_without_the_option_the_colluding_gift_stays_a_caveat": (
+        "a colluding Slave table played to its end, every proof checked"
     ),
     "tests/p2p/test_gift.py": (
         "each test plays its own Slave table, every proof checked, to the second deal's "

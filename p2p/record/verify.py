@@ -49,6 +49,7 @@ from p2p.errors import (
     UnreadableRecord,
 )
 from p2p.record.chain import Record, Status
+from p2p.record.order import LANE_KINDS
 from p2p.record.store import MAGIC, MAGIC_V1, load
 from p2p.table.endvote import tally
 from p2p.table.forming import FormingRule, Manifest, table_rule
@@ -149,6 +150,30 @@ class CaveatInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class OpenedInfo:
+    """A record whose hands were opened after the game (the ``open_hands`` option,
+    ``p2p.table.game_rule.open``): each deal's hands by engine seat (card codes), and
+    each gift its receiver alone had checked, now checked by anyone (``public_checks``:
+    messages in player words)."""
+
+    deals: tuple[dict[str, Any], ...]
+    public_checks: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "deals": [
+                {
+                    "step": d["step"],
+                    "hands": {str(s): cards for s, cards in d["hands"].items()},
+                    "deck": d["deck"],
+                }
+                for d in self.deals
+            ],
+            "public_checks": list(self.public_checks),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class NoticeInfo:
     """A valid signed seat notice of the file (``p2p.table.notice``): the player in slot
     ``slot`` left and a bot played the seat from then on (``back`` false), or is back;
@@ -200,9 +225,15 @@ class VerifyReport:
     ended_by_vote: int | None = None
     """The vanished slot every other seat validly voted to end the table for."""
     caveats: tuple[CaveatInfo, ...] = ()
+    absent: tuple[int, ...] = ()
+    """Slots that left for good (a step closed by absence named them): absent, no cheat."""
+    abandoned: bool = False
+    """Two seats left: nobody can act for both, and the table ended there, unfinished."""
     """Checks only one seat made (listed whether or not the record verifies)."""
     notices: tuple[NoticeInfo, ...] = ()
     """The valid signed notices that a player left (a bot played on) or is back."""
+    opened: OpenedInfo | None = None
+    """With the ``open_hands`` option, once every seat opened its key: every hand."""
 
     def engine_seat(self, slot: int | None) -> int | None:
         """A slot as an engine seat (its place in the seat order, from 0)."""
@@ -263,6 +294,11 @@ class VerifyReport:
                 if self.ended_by_vote is not None
                 else None
             ),
+            "absent": [
+                {"seat": self.engine_seat(s), "slot": s, "name": self.seat_name(s)}
+                for s in self.absent
+            ],
+            "abandoned": self.abandoned,
             "caveats": [
                 {
                     "kind": c.kind,
@@ -286,6 +322,7 @@ class VerifyReport:
                 }
                 for n in self.notices
             ],
+            "opened": self.opened.to_json() if self.opened is not None else None,
         }
 
 
@@ -561,7 +598,17 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         assert isinstance(entry, Entry)
         envelopes.append((env, entry))
     frames = {env.entry: env.frame for env, _ in reversed(envelopes)}  # first frame wins
-    canonical = sorted(envelopes, key=lambda pair: (pair[1].step, pair[1].seat, pair[0].frame))
+    # within a step, the absence lane first (p2p/RECORD_FORMAT.md §12): a step that a full
+    # set of ``absent`` entries closed is closed by absence, whatever else the file holds
+    canonical = sorted(
+        envelopes,
+        key=lambda pair: (
+            pair[1].step,
+            pair[1].kind not in LANE_KINDS,
+            pair[1].seat,
+            pair[0].frame,
+        ),
+    )
 
     failure: Failure | None = None
     duplicates = unchained = 0
@@ -621,10 +668,15 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
     is_game = isinstance(manifest.protocol, GameProtocol)
     if failure is None and is_game and not record.finished:
         owing = sorted(record.waiting_on())
+        end = (
+            "every player signed the result, but the hands were never opened: silent, not a cheat"
+            if game is not None and game.done
+            else "nobody signed its end"
+        )
         failure = Failure(
             UNFINISHED,
             f"unfinished: the game stops at step {record.step}, still owed by"
-            f" {' and '.join(map(who, owing))}; nobody signed its end",
+            f" {' and '.join(map(who, owing))}; {end}",
             None,
             None,
             record.step,
@@ -643,7 +695,12 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         )
     result = game.result() if game is not None and game.done else None
     seats = _seats(manifest, order)
-    caveats = tuple(_caveat(c, seats) for c in game.caveats) if game is not None else ()
+    opened = _opened(game, seats) if game is not None and game.opened is not None else None
+    caveats = (
+        tuple(_caveat(c, seats) for c in game.caveats)
+        if game is not None and opened is None
+        else ()
+    )
     return _describe_manifest(
         name,
         manifest,
@@ -662,7 +719,10 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         game_result=result,
         ended_by_vote=ended_by_vote,
         caveats=caveats,
+        absent=tuple(sorted(record.removed)),
+        abandoned=bool(game is not None and game.abandoned),
         notices=tuple(NoticeInfo(n.seat, n.number, n.step, n.back) for n in good_notices),
+        opened=opened,
         **base,
     )
 
@@ -707,8 +767,7 @@ def _vote_failure(manifest: Manifest, votes: tuple[EndVote, ...], record: Record
     )
 
 
-def _caveat(c: Any, seats: tuple[SeatInfo, ...]) -> CaveatInfo:
-    """A :class:`p2p.table.game_rule.Caveat` in player words (seats counted from 1)."""
+def _seat_words(seats: tuple[SeatInfo, ...]) -> Callable[[int], str]:
     by_slot = {s.slot: s for s in seats}
 
     def who(slot: int) -> str:
@@ -716,6 +775,36 @@ def _caveat(c: Any, seats: tuple[SeatInfo, ...]) -> CaveatInfo:
         if s is None:
             return "a player not at this table"
         return f"seat {s.position if s.position is not None else slot + 1} ({s.name})"
+
+    return who
+
+
+def _opened(game: Any, seats: tuple[SeatInfo, ...]) -> OpenedInfo:
+    """What an opened record shows (p2p.table.game_rule.open): every deal's hands, and
+    each gift that only its receiver checked during the game, checked again by anyone."""
+    from p2p.table.game_rule.open import opened_hands
+
+    who = _seat_words(seats)
+    checks = []
+    for c in game.gift_checks:
+        gave = " ".join(str(f) for f in c.given)
+        if c.ok:
+            checks.append(
+                f"the gift sealed at step {c.step} by {who(c.seat)} ({gave}), which only"
+                f" {who(c.checked_by)} could check during the game, is checked by anyone now"
+                " that the hands are open: the cards given were the giver's highest"
+            )
+        else:
+            checks.append(
+                f"the gift sealed at step {c.step} by {who(c.seat)} ({gave}) was not the"
+                f" giver's highest, yet {who(c.checked_by)} accepted it alone"
+            )
+    return OpenedInfo(tuple(opened_hands(game)), tuple(checks))
+
+
+def _caveat(c: Any, seats: tuple[SeatInfo, ...]) -> CaveatInfo:
+    """A :class:`p2p.table.game_rule.Caveat` in player words (seats counted from 1)."""
+    who = _seat_words(seats)
 
     message = (
         f"the gift sealed at step {c.step} by {who(c.seat)} was checked by its receiver"

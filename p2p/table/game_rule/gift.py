@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 from crypto.dleq import PROOF_BYTES, DleqProof
+from crypto.elgamal import Ciphertext
 from crypto.errors import CryptoError, InvalidEncoding, InvalidProof
 from crypto.group import POINT_BYTES, Point
 from crypto.inequality import InequalityProof, prove_none_of, verify_none_of
@@ -87,6 +88,11 @@ class Caveat:
     seat: int
     checked_by: int
     kind: str = "gift"
+    order: str = ""
+    given: tuple[Ciphertext, ...] = ()
+    rest: tuple[Ciphertext, ...] = ()
+    """The card order and the given and kept cards' ciphertexts, which a table with the
+    ``open_hands`` option opens after the game (:mod:`p2p.table.game_rule.open`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -150,7 +156,16 @@ def highest_given(rule: GameRule, st: HighestGiven) -> Flow:
         rule._for_me((v,), lambda: _make_verdict(rule)),
     )
     if verdict[v]:
-        rule.caveats.append(Caveat(gift.step, rule.order[p], rule.order[v]))
+        rule.caveats.append(
+            Caveat(
+                gift.step,
+                rule.order[p],
+                rule.order[v],
+                order=st.order,
+                given=tuple(rule.cts[h] for h in given),
+                rest=tuple(rule.cts[h] for h in rest),
+            )
+        )
         return
     # a complaint: the giver shows the box's one-time key, and anyone opens the box
     box = sealed[p]

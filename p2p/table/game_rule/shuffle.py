@@ -55,6 +55,8 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         return None, None
     statements: list[ShuffleStatement] = []
     for s in range(rule.n):
+        if s in rule.gone:
+            continue  # a seat that is gone shuffles no more
         inputs = tuple(rule.cts[h] for h in hs)
         # Only the round's last shuffle is checked ahead, in one batch with the round's
         # earlier ones (captured now: the statements are immutable): a batch costs about
@@ -72,6 +74,8 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
             ),
             premake=lambda inputs=inputs, pending=pending: _premake(rule, inputs, pending or ()),
         )
+        if s not in out:
+            continue  # it left while we waited for its shuffle
         statement = out[s]
         if not rule._trusted(s) and not any(statement is v for v in rule._checked_ahead):
             statements.append(statement)
