@@ -280,15 +280,22 @@ class _Colluder(Cheater):
 def accomplice(monkeypatch):
     """A colluding receiver's software: it opens the gift box and learns the cards as an
     honest one does, but skips the check that they are the giver's highest."""
-    real = gift_module._judge_sealed
+    real, real_pre = gift_module._judge_sealed, gift_module._pre_judge
 
-    def judge(rule, gift, sealed):
-        if not isinstance(rule.mine.keys.cheat, _Colluder):
-            return real(rule, gift, sealed)
+    def colluding(rule) -> bool:
+        return rule.mine is not None and isinstance(rule.mine.keys.cheat, _Colluder)
+
+    def pre(rule, gift, b):  # no honest check ahead in a worker thread either
+        return None if colluding(rule) else real_pre(rule, gift, b)
+
+    def judge(rule, gift, sealed, judged=None):
+        if not colluding(rule):
+            return real(rule, gift, sealed, judged)
         with monkeypatch.context() as m:
             m.setattr(gift_module, "verify_none_of", lambda *a, **k: None)
             return real(rule, gift, sealed)
 
+    monkeypatch.setattr(gift_module, "_pre_judge", pre)
     monkeypatch.setattr(gift_module, "_judge_sealed", judge)
     # and the giver's own engine does not stop it giving cards that are not its highest
     exchange = Slave.PHASES["exchange"]
