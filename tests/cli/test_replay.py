@@ -115,7 +115,9 @@ def test_replay_stops_where_a_cheat_is_proven_and_shows_the_evidence(tmp_path: P
     path, table = played_record(
         tmp_path, "slave", 4, {"games": 1}, cheats={cheat_slot: Cheater("token")}, slot=0
     )
-    verified = json.loads(slaiga("verify", str(path), "--json").stdout)
+    checked = slaiga("verify", str(path), "--json")
+    assert checked.returncode == 4, checked.stderr  # verify and replay agree: a proven cheat
+    verified = json.loads(checked.stdout)
     assert verified["culprit_slot"] == cheat_slot
     run = slaiga("replay", str(path), "--plain")
     assert run.returncode == 4, run.stderr  # a player caught cheating (cli.args.EXIT_STATUS)
