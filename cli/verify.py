@@ -206,7 +206,10 @@ def _print_human(report: VerifyReport) -> None:
         _out.print(printable(f"caveat: {c.message}"), style="yellow", markup=False)
     f = report.failure
     if f is not None:
+        # the step once: a reason that names it is not told it again
         where = f" at step {f.step}" if f.step is not None else ""
+        if f.step is not None and f"step {f.step}" in f.message:
+            where = ""
         message = f.message
         if f.kind == "Unfinished":
             owing = " and ".join(_who(report, s) for s in report.waiting_on) or "nobody"

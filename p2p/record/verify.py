@@ -110,6 +110,8 @@ class Failure:
     seat: int | None = None
     step: int | None = None
     evidence: tuple[Envelope, ...] = ()
+    detail: str | None = None
+    """The technical reason behind ``message`` (for ``--json``), when it says more."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +223,7 @@ class VerifyReport:
             "torn_bytes": self.torn_bytes,
             "error": f.message if f is not None else None,
             "error_kind": f.kind if f is not None else None,
+            "error_detail": f.detail if f is not None else None,
             "culprit": self.engine_seat(culprit) if self.is_game else culprit,
             "culprit_slot": culprit,
             "ranking": list(self.ranking) if self.ranking is not None else None,
@@ -381,8 +384,69 @@ def cheat_failure(
         culprit = exc.seat
         # a game's own reason keeps its words; the record's name seats by slot
         reason = exc.reason if isinstance(exc, InvalidMove) else _in_player_words(exc.reason, who)
-        message = f"{type(exc).__name__} at step {entry.step}: {who(exc.seat)}: {reason}"
+        message = plain_cheat(type(exc).__name__, reason, who(exc.seat), entry.step)
+        return Failure(
+            type(exc).__name__, message, culprit, entry.seat, entry.step, evidence, reason
+        )
     return Failure(type(exc).__name__, message, culprit, entry.seat, entry.step, evidence)
+
+
+# What a step of each kind was, in player words ("Bob's <thing> at step 12 ...").
+_THINGS = {
+    "action": "move",
+    "tokens": "proof for the cards they revealed",
+    "remask": "proof for the card they hid again",
+    "shuffle": "shuffle",
+    "bad shuffle": "shuffle",
+    "key": "key",
+    "commit": "sealed dice roll",
+    "dice": "dice roll",
+    "dice reveal": "dice roll",
+    "proof": "proof about their hand",
+    "sealed-proof": "sealed card",
+    "verdict": "answer about a sealed card",
+    "unseal": "unsealed card",
+    "final": "end-of-game signature",
+    "seat-order reveal": "draw of the seat order",
+}
+_PREFIX = re.compile(r"^(?P<what>[a-z][a-z -]*?)(?: at step \d+)?: ")
+_CHECK_FAILS = ("does not verify", "challenge mismatch", "does not match its commitment")
+
+
+def plain_cheat(kind: str, reason: str, name: str, step: int) -> str:
+    """A proven cheat as one sentence in player words, the step named once: "Bob's proof
+    for the cards he revealed at step 12 does not check out (kind: InvalidMove)". The
+    technical reason stays in ``--json`` (``error_kind`` and ``detail``)."""
+    what, problem = "move", reason
+    m = _PREFIX.match(reason)
+    if m is not None and m.group("what") in _THINGS:
+        what, problem = m.group("what"), reason[m.end() :]
+    thing = _THINGS.get(what, what)
+    if kind == "OutOfTurn":
+        owed = re.search(r"owed by (.+)$", problem)
+        return f"{name} spoke out of turn at step {step}" + (
+            f"; it was owed by {owed.group(1)} (kind: {kind})" if owed else f" (kind: {kind})"
+        )
+    if kind == "Replay":
+        return f"{name} sent an old message again at step {step} (kind: {kind})"
+    if any(w in problem for w in _CHECK_FAILS):
+        said = "does not check out"
+    elif (moved := re.match(r"action names seat (\d+), sent by seat \d+", problem)) is not None:
+        said = f"names seat {int(moved.group(1)) + 1} of the seat order, which is not theirs"
+    elif problem.startswith("illegal action: "):
+        said = "breaks the rules: " + _no_repr(problem[len("illegal action: ") :])
+    elif problem.startswith("false claim, shown by the reveal: "):
+        said = "was a false claim, shown when the cards were revealed: " + _no_repr(
+            problem[len("false claim, shown by the reveal: ") :]
+        )
+    else:
+        said = "is not allowed: " + _no_repr(problem)
+    return f"{name}'s {thing} at step {step} {said} (kind: {kind})"
+
+
+def _no_repr(text: str) -> str:
+    """Drop a trailing engine repr such as " (Play(seat=1, ...))" from a reason."""
+    return re.sub(r" \(\w+\(.*\)\)$", "", text)
 
 
 def undecodable_failure(

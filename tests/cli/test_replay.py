@@ -127,6 +127,16 @@ def test_replay_stops_where_a_cheat_is_proven_and_shows_the_evidence(tmp_path: P
     assert f"Cheating proven at step {verified['step']}: {name} (seat {seat})" in out
     # the reason and the evidence in verify's words: no error class, no "frame"
     assert verified["error"] in out and "\nInvalidMove: " not in out
+    # one plain sentence, the step once; the technical reason stays in --json
+    assert verified["error"] == (
+        f"{name}'s proof for the cards they revealed at step {verified['step']}"
+        " does not check out (kind: InvalidMove)"
+    )
+    assert verified["error_kind"] == "InvalidMove" and "DLEQ" in verified["error_detail"]
+    human = slaiga("verify", str(path))
+    assert human.returncode == 4, human.stderr
+    assert verified["error"] in human.stdout and "DLEQ" not in human.stdout
+    assert human.stdout.count(f"step {verified['step']}") == 1, human.stdout
     frame = verified["evidence"][0]["frame"]
     where = signature_at(frame)
     assert f"evidence: {where}, {verified['evidence'][0]['signature'][:32]}" in out
