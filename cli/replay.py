@@ -146,7 +146,7 @@ class Replay:
         except OSError as exc:
             raise ReplayError(f"cannot read {path}: {exc.strerror or exc}") from None
         if magic not in (MAGIC, MAGIC_V1):
-            raise ReplayError(f"{path} is not a slaiga record file (bad magic)")
+            raise ReplayError(f"{path}: this is not a Slaiga record file")
         try:
             loaded = load(path)
         except CorruptRecordFile as exc:

@@ -343,7 +343,7 @@ def _read(path: Path) -> None:
     except OSError as exc:
         raise UnreadableRecord(f"cannot read {path}: {exc.strerror or exc}") from None
     if head not in (MAGIC, MAGIC_V1):
-        raise UnreadableRecord(f"{path} is not a slaiga record file (bad magic)")
+        raise UnreadableRecord(f"{path}: this is not a Slaiga record file")
 
 
 def cheat_failure(
@@ -428,7 +428,9 @@ def plain_cheat(kind: str, reason: str, name: str, step: int) -> str:
             f"; it was owed by {owed.group(1)} (kind: {kind})" if owed else f" (kind: {kind})"
         )
     if kind == "Replay":
-        return f"{name} sent an old message again at step {step} (kind: {kind})"
+        back = re.search(r"chains to step (\d+), not (\d+)", problem)
+        where = f": it follows step {back.group(1)}, not step {back.group(2)}" if back else ""
+        return f"{name} sent an old step again at step {step}{where} (kind: {kind})"
     if any(w in problem for w in _CHECK_FAILS):
         said = "does not check out"
     elif (moved := re.match(r"action names seat (\d+), sent by seat \d+", problem)) is not None:

@@ -153,7 +153,7 @@ def test_help_and_unreadable_files(tmp_path: Path) -> None:
     junk = tmp_path / "junk.rec"
     junk.write_bytes(b"not a record")
     bad = slaiga("replay", str(junk))
-    assert bad.returncode == 2 and "not a slaiga record file" in bad.stderr
+    assert bad.returncode == 2 and "this is not a Slaiga record file" in bad.stderr
     missing = slaiga("replay", str(tmp_path / "none.rec"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr
 
