@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -335,8 +336,30 @@ def _in_player_words(reason: str, who: Who) -> str:
     return text
 
 
+def not_a_file(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it is not a regular file ("a named pipe"), else ``None``.
+
+    A named pipe or a device given as a record or a table secret would block the reader
+    (or never end), so commands refuse them before opening them."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # opening it says why it cannot be read
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
 def _read(path: Path) -> None:
     """Raise :class:`UnreadableRecord` unless ``path`` is a readable file with our magic."""
+    if (what := not_a_file(path)) is not None:
+        raise UnreadableRecord(f"{path} is {what}, not a record file")
     try:
         with open(path, "rb") as f:
             head = f.read(len(MAGIC))

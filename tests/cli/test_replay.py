@@ -7,6 +7,7 @@ The arrow-key replay at a terminal is in tests/cli/test_tmux.py.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -200,3 +201,21 @@ def test_a_table_secret_is_read_only_as_far_as_a_secret_goes(tmp_path: Path) -> 
     short.write_bytes(b"x")
     with pytest.raises(ReplayError, match="\\(1 byte, not 64\\)"):
         read_secret(short, None, 0)
+
+
+def test_a_named_pipe_is_refused_as_record_and_as_secret(slaiga_game, tmp_path: Path) -> None:
+    """A FIFO given as the record or as --secret once left verify and replay waiting for
+    a writer forever; it is refused before it is opened, in one line."""
+    path, _ = slaiga_game
+    fifo = tmp_path / "pipe.rec"
+    os.mkfifo(fifo)
+    for run in (
+        slaiga("verify", str(fifo)),
+        slaiga("verify", str(fifo), "--json"),
+        slaiga("replay", "--plain", str(fifo)),
+        slaiga("replay", str(path), "--plain", "--seat", "1", "--secret", str(fifo)),
+    ):
+        assert run.returncode == 2, (run.stdout, run.stderr)
+        said = " ".join((run.stderr or json.loads(run.stdout)["error"]).split())
+        assert "is a named pipe, not a" in said and said.count("error:") <= 1, said
+        assert "Traceback" not in run.stderr

@@ -219,6 +219,8 @@ def test_format_1_files_are_read_but_never_resumed_nor_guessed_torn(tmp_path):
     with pytest.raises(CorruptRecordFile, match="format-1 record cannot be resumed"):
         RecordFile.open(path)
     path.write_bytes(v1[:-3])
-    with pytest.raises(CorruptRecordFile, match="old format cannot tell a last write cut short from damage"):
+    with pytest.raises(
+        CorruptRecordFile, match="old format cannot tell a last write cut short from damage"
+    ):
         load(path)
     assert path.read_bytes() == v1[:-3]
