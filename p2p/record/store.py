@@ -217,7 +217,7 @@ def load(path: str | os.PathLike[str]) -> Loaded:
                     f"{path}: the file is damaged: its part {i} is not a step of the game"
                     f" ({frame.TAG})"
                 )
-    except RemoteProtocolError as exc:
+    except RemoteProtocolError:
         raise CorruptRecordFile(
             f"{path}: the file is damaged: a step in it cannot be read"
         ) from None
