@@ -421,11 +421,14 @@ def record_lines(summary: Any, names: Names) -> list[Text]:
         out.append(Text(f"Record: {record}"))
         entries, proofs = summary.get("entries"), summary.get("proofs")
         if entries is not None:
+            # a player's peer checks every signature and the others' proofs (its own it
+            # made); a replay (no seat) checks every seat's, as `slaiga verify` does
+            whose = " of the other players" if summary.get("seat") is not None else ""
             cheat = "no cheat" if culprit is None else f"cheat by {names(culprit)}"
             out.append(
                 Text(
                     f"{plural(entries, 'signature')} and {plural(proofs or 0, 'proof')}"
-                    f" checked, {cheat}.",
+                    f"{whose} checked, {cheat}.",
                     style="green" if culprit is None else "red",
                 )
             )

@@ -142,6 +142,10 @@ def lead_line(report: VerifyReport) -> str:
     return "✗ This record is forged or damaged: it proves nothing about the game"
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
 def _steps(n: int) -> str:
     return f"{n} step" if n == 1 else f"{n} steps"
 
@@ -255,6 +259,14 @@ def _print_human(report: VerifyReport) -> None:
         style="bold green",
         markup=False,
     )
+    if report.is_game:  # counted as `slaiga replay` and the end of a game count them
+        _out.print(
+            printable(
+                f"{_count(report.entries, 'signature')} and {_count(report.proofs, 'proof')}"
+                f" checked in {_steps(report.steps)}"
+            ),
+            markup=False,
+        )
     if report.ranking is not None:
         by_pos = {s.position: s for s in report.seats}
         names = [by_pos[p + 1].name if p + 1 in by_pos else str(p) for p in report.ranking]

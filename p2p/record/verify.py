@@ -171,6 +171,9 @@ class VerifyReport:
     waiting_on: tuple[int, ...] = ()
     pending: int = 0
     entries: int = 0
+    proofs: int = 0
+    """Proofs checked while replaying (every seat's), counted as ``slaiga replay`` and the
+    end screen count them."""
     duplicates: int = 0
     torn_bytes: int = 0
     failure: Failure | None = None
@@ -220,6 +223,7 @@ class VerifyReport:
             "waiting_on": list(self.waiting_on),
             "pending": self.pending,
             "entries": self.entries,
+            "proofs": self.proofs,
             "duplicates": self.duplicates,
             "torn_bytes": self.torn_bytes,
             "error": f.message if f is not None else None,
@@ -711,6 +715,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         game_result=result,
         ended_by_vote=ended_by_vote,
         caveats=caveats,
+        proofs=game.proofs_checked if game is not None else 0,
         **base,
     )
 

@@ -201,7 +201,8 @@ def test_end_screen_has_ranking_record_verification_and_command(monkeypatch):
     assert "Winner: Bob" in text
     assert text.index("Bob") < text.index("Ann (you)") < text.index("Cat")
     assert "Record: /tmp/tables/ab12.rec" in text
-    assert "212 signatures and 57 proofs checked, no cheat." in text  # verify's words
+    # what it counts, said: every signature, and the others' proofs (this peer made its own)
+    assert "212 signatures and 57 proofs of the other players checked, no cheat." in text
     assert "slaiga verify /tmp/tables/ab12.rec" in text
     cheat = plain(end_lines(dict(summary, culprit=2), names))
     assert "Cat was caught cheating" in cheat and "no cheat" not in cheat

@@ -63,7 +63,10 @@ def test_plain_replay_prints_every_step_and_the_same_end_as_verify(slaiga_game) 
     # the end: the seats' ranking, and what was checked
     ranked = re.findall(r"^\s+\d+(?:st|nd|rd|th)\s+(\S+)", out, re.M)
     assert ranked == ranking_names(table)
-    assert f"{verified['entries']} signatures and " in out and "checked, no cheat." in out
+    # replay and verify count the same things: every signature, every seat's proofs
+    counted = f"{verified['entries']} signatures and {verified['proofs']} proofs checked"
+    assert f"{counted}, no cheat." in out and verified["proofs"] > 0
+    assert f"{counted} in {verified['steps']} steps" in slaiga("verify", str(path)).stdout
     # the public view shows no hand, only what the rules made public
     assert "hand:" not in out
 
