@@ -19,7 +19,18 @@ and again) while the game ran, over the samples of every peer
 late wake.  On a loaded machine the OS scheduler adds to it.  Peers make and check
 shuffle proofs and tokens in worker threads (p2p/net/offload.py); ``--offload both``
 plays each game first with them on the event loop and reports those figures under
-``on_loop``.  All figures from one run on this machine.
+``on_loop``.  With ``--spectators N`` (default 2) each game is played twice, without
+spectators and with N ``slaiga watch`` processes following it: ``action_ms_median`` is the
+figure with spectators, ``action_ms_median_no_spectators`` without, and
+``action_ms_ratio_spectators`` their ratio (target: at most 1.10);
+``spectator_lag_ms_median`` (and ``_p90``) is, over every record step, the time from the
+first seat completing it (the signer completes it as it signs) to a spectator completing
+it (checked, on its screen), from the peers' ``CLOCK_MONOTONIC`` (one clock per machine).
+On this one machine the spectators' checking (every proof of every seat) competes with the
+seats for the same cores, which a LAN, where each spectator has a machine of its own, does
+not: ``--spectator-nice N`` runs them at a lower CPU priority to see what the seats pay
+for their links alone (their lag then grows when the cores are busy).
+All figures from one run on this machine.
 """
 
 from __future__ import annotations
@@ -73,10 +84,50 @@ def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[
     return proc, lines
 
 
-def network_game(game: str, seats: int, tmp: Path, offload: bool = True) -> dict[str, Any]:
+def _watcher(
+    address: str, env: dict[str, str], nice: int = 0
+) -> tuple[subprocess.Popen, list[str]]:
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "cli", "watch", "--peer", address, "--json", "--trace"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=env,
+        preexec_fn=(lambda: os.nice(nice)) if nice else None,
+    )
+    lines: list[str] = []
+
+    def read() -> None:
+        assert proc.stderr is not None
+        for line in proc.stderr:
+            lines.append(line)
+
+    threading.Thread(target=read, daemon=True).start()
+    return proc, lines
+
+
+def _step_times(lines: list[str]) -> dict[int, float]:
+    return {
+        e["step"]: e["t"]
+        for e in (json.loads(x) for x in lines if x.startswith('{"event": "step"'))
+    }
+
+
+def network_game(
+    game: str,
+    seats: int,
+    tmp: Path,
+    offload: bool = True,
+    spectators: int | None = None,
+    nice: int = 0,
+) -> dict[str, Any]:
+    """One game over peer processes; with ``spectators`` (a number, 0 included) every seat
+    traces its steps, and that many ``slaiga watch`` processes follow the table."""
     env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK, SLAIGA_LOOPBACK_ONLY="1")
     opts = [f"--option={k}={v}" for k, v in OPTIONS.get(game, {}).items()]
     common = ["--bot", "heuristic", "--json", "--events", "--linger", "5", "--loop-watch"]
+    if spectators is not None:
+        common.append("--trace-steps")
     if not offload:
         common.append("--no-offload")
     opener, lines = _peer(
@@ -94,6 +145,14 @@ def network_game(game: str, seats: int, tmp: Path, offload: bool = True) -> dict
     if address is None:
         opener.kill()
         raise RuntimeError("the opener did not listen")
+    watchers = [_watcher(address, env, nice) for _ in range(spectators or 0)]
+    # the spectators are up (they wait in the lobby for the table to form) before the
+    # joiners start: a slow start at low priority must not make them miss a short game
+    deadline = time.monotonic() + 120
+    while watchers and time.monotonic() < deadline:
+        if all(any("waiting for players" in x for x in ls) for _, ls in watchers):
+            break
+        time.sleep(0.05)
     joiners = [
         _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)
         for i in range(1, seats)
@@ -127,6 +186,26 @@ def network_game(game: str, seats: int, tmp: Path, offload: bool = True) -> dict
         if x.startswith('{"event": "loop_watch"')
     ]
     per_peer = [summarize(samples, formed, finished) for samples in watches]
+    lag: dict[str, Any] = {}
+    if spectators:
+        signed: dict[int, float] = {}
+        for peer_lines in [lines, *(ls for _, ls in joiners)]:
+            for step, t in _step_times(peer_lines).items():
+                signed[step] = min(t, signed.get(step, t))
+        lags = []
+        for proc, wlines in watchers:
+            proc.wait(timeout=600)
+            out = proc.stdout.read() if proc.stdout is not None else ""
+            result = json.loads(out.strip().splitlines()[-1])
+            if result.get("record_head") not in heads:
+                raise RuntimeError(f"a spectator disagrees with the seats: {result}")
+            trace = next(json.loads(x) for x in wlines if x.startswith('{"watch_trace"'))
+            lags += [(t - signed[s]) * 1000 for s, t in trace["watch_trace"] if s in signed]
+        lag = {
+            "spectators": spectators,
+            "spectator_lag_ms_median": statistics.median(lags) if lags else None,
+            "spectator_lag_ms_p90": statistics.quantiles(lags, n=10)[-1] if len(lags) > 9 else None,
+        }
     pooled = summarize([s for samples in watches for s in samples], formed, finished)
     return {
         "loop_block_ms_max": pooled["loop_block_ms_max"],
@@ -140,6 +219,7 @@ def network_game(game: str, seats: int, tmp: Path, offload: bool = True) -> dict
         "action_ms_median": statistics.median(latencies) if latencies else None,
         "action_ms_p90": statistics.quantiles(latencies, n=10)[-1] if len(latencies) > 9 else None,
         "actions": len(latencies),
+        **lag,
     }
 
 
@@ -173,6 +253,20 @@ def main(argv: list[str] | None = None) -> int:
         "both: each game is played first with off, reported under 'on_loop', then with on",
     )
     parser.add_argument(
+        "--spectators",
+        type=int,
+        default=2,
+        help="play each game also with this many `slaiga watch` spectators (default 2; 0: "
+        "play it once, without)",
+    )
+    parser.add_argument(
+        "--spectator-nice",
+        type=int,
+        default=0,
+        help="run the spectators at this niceness (default 0: as the seats; e.g. 10 to keep "
+        "their proof checks off the seats' cores, as on a LAN where each has its own machine)",
+    )
+    parser.add_argument(
         "--state-root",
         default=None,
         help="directory for the peers' state directories (default: the system's temporary "
@@ -187,8 +281,20 @@ def main(argv: list[str] | None = None) -> int:
         if args.offload == "both":
             with tempfile.TemporaryDirectory(prefix="slaiga-bench-", dir=args.state_root) as tmp:
                 before = network_game(game, args.seats, Path(tmp), offload=False)
+        offload = args.offload != "off"
+        alone: dict[str, Any] | None = None
+        if args.spectators > 0:
+            with tempfile.TemporaryDirectory(prefix="slaiga-bench-", dir=args.state_root) as tmp:
+                alone = network_game(game, args.seats, Path(tmp), offload, spectators=0)
         with tempfile.TemporaryDirectory(prefix="slaiga-bench-", dir=args.state_root) as tmp:
-            net = network_game(game, args.seats, Path(tmp), offload=args.offload != "off")
+            net = network_game(
+                game,
+                args.seats,
+                Path(tmp),
+                offload,
+                args.spectators or None,
+                args.spectator_nice,
+            )
         local = inprocess_game(game, args.seats)
         per_net = net["wall_s"] / max(1, net["entries"])
         per_local = local["inprocess_s"] / max(1, local["inprocess_entries"])
@@ -196,6 +302,13 @@ def main(argv: list[str] | None = None) -> int:
         row["ratio_raw"] = net["wall_s"] / local["inprocess_s"]
         if before is not None:
             row["on_loop"] = {k: before[k] for k in ON_LOOP_KEYS}
+        if alone is not None:
+            row["action_ms_median_no_spectators"] = alone["action_ms_median"]
+            row["wall_s_no_spectators"] = alone["wall_s"]
+            if alone["action_ms_median"] and net["action_ms_median"]:
+                row["action_ms_ratio_spectators"] = (
+                    net["action_ms_median"] / alone["action_ms_median"]
+                )
         report[game] = _rounded(row)
         if not args.json:
             r = report[game]
@@ -205,6 +318,13 @@ def main(argv: list[str] | None = None) -> int:
                 f"  p90 {r['action_ms_p90']} ms  first decision {r['first_decision_s']:.2f}s"
                 f"  loop blocked max {r['loop_block_ms_max']} ms p99 {r['loop_block_ms_p99']} ms"
             )
+            if "spectator_lag_ms_median" in r:
+                print(
+                    f"{'':18} {r['spectators']} spectators: lag median"
+                    f" {r['spectator_lag_ms_median']} ms, action median"
+                    f" {r['action_ms_median']} ms vs {r.get('action_ms_median_no_spectators')} ms"
+                    " without"
+                )
             if "on_loop" in r:
                 print(f"{'':18} with proofs on the event loop: {r['on_loop']}")
     if args.json:

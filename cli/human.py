@@ -244,6 +244,11 @@ class HumanPlayer:
         del self.events[:-EVENTS_KEPT]
         self.redraw()
 
+    def mark_bots(self, seats: frozenset[int]) -> None:
+        """Show these seats as played by a bot (their players left the table)."""
+        self.names.bots = frozenset(seats)
+        self.redraw()
+
     def note(self, text: str) -> None:
         self.events.append("→ " + text)
         self.told += 1

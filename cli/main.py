@@ -6,7 +6,7 @@ import argparse
 import sys
 
 from cli import args as checked
-from cli import bench, net, options, play, replay, rules, simulate, verify
+from cli import bench, net, options, play, replay, rules, simulate, verify, watch
 
 VERSION = "0.1.0"
 
@@ -27,6 +27,7 @@ def build_parser() -> argparse.ArgumentParser:
     net.add_parsers(sub)
     verify.add_parser(sub)
     replay.add_parser(sub)
+    watch.add_parser(sub)
     bench.add_parser(sub)
     return parser
 

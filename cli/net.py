@@ -13,6 +13,7 @@ registers the same subcommands on the main ``slaiga`` parser.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import shlex
@@ -43,22 +44,32 @@ from engine.words.names import printable
 from p2p.errors import DiscoveryError, NodeError, P2PError, TableAbandoned
 from p2p.net import discovery, netguard
 from p2p.net.loopwatch import LoopWatch, watched
-from p2p.net.node import OPEN_TIMEOUT_S, Node, NodeConfig, TableResult
+from p2p.net.node import OPEN_TIMEOUT_S, RECORD_SUFFIX, Node, NodeConfig, TableResult
 from p2p.table.demo import DEFAULT_ROUND_EVERY
 from p2p.table.events import (
     Abandoned,
     CheatSeen,
     HandedOver,
     NodeEvent,
+    NoticeRefused,
+    SeatBack,
     SeatDown,
+    SeatLeft,
     SeatRecovered,
     SeatStalled,
     SeatUp,
+    SpectatorJoined,
+    SpectatorLeft,
     StepDone,
     Vanished,
     Welcomed,
 )
-from p2p.table.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
+from p2p.table.forming import (
+    DEFAULT_MAX_WAIT_MS,
+    DEFAULT_SPECTATORS,
+    DEFAULT_STALL_AFTER_MS,
+    MAX_SPECTATORS,
+)
 from p2p.table.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
 
 ENV_HOME = state.ENV_HOME
@@ -70,6 +81,17 @@ EXIT_CHEATER = 4
 """The table ended early because a seat was proven to cheat (our record file holds the
 signed evidence)."""
 QUIET_EVENTS = (SeatUp, SeatDown, Welcomed, StepDone)
+TOLD_WHEN_QUIET = (
+    SeatStalled,
+    Vanished,
+    CheatSeen,
+    Abandoned,
+    HandedOver,
+    SeatLeft,
+    SeatBack,
+    NoticeRefused,
+)
+"""Events said on stderr even with ``--json``: long waits, cheats, who left or is back."""
 """Events a person need not see (links flapping, lobby counts, step traces)."""
 
 _err = Console(stderr=True, markup=False)
@@ -77,6 +99,16 @@ _out = Console(markup=False)
 """No markup: names, reasons and paths come from the players and the network, and a name
 like "[/dim]" is text to show, not a style (it made every other player's command end in a
 traceback); a style is given as ``style=``."""
+
+
+def spectator_count(text: str) -> int:
+    """``--spectators N``: 0 to :data:`MAX_SPECTATORS`."""
+    n = checked.count(text)
+    if n > MAX_SPECTATORS:
+        raise argparse.ArgumentTypeError(
+            f"{n} spectators: a table lets at most {MAX_SPECTATORS} watch (0: nobody)"
+        )
+    return n
 
 
 def _common(p: argparse.ArgumentParser) -> None:
@@ -208,6 +240,15 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         help="table option, repeatable (see `slaiga options GAME`)",
     )
     p.add_argument(
+        "--spectators",
+        type=spectator_count,
+        default=DEFAULT_SPECTATORS,
+        metavar="N",
+        help=f"how many people may watch the game with `slaiga watch` (0 to {MAX_SPECTATORS};"
+        f" default {DEFAULT_SPECTATORS}; 0: nobody). They see only public cards and sign"
+        " nothing",
+    )
+    p.add_argument(
         "--no-announce",
         action="store_true",
         help="do not announce the table; players join with --peer HOST:PORT",
@@ -319,7 +360,7 @@ def _listen_host(interface: str | None) -> str:
     return spec.addresses[0]
 
 
-def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
+def _config(args: argparse.Namespace, use_discovery: bool, resuming: bool = False) -> NodeConfig:
     state_dir = _state_dir(args)
     ask = args.bot is None and not args.json and sys.stdin.isatty() and sys.stdout.isatty()
     name = state.player_name(state_dir, args.name, ask=ask)
@@ -334,8 +375,9 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
             return
         if isinstance(event, SeatStalled | Vanished) and tell_at_table(node, text):
             return  # on its own line of the table screen, not printed over it
-        if isinstance(event, SeatRecovered) and tell_at_table(node, text, as_event=True):
-            return
+        told = SeatRecovered | SeatLeft | SeatBack | SpectatorJoined | SpectatorLeft
+        if isinstance(event, told) and tell_at_table(node, text, as_event=True):
+            return  # among the events and in the log: "Ann left; a bot now plays their seat"
         _err.print(printable(f"· {text}"), style="dim")
 
     if getattr(args, "events", False):
@@ -352,11 +394,8 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
     elif quiet:
         # even with --json, say what is going on during long waits, on stderr
         def on_event(event: NodeEvent) -> None:  # noqa: F811
-            if (
-                isinstance(event, SeatStalled | Vanished | CheatSeen | Abandoned | HandedOver)
-                and not args.quiet
-            ):
-                _err.print(event.describe())
+            if isinstance(event, TOLD_WHEN_QUIET) and not args.quiet:
+                _err.print(printable(event.describe()))
 
     return NodeConfig(
         name=name,
@@ -382,8 +421,10 @@ def _config(args: argparse.Namespace, use_discovery: bool) -> NodeConfig:
             args.bot, think_ms=max(0, args.bot_think_ms), quiet=args.json or args.quiet
         ),
         bot_after_leave=False,  # a person who leaves gets the shell back (see _leave)
+        announce_back=resuming and args.bot is None,  # a person is back: everyone hears it
         trace_steps=args.trace_steps,
         offload=not getattr(args, "no_offload", False),
+        spectators=getattr(args, "spectators", DEFAULT_SPECTATORS),
     )
 
 
@@ -510,7 +551,7 @@ def _leave(node: Node, args: argparse.Namespace) -> int:
         cmd += ["--interface", args.interface]
     try:
         with log.open("ab") as out:
-            subprocess.Popen(
+            bot = subprocess.Popen(
                 cmd,
                 stdin=subprocess.DEVNULL,
                 stdout=out,
@@ -520,12 +561,43 @@ def _leave(node: Node, args: argparse.Namespace) -> int:
     except OSError as exc:
         _err.print(f"You left the table; no bot could take your seat ({exc}).")
         return EXIT_ABANDONED
+    with contextlib.suppress(OSError):  # so that `slaiga resume` can take the seat back
+        bot_pid_path(folder, table_id).write_text(f"{bot.pid}\n")
+    record = folder / "tables" / f"{table_id}{RECORD_SUFFIX}"
     _err.print(
-        "You left the table: a bot plays your seat to the end in the background, so that "
-        "the others can finish."
+        "You left; a bot plays your seat to the end (the others were told). Check the game"
+        f" later with: {verify_command(str(record))}  (table {table_id}; the bot's log: {log})",
+        soft_wrap=True,
     )
-    _err.print(f"Its record: {folder / 'tables' / (table_id + '.rec')} (log: {log})")
     return EXIT_OK
+
+
+def bot_pid_path(folder: Path, table_id: str) -> Path:
+    """Where ``_leave`` notes the process id of the bot that plays our seat."""
+    return folder / "tables" / f"{table_id}.bot.pid"
+
+
+def take_back(folder: Path, table_id: str) -> bool:
+    """A person resumes a seat that a bot plays since they left (``_leave``): stop that bot,
+    our own process, so that the person plays on from the same record (its entries are
+    fsynced before they are sent, so stopping it is as safe as a crash).  Only the process
+    noted at the hand-over, and only while it still holds the state folder."""
+    import signal
+
+    note = bot_pid_path(folder, table_id)
+    try:
+        pid = int(note.read_text().strip())
+        holder = (folder / state.LOCK_NAME).read_text().strip()
+    except (OSError, ValueError):
+        return False
+    note.unlink(missing_ok=True)
+    if holder != str(pid):
+        return False  # that bot is gone; the folder is free or another peer's
+    try:
+        os.kill(pid, signal.SIGTERM)
+    except OSError:
+        return False
+    return True
 
 
 def discovery_problem(exc: Exception) -> str:
@@ -632,11 +704,13 @@ def run_lobby(args: argparse.Namespace) -> int:
         _out.print("no tables in sight")
         return EXIT_OK
     table = Table(title="Tables on the LAN")
-    for col in ("table id", "game", "seats", "opened by", "address"):
+    for col in ("table id", "game", "seats", "watch", "opened by", "address"):
         table.add_column(col)
     for t in tables:
         addr = f"{t.addresses[0]}:{t.port}" if t.addresses else "?"
-        table.add_row(t.table_id, t.game, f"{t.seats_taken}/{t.seats_total}", t.name, addr)
+        watch = str(t.spectators) if t.spectators else "no"
+        seats = f"{t.seats_taken}/{t.seats_total}" + (" playing" if t.is_full else "")
+        table.add_row(t.table_id, t.game, seats, watch, t.name, addr)
     _out.print(table)
     return EXIT_OK
 
@@ -714,8 +788,12 @@ def run_resume(args: argparse.Namespace) -> int:
         if problem:
             return _fail(problem, args.json)
     args.table_id = found.table_id
+    if args.bot is None and take_back(folder, found.table_id):
+        args.wait_state = max(args.wait_state, HAND_OVER_WAIT_S)  # until the bot has stopped
+        if not args.json:
+            _err.print("A bot played your seat since you left; you take it back now.")
     try:
-        cfg = _config(args, use_discovery=False)
+        cfg = _config(args, use_discovery=False, resuming=True)
     except DiscoveryError as exc:
         return _fail(discovery_problem(exc), args.json)
     node = Node(cfg)

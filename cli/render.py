@@ -97,6 +97,8 @@ def seat_lines(t: TableView, width: int) -> list[Text]:
         mark = TURN_MARK if r.seat in t.to_move and not t.over else " "
         line = Text(f"{mark} ", style="bold yellow" if mark != " " else "")
         name = t.names(r.seat) + (" (you)" if r.seat == me else "")
+        if r.seat in getattr(t.names, "bots", ()):
+            name += " (bot)"
         line.append(
             f"{name[:SEAT_NAME_WIDTH]:<{SEAT_NAME_WIDTH}}", style="bold" if r.seat == me else ""
         )

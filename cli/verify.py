@@ -81,6 +81,8 @@ def _culprit_text(report: VerifyReport) -> str:
             return "no seat is proven at fault: the others agreed to stop, nobody cheated"
         if f.kind == "BadVote":
             return "no seat is proven at fault: a vote proves nothing about cheating"
+        if f.kind == "BadNotice":
+            return "no seat is proven at fault: a notice proves nothing about cheating"
         return "no seat is proven at fault: the file itself is forged or damaged"
     return f"culprit: {_who(report, f.culprit)}"
 
@@ -139,11 +141,24 @@ def lead_line(report: VerifyReport) -> str:
         return "✗ This record stops early: some players voted to end it, not all of them"
     if f.kind == "BadVote":
         return "✗ This record holds a vote to end the table that does not hold"
+    if f.kind == "BadNotice":
+        return "✗ This record holds a notice (a player left or came back) that does not hold"
     return "✗ This record is forged or damaged: it proves nothing about the game"
 
 
 def _count(n: int, what: str) -> str:
     return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
+def notice_lines(report: VerifyReport) -> list[str]:
+    """Each signed notice of the record, in player words: who left (a bot played the seat
+    from then on) and who came back, with the step the record was at."""
+    lines = []
+    for n in report.notices:
+        name = _name(report, n.slot)
+        said = f"{name} is back" if n.back else f"{name} left; a bot played their seat from then on"
+        lines.append(f"{said} (at step {n.step}, signed by {name})")
+    return lines
 
 
 def _steps(n: int) -> str:
@@ -208,6 +223,8 @@ def _print_human(report: VerifyReport) -> None:
         )
     for c in report.caveats:
         _out.print(printable(f"caveat: {c.message}"), style="yellow", markup=False)
+    for line in notice_lines(report):
+        _out.print(printable(line), markup=False)
     f = report.failure
     if f is not None:
         # the step once: a reason that names it is not told it again

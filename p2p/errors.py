@@ -83,6 +83,13 @@ class BadVote(RemoteProtocolError):
     nothing (a vote convicts no one); the message says which check failed."""
 
 
+class BadNotice(RemoteProtocolError):
+    """A received seat notice (``wire.SeatNotice``: a player left, or is back) that does not
+    hold: another table, a seat the table does not have, a signature that does not verify,
+    or a second, different notice of one seat under one number.  It is refused and blames
+    only the link that carried it; the message says which check failed."""
+
+
 class InvalidGenesis(RemoteProtocolError):
     """A table manifest or its signatures are malformed or do not verify.
 

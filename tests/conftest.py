@@ -23,6 +23,7 @@ the fast tier can never quietly grow a child process, and a miss here shows up i
 from __future__ import annotations
 
 import dis
+import functools
 import inspect
 import subprocess
 import types
@@ -85,6 +86,21 @@ SLOW = {
     "tests/p2p/test_offload.py::test_our_gift_is_made_ahead_and_not_again_on_the_loop": (
         "a two-deal Slave table with every proof"
     ),
+    "tests/p2p/test_local_table.py::test_a_cheating_seat_is_named_by_every_honest_seat": (
+        "whole Slave tables with every proof until the cheating seat has its chance"
+    ),
+    "tests/p2p/test_local_table.py::test_the_later_table_options_play_on_the_real_path": (
+        "whole Aight and Slåjens tables with every proof"
+    ),
+    "tests/crypto/test_shuffle.py::test_both_proofs_verify_the_same_full_size_shuffle": (
+        "52- and 104-card shuffles proved and verified by both proofs"
+    ),
+    "tests/test_bench_adversary.py::test_a_seeded_run_holds_the_property": (
+        "25 seeded adversary tables"
+    ),
+    "tests/test_bench_adversary.py::test_a_table_of_a_kind_that_cannot_fork_gets_its_turn": (
+        "three seeded adversary tables per kind"
+    ),
     "tests/p2p/test_gift.py": (
         "each test plays its own Slave table, every proof checked, to the second deal's "
         "exchange (a shared table would let it join make check)"
@@ -122,7 +138,8 @@ def _functions_of(obj: object) -> list[types.FunctionType]:
     return []
 
 
-def _attributes_of(code: types.CodeType, name: str) -> set[str]:
+@functools.cache
+def _attributes_of(code: types.CodeType, name: str) -> frozenset[str]:
     """The attributes ``code`` reads from the global ``name`` (``flood.rss`` gives rss)."""
     found = set()
     previous = None
@@ -135,7 +152,7 @@ def _attributes_of(code: types.CodeType, name: str) -> set[str]:
         ):
             found.add(instr.argval)
         previous = instr
-    return found
+    return frozenset(found)
 
 
 def _ours(module_name: str | None, home: str) -> bool:
@@ -153,7 +170,7 @@ def _starts_processes(fn: types.FunctionType, seen: set[types.CodeType]) -> bool
     module = fn.__module__
     scope = fn.__globals__
     for code in _code_objects(fn.__code__):
-        if code in seen:
+        if code in seen or code in _CLEAN:
             continue
         seen.add(code)
         for name in code.co_names:
@@ -180,6 +197,21 @@ def _starts_processes(fn: types.FunctionType, seen: set[types.CodeType]) -> bool
                     if _starts_processes(inner, seen):
                         return True
     return False
+
+
+_CLEAN: set[types.CodeType] = set()
+"""Code already read and found to start no process, with everything it names: a test's
+reading that finds nothing adds all the code it read (each of it reaches only code that was
+read too), so the tests of a module, its parametrisations and fixtures read each function once."""
+
+
+def _clean(candidates: list[types.FunctionType]) -> bool:
+    """Whether none of ``candidates`` starts a process (see :func:`_starts_processes`)."""
+    seen: set[types.CodeType] = set()
+    if any(_starts_processes(f, seen) for f in candidates):
+        return False
+    _CLEAN.update(seen)
+    return True
 
 
 def _fixture_functions(item: pytest.Item) -> list[types.FunctionType]:
@@ -215,8 +247,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         candidates = _fixture_functions(item)
         if isinstance(fn, types.FunctionType):
             candidates.insert(0, fn)
-        seen: set[types.CodeType] = set()
-        if any(_starts_processes(f, seen) for f in candidates):
+        if not _clean(candidates):
             marks.add("process")
         function = item.nodeid.split("[", 1)[0]
         if rel in SLOW or function in SLOW:

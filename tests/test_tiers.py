@@ -66,6 +66,25 @@ def test_hidden():
 
 def test_in_process():
     assert sum(range(4)) == 6
+
+
+def shared():
+    return sum(range(4))
+
+
+def test_a_clean_reading_first():
+    """Read first and found clean: ``shared`` is remembered as clean..."""
+    assert shared() == 6
+
+
+def shared_then_a_child():
+    shared()
+    return helper()
+
+
+def test_a_clean_part_read_again():
+    """...which does not hide the child process of the code that calls it."""
+    shared_then_a_child()
 '''
 
 PROCESS_TESTS = (
@@ -74,6 +93,7 @@ PROCESS_TESTS = (
     "test_through_a_class",
     "test_through_a_fixture",
     "test_trio_style",
+    "test_a_clean_part_read_again",
 )
 
 
@@ -99,5 +119,5 @@ def test_the_fast_tier_refuses_an_unmarked_child_process(session: pytest.Pyteste
     result = session.runpytest_inprocess("-q", "-m", "not process")
     # the call fails where the child was refused; the teardown check fails it even if the
     # code under test had swallowed that error
-    result.assert_outcomes(passed=1, failed=1, errors=1, deselected=len(PROCESS_TESTS))
+    result.assert_outcomes(passed=2, failed=1, errors=1, deselected=len(PROCESS_TESTS))
     result.stdout.fnmatch_lines(["*test_hidden*starts a child process*not marked 'process'*"])

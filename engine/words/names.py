@@ -49,6 +49,8 @@ class Names:
         if not 0 <= me < len(self.names):
             raise ValueError(f"seat {me} is not one of {len(self.names)} seats")
         self.me = me
+        self.bots: frozenset[int] = frozenset()
+        """Seats a bot plays now because their player left (the table screen says so)."""
 
     def __len__(self) -> int:
         return len(self.names)

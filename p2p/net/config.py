@@ -11,7 +11,7 @@ from engine.players import Player
 from p2p.net.opening import DEFAULT_LOBBY_SCAN_S, JOIN_TIMEOUT_S, OPEN_TIMEOUT_S
 from p2p.table.demo import DEFAULT_ROUND_EVERY
 from p2p.table.events import NodeEvent
-from p2p.table.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_STALL_AFTER_MS
+from p2p.table.forming import DEFAULT_MAX_WAIT_MS, DEFAULT_SPECTATORS, DEFAULT_STALL_AFTER_MS
 from p2p.table.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS
 from p2p.table.session import LINGER_S
 
@@ -57,10 +57,16 @@ class NodeConfig:
     """When our player leaves mid-game (its ``decide`` raises ``LeftTable``), a heuristic
     bot plays our seat to the end, so that the other seats can finish the game; ``False``:
     the leave ends this node (the others then see our seat silent)."""
+    announce_back: bool = False
+    """On resume, a person plays our seat again: sign a notice that we are back, which
+    every seat tells its player ("Ann is back"; p2p/table/notice.py)."""
     trace_steps: bool = False
     """Emit a ``step`` event (number, kind) as each record step completes (benchmarks)."""
     offload: bool = True
     """Make and check shuffle proofs and tokens in worker threads (p2p/net/offload.py)."""
+    spectators: int = DEFAULT_SPECTATORS
+    """How many spectators may watch at once (the opener's goes into the manifest; 0: none;
+    p2p/table/watchers.py)."""
     cheat: Any = None
     """Test hook for a cheating seat (tests/p2p/cheaters.py): replaces some of our game
     contributions; ``None`` is honest."""

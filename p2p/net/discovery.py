@@ -61,6 +61,9 @@ MAX_NAME_BYTES = 48
 """Display names are cut to this many UTF-8 bytes in the TXT record (DNS-SD
 keeps each key=value pair under 255 bytes)."""
 
+MAX_SPECTATORS = 16
+"""Most spectators a table may allow (as :data:`p2p.table.forming.MAX_SPECTATORS`)."""
+
 MAX_TXT_VALUE_BYTES = 200
 RESOLVE_TIMEOUT_MS = 3000
 """How long to wait for a discovered service's SRV/TXT/A records."""
@@ -183,6 +186,9 @@ class TableAd:
     addresses: tuple[str, ...] = ()
     port: int = 0
     service_name: str = ""
+    spectators: int = 0
+    """How many spectators may watch (``slaiga watch``); a full table that allows any stays
+    announced while it plays."""
 
     def __post_init__(self) -> None:
         _check_ad_fields(self)
@@ -202,6 +208,7 @@ class TableAd:
             "seats": f"{self.seats_taken}/{self.seats_total}",
             "name": _cut_utf8(self.name, MAX_NAME_BYTES),
             "fp": ",".join(self.fingerprints),
+            "watch": str(self.spectators),
         }
 
     @classmethod
@@ -230,6 +237,9 @@ class TableAd:
         match = re.fullmatch(r"(\d{1,2})/(\d{1,2})", seats)
         if match is None:
             raise InvalidAdvert(f"TXT field 'seats' is not taken/total: {seats!r}")
+        watch = props.get("watch") or "0"  # absent: an older peer, nobody may watch
+        if not watch.isdigit() or int(watch) > MAX_SPECTATORS:
+            raise InvalidAdvert(f"TXT field 'watch' is not a spectator count: {watch!r}")
         fp_text = need("fp")
         fingerprints = tuple(f for f in fp_text.split(",") if f) if fp_text else ()
         try:
@@ -246,6 +256,7 @@ class TableAd:
                 addresses=tuple(addresses),
                 port=port,
                 service_name=service_name,
+                spectators=int(watch),
             )
         except InvalidAdvert:
             raise
@@ -265,6 +276,7 @@ class TableAd:
             "fingerprints": list(self.fingerprints),
             "addresses": list(self.addresses),
             "port": self.port,
+            "spectators": self.spectators,
         }
 
 
@@ -288,6 +300,8 @@ def _check_ad_fields(ad: TableAd) -> None:
     for fp in ad.fingerprints:
         if not _HEX_RE.match(fp) or len(fp) > 64:
             raise InvalidAdvert(f"fingerprint {fp!r} is not hex")
+    if not 0 <= ad.spectators <= MAX_SPECTATORS:
+        raise InvalidAdvert(f"spectators {ad.spectators} is outside 0..{MAX_SPECTATORS}")
     if not 0 <= ad.port <= 65535:
         raise InvalidAdvert(f"port {ad.port} is out of range")
 

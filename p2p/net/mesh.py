@@ -88,6 +88,7 @@ import ipaddress
 import itertools
 import math
 import secrets
+import socket
 from collections.abc import AsyncIterator, Callable, Iterator
 from dataclasses import dataclass, field
 
@@ -173,6 +174,17 @@ average (4 a second by default; an honest peer sends about 2).  More ends the li
 KEEPALIVE_BURST = 16
 """Keepalive frames a link may send at once before the rate applies: a backlog of pings
 read in one go after we were away is not a flood."""
+SPECTATOR_OUTBOX_BYTES = 1 << 20
+"""Bytes queued for one spectator before it counts as too slow and is cut off (a seat's
+outbox holds :data:`OUTBOX_BYTES`): a spectator that does not read costs a seat this much."""
+SPECTATOR_SNDBUF = 64 << 10
+"""The kernel send buffer of a spectator's socket, so that one that never reads fills its
+outbox (and is cut off) after about a megabyte, not after the kernel's autotuned buffers."""
+SPECTATOR_BYTES_PER_S = 4096.0
+"""Bytes a second a spectator may send on average (it sends only ``Fetch`` and keepalives:
+a few hundred bytes a second); more ends its link."""
+SPECTATOR_BURST_BYTES = 32 << 10
+"""Bytes a spectator may send at once before :data:`SPECTATOR_BYTES_PER_S` applies."""
 NO_GENESIS = b""
 
 ADDRESS_SEP = ":"
@@ -381,12 +393,15 @@ async def handshake_listener(
     admit: Callable[[bytes], tuple[str, str] | None],
     genesis: bytes = NO_GENESIS,
     hello_within: float = math.inf,
+    watchers: bool = False,
 ) -> PeerInfo:
     """Listener side: Hello first, then verify the dialer's Auth, then our Auth.
 
     ``admit(peer_key)`` returns ``None`` to accept or ``(reason, detail)`` to
     refuse (table full, not a member) after the peer has proved its key.  The
-    dialer's complete Hello must arrive within ``hello_within`` seconds of ours.
+    dialer's complete Hello must arrive within ``hello_within`` seconds of ours.  With
+    ``watchers`` (a formed table that lets spectators watch) a dialer that holds no genesis
+    may connect; it is a stranger until it is admitted as a spectator.
     """
     eph = Ephemeral()
     mine_raw = _hello(identity, table_id, eph, genesis)
@@ -405,7 +420,7 @@ async def handshake_listener(
         raise await _refuse(framed, "gone", f"no table {hello.table_id.hex()} here")
     if hello.identity == identity.public:
         raise await _refuse(framed, "identity", "peer presented our own identity key")
-    fork = genesis_problem(genesis, hello.genesis, listening=True)
+    fork = genesis_problem(genesis, hello.genesis, listening=not watchers)
     if fork:
         raise await _refuse(framed, "fork", fork)
     auth = (await _expect(framed, wire.Auth)).message
@@ -646,6 +661,8 @@ class Connection:
         self.framed = framed
         self.peer = info.identity
         self.dialed = info.dialed
+        self.hello_genesis = info.genesis
+        """The genesis hash the other side's hello named (empty: its table is not formed)."""
         self.outbox = ByteQueue(mesh.outbox_bytes, OUTBOX_FRAMES)
         self._cancel = trio.CancelScope()
         self._reading = trio.CancelScope()
@@ -656,6 +673,9 @@ class Connection:
         self.spoke = False
         """Whether the peer has sent a message other than a keepalive."""
         self.keepalives = 0
+        self._spectator_tokens = float(SPECTATOR_BURST_BYTES)
+        self._spectator_at = trio.current_time()
+        self._spectator_counted = 0
         self._keepalive_tokens = float(mesh.keepalive_burst)
         self._keepalive_at = trio.current_time()
         framed.frame_limit = self._frame_limit
@@ -664,10 +684,21 @@ class Connection:
     def stranger(self) -> bool:
         """A peer that connected to us and has not joined (see :attr:`Mesh.members`)."""
         members = self.mesh.members
-        return members is not None and not self.dialed and self.peer not in members
+        return (
+            members is not None
+            and not self.dialed
+            and self.peer not in members
+            and self.peer not in self.mesh.watchers
+        )
+
+    @property
+    def spectator(self) -> bool:
+        """A peer that dialled us and was admitted to watch (see :attr:`Mesh.watchers`)."""
+        return not self.dialed and self.peer in self.mesh.watchers
 
     def _frame_limit(self) -> int:
-        return STRANGER_MAX_FRAME if self.stranger else wire.MAX_FRAME_BYTES
+        small = self.stranger or self.spectator
+        return STRANGER_MAX_FRAME if small else wire.MAX_FRAME_BYTES
 
     @property
     def bytes_held(self) -> int:
@@ -798,10 +829,41 @@ class Connection:
             )
         self._keepalive_tokens -= 1
 
+    def _meter_spectator(self) -> None:
+        """A spectator sends a few small requests: its bytes are metered by a token bucket
+        (:data:`SPECTATOR_BYTES_PER_S`, burst :data:`SPECTATOR_BURST_BYTES`); more ends the
+        link."""
+        now = trio.current_time()
+        tokens = self._spectator_tokens + (now - self._spectator_at) * SPECTATOR_BYTES_PER_S
+        self._spectator_tokens = min(float(SPECTATOR_BURST_BYTES), tokens)
+        self._spectator_at = now
+        self._spectator_tokens -= self.framed.bytes_in - self._spectator_counted
+        self._spectator_counted = self.framed.bytes_in
+        if self._spectator_tokens < 0:
+            self.mesh.watchers_cut += 1
+            raise ConnectionClosed(
+                f"spectator flood: more than {SPECTATOR_BYTES_PER_S:g} bytes a second",
+                self.peer,
+                remote_error=True,
+            )
+
+    def make_spectator(self) -> None:
+        """Admitted to watch: its own budgets from now on (a small outbox and kernel send
+        buffer, metered bytes in; see :data:`SPECTATOR_OUTBOX_BYTES`)."""
+        self.outbox.max_bytes = SPECTATOR_OUTBOX_BYTES
+        self._spectator_counted = self.framed.bytes_in
+        self._spectator_at = trio.current_time()
+        setsockopt = getattr(self.framed.stream, "setsockopt", None)
+        if setsockopt is not None:
+            with contextlib.suppress(OSError):
+                setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, SPECTATOR_SNDBUF)
+
     async def _reader(self) -> None:
         while True:
             decoded = await self.framed.receive()
             msg = decoded.message
+            if self.spectator:
+                self._meter_spectator()
             stranger = self.stranger
             if stranger and self.framed.bytes_in > STRANGER_BYTES:
                 self.mesh.strangers_cut += 1
@@ -814,7 +876,8 @@ class Connection:
                 continue
             self.spoke = True
             self.mesh.stats_received += 1
-            await self.mesh.inbox.put(Inbound(self.peer, msg, decoded.raw), stranger)
+            shared = stranger or self.spectator  # one inbox budget for all who hold no seat
+            await self.mesh.inbox.put(Inbound(self.peer, msg, decoded.raw), shared)
 
     async def _writer(self) -> None:
         while True:
@@ -925,6 +988,32 @@ class Mesh:
         self.closing = False
         self.seat_hosts: frozenset[str] | None = None
         """The hosts of the manifest's seats once the table is formed; ``None`` before."""
+        self.watch_slots = 0
+        """Spectators the table lets watch (the manifest's ``spectators``); with any, a
+        formed table takes handshakes from any host (strangers until admitted)."""
+        self.watchers: set[bytes] = set()
+        """Peers admitted to watch (:meth:`admit_spectator`): not strangers, but small
+        frames, metered bytes in, a small outbox (:data:`SPECTATOR_OUTBOX_BYTES`)."""
+        self.watchers_cut = 0
+
+    def open_to_watchers(self, slots: int) -> None:
+        """Let up to ``slots`` spectators watch (0: none, and only seats' hosts connect)."""
+        self.watch_slots = slots
+
+    def admit_spectator(self, peer: bytes) -> bool:
+        """``peer`` (a stranger that dialled us) may watch: it leaves the strangers and gets
+        a spectator's budgets.  ``False`` if it is not connected."""
+        conn = self.connections.get(peer)
+        if conn is None or conn.dialed or conn.closed.is_set():
+            return False
+        self.watchers.add(peer)
+        self._strangers.pop(conn, None)
+        conn.make_spectator()
+        return True
+
+    def spectators(self) -> list[bytes]:
+        """The spectators linked to us now."""
+        return [p for p, c in self.connections.items() if c.spectator]
 
     def seat_hosts_only(self, addresses: list[str]) -> None:
         """From now on, refuse incoming connections from any host but these seats'."""
@@ -1006,7 +1095,11 @@ class Mesh:
         except OSError:
             await framed.aclose()
             return
-        if self.seat_hosts is not None and _host_key(address) not in self.seat_hosts:
+        if (
+            self.seat_hosts is not None
+            and not self.watch_slots
+            and _host_key(address) not in self.seat_hosts
+        ):
             failure = await _refuse(framed, "stranger", f"{address} holds no seat at this table")
             self._failed(str(failure))
             await framed.aclose()
@@ -1034,6 +1127,7 @@ class Mesh:
                     self.admit,
                     self.genesis,
                     self.hello_timeout,
+                    watchers=self.watch_slots > 0 and bool(self.genesis),
                 )
         except (HandshakeFailed, ConnectionClosed) as exc:
             self._failed(str(exc) or type(exc).__name__)
@@ -1151,6 +1245,7 @@ class Mesh:
     def _connection_ended(self, conn: Connection, reason: str, remote_error: bool) -> None:
         if self.connections.get(conn.peer) is conn:
             del self.connections[conn.peer]
+            self.watchers.discard(conn.peer)
             self.inbox.post(PeerDown(conn.peer, reason, remote_error))
             self._notify()
 

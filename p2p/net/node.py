@@ -51,10 +51,11 @@ from p2p.net.state import (
     record_path,
     secret_path,
 )
+from p2p.net.watch_server import WatchServer
 from p2p.record.chain import Record
 from p2p.record.store import RecordFile
 from p2p.table import effects
-from p2p.table.events import Formed, Meshed, NodeEvent, SeatDropped
+from p2p.table.events import Formed, Meshed, NodeEvent, SeatBack, SeatDropped, SeatLeft
 from p2p.table.forming import Manifest, table_rule
 from p2p.table.game_rule import GameProtocol, SeatKeys
 from p2p.table.lobby import EarlyBuffer, LobbyGate
@@ -112,6 +113,8 @@ class Node(Opening, PlayerSeat):
         self._said: str | None = None
         self.clock = AwayClock()
         """Time we were away, from the heartbeat (which runs from the lobby on)."""
+        self.watch: WatchServer | None = None
+        """Our spectators once the record runs (p2p/net/watch_server.py)."""
 
     # -- helpers --------------------------------------------------------
 
@@ -207,6 +210,8 @@ class Node(Opening, PlayerSeat):
         for fx in todo:
             if isinstance(fx, NodeEvent):
                 self.emit(fx)
+                if isinstance(fx, SeatLeft | SeatBack) and self.player is not None:
+                    self._mark_bots()  # the table screen shows who a bot plays now
             elif isinstance(fx, effects.Persist):
                 assert store is not None
                 store.append(fx.signed, sync=fx.sync)
@@ -215,7 +220,9 @@ class Node(Opening, PlayerSeat):
                     continue
                 if fx.skip is None:
                     mesh.broadcast(fx.msg)
-                elif targets := [p for p in mesh.connections if p not in fx.skip]:
+                elif targets := [  # seats and spectators; strangers get nothing of ours
+                    p for p, c in mesh.connections.items() if p not in fx.skip and not c.stranger
+                ]:
                     mesh.broadcast(fx.msg, targets)
             elif isinstance(fx, effects.Send):
                 if mesh is not None:
@@ -244,6 +251,9 @@ class Node(Opening, PlayerSeat):
             elif isinstance(fx, effects.PersistVote):
                 assert store is not None
                 store.append_vote(fx.vote)
+            elif isinstance(fx, effects.PersistNotice):
+                assert store is not None
+                store.append_notice(fx.notice)
             elif isinstance(fx, effects.CloseWithVotes):
                 assert store is not None
                 store.close_with_votes(fx.votes)
@@ -310,7 +320,10 @@ class Node(Opening, PlayerSeat):
         assert self.mesh is not None and self.manifest is not None and self.genesis is not None
         mesh, manifest = self.mesh, self.manifest
         keys = {m.identity for m in manifest.seats}
-        mesh.admit = lambda peer: None if peer in keys else ("full", "not seated at this table")
+        mesh.admit = lambda peer: (
+            None if peer in keys or manifest.spectators else ("full", "not seated at this table")
+        )
+        self._open_to_spectators()
         if fresh:
             played = already_played(self.cfg.state_dir, manifest.table_id)
             if played:
@@ -383,9 +396,25 @@ class Node(Opening, PlayerSeat):
         if behaviour is not None and hasattr(behaviour, "after_send"):
             behaviour.after_send(self, kind, accepted)
 
+    def _open_to_spectators(self) -> None:
+        """The record runs: spectators may watch as the manifest allows (every message of a
+        peer that holds no seat goes to :attr:`watch` from now on)."""
+        assert self.mesh is not None and self.manifest is not None and self.genesis is not None
+        self.watch = WatchServer(
+            self.mesh,
+            self.genesis,
+            self.manifest.table_id,
+            self.manifest.spectators,
+            self.fetches,
+            self.emit,
+        )
+
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
         rec, manifest = self.record, self.manifest
         assert rec is not None and manifest is not None
+        if self.watch is not None and self._slot_of(event.peer) is None:
+            self.watch.handle(event)  # a spectator, or a stranger that may become one
+            return
         if isinstance(event, PeerUp):
             self._run("peer_up", event.peer, self._linked())
         elif isinstance(event, PeerDown):
@@ -436,7 +465,8 @@ class Node(Opening, PlayerSeat):
             while self._offload is not None and await self._offload.premake(game_of(rec)):
                 self._act(ahead=True)  # our own shuffle was made in a worker thread
             now = trio.current_time()
-            linked, links = self._linked(), len(mesh.connections)
+            linked = self._linked()
+            links = len(linked)  # links to seats: a spectator's link is no sign we are not cut off
             tick = self._run("tick", now, linked, links)
             if tick.done:
                 return

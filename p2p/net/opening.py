@@ -145,7 +145,12 @@ class Opening:
                     f"only {len(members)} of {seats} seats were taken within"
                     f" {self.cfg.open_timeout_s:g}s; table {table_id.hex()} closed"
                 )
-            if self._announcement is not None:
+            if self._announcement is not None and self.cfg.spectators:
+                # full, but still in sight for spectators (slaiga watch) while it plays
+                await self._announcement.update(
+                    self._ad(table_id, game, options, members, seats, mesh.listen_port or 0)
+                )
+            elif self._announcement is not None:
                 await self._announcement.withdraw()
                 self.emit(Withdrawn())
             manifest = Manifest(
@@ -157,6 +162,7 @@ class Opening:
                 self.cfg.stall_after_ms,
                 self.cfg.max_wait_ms,
                 protocol,
+                self.cfg.spectators,
             )
             await self._collect_signatures(manifest)
             return await self._play(stack, fresh=True)
@@ -182,6 +188,7 @@ class Opening:
             name=self.cfg.name,
             fingerprints=tuple(fingerprint(m.identity) for m in members),
             port=port,
+            spectators=self.cfg.spectators,
         )
 
     async def _admit_join(
@@ -435,6 +442,9 @@ class Opening:
             for signed in loaded.entries:
                 self._offer(signed, via=None, persist=False)
             session.reload_votes(loaded.votes, loaded.closed)
+            session.reload_notices(loaded.notices)
+            if self.cfg.announce_back:  # a person took the seat up again: "Ann is back"
+                self._run("back")
             return await self._play(stack, fresh=False)
         raise AssertionError("unreachable")  # pragma: no cover
 

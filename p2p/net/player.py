@@ -22,6 +22,9 @@ from p2p.table.events import HandedOver
 from p2p.table.game_rule import describe
 from p2p.table.seat import game_of
 
+LEAVE_DRAIN_S = 1.0
+"""How long a leaving process waits for its notice to go out before it stops."""
+
 
 class PlayerSeat:
     """Mixin of :class:`p2p.net.node.Node`: our player (``self.player``) and its questions."""
@@ -36,6 +39,7 @@ class PlayerSeat:
     _nursery: trio.Nursery | None
     _deciding: int | None
     _said: str | None
+    _run: Callable[..., Any]
 
     def _choose(self, engine: Any, seat: int) -> Any:
         """A bot's decision at once; ``None`` after handing a person's to its own task."""
@@ -54,7 +58,18 @@ class PlayerSeat:
                 self.player = self.cfg.make_player(names, game.mine.seat, self.manifest.game)
             else:
                 self.player = self._bot()
+            self._mark_bots()
         return self.player
+
+    def _mark_bots(self) -> None:
+        """Tell our player which seats a bot plays now, from the players' notices (the
+        table screen shows them as bots; p2p/table/notice.py)."""
+        mark = getattr(self.player, "mark_bots", None)
+        game = game_of(self.record) if self.record is not None else None
+        if mark is None or self.session is None or game is None:
+            return
+        order = list(game.order)
+        mark(frozenset(order.index(s) for s in self.session.bot_slots() if s in order))
 
     def _bot(self) -> Player:
         game = game_of(self.record) if self.record is not None else None
@@ -70,6 +85,17 @@ class PlayerSeat:
         self.player = self._bot()
         self.emit(HandedOver())
         return self.player
+
+    async def _tell_left(self) -> None:
+        """Our player left: every seat hears it from a signed notice (fsynced first; a
+        bot plays our seat from now on, p2p/table/notice.py).  When this process stops
+        (the bot plays in another), what is queued is sent first, for at most a second."""
+        if self.session is None:
+            return
+        self._run("leave")
+        mesh = getattr(self, "mesh", None)
+        if not self.cfg.bot_after_leave and mesh is not None:
+            await mesh.drain(LEAVE_DRAIN_S)
 
     def _start_decision(self) -> None:
         rec = self.record
@@ -91,6 +117,8 @@ class PlayerSeat:
             try:
                 action = await player.decide(engine, seat)
             except LeftTable:
+                if self.player is player:
+                    await self._tell_left()
                 if not self.cfg.bot_after_leave or self.player is not player:
                     raise
                 player = self._hand_over(player)

@@ -16,7 +16,9 @@ when the file is replayed into it).  A table ended by vote (``p2p.table.endvote`
 adds two more payload kinds, in the same framing (RECORD_FORMAT.md §10): an
 ``end_vote`` frame holds our own vote, written (fsynced) before it is sent, and
 a closing ``end_votes`` frame, the last of the file, holds every remaining
-seat's vote.  Files without votes are byte for byte what they always were.
+seat's vote.  A ``seat_notice`` frame holds a signed notice that a player left (a
+bot plays the seat) or is back (``p2p.table.notice``, RECORD_FORMAT.md §11).  Files
+without votes or notices are byte for byte what they always were.
 
 Crash safety.  An entry is appended *before* the peer acts on it.  A crash can
 leave only the last frame incomplete, and the header checksum lets the reader
@@ -57,6 +59,7 @@ from p2p.wire import (
     EndVotes,
     Genesis,
     Message,
+    SeatNotice,
     Signed,
     decode_body,
     encode_body,
@@ -101,6 +104,8 @@ class Loaded:
     """End votes the file holds (``end_vote`` frames and the closing frame's), in order."""
     closed: bool = False
     """The file ends with a closing ``end_votes`` frame (the table was ended by vote)."""
+    notices: tuple[SeatNotice, ...] = ()
+    """Seat notices the file holds (a player left or is back; RECORD_FORMAT.md §11)."""
 
 
 def _frames_v2(path: object, data: bytes) -> tuple[list[bytes], int, int]:
@@ -196,6 +201,7 @@ def load(path: str | os.PathLike[str]) -> Loaded:
         )
     entries: list[Signed] = []
     votes: list[EndVote] = []
+    notices: list[SeatNotice] = []
     closed = False
     try:
         genesis = decode_body(payloads[0], Genesis)
@@ -209,6 +215,8 @@ def load(path: str | os.PathLike[str]) -> Loaded:
                 entries.append(frame)
             elif isinstance(frame, EndVote):
                 votes.append(frame)
+            elif isinstance(frame, SeatNotice):
+                notices.append(frame)
             elif isinstance(frame, EndVotes):
                 votes.extend(frame.votes)
                 closed = True
@@ -222,7 +230,9 @@ def load(path: str | os.PathLike[str]) -> Loaded:
             f"{path}: the file is damaged: a step in it cannot be read"
         ) from None
     assert isinstance(genesis, Genesis)
-    return Loaded(genesis, tuple(entries), good, torn, version, tuple(votes), closed)
+    return Loaded(
+        genesis, tuple(entries), good, torn, version, tuple(votes), closed, tuple(notices)
+    )
 
 
 def _fsync_dir(path: Path) -> None:
@@ -280,6 +290,11 @@ class RecordFile:
     def append_vote(self, vote: EndVote) -> None:
         """Write and fsync our own end vote (before it is sent: voting is final)."""
         self._f.write(_frame(encode_body(vote)))
+        self.sync()
+
+    def append_notice(self, notice: SeatNotice) -> None:
+        """Write and fsync a seat notice (ours before it is sent; others' as they come)."""
+        self._f.write(_frame(encode_body(notice)))
         self.sync()
 
     def close_with_votes(self, votes: EndVotes) -> None:

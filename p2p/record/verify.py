@@ -54,6 +54,7 @@ from p2p.record.store import MAGIC, MAGIC_V1, load
 from p2p.table.endvote import tally
 from p2p.table.forming import FormingRule, Manifest, table_rule
 from p2p.table.game_rule import GameProtocol
+from p2p.table.notice import problems as notice_problems
 from p2p.table.seat import game_of
 from p2p.wire import EndVote, Entry, Signed, decode_body
 
@@ -77,6 +78,10 @@ PARTIAL_VOTE = "PartialVote"
 """Failure kind: an unfinished game with valid end votes, but not from every other seat."""
 BAD_VOTE = "BadVote"
 """Failure kind: the file holds an end vote that does not hold for its record."""
+BAD_NOTICE = "BadNotice"
+"""Failure kind: the file holds a seat notice (a player left, or is back) that does not hold
+(another table's, a seat the table lacks, a signature that does not verify, two different
+notices of one seat under one number); nobody is blamed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +152,22 @@ class CaveatInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class NoticeInfo:
+    """A valid signed seat notice of the file (``p2p.table.notice``): the player in slot
+    ``slot`` left and a bot played the seat from then on (``back`` false), or is back;
+    its ``number`` among that seat's notices, signed at record step ``step``."""
+
+    slot: int
+    number: int
+    step: int
+    back: bool
+
+    @property
+    def what(self) -> str:
+        return "back" if self.back else "left"
+
+
+@dataclass(frozen=True, slots=True)
 class VerifyReport:
     """What :func:`verify_record_file` found.  ``ok`` iff ``failure`` is ``None``.
 
@@ -186,6 +207,8 @@ class VerifyReport:
     """The vanished slot every other seat validly voted to end the table for."""
     caveats: tuple[CaveatInfo, ...] = ()
     """Checks only one seat made (listed whether or not the record verifies)."""
+    notices: tuple[NoticeInfo, ...] = ()
+    """The valid signed notices that a player left (a bot played on) or is back."""
 
     def engine_seat(self, slot: int | None) -> int | None:
         """A slot as an engine seat (its place in the seat order, from 0)."""
@@ -259,6 +282,17 @@ class VerifyReport:
                     "message": c.message,
                 }
                 for c in self.caveats
+            ],
+            "notices": [
+                {
+                    "what": n.what,
+                    "seat": self.engine_seat(n.slot),
+                    "slot": n.slot,
+                    "name": self.seat_name(n.slot),
+                    "number": n.number,
+                    "step": n.step,
+                }
+                for n in self.notices
             ],
         }
 
@@ -514,6 +548,12 @@ def foreign_failure(env: Envelope, exc: ForeignEntry) -> Failure:
     return Failure(FOREIGN, message, None, None, None, (env,))
 
 
+def malformed_failure(env: Envelope, entry: Entry, exc: RemoteProtocolError) -> Failure:
+    """A signed entry whose body does not read as its step's body: its signer is named."""
+    message = f"step {entry.step} ({signature_at(env.frame)}): {exc}"
+    return Failure(MALFORMED_ENTRY, message, None, entry.seat, entry.step, (env,))
+
+
 def _other_version(
     record: Record,
     env: Envelope,
@@ -638,14 +678,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             failure = Failure(FOLD_FAILED, str(exc), None, entry.seat, entry.step, (env,))
             break
         except RemoteProtocolError as exc:
-            failure = Failure(
-                MALFORMED_ENTRY,
-                f"step {entry.step} ({signature_at(env.frame)}): {exc}",
-                None,
-                entry.seat,
-                entry.step,
-                (env,),
-            )
+            failure = malformed_failure(env, entry, exc)
             break
         if offer.status is Status.DUPLICATE:
             duplicates += 1
@@ -694,6 +727,13 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         failure = _vote_failure(manifest, loaded.votes, record)
         if failure.kind == ENDED_BY_VOTE:
             ended_by_vote = failure.seat
+    good_notices, bad_notices = notice_problems(manifest, loaded.notices)
+    if bad_notices and (failure is None or failure.kind in (UNFINISHED, ENDED_BY_VOTE)):
+        failure = Failure(
+            BAD_NOTICE,
+            f"the file holds a notice that does not hold: {'; '.join(bad_notices)}"
+            " (a notice proves nothing about cheating; nobody is blamed)",
+        )
     result = game.result() if game is not None and game.done else None
     seats = _seats(manifest, order)
     caveats = tuple(_caveat(c, seats) for c in game.caveats) if game is not None else ()
@@ -716,6 +756,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         ended_by_vote=ended_by_vote,
         caveats=caveats,
         proofs=game.proofs_checked if game is not None else 0,
+        notices=tuple(NoticeInfo(n.seat, n.number, n.step, n.back) for n in good_notices),
         **base,
     )
 

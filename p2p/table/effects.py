@@ -68,6 +68,13 @@ class PersistVote:
 
 
 @dataclass(frozen=True, slots=True)
+class PersistNotice:
+    """Append (and fsync) a seat notice: ours before it leaves, another's as it comes."""
+
+    notice: wire.SeatNotice
+
+
+@dataclass(frozen=True, slots=True)
 class CloseWithVotes:
     """Close the record file with the votes that ended the table."""
 
@@ -126,6 +133,7 @@ Effect = (
     | Persist
     | Sync
     | PersistVote
+    | PersistNotice
     | CloseWithVotes
     | Trace
     | Tell

@@ -213,6 +213,32 @@ class Refetching(NodeEvent):
     connected: int
 
 
+# ---- spectators (p2p/table/watchers.py) ----------------------------------------------------
+
+
+@_event("spectator_joined", "{name} is watching the table ({watching} watching)")
+@dataclass(frozen=True, slots=True)
+class SpectatorJoined(NodeEvent):
+    """A spectator ``name`` (the name it gave; it holds no seat) follows the table through
+    us; ``watching`` counts the spectators linked to us now."""
+
+    name: str
+    fingerprint: str
+    watching: int
+
+
+@_event("spectator_left", "{name} stopped watching ({reason})")
+@dataclass(frozen=True, slots=True)
+class SpectatorLeft(NodeEvent):
+    """A spectator's link to us ended: it left, or we cut it off (``reason``, e.g. over
+    its budget).  It is never blamed for anything at the table."""
+
+    name: str
+    fingerprint: str
+    watching: int
+    reason: str
+
+
 # ---- the record ----------------------------------------------------------------------------
 
 
@@ -457,3 +483,39 @@ class LingerTimeout(NodeEvent):
     """``missing`` seats did not say they finished before we stopped waiting."""
 
     missing: int
+
+
+@_event("seat_left", "{name} left; a bot now plays their seat")
+@dataclass(frozen=True, slots=True)
+class SeatLeft(NodeEvent):
+    """The player ``name`` left the table, and a bot plays the seat from now on (its signed
+    notice, ``p2p.table.notice``; ours too when ``slot`` is our own)."""
+
+    name: str
+    seat: int | None
+    slot: int
+    step: int
+
+
+@_event("seat_back", "{name} is back")
+@dataclass(frozen=True, slots=True)
+class SeatBack(NodeEvent):
+    """The player ``name`` is back at the seat (its signed notice, ``p2p.table.notice``)."""
+
+    name: str
+    seat: int | None
+    slot: int
+    step: int
+
+
+@_event("notice_refused", "a notice passed on by {name} was refused: {reason}")
+@dataclass(frozen=True, slots=True)
+class NoticeRefused(NodeEvent):
+    """A received seat notice that does not hold (``reason`` says which check failed);
+    ``name``/``seat``/``slot`` are the link's player that delivered it.  A notice proves
+    nothing about cheating, so only that link is blamed; the table goes on."""
+
+    name: str
+    seat: int | None
+    slot: int | None
+    reason: str

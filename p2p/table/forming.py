@@ -51,6 +51,7 @@ from p2p.wire import (
     TableId,
     TableProtocol,
     Tagged,
+    UInt,
     body,
     decode_body,
     encode_body,
@@ -65,6 +66,11 @@ SEAT_ORDER_SECRET_DOMAIN = b"slaiga/v1/seat-order-secret"
 DEFAULT_STALL_AFTER_MS = 5_000
 DEFAULT_MAX_WAIT_MS = 120_000
 
+DEFAULT_SPECTATORS = 4
+"""Spectators a table lets watch at once unless its opener says otherwise."""
+MAX_SPECTATORS = 16
+"""The most spectators a manifest may allow (each seat links each of them)."""
+
 COMMIT_KIND = "commit"
 REVEAL_KIND = "reveal"
 
@@ -73,6 +79,9 @@ REVEAL_KIND = "reveal"
 @dataclass(frozen=True, slots=True)
 class Manifest(Message):
     """Everything the seats agree on before play; seat slot = index in ``seats``.
+
+    ``spectators`` is how many spectators may watch at once (0: none); every seat signs
+    it, so the seats decide together.
 
     ``protocol`` says what the record holds after the seat order and with
     which parameters (e.g. :class:`p2p.table.demo.DemoProtocol`).  It is separate
@@ -89,6 +98,9 @@ class Manifest(Message):
     stall_after_ms: U32
     max_wait_ms: U32
     protocol: Annotated[TableProtocol, Tagged(TableProtocol)]
+    spectators: Annotated[int, UInt(max=MAX_SPECTATORS)] = DEFAULT_SPECTATORS
+    """How many spectators each seat lets watch at once (0: none); they sign nothing
+    (``p2p/table/watchers.py``)."""
 
     def __post_init__(self) -> None:
         Message.__post_init__(self)

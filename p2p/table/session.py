@@ -11,9 +11,11 @@ returns, in order:
   from a seated peer), :meth:`~TableSession.offer` (one signed entry, from
   a peer or our file), :meth:`~TableSession.own` (our own next body),
   :meth:`~TableSession.vote` (our player votes to end the table),
+  :meth:`~TableSession.leave` / :meth:`~TableSession.back` (our player left, a bot
+  plays on, or is back) and :meth:`~TableSession.take_notice` (another seat's),
   :meth:`~TableSession.beat` and :meth:`~TableSession.tick` (the time now);
 * effects (:mod:`p2p.table.effects`): ``Send``, ``SendEach``, ``Broadcast``,
-  ``SendOwn`` (bytes to peers), ``Persist``, ``Sync``, ``PersistVote``,
+  ``SendOwn`` (bytes to peers), ``Persist``, ``Sync``, ``PersistVote``, ``PersistNotice``,
   ``CloseWithVotes`` (the record file), a :class:`p2p.table.events.NodeEvent`
   (report it), ``Trace``, ``Tell``, ``AskEnd``, ``ShowPlayer`` (our player),
   ``Serve`` (answer a fetch) and ``Wake`` (look again now).
@@ -27,7 +29,8 @@ returns whether the record run is over and when to look again.
 The policy it holds: blame and forks (a chain break is investigated by fetching
 whole records before anyone is named), evidence kept and relayed, conviction,
 relay choice, silence with no false blame (away time, a re-fetch round first),
-a vanished player and the signed end vote (:mod:`p2p.table.endvote`), head
+a vanished player and the signed end vote (:mod:`p2p.table.endvote`), the signed
+notices of a player who left or is back (:mod:`p2p.table.notice`), head
 claims compared entry by entry, and the linger after the end.
 """
 
@@ -41,6 +44,7 @@ from typing import Any
 from crypto.identity import IdentityKey
 from p2p import wire
 from p2p.errors import (
+    BadNotice,
     BadVote,
     BrokenChain,
     CheatDetected,
@@ -57,6 +61,7 @@ from p2p.table.effects import (
     CloseWithVotes,
     Effect,
     Persist,
+    PersistNotice,
     PersistVote,
     Send,
     SendEach,
@@ -83,10 +88,13 @@ from p2p.table.events import (
     Forked,
     HeadClaimed,
     LingerTimeout,
+    NoticeRefused,
     RecordFinished,
     Refetching,
+    SeatBack,
     SeatDown,
     SeatFinished,
+    SeatLeft,
     SeatRecovered,
     SeatStalled,
     SeatUp,
@@ -97,6 +105,7 @@ from p2p.table.events import (
 )
 from p2p.table.forming import FormingRule, Manifest
 from p2p.table.game_rule import GameProtocol, SeatList, decide_limits
+from p2p.table.notice import MAX_NOTICES, Notices, sign_notice
 from p2p.table.results import CheatReport, TableResult
 from p2p.table.seat import game_of
 from p2p.table.silence import Recovered, SilenceMonitor, Stalled
@@ -231,6 +240,9 @@ class TableSession:
         """Our own end vote once signed: final, we sign no further entry at this table."""
         self.votes: dict[int, wire.EndVote] = {}
         """The first validly signed end vote of each other seat (p2p/table/endvote.py)."""
+        self.notices = Notices(self.manifest)
+        """Every seat's signed notices: a player left (a bot plays the seat) or is back
+        (p2p/table/notice.py)."""
         self.unlinked_since: dict[int, float] = {}
         """Slots nobody we hear from holds a link to, and since when."""
         self.links: dict[int, frozenset[int]] = {}
@@ -320,6 +332,8 @@ class TableSession:
             self.out.append(Send(peer, Finished(table_id, rec.step, rec.head)))
         for vote in self.all_votes():  # a seat back on line hears every vote we hold
             self.out.append(Send(peer, vote))
+        for notice in self.notices.all():  # and every notice (who left, who is back)
+            self.out.append(Send(peer, notice))
         return self.tell_links(linked)
 
     def peer_down(self, peer: bytes, reason: str, linked: frozenset[int]) -> list[Effect]:
@@ -351,6 +365,8 @@ class TableSession:
             self.links[via] = frozenset(msg.slots)
         elif isinstance(msg, wire.EndVote):
             self.out.extend(self.take_vote(msg, via))
+        elif isinstance(msg, wire.SeatNotice):
+            self.out.extend(self.take_notice(msg, via))
         elif isinstance(msg, Finished) and msg.table_id == table_id:
             self.finished_peers[via] = msg.head
             self.out.append(SeatFinished(**self.who(via), step=msg.step))
@@ -899,6 +915,69 @@ class TableSession:
                 self.my_vote = vote
             else:
                 self.votes.setdefault(vote.seat, vote)
+
+    # -- a player leaves or comes back: signed notices (p2p/table/notice.py) ----
+
+    def bot_slots(self) -> frozenset[int]:
+        """The slots a bot plays now, as their players' latest notices say."""
+        return self.notices.bots()
+
+    def _notify(self, back: bool) -> list[Effect]:
+        rec, manifest = self.record, self.manifest
+        if self.ended() or self.ended_by_vote is not None:
+            return self.drain()
+        latest = self.notices.latest(self.my_seat)
+        if latest is not None and latest.back == back and (not back or latest.step == rec.step):
+            return self.drain()  # already said so (back again after a later break is news)
+        number = self.notices.next_number(self.my_seat)
+        if number >= MAX_NOTICES:
+            return self.drain()  # we said it often enough; the table goes on
+        notice = sign_notice(self.identity, manifest.table_id, self.my_seat, number, rec.step, back)
+        self.notices.add(notice)
+        self.out.append(PersistNotice(notice))  # durable before it leaves
+        self.out.append(Broadcast(notice))
+        return self.drain()
+
+    def leave(self) -> list[Effect]:
+        """Our player left, and a bot plays our seat from now on: sign that notice,
+        persist it (fsync) and send it to every linked seat (each relays it on)."""
+        return self._notify(back=False)
+
+    def back(self) -> list[Effect]:
+        """Our player is back at the seat (a person resumed it after a break, or after
+        leaving): sign that notice, unless our latest one says so at this very step."""
+        return self._notify(back=True)
+
+    def take_notice(self, notice: wire.SeatNotice, via: int) -> list[Effect]:
+        """A notice from the link of slot ``via``: checked, kept (one per seat and number),
+        persisted, relayed and told.  A bad one is refused with the reason, blaming only
+        the link (a notice proves nothing about cheating); a copy is ignored."""
+        if self.ended_by_vote is not None:
+            return self.drain()  # the record file is closed
+        try:
+            if notice.seat == self.my_seat and notice not in self.notices.all():
+                raise BadNotice("a notice in our own name that is not in our record file")
+            new = self.notices.add(notice)
+        except BadNotice as exc:
+            self.out.append(NoticeRefused(**self.who(via), reason=str(exc)))
+            return self.drain()
+        if not new:
+            return self.drain()
+        self.out.append(PersistNotice(notice))
+        # relayed like votes: not back, not to its signer
+        self.out.append(Broadcast(notice, frozenset({self._key(via), self._key(notice.seat)})))
+        if self.notices.is_latest(notice):  # an older one arriving late is kept, not told
+            kind = SeatBack if notice.back else SeatLeft
+            self.out.append(kind(**self.who(notice.seat), step=notice.step))
+        return self.drain()
+
+    def reload_notices(self, notices: tuple[wire.SeatNotice, ...]) -> None:
+        """Notices in our file on resume (each checked again; a bad one is dropped)."""
+        for notice in notices:
+            try:
+                self.notices.add(notice)
+            except BadNotice:
+                continue
 
 
 __all__ = [

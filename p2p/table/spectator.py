@@ -42,13 +42,12 @@ from p2p.errors import (
 )
 from p2p.record.chain import Offer, Record, Status
 from p2p.record.verify import (
-    MALFORMED_ENTRY,
     Envelope,
     Failure,
     cheat_failure,
     foreign_failure,
+    malformed_failure,
     player_names,
-    signature_at,
     undecodable_failure,
 )
 from p2p.table.forming import FormingRule, Manifest, table_rule
@@ -205,15 +204,7 @@ class Spectator:
             # a rule's bug while checking: ours, nobody blamed; nothing was accepted
             return Update(failure=Failure(FoldFailed.__name__, str(exc), None, entry.seat))
         except RemoteProtocolError as exc:
-            failure = Failure(
-                MALFORMED_ENTRY,
-                f"step {entry.step} ({signature_at(env.frame)}): {exc}",
-                None,
-                entry.seat,
-                entry.step,
-                (env,),
-            )
-            return self._refused(failure, junk=str(exc))
+            return self._refused(malformed_failure(env, entry, exc), junk=str(exc))
         return self._taken(offer)
 
     def _taken(self, offer: Offer) -> Update:

@@ -49,8 +49,9 @@ from p2p.wire.schema import (
     struct,
 )
 
-PROTOCOL_VERSION = 3
-"""Version 3: a sealed gift is an openable box of fixed size, its ``verdict`` is only
+PROTOCOL_VERSION = 4
+"""Version 4: the table manifest says how many spectators may watch (``spectators``).
+Version 3: a sealed gift is an openable box of fixed size, its ``verdict`` is only
 accept or complain, and a complaint is settled by the giver's ``unseal`` entry
 (``p2p/RECORD_FORMAT.md`` §9).  Version 2: the table manifest names the protocol its
 record follows after forming (``Manifest.protocol``), so an offline verifier needs
@@ -189,6 +190,17 @@ class Genesis(Message):
     signatures: Annotated[tuple[bytes, ...], Seq(Bytes(size=SIGNATURE_BYTES), max_len=MAX_SEATS)]
 
 
+@message("watch")
+@dataclass(frozen=True, slots=True)
+class Watch(Message):
+    """A spectator asks a seat to let it follow the table (``p2p/table/watchers.py``): the
+    seat answers with the :class:`Genesis` (or a ``Reject``), then serves ``Fetch`` and
+    relays every entry it accepts.  A spectator sends nothing else but keepalives."""
+
+    table_id: TableId
+    name: Name
+
+
 # ---------------------------------------------------------------------------
 # Keepalive
 # ---------------------------------------------------------------------------
@@ -324,3 +336,26 @@ class EndVotes(Message):
     by seat (RECORD_FORMAT.md §10)."""
 
     votes: Annotated[tuple[EndVote, ...], Seq(Tagged(EndVote), max_len=MAX_SEATS)]
+
+
+# ---------------------------------------------------------------------------
+# A player leaves (a bot plays the seat) or comes back: a signed notice
+# ---------------------------------------------------------------------------
+
+
+@message("seat_notice")
+@dataclass(frozen=True, slots=True)
+class SeatNotice(Message):
+    """Seat ``seat`` tells the table that its player left and a bot now plays the seat
+    (``back`` false) or that its player is back (``back`` true), as its ``number``-th
+    notice (from 0) at this table, signed while the record was at step ``step``.
+    ``signature`` is the seat's Ed25519 signature over ``b"slaiga/v1/notice" + table_id +
+    u8(seat) + u32(number) + u64(step) + u8(back)`` (``p2p.table.notice``).  Relayed like
+    end votes and kept in every record file; it never changes the record's steps."""
+
+    table_id: TableId
+    seat: Seat
+    number: U32
+    step: Step
+    back: Annotated[bool, Bool()]
+    signature: Signature

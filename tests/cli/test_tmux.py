@@ -380,15 +380,19 @@ def test_join_at_a_terminal_lets_the_person_pick_among_open_tables(tmp_path: Pat
 
 
 def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) -> None:
-    """At a LAN table (``slaiga join``), a person who quits hands the seat to a bot, so the
-    other peers finish the game: same record head, nobody named, the record verifies."""
+    """At a LAN table (``slaiga join``), a person who quits gets the shell back at once and
+    hands the seat to a bot, so the other peers finish the game: same record head, nobody
+    named, the record verifies.  The others are told by a signed notice ("Bob left; a bot
+    now plays their seat"), which every record file keeps and ``slaiga verify`` shows.
+    ``slaiga resume`` takes the seat back from that bot, and the others hear "Bob is back"."""
     from tests.p2p._procs import CliPeers
     from tests.p2p.test_resume import _free_port
 
     port = _free_port()
     with CliPeers() as peers:
         opener = peers.start(
-            "open", "slajens", "--seats", "2", "--option", "rounds=2", "--bot", "heuristic",
+            "open", "slajens", "--seats", "2", "--option", "rounds=3", "--bot", "heuristic",
+            "--bot-think-ms", "400",  # Ann takes her time: Bob comes back before the end
             "--no-announce", "--port", str(port), "--json", "--linger", "5",
             "--state-dir", str(tmp_path / "ann"), "--name", "Ann",
         )  # fmt: skip
@@ -408,13 +412,31 @@ def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) ->
             pane.wait_for("Leave the game?")
             pane.send("y")
             pane.wait_for("a bot plays your seat to the end")
-            # the shell is back at once, long before the game ends
+            # the shell is back at once, long before the game ends, saying how to check it
             assert pane.exit_status() == 0, pane.screen()
+            assert "the others were told" in pane.screen()
+            assert "verify" in " ".join(pane.screen().split())
             assert opener.poll() is None
+        finally:
+            pane.close()
+        # Bob changes his mind: resume takes the seat back from the bot, then he leaves again
+        (tmp_path / "status").unlink()
+        (table_id,) = [p.stem for p in (tmp_path / "home").glob("tables/*.rec")]
+        pane = Pane(tmp_path, table_id[:8], command="resume")
+        try:
+            pane.wait_for("Keep which dice?")
+            assert "Bob (you)" in pane.screen() and "(bot)" not in pane.screen()
+            pane.send("quit", "enter")
+            pane.wait_for("Leave the game?")
+            pane.send("y")
+            assert pane.exit_status() == 0, pane.screen()
             out, err = opener.communicate(timeout=120)
         finally:
             pane.close()
     assert opener.returncode == 0, err
+    told = [line for line in err.splitlines() if line.startswith("Bob ")]
+    left = "Bob left; a bot now plays their seat"
+    assert told == [left, "Bob is back", left], err
     result = json.loads(out)
     assert result["finished"] and result["culprit"] is None
     assert sorted(result["seats"]) == ["Ann", "Bob"]
@@ -429,6 +451,16 @@ def test_a_person_who_leaves_a_lan_table_is_replaced_by_a_bot(tmp_path: Path) ->
         time.sleep(0.2)
         report = verify_record_file(mine[0])
     assert report.ok and report.finished and report.head == result["record_head"]
+    # both record files keep Bob's signed notice, and verify shows it
+    ann = list((tmp_path / "ann").glob("tables/*.rec"))
+    for path in (mine[0], *ann):
+        notices = [(n.slot, n.back) for n in verify_record_file(path).notices]
+        assert notices == [(1, False), (1, True), (1, False)], (path, notices)
+    shown = subprocess.run(
+        [sys.executable, "-m", "cli.verify", "verify", str(ann[0])], capture_output=True, text=True
+    )
+    assert shown.returncode == 0
+    assert "Bob left; a bot played their seat from then on" in shown.stdout, shown.stdout
 
 
 def test_leaving_a_table_against_bots_ends_the_command_at_once(tmp_path: Path) -> None:

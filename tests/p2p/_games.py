@@ -106,6 +106,7 @@ class GameTable:
         bots: dict[int, str] | None = None,
         extra: list[str] | None = None,
         extra_for: dict[int, list[str]] | None = None,
+        announce: bool = False,
     ) -> None:
         self.tmp = tmp
         self.game = game
@@ -117,6 +118,8 @@ class GameTable:
         self.extra_for = extra_for or {}
         """More options for one peer, after ``extra`` (so they win)."""
         self.peers: list[_Peer] = []
+        self.announce = announce
+        """Announce the table over zeroconf (on loopback) as well; joiners still use --peer."""
 
     def state_dir(self, i: int) -> Path:
         return self.tmp / f"peer{i}"
@@ -150,7 +153,8 @@ class GameTable:
 
     def start(self) -> GameTable:
         opts = [f"--option={k}={v}" for k, v in self.options.items()]
-        args = ["open", self.game, "--seats", str(self.seats), "--no-announce", *opts]
+        announce = [] if self.announce else ["--no-announce"]
+        args = ["open", self.game, "--seats", str(self.seats), *announce, *opts]
         self.peers.append(_Peer(self._cmd(0, args + self._common(0)), self._env(0)))
         address = self.peers[0].address(ADDRESS_TIMEOUT_S)
         for i in range(1, self.seats):

@@ -12,7 +12,7 @@ SAMPLES: dict[object, object] = {int: 3, float: 1.25, str: "x", int | None: None
 
 
 def test_every_kind_describes_itself_and_keeps_its_json_fields() -> None:
-    assert len(EVENT_KINDS) == 37
+    assert len(EVENT_KINDS) == 42  # seat_left, seat_back, notice_refused: issue 18; spectators
     for kind, cls in EVENT_KINDS.items():
         assert kind == cls.KIND and issubclass(cls, NodeEvent)
         hints = typing.get_type_hints(cls)

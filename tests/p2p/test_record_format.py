@@ -180,9 +180,10 @@ def verify_file(path: Path) -> tuple[bytes, list[int]]:
             "stall_after_ms",
             "max_wait_ms",
             "protocol",
+            "spectators",
         ],
     )
-    assert manifest["version"] == 3
+    assert manifest["version"] == 4
     protocol_kind, params = manifest["protocol"]
     if protocol_kind != "demo" or list(params) != ["steps", "round_every"]:
         raise Bad(f"unknown protocol {protocol_kind!r}")

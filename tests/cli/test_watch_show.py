@@ -1,0 +1,67 @@
+"""What ``slaiga watch`` shows (cli/watch.py), fed in process with the entries of a game played
+with every seat's real protocol code, as a live watch gets them from the seats.
+
+The watch over real processes (links, catching up, hostile spectators) is in
+tests/p2p/test_watch_procs.py."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from cli.watch import Show
+from p2p.net.watcher import WatchResult
+from p2p.table import local_table
+from p2p.table.spectator import Spectator
+from tests.cli._screens import FakeTerminal
+
+
+@pytest.fixture(scope="module")
+def played():
+    return local_table.run(local_table.new_table("high-card", 2, {}))
+
+
+def follow(table, show: Show) -> Spectator:
+    spectator = Spectator(table.genesis)
+    for signed in table.records[0].signed_from(1):
+        show.update(spectator, spectator.offer(signed))
+    return spectator
+
+
+def test_plain_lines_tell_every_step_and_a_running_check(played):
+    out = io.StringIO()
+    spectator = follow(played, Show(out, "plain"))
+    text = out.getvalue()
+    assert spectator.finished and spectator.verdict is None
+    assert "seats in the drawn order: 1. " in text
+    steps = [line for line in text.splitlines() if line.startswith("step ")]
+    assert len(steps) == spectator.step - 1  # every step once (the seat order's too)
+    assert "a move from" in text
+    assert f"{spectator.entries} signatures and {spectator.proofs} proofs checked, no cheat" in text
+
+
+def test_the_screen_shows_the_public_view_and_the_count(played):
+    term = FakeTerminal(size=(100, 30))
+    spectator = follow(played, Show(io.StringIO(), "screen", term))
+    assert term.frame_count > 0
+    last = "\n".join(x.plain for x in term.frames[-1])
+    assert "watching, public view" in last
+    assert "checked, no cheat" in last
+    assert "you are" not in last  # a spectator holds no seat
+    summary = WatchResult(spectator, spectator.manifest).summary()
+    assert summary["ranking"] == spectator.result()["ranking"]
+    assert summary["record_head"] == spectator.head.hex() and summary["finished"]
+
+
+def test_the_end_says_who_won_and_what_was_checked(played, capsys):
+    from cli.watch import _print_end
+
+    show = Show(io.StringIO(), "plain")
+    spectator = follow(played, show)
+    code = _print_end(WatchResult(spectator, spectator.manifest), show, as_json=False)
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "Game over" in out and "Winner:" in out
+    assert f"{spectator.status_line()}." in out
+    assert spectator.head.hex() in out
