@@ -30,12 +30,17 @@ On this one machine the spectators' checking (every proof of every seat) compete
 seats for the same cores, which a LAN, where each spectator has a machine of its own, does
 not: ``--spectator-nice N`` runs them at a lower CPU priority to see what the seats pay
 for their links alone (their lag then grows when the cores are busy).
-All figures from one run on this machine.
+Under ``survive`` (unless ``--no-survive``), for each game the cost of the ``survive``
+option (issue 21): ``key_round`` the key round's time and bytes without and with the
+escrow (in one process), and ``loss`` a table of peer processes where one is killed for
+good: ``limit_to_decision_s`` from the absence limit to the next decision.  All figures
+from one run on this machine.
 """
 
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import os
 import statistics
@@ -50,6 +55,7 @@ from typing import Any
 from bench import help_text
 from p2p.net.loopwatch import summarize
 from p2p.table import local_table
+from p2p.table.seat import game_of
 
 GAMES = ("slave", "slajens", "slaiga", "honest-slaiga", "aight-of-spaides")
 OPTIONS = {"slave": {"games": 1}, "slajens": {"rounds": 5}}
@@ -232,6 +238,111 @@ def inprocess_game(game: str, seats: int) -> dict[str, Any]:
     return {"inprocess_s": elapsed, "inprocess_entries": entries}
 
 
+def escrow_key_round(game: str, seats: int, repeats: int = 7) -> dict[str, Any]:
+    """The key round with and without ``survive`` in one process (every seat's protocol
+    code, as :func:`inprocess_game`): seconds until every seat's record holds the joint key
+    (and, with the option, the escrow checked by every receiver; the median of
+    ``repeats`` runs, taken in turns), and the bytes signed."""
+    out: dict[str, Any] = {}
+    for survive, repeat in [(s, r) for r in range(repeats) for s in (False, True)]:
+        opts = {**OPTIONS.get(game, {}), "survive": survive}
+        table = local_table.new_table(game, seats, opts)
+        t0 = time.perf_counter()
+        took: dict[str, float] = {}
+
+        def keyed(
+            t: local_table.LocalTable,
+            survive: bool = survive,
+            took: dict[str, float] = took,
+            t0: float = t0,
+        ) -> None:
+            if "s" in took:
+                return
+            games = [game_of(r) for r in t.records]
+            if all(g is not None and g.joint is not None for g in games) and (
+                not survive or all(g.escrow_ready for g in games)  # type: ignore[union-attr]
+            ):
+                took["s"] = time.perf_counter() - t0
+                raise _KeyRoundDone
+
+        with contextlib.suppress(_KeyRoundDone):
+            local_table.run(table, on_entry=keyed)
+        size = sum(len(s.entry) + len(s.signature) for s in table.log)
+        row = out.setdefault("escrow" if survive else "plain", {"runs": [], "bytes": size})
+        row["runs"].append(took["s"])
+        if repeat == repeats - 1:
+            row["s"] = statistics.median(row.pop("runs"))
+    out["extra_s"] = out["escrow"]["s"] - out["plain"]["s"]
+    out["ratio"] = out["escrow"]["s"] / out["plain"]["s"]
+    out["extra_bytes"] = out["escrow"]["bytes"] - out["plain"]["bytes"]
+    return out
+
+
+class _KeyRoundDone(Exception):
+    pass
+
+
+def loss_game(game: str, seats: int, tmp: Path, absent_after: int = 1) -> dict[str, Any]:
+    """Peers with ``survive`` on; one joiner is killed (``SIGKILL``) once a few actions
+    are in, and never comes back.  ``limit_to_decision_s``: at the opener, from signing
+    ``absent`` (the moment its absence limit passed) to the next decision being owed
+    (the step before the next ``action`` step); ``kill_to_decision_s`` from the kill."""
+    env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK, SLAIGA_LOOPBACK_ONLY="1")
+    options = {**OPTIONS.get(game, {}), "survive": "on", "absent_after": absent_after}
+    opts = [f"--option={k}={v}" for k, v in options.items()]
+    common = ["--bot", "heuristic", "--json", "--events", "--linger", "5"]
+    opener, lines = _peer(
+        ["open", game, "--seats", str(seats), "--no-announce", "--trace-steps", *opts, *common]
+        + ["--state-dir", str(tmp / "p0")],
+        env,
+    )
+    address = None
+    deadline = time.monotonic() + 60
+    while address is None and time.monotonic() < deadline:
+        for line in list(lines):
+            if '"event": "listening"' in line:
+                address = json.loads(line)["address"]
+        time.sleep(0.02)
+    if address is None:
+        opener.kill()
+        raise RuntimeError("the opener did not listen")
+    joiners = [
+        _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)
+        for i in range(1, seats)
+    ]
+    victim = joiners[-1][0]
+    deadline = time.monotonic() + 300
+    while sum('"kind": "action"' in x for x in list(lines)) < 3:
+        if time.monotonic() > deadline or opener.poll() is not None:
+            opener.kill()
+            for p, _ in joiners:
+                p.kill()
+            raise RuntimeError("the game never got going: " + "".join(lines[-5:]))
+        time.sleep(0.01)
+    killed = time.monotonic()  # the peers' event times are this clock too
+    victim.kill()
+    victim.wait()
+    results = []
+    for proc in [opener, *(p for p, _ in joiners[:-1])]:
+        assert proc.stdout is not None
+        out = proc.stdout.read()
+        proc.wait(timeout=1800)
+        results.append(json.loads(out.strip().splitlines()[-1]))
+    events = [json.loads(x) for x in lines if x.startswith("{")]
+    named = next((e["t"] for e in events if e["event"] == "named_absent"), None)
+    steps = [(e["t"], e["kind"]) for e in events if e["event"] == "step"]
+    after = [i for i, (t, k) in enumerate(steps) if named and t >= named and k == "action"]
+    decision = steps[after[0] - 1][0] if after else None
+    heads = {r["record_head"] for r in results}
+    return {
+        "absent_after_s": absent_after,
+        "limit_to_decision_s": (decision - named) if decision and named else None,
+        "kill_to_decision_s": (decision - killed) if decision is not None else None,
+        "agree": len(heads) == 1,
+        "left": [p["name"] for p in results[0].get("left", [])],
+    }
+
+
 def _rounded(value: Any) -> Any:
     if isinstance(value, float):
         return round(value, 4)
@@ -251,6 +362,14 @@ def main(argv: list[str] | None = None) -> int:
         default="on",
         help="proofs made and checked in worker threads (on), on the event loop (off), or "
         "both: each game is played first with off, reported under 'on_loop', then with on",
+    )
+    parser.add_argument(
+        "--no-survive",
+        dest="survive",
+        action="store_false",
+        help="leave out the cost of the survive option (reported under 'survive': the "
+        "escrow's extra time in the key round, in process, and over peer processes with one "
+        "killed for good, the time from the absence limit to the next decision)",
     )
     parser.add_argument(
         "--spectators",
@@ -327,6 +446,23 @@ def main(argv: list[str] | None = None) -> int:
                 )
             if "on_loop" in r:
                 print(f"{'':18} with proofs on the event loop: {r['on_loop']}")
+    if args.survive:
+        surv: dict[str, Any] = {}
+        for game in args.games:
+            with tempfile.TemporaryDirectory(prefix="slaiga-bench-", dir=args.state_root) as tmp:
+                row = {
+                    "key_round": escrow_key_round(game, args.seats),
+                    "loss": loss_game(game, args.seats, Path(tmp)),
+                }
+            surv[game] = _rounded(row)
+            if not args.json:
+                k, loss = surv[game]["key_round"], surv[game]["loss"]
+                print(
+                    f"{game:18} survive: key round {k['plain']['s']:.3f}s -> "
+                    f"{k['escrow']['s']:.3f}s (x{k['ratio']:.2f}, +{k['extra_bytes']} bytes)"
+                    f"  absence limit to next decision {loss['limit_to_decision_s']}s"
+                )
+        report["survive"] = surv
     if args.json:
         print(json.dumps(report, sort_keys=True))
     return 0

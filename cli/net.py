@@ -328,12 +328,6 @@ def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
         options = resolve_options(spec.game_class.OPTIONS, given)
     except EngineError as exc:
         raise NodeError(str(exc)) from exc
-    if options.get("survive"):
-        # the engine's leaving rules and crypto.escrow are in; the record steps are not
-        raise NodeError(
-            "option 'survive' is not played on the LAN yet: a table cannot go on without "
-            "a player until the node escrows keys (docs/design.md, Surviving a lost player)"
-        )
     return options
 
 
@@ -457,6 +451,11 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
         _out.print(
             f"{summary['entries']} signatures and {summary['proofs']} proofs checked, no cheat"
         )
+    left = [p["name"] for p in summary.get("left", [])]
+    if left and summary.get("left_abandoned"):
+        _out.print(f"{' and '.join(left)} left the table; nobody can act for two, so it ended")
+    elif left:
+        _out.print(f"{left[0]} left the table; the game went on without them")
     _out.print(f"record: {summary['record']}")
     _out.print(f"check it yourself: {verify_command(summary['record'])}")
 

@@ -120,6 +120,9 @@ def _winner(report: VerifyReport) -> str | None:
 def lead_line(report: VerifyReport) -> str:
     """The verdict in one plain sentence, before the technical lines."""
     f = report.failure
+    if f is None and report.abandoned:
+        gone = " and ".join(_name(report, s) for s in report.absent)
+        return f"✓ Genuine: nobody cheated; {gone} left the table, so the game ended unfinished"
     if f is None and report.finished and report.is_game:
         won = _winner(report)
         return "✓ This game is genuine: nobody cheated" + (f"; {won} won" if won else "")
@@ -223,6 +226,17 @@ def _print_human(report: VerifyReport) -> None:
         )
     for c in report.caveats:
         _out.print(printable(f"caveat: {c.message}"), style="yellow", markup=False)
+    if report.absent:
+        gone = " and ".join(_who(report, s) for s in report.absent)
+        if report.abandoned:
+            why = "nobody can act for two players, so the table ended there, unfinished"
+        else:
+            why = "the game went on without them: absent, not a cheat"
+        _out.print(
+            printable(f"{gone} left the table for good (every other player signed it); {why}"),
+            style="yellow",
+            markup=False,
+        )
     for line in notice_lines(report):
         _out.print(printable(line), markup=False)
     f = report.failure

@@ -121,7 +121,19 @@ SURVIVE = OptionSpec(
 """Issue 21: a table that survives a lost player (docs/design.md, "Surviving a lost
 player"). The cost is in the help text, so `slaiga options GAME` says it plainly."""
 
-TABLE_OPTIONS: tuple[OptionSpec, ...] = (SURVIVE,)
+ABSENT_AFTER = OptionSpec(
+    "absent_after",
+    int,
+    60,
+    "with survive: seconds a player owing a step may be silent before the others may "
+    "sign that it has left for good (separate from the decision limit)",
+    minimum=1,
+    maximum=24 * 3600,
+)
+"""The absence limit (docs/design.md, "Surviving a lost player"): it is in the signed
+manifest's options, so every seat and ``slaiga verify`` read the same limit."""
+
+TABLE_OPTIONS: tuple[OptionSpec, ...] = (SURVIVE, ABSENT_AFTER)
 """Options every game has (``engine.game.Game`` appends them to each game's own). They
 change how the table runs, not the rules, so they stay out of the state hash."""
 

@@ -82,6 +82,9 @@ SLOW = {
     "tests/p2p/test_late_lies.py": (
         "whole Slaiga games until each kind of lie comes up (deals are random, so a few)"
     ),
+    "tests/p2p/test_survive.py": (
+        "whole games with every proof while a seat is lost and the others act for it"
+    ),
     "tests/p2p/test_verify_fuzz.py": "a whole Slave game, then Hypothesis verifies doctored copies",
     "tests/p2p/test_offload.py::test_our_gift_is_made_ahead_and_not_again_on_the_loop": (
         "a two-deal Slave table with every proof"

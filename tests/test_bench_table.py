@@ -27,3 +27,10 @@ def test_bench_table_reports_the_figures():
     assert len(row["loop_block_ms_max_per_peer"]) == 4
     assert all(m is not None for m in row["loop_block_ms_max_per_peer"])
     assert 0 <= row["loop_block_ms_p99"] <= row["loop_block_ms_max"]
+    # the survive option's cost: the escrow in the key round, and a peer lost for good
+    surv = json.loads(proc.stdout)["survive"]["slajens"]
+    key = surv["key_round"]
+    assert key["escrow"]["bytes"] > key["plain"]["bytes"] and key["escrow"]["s"] > 0, key
+    loss = surv["loss"]
+    assert loss["agree"] and len(loss["left"]) == 1, loss
+    assert loss["limit_to_decision_s"] is not None and loss["limit_to_decision_s"] >= 0, loss

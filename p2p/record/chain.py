@@ -25,6 +25,19 @@ replay, broken chain, equivocation, invalid move).  An entry of another table
 is checked for first and is never evidence about this one
 (:class:`p2p.errors.ForeignEntry`, blamed on nobody who signed it).
 Equivocation keeps both signed envelopes as evidence in :attr:`Record.evidence`.
+
+**The absence lane** (issue 21, ``p2p/RECORD_FORMAT.md`` §12).  Under a rule that lets
+seats leave (:class:`p2p.record.order.AbsenceRule`), a seat may sign, at the current
+step and besides the entry it owes, one *lane* entry: ``absent`` naming seats it holds
+gone, or ``present`` naming seats whose entries it holds.  The step closes *by absence*
+when every remaining seat but the named ones signed ``absent`` naming the same seats:
+its hash covers those entries alone, the named seats are out from that step on, and
+every other entry of that step is moot (ignored, nobody blamed), as is anything a
+removed seat signs from then on.  A seat that signed ``absent`` at a step does not close
+it as usual (its *lock*) until some remaining seat signed ``present`` there; one lane
+entry per seat and step (two different ones are equivocation), so a step closes either
+by absence or as usual, never both, at every honest peer and in ``slaiga verify``,
+which replays lane entries before the others of their step.
 """
 
 from __future__ import annotations
@@ -53,7 +66,7 @@ from p2p.errors import (
     RemoteProtocolError,
     Replay,
 )
-from p2p.record.order import Owed, Rule, StepView
+from p2p.record.order import ABSENT_KIND, LANE_KINDS, PRESENT_KIND, Owed, Rule, StepView
 from p2p.table.forming import Manifest, genesis_hash, open_genesis
 from p2p.wire import TABLE_ID_BYTES, Body, Entry, Genesis, Signed, decode_body, encode_body
 
@@ -113,6 +126,7 @@ class Status(enum.Enum):
     HELD = "held"  # for a future step; kept until its step is current
     DUPLICATE = "duplicate"  # we already had exactly these entry bytes; ignored
     TOO_FAR = "too_far"  # too far ahead to hold; fetch it again later
+    MOOT = "moot"  # a lane entry, or an entry of a step closed by absence: ignored, no blame
 
 
 @dataclass(frozen=True, slots=True)
@@ -189,6 +203,20 @@ class Record:
         # signature -> entry bytes of every envelope already verified and kept (accepted or
         # held): a byte-identical copy (relayed, fetched, resent) skips the Ed25519 check
         self._verified: dict[bytes, bytes] = {}
+        self._lane: dict[tuple[int, int], _Slot] = {}
+        """(round, seat) -> its lane entry (``absent`` / ``present``) for the current step."""
+        self._closed_round: dict[int, int] = {}
+        """Step closed by absence -> the lane round that closed it."""
+        self.removed: dict[int, int] = {}
+        """Slot -> the step that closed by absence naming it (it is out from there on)."""
+        self.closed_by_absence: dict[int, frozenset[int]] = {}
+        """Step -> the slots it removed."""
+        self._me: int | None = None
+        self._closing_round = 0
+        self.unanswered: dict[int, list[tuple[int, frozenset[int], int]]] = {}
+        """Step closed as usual -> the ``absent`` lane entries it held (signer, named slots,
+        round): a live peer answers them with ``present`` (p2p/table/session.py) and pops
+        them."""
 
     # -- queries --------------------------------------------------------
 
@@ -244,6 +272,41 @@ class Record:
         """Whether these very envelope bytes joined the record (accepted, not just held)."""
         return self._verified.get(signed.signature) == signed.entry
 
+    def pending_seats(self) -> frozenset[int]:
+        """Seats whose entry for the current step we hold."""
+        return frozenset(self._pending)
+
+    def lane_named(self, round_: int) -> list[tuple[int, frozenset[int], str]]:
+        """The current step's lane entries of ``round_``: (signer, named slots, kind)."""
+        return [
+            (seat, frozenset(s.entry.body.seats), s.entry.kind)  # type: ignore[attr-defined]
+            for (r, seat), s in sorted(self._lane.items())
+            if r == round_
+        ]
+
+    def lane_round(self) -> int:
+        """The lane round seats sign in now: the first that is not dead (p2p/RECORD_FORMAT.md
+        §12: a round is dead once no set of its ``absent`` entries can still complete)."""
+        r = 0
+        while self._round_dead(r):
+            r += 1
+        return r
+
+    def signed_lane(self, seat: int, round_: int) -> bool:
+        return (round_, seat) in self._lane
+
+    def sign_past_lane(self, key: IdentityKey, seat: int, step: int, body: Body) -> Signed | None:
+        """Sign a lane entry for a step that closed as usual (``present``, answering an
+        ``absent`` that came after we closed it): moot here, it frees the seat that
+        signed ``absent`` there.  ``None`` if that step is not such a step."""
+        if not 0 < step < self.step or step in self.closed_by_absence:
+            return None
+        if body.TAG != PRESENT_KIND or key.public != self.keys[seat]:
+            return None
+        entry = Entry(self.table_id, seat, step, self.hashes[step - 1], body)
+        raw = encode_body(entry)
+        return Signed(raw, key.sign(entry_signing_input(raw)))
+
     def held_count(self) -> int:
         return self._held_count
 
@@ -262,7 +325,10 @@ class Record:
         """
         if not 0 <= seat < len(self.keys) or key.public != self.keys[seat]:
             raise LocalProtocolError(f"key {key.fingerprint} is not seat {seat}'s identity")
+        self._me = seat
         kinds = self.owes(seat)
+        if body.TAG in LANE_KINDS and seat not in self.removed:
+            kinds = kinds | LANE_KINDS
         if body.TAG not in kinds:
             raise LocalProtocolError(
                 f"seat {seat} may not send {body.TAG!r} at step {self.step}"
@@ -359,6 +425,22 @@ class Record:
         slot = _Slot(entry, signed)
         if step == 0:
             raise OutOfTurn(entry.seat, "step 0 is the genesis", (signed.entry,))
+        gone_at = self.removed.get(entry.seat)
+        if gone_at is not None and step >= gone_at:
+            return Offer(Status.MOOT)  # a seat that is out: what it says now is no turn
+        if step < self.step and (entry.kind in LANE_KINDS or step in self.closed_by_absence):
+            prior = self.steps[step].get(entry.seat) if step in self.closed_by_absence else None
+            if prior is not None and prior.signed.entry == signed.entry:
+                return Offer(Status.DUPLICATE)
+            if (
+                prior is not None
+                and entry.kind in LANE_KINDS
+                and entry.body.round == self._closed_round.get(step)  # type: ignore[attr-defined]
+            ):
+                return self._same_or_equivocation(prior, slot)  # two lane entries: raises
+            # a lane entry of a step that closed as usual, or any other entry of a step that
+            # closed by absence: it changes nothing, and blames nobody
+            return Offer(Status.MOOT)
         if step < self.step:
             prior = self.steps[step].get(entry.seat)
             if prior is None:
@@ -391,8 +473,8 @@ class Record:
         completed: list[StepView] = []
         cheats: list[CheatDetected] = []
         refused: list[tuple[CheatDetected, Signed]] = []
-        while self._owed is not None and self._owed.seats == self._pending.keys():
-            completed.append(self._complete())
+        while (how := self._closing()) is not None:
+            completed.append(self._complete() if how is True else self._complete_absent(how))
             if self.failure is not None:
                 break
             if self.verdict is not None:
@@ -438,8 +520,13 @@ class Record:
             # fork's), so it is no evidence: not held
             return Offer(Status.TOO_FAR)
         at = self._held.get(step, {})
-        if seat in at:
-            return self._same_or_equivocation(at[seat], slot)
+        key = (  # a lane entry beside the owed one, one per lane round
+            seat + 256 * (1 + slot.entry.body.round)  # type: ignore[attr-defined]
+            if slot.entry.kind in LANE_KINDS
+            else seat
+        )
+        if key in at:
+            return self._same_or_equivocation(at[key], slot)
         size = _slot_bytes(slot)
         count, held = self._held_by_seat.get(seat, (0, 0))
         if (
@@ -449,7 +536,7 @@ class Record:
             or held + size > MAX_HELD_BYTES_PER_SEAT
         ):
             return Offer(Status.TOO_FAR)
-        self._held.setdefault(step, {})[seat] = slot
+        self._held.setdefault(step, {})[key] = slot
         self._held_by_seat[seat] = (count + 1, held + size)
         self._held_count += 1
         self._held_bytes += size
@@ -458,7 +545,8 @@ class Record:
     def _release(self) -> list[_Slot]:
         at = self._held.pop(self.step, {})
         self._held_count -= len(at)
-        for seat, slot in at.items():
+        for slot in at.values():
+            seat = slot.entry.seat
             size = _slot_bytes(slot)
             count, held = self._held_by_seat[seat]
             if count == 1:
@@ -468,11 +556,102 @@ class Record:
             self._held_bytes -= size
         return [at[s] for s in sorted(at)]
 
+    def _closing(self) -> bool | frozenset[int] | None:
+        """How the current step closes now: ``True`` as usual, the named slots by
+        absence, ``None`` not yet."""
+        if self._owed is None:
+            return None
+        named = self._absence_named()
+        if named is not None:
+            return named
+        if self._owed.seats != self._pending.keys():
+            return None
+        # our lock: we signed that seats are gone in a lane round that can still complete;
+        # we close as usual only once it cannot (a remaining seat signed something else in
+        # it: ``present``, or ``absent`` naming other seats)
+        # a record with no seat of its own (a spectator, a verifier) waits for every round
+        # that can still complete: it follows the seats, whichever way the step closes
+        me = self._me
+        for (r, seat), slot in self._lane.items():
+            mine = me is None or seat == me
+            if mine and slot.entry.kind == ABSENT_KIND and not self._round_dead(r):
+                return None
+        return True
+
+    def _remaining(self, named: frozenset[int]) -> list[int]:
+        return [s for s in range(len(self.keys)) if s not in self.removed and s not in named]
+
+    def _round_sets(self, r: int) -> list[frozenset[int]]:
+        return sorted(
+            {
+                frozenset(s.entry.body.seats)  # type: ignore[attr-defined]
+                for (rr, _), s in self._lane.items()
+                if rr == r and s.entry.kind == ABSENT_KIND
+            },
+            key=sorted,
+        )
+
+    def _can_complete(self, r: int, named: frozenset[int]) -> bool | None:
+        """``True`` if round ``r`` completes with ``named``, ``False`` if it never can,
+        ``None`` if it still may."""
+        missing = False
+        for s in self._remaining(named):
+            got = self._lane.get((r, s))
+            if got is None:
+                missing = True
+            elif got.entry.kind != ABSENT_KIND or frozenset(got.entry.body.seats) != named:
+                return False
+        return None if missing else True
+
+    def _round_dead(self, r: int) -> bool:
+        """No set named in round ``r`` can complete any more (a round with no ``absent``
+        entry is dead once it holds any lane entry, and open while it holds none)."""
+        if not any(rr == r for rr, _ in self._lane):
+            return False
+        return all(self._can_complete(r, named) is False for named in self._round_sets(r))
+
+    def _absence_named(self) -> frozenset[int] | None:
+        """The slots named gone at the current step by every other remaining seat (in one
+        lane round, under one set)."""
+        for r in sorted({rr for rr, _ in self._lane}):
+            for named in self._round_sets(r):
+                if self._can_complete(r, named) is True:
+                    self._closing_round = r
+                    return named
+        return None
+
+    def _take_lane(self, slot: _Slot) -> Accepted | None:
+        """A lane entry for the current step (already chained to our head)."""
+        entry, signed = slot.entry, slot.signed
+        seat = entry.seat
+        key = (entry.body.round, seat)  # type: ignore[attr-defined]
+        prior = self._lane.get(key)
+        if prior is not None:
+            self._same_or_equivocation(prior, slot)  # raises unless identical
+            return None
+        check = getattr(self.rule, "check_absent", None)
+        if check is None:
+            raise OutOfTurn(
+                seat,
+                f"sent {entry.kind!r} at step {entry.step}: nobody can leave this table",
+                (signed.entry,),
+            )
+        check(seat, frozenset(entry.body.seats), entry.kind)
+        self._lane[key] = slot
+        self._verified[signed.signature] = signed.entry
+        return Accepted(entry.step, seat, entry, signed)
+
     def _take(self, slot: _Slot) -> Accepted | None:
         """Add an authenticated entry for the current step; ``None`` if a duplicate."""
         entry, signed = slot.entry, slot.signed
         seat = entry.seat
-        prior = self._pending.get(seat) or self._broken.get(seat)
+        if seat in self.removed:
+            return None  # held from before its removal: moot
+        prior = (
+            self._lane.get((entry.body.round, seat))  # type: ignore[attr-defined]
+            if entry.kind in LANE_KINDS
+            else self._pending.get(seat) or self._broken.get(seat)
+        )
         if prior is not None:
             self._same_or_equivocation(prior, slot)  # raises unless identical
             return None
@@ -489,13 +668,16 @@ class Record:
                 )
             # kept (one per seat and step): an honest seat that saw another fork never signs
             # a second entry for this step, so if this seat does, the two are equivocation
-            self._broken.setdefault(seat, slot)
+            if entry.kind not in LANE_KINDS:
+                self._broken.setdefault(seat, slot)
             raise BrokenChain(
                 seat, f"entry for step {entry.step} chains to an unknown hash", (signed.entry,)
             )
         owed = self._owed
         if owed is None:
             raise OutOfTurn(seat, f"step {entry.step} after the protocol finished", (signed.entry,))
+        if entry.kind in LANE_KINDS:
+            return self._take_lane(slot)
         kinds = owed.wants.get(seat)
         if kinds is None:
             raise OutOfTurn(
@@ -522,18 +704,50 @@ class Record:
         self._verified[signed.signature] = signed.entry
         return Accepted(entry.step, seat, entry, signed)
 
-    def _complete(self) -> StepView:
+    def _complete_absent(self, named: frozenset[int]) -> StepView:
+        """Close the current step by absence: its hash covers the ``absent`` entries."""
         number = self.step
-        contributions = {s: self._pending[s].signed.entry for s in self._pending}
+        r = self._closing_round
+        lane = {
+            seat: slot
+            for (rr, seat), slot in self._lane.items()
+            if rr == r and slot.entry.kind == ABSENT_KIND
+        }
+        self._closed_round[number] = r
+        for s in named:
+            self.removed[s] = number
+        self.closed_by_absence[number] = named
+        return self._complete(lane, named)
+
+    def _complete(
+        self, slots: dict[int, _Slot] | None = None, named: frozenset[int] | None = None
+    ) -> StepView:
+        number = self.step
+        slots = self._pending if slots is None else slots
+        contributions = {s: slots[s].signed.entry for s in slots}
         h = step_hash(number, self.head, contributions)
-        view = StepView(number, h, tuple(self._pending[s].entry for s in sorted(self._pending)))
-        self.steps.append(dict(sorted(self._pending.items())))
+        view = StepView(number, h, tuple(slots[s].entry for s in sorted(slots)))
+        self.steps.append(dict(sorted(slots.items())))
         self.hashes.append(h)
         self._hash_index[h] = number
+        if named is None:
+            absent = [
+                (seat, frozenset(s.entry.body.seats), r)  # type: ignore[attr-defined]
+                for (r, seat), s in sorted(self._lane.items())
+                if s.entry.kind == ABSENT_KIND
+            ]
+            mine = {r for r, seat in self._lane if seat == self._me}
+            absent = [a for a in absent if a[2] not in mine]  # a round we spoke in: done
+            if absent:
+                self.unanswered[number] = absent
         self._pending = {}
         self._broken = {}
+        self._lane = {}
         try:
-            self.rule.advance(view)
+            if named is None:
+                self.rule.advance(view)
+            else:
+                self.rule.advance_absent(view, named)  # type: ignore[attr-defined]
         except CheatDetected as exc:
             # the completed step stays in the record; the evidence is the culprit's own
             # signed entry at the step where it deviated (a lie shown by a later reveal

@@ -25,7 +25,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
-from typing import Protocol
+from typing import Protocol, runtime_checkable
 
 from p2p.wire import Body, Entry
 
@@ -65,6 +65,31 @@ class StepView:
 
     def by_seat(self) -> dict[int, Body]:
         return {e.seat: e.body for e in self.entries}
+
+
+ABSENT_KIND = "absent"
+"""A seat's signed statement that the seats it names are gone (issue 21): the step
+closes *by absence* once every other remaining seat signed the same one."""
+PRESENT_KIND = "present"
+"""A seat's signed statement that it holds the named seats' entries for the step, so it
+will never sign ``absent`` for them there: the step can only close as usual."""
+LANE_KINDS = frozenset({ABSENT_KIND, PRESENT_KIND})
+"""The *absence lane*: entries a seat may sign at a step besides the one it owes (at most
+one lane entry per seat and step); see :class:`p2p.record.chain.Record`."""
+
+
+@runtime_checkable
+class AbsenceRule(Protocol):
+    """A rule under which seats can leave for good (a table with ``survive`` on)."""
+
+    def check_absent(self, seat: int, named: frozenset[int], kind: str) -> None:
+        """Raise a ``CheatDetected`` naming ``seat`` unless it may sign a lane entry of
+        ``kind`` naming ``named`` at the current step."""
+        ...
+
+    def advance_absent(self, step: StepView, named: frozenset[int]) -> None:
+        """The current step closed by absence: the ``named`` slots are gone."""
+        ...
 
 
 class Rule(Protocol):

@@ -50,6 +50,7 @@ from p2p.errors import (
     UnreadableRecord,
 )
 from p2p.record.chain import Record, Status
+from p2p.record.order import LANE_KINDS
 from p2p.record.store import MAGIC, MAGIC_V1, load
 from p2p.table.endvote import tally
 from p2p.table.forming import FormingRule, Manifest, table_rule
@@ -206,6 +207,10 @@ class VerifyReport:
     ended_by_vote: int | None = None
     """The vanished slot every other seat validly voted to end the table for."""
     caveats: tuple[CaveatInfo, ...] = ()
+    absent: tuple[int, ...] = ()
+    """Slots that left for good (a step closed by absence named them): absent, no cheat."""
+    abandoned: bool = False
+    """Two seats left: nobody can act for both, and the table ended there, unfinished."""
     """Checks only one seat made (listed whether or not the record verifies)."""
     notices: tuple[NoticeInfo, ...] = ()
     """The valid signed notices that a player left (a bot played on) or is back."""
@@ -271,6 +276,11 @@ class VerifyReport:
                 if self.ended_by_vote is not None
                 else None
             ),
+            "absent": [
+                {"seat": self.engine_seat(s), "slot": s, "name": self.seat_name(s)}
+                for s in self.absent
+            ],
+            "abandoned": self.abandoned,
             "caveats": [
                 {
                     "kind": c.kind,
@@ -654,7 +664,17 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         assert isinstance(entry, Entry)
         envelopes.append((env, entry))
     frames = {env.entry: env.frame for env, _ in reversed(envelopes)}  # first frame wins
-    canonical = sorted(envelopes, key=lambda pair: (pair[1].step, pair[1].seat, pair[0].frame))
+    # within a step, the absence lane first (p2p/RECORD_FORMAT.md §12): a step that a full
+    # set of ``absent`` entries closed is closed by absence, whatever else the file holds
+    canonical = sorted(
+        envelopes,
+        key=lambda pair: (
+            pair[1].step,
+            pair[1].kind not in LANE_KINDS,
+            pair[1].seat,
+            pair[0].frame,
+        ),
+    )
 
     failure: Failure | None = None
     duplicates = unchained = 0
@@ -756,6 +776,8 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         ended_by_vote=ended_by_vote,
         caveats=caveats,
         proofs=game.proofs_checked if game is not None else 0,
+        absent=tuple(sorted(record.removed)),
+        abandoned=bool(game is not None and game.abandoned),
         notices=tuple(NoticeInfo(n.seat, n.number, n.step, n.back) for n in good_notices),
         **base,
     )

@@ -291,6 +291,56 @@ class Vanished(NodeEvent):
     gives_up_in: float
 
 
+@_event("named_absent", "we signed that {names} left the table for good (silent {silent_for:.0f}s)")
+@dataclass(frozen=True, slots=True)
+class NamedAbsent(NodeEvent):
+    """We signed ``absent`` naming these slots: silent past the table's absence limit
+    (option ``absent_after``).  Once every other remaining seat signed the same, they are out."""
+
+    names: str
+    slots: tuple[int, ...]
+    step: int
+    silent_for: float
+
+
+@_event("seat_removed", "{name} has left the table; the game goes on without {name}")
+@dataclass(frozen=True, slots=True)
+class SeatRemoved(NodeEvent):
+    """Every remaining seat signed that ``name`` is gone: its seat is out from ``step``
+    on, the others act for it together (its reveal tokens) and its game's leaving rule
+    applies.  Absent, never a cheat."""
+
+    name: str
+    seat: int | None
+    slot: int
+    step: int
+
+
+@_event(
+    "left_abandoned",
+    "{names} have left the table; nobody can act for two players, so the table ends here",
+)
+@dataclass(frozen=True, slots=True)
+class LeftAbandoned(NodeEvent):
+    """Two seats are gone: the escrow (threshold n - 1) cannot act for both, so the
+    table ends, unfinished, naming them (absent, not cheats)."""
+
+    names: str
+    slots: tuple[int, ...]
+    step: int
+
+
+@_event(
+    "removed",
+    "our seat was removed at step {step} (we were silent too long); we follow the rest of the game as a spectator",
+)
+@dataclass(frozen=True, slots=True)
+class Removed(NodeEvent):
+    """The other seats signed that we were gone: we sign nothing more and follow."""
+
+    step: int
+
+
 @_event("vote_cast", "{voter} voted to end the table without {name} (step {step})")
 @dataclass(frozen=True, slots=True)
 class VoteCast(NodeEvent):

@@ -31,7 +31,7 @@ from typing import Annotated
 from crypto.commit import JointStream, check_commitment, commit
 from crypto.errors import CommitmentMismatch, CryptoError
 from crypto.identity import IdentityKey, verify_signature
-from p2p.errors import ForgedSignature, InvalidGenesis, InvalidMove, LocalProtocolError
+from p2p.errors import ForgedSignature, InvalidGenesis, InvalidMove, LocalProtocolError, OutOfTurn
 from p2p.record.order import Owed, Rule, StepView
 from p2p.table.demo import DemoProtocol  # noqa: F401 - registers the "demo" manifest protocol
 from p2p.wire import (
@@ -324,3 +324,13 @@ class FormingRule:
                 self.next_rule = self.then(self.manifest, self.seat_order)
         elif self.next_rule is not None:
             self.next_rule.advance(step)
+
+    def check_absent(self, seat: int, named: frozenset[int], kind: str) -> None:
+        """The absence lane (issue 21) belongs to the protocol after the seat order."""
+        check = getattr(self.next_rule, "check_absent", None)
+        if self.phase != "done" or check is None:
+            raise OutOfTurn(seat, f"sent {kind!r}: nobody can leave this table now")
+        check(seat, named, kind)
+
+    def advance_absent(self, step: StepView, named: frozenset[int]) -> None:
+        self.next_rule.advance_absent(step, named)  # type: ignore[union-attr]

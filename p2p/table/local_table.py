@@ -127,21 +127,33 @@ def run(
     max_entries: int = 200_000,
     make_player: Callable[[int, int], BotPlayer | None] | None = None,
     on_entry: Callable[[LocalTable], None] | None = None,
+    lost: Mapping[int, int] | None = None,
+    name_absent: bool = True,
 ) -> LocalTable:
     """Play until every record is finished (or a cheat ends it); raise on a stuck table.
 
     ``make_player(slot, engine_seat)`` may supply a seat's player (``None``: a ``bot``);
-    ``on_entry(table)`` is called after each entry reached every seat (tests)."""
+    ``on_entry(table)`` is called after each entry reached every seat (tests).
+    ``lost`` maps a slot to the number of entries the table signs before that seat goes
+    silent for good; when nobody else can move, every other seat still at the table
+    signs ``absent`` naming the silent seats (the absence limit, with no clock)."""
     spec = registry.get(table.records[0].manifest.game)
     n = len(table.drivers)
+    lost = dict(lost or {})
+    silent: set[int] = set()
+    voted: set[tuple[int, int, int]] = set()
     for _ in range(max_entries):
         for r in table.records:
             if r.failure is not None:
                 raise r.failure  # our own code failed folding a step (its cause attached)
-        if all(r.finished for r in table.records):
+        live = [d for d in table.drivers if d.slot not in silent]
+        if all(d.record.finished for d in live):
             return table
+        silent |= {s for s, after in lost.items() if len(table.log) >= after}
         moved = False
         for d in table.drivers:
+            if d.slot in silent or d.slot in d.record.removed:
+                continue
 
             def choose(engine: Any, seat: int, d: SeatDriver = d) -> Any:
                 player = table.players.get(d.slot)
@@ -160,7 +172,7 @@ def run(
             table.log.append(signed)
             table.cheats.extend(offer.cheats)
             for other in table.drivers:
-                if other is d:
+                if other is d or other.slot in silent:
                     continue
                 try:
                     got = other.record.offer(signed)
@@ -178,7 +190,39 @@ def run(
                 on_entry(table)
         if table.cheats:
             return table
+        if not moved and silent and name_absent:
+            moved = _name_absent(table, silent, voted)
         if not moved:
             owed = table.records[0].owed
             raise LocalProtocolError(f"table stuck at step {table.records[0].step}: {owed}")
     raise LocalProtocolError(f"no end after {max_entries} entries ({n} seats)")
+
+
+def _name_absent(table: LocalTable, silent: set[int], voted: set[tuple[int, int, int]]) -> bool:
+    """Every seat still at the table signs ``absent`` naming the silent seats that are
+    not out yet (once per step); ``True`` if any did."""
+    from p2p.table.game_rule.survive import AbsentBody
+
+    moved = False
+    for d in table.drivers:
+        r = d.record.lane_round()
+        if d.slot in silent or d.record.finished or (d.slot, d.record.step, r) in voted:
+            continue
+        named = tuple(sorted(s for s in silent if s not in d.record.removed))
+        if not named:
+            continue
+        voted.add((d.slot, d.record.step, r))
+        offer = d.sign(AbsentBody(named, r))
+        signed = offer.accepted[0].signed
+        table.log.append(signed)
+        for other in table.drivers:
+            if other is d or other.slot in silent:
+                continue
+            try:
+                got = other.record.offer(signed)
+            except CheatDetected as exc:
+                table.cheats.append(exc)
+                continue
+            table.cheats.extend(got.cheats)
+        moved = True
+    return moved

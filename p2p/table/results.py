@@ -47,6 +47,10 @@ class TableResult:
     """The game's agreed result once played (``GameRule.result``), engine seats."""
     entries: int = 0
     proofs: int = 0
+    left: list[int] = field(default_factory=list)
+    """Slots that left for good (the absence lane removed them): absent, not cheats."""
+    left_abandoned: bool = False
+    """Two seats left: the table ended there, unfinished, naming both."""
 
     @property
     def names(self) -> list[str]:
@@ -96,6 +100,9 @@ class TableResult:
             "finished": bool(self.game) and self.convicted is None and self.absent is None,
             "entries": self.entries,
             "proofs": self.proofs,
+            "left": [self.player(s) for s in self.left],
+            "left_abandoned": self.left_abandoned,
+            "removed_me": self.my_seat in self.left,
         }
         if self.convicted is not None:
             out["cheat"] = {"kind": self.convicted.kind, "reason": self.convicted.reason}
@@ -139,4 +146,7 @@ class TableResult:
             out["absent"] = self.player(self.absent)
         if self.ended_by_vote is not None:
             out["ended_by_vote"] = self.player(self.ended_by_vote)
+        if self.left:
+            out["left"] = [self.player(s) for s in self.left]
+            out["left_abandoned"] = self.left_abandoned
         return out

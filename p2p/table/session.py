@@ -36,6 +36,7 @@ claims compared entry by entry, and the linger after the end.
 
 from __future__ import annotations
 
+import contextlib
 import math
 from dataclasses import dataclass
 from pathlib import Path
@@ -50,11 +51,13 @@ from p2p.errors import (
     CheatDetected,
     Equivocation,
     ForgedSignature,
+    LocalProtocolError,
     NodeError,
     RemoteProtocolError,
     TableAbandoned,
 )
 from p2p.record.chain import Offer, Record, Status
+from p2p.record.order import ABSENT_KIND
 from p2p.table.effects import (
     AskEnd,
     Broadcast,
@@ -87,15 +90,19 @@ from p2p.table.events import (
     FalseHead,
     Forked,
     HeadClaimed,
+    LeftAbandoned,
     LingerTimeout,
+    NamedAbsent,
     NoticeRefused,
     RecordFinished,
     Refetching,
+    Removed,
     SeatBack,
     SeatDown,
     SeatFinished,
     SeatLeft,
     SeatRecovered,
+    SeatRemoved,
     SeatStalled,
     SeatUp,
     StepDone,
@@ -105,6 +112,7 @@ from p2p.table.events import (
 )
 from p2p.table.forming import FormingRule, Manifest
 from p2p.table.game_rule import GameProtocol, SeatList, decide_limits
+from p2p.table.game_rule.survive import AbsentBody, PresentBody
 from p2p.table.notice import MAX_NOTICES, Notices, sign_notice
 from p2p.table.results import CheatReport, TableResult
 from p2p.table.seat import game_of
@@ -265,6 +273,11 @@ class TableSession:
         self.monitor = SilenceMonitor.from_manifest(self.manifest)
         self._machine_limits = (self.monitor.stall_after, self.monitor.max_wait)
         self._decide_limits = decide_limits(self.manifest) or self._machine_limits
+        self.absent_after = float(dict(self.manifest.options).get("absent_after", 60))
+        """The table's absence limit (seconds), from the signed manifest's options."""
+        self._lane_signed: set[tuple[int, int]] = set()
+        """(past step, lane round) for which we signed ``present`` (closed as usual here)."""
+        self._told_left: set[int] = set()
         self._ended_at: float | None = None
         self._announced_finish = False
         self._linger_until: float | None = None
@@ -320,6 +333,8 @@ class TableSession:
             aborted=self.aborted,
             absent=self.absent,
             ended_by_vote=self.ended_by_vote,
+            left=sorted(self.record.removed),
+            left_abandoned=bool(game is not None and game.abandoned),
         )
 
     # -- events: links ---------------------------------------------------
@@ -388,6 +403,7 @@ class TableSession:
             self.out.append(Trace("accepted", accepted.step, self.my_seat))
         self.out.append(SendOwn(body.TAG, accepted))
         self._after_offer(offer, via=None, skip_first=True)
+        self._answer_closed()
         return self.drain()
 
     def offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> list[Effect]:
@@ -419,7 +435,173 @@ class TableSession:
                 for cheat in offer.cheats:
                     self._on_cheat(cheat, via)
                 self._stop_if_fold_failed()
+        elif offer.status is Status.MOOT and persist:
+            self._moot_absent(signed)
+        if persist:
+            self._lane_answer()
+        self._answer_closed()
+        self._tell_left()
         return self.drain()
+
+    # -- a seat that left for good (issue 21; p2p/RECORD_FORMAT.md §12) ---------
+
+    def _survives(self) -> bool:
+        game = game_of(self.record)
+        return game is not None and game.survive and game.escrow_ready
+
+    def _sign_lane(self, body: wire.Body) -> None:
+        # if our record refuses it (our judgment was wrong), nothing was signed: a lane
+        # entry is never worth stopping the table for
+        with contextlib.suppress(LocalProtocolError):
+            self.out.extend(self.own(body))
+
+    def _lane_answer(self) -> None:
+        """Sign ``present`` in the current lane round if some seat named gone seats whose
+        entries we hold here (so that round can never complete, and the seats that signed
+        ``absent`` in it stop waiting; the next round names only the seats still silent)."""
+        rec = self.record
+        if not self._survives() or rec.finished:
+            return
+        if self.my_seat in rec.removed or self.my_vote is not None:
+            return
+        r = rec.lane_round()
+        if rec.signed_lane(self.my_seat, r):
+            return
+        held = rec.pending_seats() - {self.my_seat}  # we never name ourselves
+        for _, named, kind in rec.lane_named(r):
+            if kind == ABSENT_KIND and named & held:
+                self._sign_lane(PresentBody(tuple(sorted(named & held)), r))
+                return
+
+    def _answer_closed(self) -> None:
+        """``absent`` entries of steps we closed as usual (the named seat's entry reached
+        us after them): answer each with ``present`` for that step and round, so the seats
+        that signed them, who wait in their lock, close those steps as we did."""
+        rec = self.record
+        while rec.unanswered:
+            step, absent = rec.unanswered.popitem()
+            if self.my_seat in rec.removed or not self._survives():
+                continue
+            for signer, named, round_ in absent:
+                if signer == self.my_seat or (step, round_) in self._lane_signed:
+                    continue
+                others = named - {self.my_seat}  # we never name ourselves
+                if not others:
+                    continue
+                body = PresentBody(tuple(sorted(others)), round_)
+                past = rec.sign_past_lane(self.identity, self.my_seat, step, body)
+                if past is not None:
+                    self._lane_signed.add((step, round_))
+                    self.out.append(Persist(past, sync=True))
+                    self.out.append(Broadcast(past, frozenset()))
+
+    def _moot_absent(self, signed: wire.Signed) -> None:
+        """An ``absent`` for a step that closed as usual here: say ``present`` for it,
+        so the seat that signed it (and waits) closes that step as we did."""
+        rec = self.record
+        try:
+            entry = wire.decode_body(signed.entry, wire.Entry)
+        except RemoteProtocolError:
+            return
+        step = entry.step  # type: ignore[attr-defined]
+        if entry.kind != ABSENT_KIND or step in rec.closed_by_absence:  # type: ignore[attr-defined]
+            return
+        round_ = entry.body.round  # type: ignore[attr-defined]
+        if (step, round_) in self._lane_signed or self.my_seat in rec.removed:
+            return
+        if not self._survives():
+            return
+        seats = entry.body.seats  # type: ignore[attr-defined]
+        named = tuple(s for s in sorted(seats) if s != self.my_seat)  # never ourselves
+        if not named:
+            return
+        past = rec.sign_past_lane(self.identity, self.my_seat, step, PresentBody(named, round_))
+        if past is not None:
+            self._lane_signed.add((step, round_))
+            self.out.append(Persist(past, sync=True))
+            self.out.append(Broadcast(past, frozenset()))
+
+    def _absence(self, now: float) -> float | None:
+        """Sign ``absent`` once the seats owing the step have been silent past the
+        table's absence limit; returns when to look again."""
+        rec, monitor = self.record, self.monitor
+        if not self._survives() or rec.finished:
+            return None
+        if self.my_seat in rec.removed or self.my_vote is not None:
+            return None
+        r = rec.lane_round()
+        if rec.signed_lane(self.my_seat, r):
+            return None
+        silent, wake = [], None
+        game = game_of(rec)
+        deciding = game is not None and game.waits_for_decision()
+        for slot in sorted(rec.waiting_on()):
+            quiet = monitor.silent_for(slot, now) or 0.0
+            if deciding:
+                # a person may think longer than the limit: only a seat no one holds a link
+                # to (its machine is gone) is named while it owes a decision
+                since = self.unlinked_since.get(slot)
+                quiet = min(quiet, now - since) if since is not None else 0.0
+            if quiet >= self.absent_after:
+                silent.append((slot, quiet))
+            else:
+                at = now + self.absent_after - quiet
+                wake = at if wake is None else min(wake, at)
+        if not silent:
+            return wake
+        # the seats owing this step that are silent past the limit, and any other seat no
+        # one has held a link to for that long (two machines gone at once: the table then
+        # ends, naming both).  Every remaining seat sees the same owing seats, so they name
+        # the same set unless one holds an entry the others lack, or sees the links
+        # otherwise: it then signs ``present`` or another set, that round is dead, and the
+        # next names the seats still silent
+        named = {slot for slot, _ in silent}
+        for slot, since in self.unlinked_since.items():
+            if slot == self.my_seat or slot in rec.removed:
+                continue
+            if now - since < self.absent_after:
+                # a machine that went at the same time is named with it, or not at all:
+                # wait until it is back or as long gone (one round, one set)
+                return since + self.absent_after
+            named.add(slot)
+        slots = tuple(sorted(named))
+        step = rec.step
+        self._sign_lane(AbsentBody(slots, r))
+        self.out.append(
+            NamedAbsent(
+                names=", ".join(self.who(s)["name"] for s in slots),
+                slots=slots,
+                step=step,
+                silent_for=round(max(q for _, q in silent), 1),
+            )
+        )
+        return None
+
+    def _tell_left(self) -> None:
+        rec = self.record
+        new = [s for s in sorted(rec.removed) if s not in self._told_left]
+        if not new:
+            return
+        self._told_left.update(new)
+        game = game_of(rec)
+        step = rec.removed[new[0]]
+        if self.my_seat in new:
+            self.out.append(Removed(step=step))
+            self.out.append(Tell(Removed(step=step).describe()))
+        if game is not None and game.abandoned:
+            slots = tuple(sorted(rec.removed))
+            ev = LeftAbandoned(
+                names=" and ".join(self.who(s)["name"] for s in slots), slots=slots, step=step
+            )
+            self.out.append(ev)
+            self.out.append(Tell(ev.describe()))
+            return
+        for s in new:
+            if s == self.my_seat:
+                continue
+            ev = SeatRemoved(**self.who(s), step=step)
+            self.out.append(ev)
+            self.out.append(Tell(ev.describe()))
 
     def _after_offer(self, offer: Offer, via: int | None, skip_first: bool = False) -> None:
         for i, acc in enumerate(offer.accepted):
@@ -693,6 +875,9 @@ class TableSession:
         )
         events = self._silence(now, connected)
         vanish_check = self._tell_vanished(now, linked)
+        absence_check = self._absence(now)
+        if absence_check is not None:
+            vanish_check = min(vanish_check or absence_check, absence_check)
         for ev in events:
             if isinstance(ev, Stalled):
                 self.stalls.append(ev)
@@ -711,6 +896,8 @@ class TableSession:
                 self.recoveries.append(ev)
                 self.out.append(SeatRecovered(**self.who(ev.seat)))
         if rec.finished:
+            # a seat that left for good is waited for too: its machine may come back and
+            # follow to the end (it fetches what it missed from us)
             others = self.manifest.n_seats - 1
             if not self._announced_finish:
                 self._announced_finish = True

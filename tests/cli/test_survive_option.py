@@ -1,5 +1,5 @@
 """The `survive` table option (issue 21): listed for every game with what it costs, and
-refused by `slaiga open` until the node plays it."""
+checked by `slaiga open` and `slaiga play` alike."""
 
 from __future__ import annotations
 
@@ -36,20 +36,24 @@ def test_slaiga_options_lists_survive_with_its_cost(game, capsys):
     assert "survive" in capsys.readouterr().out
 
 
-def test_open_refuses_survive_until_the_node_plays_it():
+def test_open_takes_survive_with_three_seats_or_more():
     assert table_options("slave", 4, [])["survive"] is False
-    with pytest.raises(NodeError, match="not played on the LAN yet"):
-        table_options("slave", 4, ["survive=on"])
+    opts = table_options("slave", 4, ["survive=on", "absent_after=5"])
+    assert opts["survive"] is True and opts["absent_after"] == 5
     with pytest.raises(NodeError, match="at least 3 players"):
         table_options("slajens", 2, ["survive=on"])
 
 
-def test_play_refuses_survive_at_a_table_of_peers_as_open_does(tmp_path, capsys):
-    """`slaiga play` once signed survive=on into a table of peers that cannot play it."""
-    code = main(["play", "slave", "--option", "survive=on", "--state-dir", str(tmp_path / "s")])
+def test_play_checks_a_table_of_peers_options_as_open_does(tmp_path, capsys):
+    """`slaiga play` once signed options into a table of peers that `open` refuses;
+    it checks them the same way (survive needs three players) before opening anything."""
+    state = tmp_path / "s"
+    code = main(
+        ["play", "slajens", "--seats", "2", "--option", "survive=on", "--state-dir", str(state)]
+    )
     assert code == 2
-    assert "not played on the LAN yet" in capsys.readouterr().err
-    assert not (tmp_path / "s" / "tables").exists()  # no table was opened
+    assert "at least 3 players" in capsys.readouterr().err
+    assert not (state / "tables").exists()  # no table was opened
 
 
 def test_an_option_value_like_markup_is_said_back_not_a_traceback(capsys):

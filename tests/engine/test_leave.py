@@ -179,11 +179,13 @@ def test_nobody_leaving_keeps_the_state_hash_format():
 
 
 def test_the_survive_option_needs_three_seats():
-    assert [o.name for o in TABLE_OPTIONS] == ["survive"]
+    assert [o.name for o in TABLE_OPTIONS] == ["survive", "absent_after"]
+    k = len(TABLE_OPTIONS)
     for name in registry.names():
         cls = registry.get(name).game_class
-        assert cls.OPTIONS[-1] is TABLE_OPTIONS[0], name
+        assert cls.OPTIONS[-k:] == TABLE_OPTIONS, name
         assert [o.name for o in cls.OPTIONS].count("survive") == 1
+        assert [o.name for o in cls.OPTIONS].count("absent_after") == 1
     with pytest.raises(BadOption, match="at least 3 players"):
         registry.get("slajens").factory(2, {"survive": "on"})
     assert registry.get("slajens").factory(3, {"survive": "on"}).options["survive"] is True

@@ -47,6 +47,14 @@ class Need:
     parsed: dict[int, Any] = field(default_factory=dict)
     pre: Callable[[int, Any], Job] | None = None
     premake: Callable[[], Job] | None = None
+    cards: dict[int, tuple[int, ...]] | None = None
+    """For a ``tokens`` step: the cards each seat owes its token for (so the remaining
+    seats can act for a seat that is gone)."""
+
+
+class Waived(Exception):
+    """Thrown into a sub-protocol whose step is owed only by seats that are gone: what
+    it waited for will never come (docs/design.md, "Surviving a lost player")."""
 
 
 Job = Callable[[], Callable[[], None]]
@@ -95,6 +103,7 @@ class Mine:
         self.events: list[Event] = []
         self.verdict: Body | None = None  # our verdict on a gift sealed to us
         self.lagging = False  # its engine refused an action the seatless one took
+        self.escrow_shares: dict[int, int] = {}  # dealer engine seat -> our checked share
 
 
 def decode_points(blob: bytes, count: int) -> list[Point]:

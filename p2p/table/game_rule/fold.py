@@ -11,8 +11,9 @@ settling is a seat's fault (:meth:`GameRule._late_conviction`).
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
 import msgpack
@@ -42,10 +43,10 @@ from engine.obligations import (
     Transfer,
 )
 from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
-from p2p.record.order import Owed, StepView
+from p2p.record.order import ABSENT_KIND, PRESENT_KIND, Owed, StepView
 from p2p.table.faces import handle_indices, index_face
-from p2p.table.game_rule import dice, gift, held, reveal, shuffle
-from p2p.table.game_rule.core import Flow, Job, Mine, Need, SeatKeys, SeatList
+from p2p.table.game_rule import dice, gift, held, reveal, shuffle, survive
+from p2p.table.game_rule.core import Flow, Job, Mine, Need, SeatKeys, SeatList, Waived
 from p2p.table.game_rule.dice import COMMIT_KIND, DICE_KIND
 from p2p.table.game_rule.gift import SEALED_KIND, UNSEAL_KIND, VERDICT_KIND, Caveat
 from p2p.table.game_rule.held import PROOF_KIND
@@ -66,10 +67,18 @@ FINAL_KIND = "final"
 MACHINE_KINDS = frozenset(
     {KEY_KIND, SHUFFLE_KIND, TOKENS_KIND, REMASK_KIND, PROOF_KIND, SEALED_KIND, COMMIT_KIND}
     | {UNSEAL_KIND, DICE_KIND, FINAL_KIND}
+    | survive.SURVIVE_KINDS
 )
 """Kinds a peer's software sends by itself (stall limits for machines apply)."""
 DECISION_KINDS = frozenset({ACTION_KIND, VERDICT_KIND})
 """Kinds that wait for a decision (the verdict too, since it follows a person's gift)."""
+
+WAIVABLE_KINDS = frozenset({PROOF_KIND, SEALED_KIND, VERDICT_KIND, UNSEAL_KIND, REMASK_KIND})
+"""Steps owed only by a seat that is gone which nobody can make for it: the sub-protocol
+is waived (:class:`~p2p.table.game_rule.core.Waived`)."""
+_ABSENCE = object()
+"""Sent into the flow when the step it waits on closed by absence."""
+_WAIVE = object()
 
 DEFAULT_DECIDE_STALL_MS = 60_000
 DEFAULT_DECIDE_MAX_MS = 30 * 60_000
@@ -131,7 +140,10 @@ def _prove(rule: GameRule, ob: Prove) -> Flow:
     prove = _lookup(PROOF_SHAPES, st)
     if prove is None:
         raise LocalProtocolError(f"no proof shape for {type(st).__name__}: {st}")
-    yield from prove(rule, st)
+    if st.seat in rule.gone:
+        return None, None  # a seat that is gone proves nothing: its claim is waived
+    with contextlib.suppress(Waived):  # its prover (or a gift's receiver) left: waived
+        yield from prove(rule, st)
     return None, None
 
 
@@ -227,7 +239,19 @@ class GameRule:
         """step -> our own shuffle or gift made ahead by a job of :meth:`premake`."""
         self._checked_ahead: list[ShuffleStatement] = []
         """Shuffle statements of this round already verified ahead (not batched again)."""
-        self._flow = self._main()
+        self.survive = bool(dict(manifest.options).get("survive"))
+        self.gone: tuple[int, ...] = ()
+        """Engine seats removed by the absence lane, in the order they left."""
+        self._left: set[int] = set()
+        """Engine seats whose leaving rule the engines applied."""
+        self.abandoned = False
+        """Two seats are gone: nobody can act for both, the table ends here."""
+        self.removed_me = False
+        self.escrow_ready = False
+        self.escrow_step = 0
+        self.escrow_deals: dict[int, Any] = {}
+        self.escrow_pub: dict[int, Any] = {}
+        self._flow = self._gate(self._main())
         self._need: Need | None = next(self._flow)
         self._owed = self._owed_of(self._need)
 
@@ -270,6 +294,104 @@ class GameRule:
             self._owed = None
             raise
         self._owed = self._owed_of(self._need)
+
+    # ---- seats that leave for good (issue 21) ------------------------------------------------
+
+    def check_absent(self, slot: int, named: frozenset[int], kind: str) -> None:
+        """May ``slot`` sign a lane entry of ``kind`` naming ``named`` now?"""
+        need = self._need
+        if not self.survive or not self.escrow_ready or need is None:
+            raise InvalidMove(slot, f"{kind} at step {self.step_no}: nobody can leave here now")
+        me = self.engine_seat_of[slot]
+        seats = set()
+        for s in named:
+            e = self.engine_seat_of.get(s)
+            if e is None or e == me or e in self.gone:
+                raise InvalidMove(slot, f"{kind} at step {self.step_no} names slot {s}")
+            seats.add(e)
+        # owing, not unheard: a seat that signed may not have had the entry we hold
+        owing = set(need.seats)
+        if not seats or (kind == ABSENT_KIND and not seats & owing):
+            raise InvalidMove(slot, f"absent at step {self.step_no}: names no seat that owes")
+        if kind == PRESENT_KIND and not seats <= set(need.seats):
+            raise InvalidMove(slot, f"present at step {self.step_no}: names a seat that owes not")
+
+    def advance_absent(self, step: StepView, named: frozenset[int]) -> None:
+        """The step closed by absence: the named slots are out from here on."""
+        self.step_no = step.number + 1
+        new = sorted(self.engine_seat_of[s] for s in named)
+        self.gone = (*self.gone, *(s for s in new if s not in self.gone))
+        if self.mine is not None and self.mine.seat in new:
+            self.removed_me = True
+            self.mine = None  # we follow as a spectator from here on
+        if len(self.gone) >= 2 or self.n - len(self.gone) < 2:
+            self.abandoned = True  # nobody can act for two seats (threshold n - 1)
+            self._need = None
+            self._owed = None
+            return
+        try:
+            self._need = self._flow.send(_ABSENCE)  # type: ignore[arg-type]
+        except StopIteration:
+            self._need = None
+        except BaseException:
+            self._need = None
+            self._owed = None
+            raise
+        self._owed = self._owed_of(self._need)
+
+    def _gate(self, inner: Flow) -> Flow:
+        """The flow as the record sees it: every step's need without the seats that are
+        gone, their tokens made by the others, their proofs waived."""
+        try:
+            need = next(inner)
+        except StopIteration as stop:
+            return stop.value
+        while True:
+            got = yield from self._serve(need)
+            try:
+                need = inner.throw(Waived()) if got is _WAIVE else inner.send(got)
+            except StopIteration as stop:
+                return stop.value
+
+    def _serve(self, need: Need) -> Flow:
+        while True:
+            gone = [s for s in need.seats if s in self.gone]
+            if not gone:
+                got = yield need
+                if got is _ABSENCE:
+                    continue
+                return got
+            if need.kind == ACTION_KIND:
+                return {}  # the round is asked again once the leaving rule applied
+            extra: dict[int, Any] = {}
+            if need.kind == TOKENS_KIND and need.cards is not None:
+                for j in gone:
+                    extra[j] = yield from survive.stand_in_tokens(self, j, need.cards[j])
+            present = tuple(s for s in need.seats if s not in self.gone)
+            if not present:
+                return _WAIVE if need.kind in WAIVABLE_KINDS else extra
+            got = yield replace(need, seats=present, parsed={})
+            if got is _ABSENCE:
+                continue
+            return {**got, **extra}
+
+    def _apply_leaves(self) -> None:
+        """The leaving rule of every seat that is gone, between obligations."""
+        for s in self.gone:
+            if s in self._left:
+                continue
+            if not self.engine.started or self.engine.is_over():
+                return
+            if self.engine.pending() is not None:
+                return
+            self._left.add(s)
+            try:
+                self._events(self.engine.leave(s), None)
+            except EngineError as exc:
+                raise LocalProtocolError(f"the leaving rule failed: {exc}") from exc
+            mine = self.mine
+            if mine is not None and not mine.lagging:
+                self._events(None, mine.engine.leave(s))
 
     # ---- work ahead of the fold (p2p/net/offload.py runs the jobs in worker threads) -------
 
@@ -402,6 +524,8 @@ class GameRule:
 
     def _main(self) -> Flow:
         yield from key_round(self)
+        if self.survive:
+            yield from survive.escrow_round(self)
         self._events(self.engine.start(), None)
         if self.mine is not None:
             self._events(None, self.mine.engine.start())
@@ -490,8 +614,13 @@ class GameRule:
         return InvalidMove(self.order[seat], what, step=self._acted.get(seat))
 
     def _settle(self) -> Flow:
-        """Discharge every pending obligation of the seatless (and our) engine."""
-        while (ob := self.engine.pending()) is not None:
+        """Discharge every pending obligation of the seatless (and our) engine (and apply
+        the leaving rule of a seat that is gone, between them)."""
+        while True:
+            self._apply_leaves()
+            ob = self.engine.pending()
+            if ob is None:
+                return
             mine = self.mine
             if mine is not None and not mine.lagging and mine.engine.pending() != ob:
                 raise LocalProtocolError(

@@ -28,7 +28,7 @@ from crypto.reveal import make_tokens, verify_tokens
 from crypto.transfer import start_transfer, verify_transfer
 from engine.obligations import Reveal, Transfer
 from p2p.errors import LocalProtocolError
-from p2p.table.game_rule.core import Flow, Job, Need, Proof64, decode_points
+from p2p.table.game_rule.core import Flow, Job, Need, Proof64, Waived, decode_points
 from p2p.wire import Blob, Body, body
 
 if TYPE_CHECKING:
@@ -154,6 +154,7 @@ def _token_round(rule: GameRule, hs: Sequence[int], seats: Sequence[int]) -> Flo
         "showing cards",
         rule._for_me(owing, lambda: _make_tokens(rule, need[rule.mine.seat])),  # type: ignore[union-attr]
         pre=lambda seat, b: _pre_tokens(rule, seat, need[seat], b),
+        cards={s: tuple(need[s]) for s in owing},
     )
     for s in owing:
         for h, tok in zip(need[s], got[s], strict=True):
@@ -205,13 +206,18 @@ def _pre_tokens(rule: GameRule, seat: int, hs: Sequence[int], b: TokensBody) -> 
 
 def _remask(rule: GameRule, hs: tuple[int, ...], by: int) -> Flow:
     olds = tuple(rule.cts[h] for h in hs)
-    got = yield Need(
-        REMASK_KIND,
-        (by,),
-        lambda seat, b: _check_remask(rule, seat, olds, b),
-        "re-masking cards",
-        rule._for_me((by,), lambda: _make_remask(rule, olds)),
-    )
+    if by in rule.gone:
+        return  # a seat that is gone re-masks nothing; its tokens come from the escrow
+    try:
+        got = yield Need(
+            REMASK_KIND,
+            (by,),
+            lambda seat, b: _check_remask(rule, seat, olds, b),
+            "re-masking cards",
+            rule._for_me((by,), lambda: _make_remask(rule, olds)),
+        )
+    except Waived:
+        return
     for h, ct in zip(hs, got[by], strict=True):
         rule.cts[h] = ct
         rule.ptok[h] = {}

@@ -55,6 +55,8 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         return None, None
     statements: list[ShuffleStatement] = []
     for s in range(rule.n):
+        if s in rule.gone:
+            continue  # a seat that is gone shuffles no more
         inputs = tuple(rule.cts[h] for h in hs)
         out = yield Need(
             SHUFFLE_KIND,
@@ -65,6 +67,8 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
             pre=lambda seat, b, inputs=inputs: _pre(rule, seat, inputs, b),
             premake=lambda inputs=inputs: _premake(rule, inputs),
         )
+        if s not in out:
+            continue  # it left while we waited for its shuffle
         statement = out[s]
         if not rule._trusted(s) and not any(statement is v for v in rule._checked_ahead):
             statements.append(statement)

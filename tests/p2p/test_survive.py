@@ -1,0 +1,297 @@
+"""A table that survives a lost player (issue 21), in one process over
+:mod:`p2p.table.local_table`: every seat's real record, rule and crypto; only the sockets
+are missing.  The absence lane (``p2p/RECORD_FORMAT.md`` §12), escrow cheats, two seats
+lost at once, and a lost seat that comes back.  (Four real peers and ``kill -9``:
+``tests/p2p/test_survive_procs.py``.)"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from crypto.escrow import TokenShares, make_deal
+from crypto.group import G, add, random_scalar
+from p2p.errors import InvalidMove, LocalProtocolError
+from p2p.record.chain import Status
+from p2p.record.store import RecordFile
+from p2p.record.verify import verify_record_file
+from p2p.table import effects as fx
+from p2p.table.events import NamedAbsent
+from p2p.table.game_rule.survive import AbsentBody, PresentBody
+from p2p.table.local_table import LocalTable, new_table, run
+from p2p.table.seat import game_of
+from p2p.table.session import TableSession
+from p2p.wire import Entry, decode_body
+
+
+def write(tmp_path: Path, table: LocalTable, name: str = "t.rec", signed=None) -> Path:
+    path = tmp_path / name
+    with RecordFile.create(path, table.genesis) as store:
+        for s in signed if signed is not None else table.log:
+            store.append(s)
+    return path
+
+
+def survivors(table: LocalTable, lost: set[int]) -> list:
+    return [d for d in table.drivers if d.slot not in lost]
+
+
+@pytest.mark.parametrize("game", ["slave", "slajens"])
+def test_three_seats_finish_without_the_fourth_and_verify_names_it_absent(tmp_path, game):
+    table = new_table(game, 4, {"survive": True, **({"games": 1} if game == "slave" else {})})
+    run(table, lost={1: 27 if game == "slave" else 70})  # slave: in the deal
+    assert table.cheats == []
+    left = survivors(table, {1})
+    assert {d.record.head for d in left} == {left[0].record.head}
+    for d in left:
+        g = game_of(d.record)
+        assert d.record.finished and g.done and d.record.removed == {1: d.record.removed[1]}
+        assert g.gone == (g.engine_seat_of[1],)
+    report = verify_record_file(write(tmp_path, table)).to_json()
+    assert report["ok"] and report["finished"] and report["culprit"] is None, report
+    assert [a["slot"] for a in report["absent"]] == [1] and not report["abandoned"]
+    assert report["head"] == left[0].record.head.hex()
+    if game == "slave":  # cards: the others made the lost seat's tokens from the escrow
+        assert any(b"token-shares" in s.entry for s in table.log)
+
+
+def test_two_seats_lost_at_once_end_the_table_abandoned_naming_both(tmp_path):
+    table = new_table("slajens", 4, {"survive": True, "rounds": 2})
+    run(table, lost={0: 40, 3: 40})
+    assert table.cheats == []
+    for d in survivors(table, {0, 3}):
+        g = game_of(d.record)
+        assert d.record.finished and g.abandoned and not g.done
+        assert sorted(d.record.removed) == [0, 3]
+    report = verify_record_file(write(tmp_path, table)).to_json()
+    assert report["ok"] and report["abandoned"] and report["culprit"] is None, report
+    assert sorted(a["slot"] for a in report["absent"]) == [0, 3]
+
+
+def test_a_seat_that_speaks_before_every_signature_goes_on(tmp_path):
+    """The fork rule: two of three remaining seats sign ``absent``; then the silent seat's
+    entry arrives.  The two are locked (they signed), the third closes the step as usual
+    and answers ``present``; the two then close as usual too.  One outcome everywhere,
+    the late ``absent`` entries are moot, nobody is blamed, every file verifies."""
+    table = new_table("slajens", 4, {"survive": True, "rounds": 1})
+    lagging = table.drivers[2]
+    with pytest.raises(LocalProtocolError, match="stuck"):
+        run(table, lost={2: 30}, name_absent=False)
+    rec = [d.record for d in table.drivers]
+    step = rec[0].step
+    assert 2 in rec[0].waiting_on()
+    absents = []
+    for d in (table.drivers[0], table.drivers[1]):
+        off = d.sign(AbsentBody((2,), 0))
+        absents.append(off.accepted[0].signed)
+    for s in absents:
+        for d in table.drivers:
+            if d.slot != s and not d.record.holds(s):
+                d.record.offer(s)
+    # seat 2 comes back with its entry for the step
+    lagging_offer = _offer_everything(lagging, table.log + absents)
+    body = lagging.next_body(lambda engine, seat: engine.legal_actions(seat)[0])
+    assert body is not None
+    own = lagging.sign(body).accepted[0].signed
+    done3 = table.drivers[3].record.offer(own)
+    assert done3.completed, "the seat that signed nothing closes the step as usual"
+    for d in (table.drivers[0], table.drivers[1]):
+        got = d.record.offer(own)
+        assert got.status is Status.ACCEPTED and not got.completed  # locked
+        assert d.record.step == step
+    present = table.drivers[3].record.sign_past_lane(
+        table.drivers[3].identity, 3, step, PresentBody((2,), 0)
+    )
+    assert present is not None
+    for d in (table.drivers[0], table.drivers[1]):
+        got = d.record.offer(present)
+        assert got.completed and d.record.step == step + 1  # unlocked: closed as usual
+    heads = {d.record.hashes[step] for d in table.drivers}
+    assert len(heads) == 1 and not rec[0].closed_by_absence
+    assert lagging_offer is not None
+    for s in absents:  # the absent entries of a step that closed as usual are moot
+        assert table.drivers[3].record.offer(s).status in (Status.MOOT, Status.DUPLICATE)
+    log = [*table.log, *absents, own, present]
+    report = verify_record_file(write(tmp_path, table, signed=log)).to_json()
+    assert report["culprit"] is None and report["absent"] == [], report
+
+
+def _offer_everything(driver, signed) -> int:
+    n = 0
+    for s in signed:
+        try:
+            driver.record.offer(s)
+        except Exception:  # noqa: BLE001 - our own entries and duplicates
+            continue
+        n += 1
+    return n
+
+
+def test_the_lost_seat_comes_back_after_its_removal_and_follows(tmp_path):
+    table = new_table("slave", 4, {"survive": True, "games": 1})
+    run(table, lost={3: 60})
+    gone = table.drivers[3]
+    assert not gone.record.finished
+    for s in table.log:
+        got = gone.record.offer(s)
+        assert got.status is not None
+    g = game_of(gone.record)
+    assert gone.record.finished and 3 in gone.record.removed
+    assert g.removed_me and g.mine is None and g.done  # a spectator now, to the end
+    assert gone.record.head == table.drivers[0].record.head
+    assert gone.record.owes(3) == frozenset()
+    events = g.take_events()
+    assert any(e.kind == "left" for e in events)
+
+
+# ---- cheats inside the escrow -----------------------------------------------------------------
+
+
+class BadShares:
+    """A dealer whose shares are of another secret than its key share."""
+
+    def escrow_deal(self, rule, deal):
+        mine = rule.mine
+        seals = {i: rule.manifest.seats[rule.order[i]].seal_key for i in range(rule.n)}
+        return make_deal(random_scalar(), rule.n, rule._ctx(mine.seat), seals, b"x" * 32)
+
+
+class FalseComplaint:
+    """A receiver that refuses a good share."""
+
+    def escrow_complaints(self, rule, refused):
+        return [min(s for s in range(rule.n) if s != rule.mine.seat)]
+
+
+class BadTokenShares:
+    """A remaining seat whose share of the gone seat's first token is off."""
+
+    def token_shares(self, rule, gone, shares):
+        tokens = (add(shares.tokens[0], G), *shares.tokens[1:])
+        return TokenShares(tokens, shares.proof)
+
+
+def test_a_bad_escrow_share_convicts_its_dealer(tmp_path):
+    table = run(new_table("slajens", 4, {"survive": True, "rounds": 1}, cheats={1: BadShares()}))
+    assert table.cheats and {c.seat for c in table.cheats} == {1}
+    report = verify_record_file(write(tmp_path, table)).to_json()
+    assert report["culprit_slot"] == 1 and "escrow" in report["error"], report
+
+
+def test_a_false_complaint_about_a_share_convicts_the_complainer(tmp_path):
+    table = run(
+        new_table("slajens", 4, {"survive": True, "rounds": 1}, cheats={2: FalseComplaint()})
+    )
+    assert table.cheats and {c.seat for c in table.cheats} == {2}
+    report = verify_record_file(write(tmp_path, table)).to_json()
+    assert report["culprit_slot"] == 2 and "false complaint" in report["error"], report
+
+
+def test_a_bad_token_share_convicts_its_maker(tmp_path):
+    table = new_table("slave", 4, {"survive": True, "games": 1}, cheats={0: BadTokenShares()})
+    run(table, lost={3: 27})  # in the deal: the others act for seat 3
+    culprits = {c.seat for c in table.cheats}
+    assert culprits == {0}, table.cheats
+    assert all(isinstance(c, InvalidMove) for c in table.cheats)
+    report = verify_record_file(write(tmp_path, table)).to_json()
+    assert report["culprit_slot"] == 0 and "token shares" in report["error"], report
+    assert [a["slot"] for a in report["absent"]] == [3]  # absent, not a cheat
+
+
+def test_nobody_may_name_a_seat_absent_without_survive():
+    table = new_table("slajens", 3, {"rounds": 1})
+    d = table.drivers[0]
+    with pytest.raises(Exception, match="nobody can leave"):
+        d.sign(AbsentBody((1,), 0))
+    assert dataclasses.is_dataclass(AbsentBody)
+
+
+def test_a_lane_round_that_cannot_complete_is_followed_by_the_next(tmp_path):
+    """Seats that do not name the same seats (one holds an entry the others lack) kill
+    that lane round; the next round names the seat still silent and completes."""
+    table = new_table("slajens", 4, {"survive": True, "rounds": 1})
+    with pytest.raises(LocalProtocolError, match="stuck"):
+        run(table, lost={2: 30}, name_absent=False)
+    live = [d for d in table.drivers if d.slot != 2]
+    step = live[0].record.step
+    signed = [
+        live[0].sign(AbsentBody((2,), 0)).accepted[0].signed,
+        live[1].sign(PresentBody((2,), 0)).accepted[0].signed,  # it says it holds seat 2's
+    ]
+    for s in signed:
+        for d in live:
+            if not d.record.holds(s):
+                d.record.offer(s)
+    assert all(d.record.lane_round() == 1 for d in live)  # round 0 is dead everywhere
+    for d in live:
+        signed.append(d.sign(AbsentBody((2,), 1)).accepted[0].signed)
+        for other in live:
+            if other is not d:
+                other.record.offer(signed[-1])
+    assert all(d.record.closed_by_absence == {step: frozenset({2})} for d in live)
+    assert len({d.record.head for d in live}) == 1
+    report = verify_record_file(write(tmp_path, table, signed=[*table.log, *signed])).to_json()
+    assert report["culprit"] is None and [a["slot"] for a in report["absent"]] == [2], report
+
+
+# ---- the session's policy (sans-I/O: p2p/table/session.py) ---------------------------------
+
+
+def _stuck_table():
+    """A Slåjens table with survive on, where seat 2 went silent and owes the step."""
+    table = new_table("slajens", 4, {"survive": True, "rounds": 1, "absent_after": 1})
+    with pytest.raises(LocalProtocolError, match="stuck"):
+        run(table, lost={2: 30}, name_absent=False)
+    assert 2 in table.records[0].waiting_on()
+    return table
+
+
+def _sent(effects, kind):
+    return [e for e in effects if isinstance(e, fx.SendOwn) and e.kind == kind]
+
+
+def test_the_session_signs_absent_once_the_seat_is_silent_past_the_limit():
+    table = _stuck_table()
+    d = table.drivers[3]
+    s = TableSession(d.record, d.identity, 3)
+    linked = frozenset({0, 1})  # nobody holds a link to seat 2: its machine is gone
+    s.tick(100.0, linked, 2)
+    assert not _sent(s.drain(), "absent")  # not before the limit
+    s.beat(100.5)
+    s.tick(100.5, linked, 2)
+    assert not _sent(s.drain(), "absent")
+    for t in (100.75, 101.0, 101.25):
+        s.beat(t)
+    s.tick(101.25, linked, 2)
+    out = s.drain()
+    (sent,) = _sent(out, "absent")
+    assert sent.accepted.entry.body.seats == (2,) and sent.accepted.entry.body.round == 0
+    assert [e.slots for e in out if isinstance(e, NamedAbsent)] == [(2,)]
+    s.tick(101.5, linked, 2)
+    assert not _sent(s.drain(), "absent")  # one lane entry per round
+
+
+def test_the_session_answers_present_when_it_holds_the_named_seats_entry():
+    table = _stuck_table()
+    lagging, d = table.drivers[2], table.drivers[3]
+    s = TableSession(d.record, d.identity, 3)
+    absent = table.drivers[0].sign(AbsentBody((2,), 0)).accepted[0].signed
+    _offer_everything(lagging, table.log)
+    body = lagging.next_body(lambda engine, seat: engine.legal_actions(seat)[0])
+    late = lagging.sign(body).accepted[0].signed
+    s.offer(late, via=2)  # seat 2's entry reaches us: the step closes as usual here
+    out = s.offer(absent, via=0)  # then seat 0's absent for that step
+    (present,) = [e for e in out if isinstance(e, fx.Broadcast)]
+    entry = decode_body(present.msg.entry, Entry)
+    assert entry.kind == "present" and entry.body.seats == (2,) and entry.step == late_step(late)
+    # seat 0, locked by its own absent, closes the step as usual once it has both
+    rec0 = table.drivers[0].record
+    rec0.offer(late)
+    got = rec0.offer(present.msg)
+    assert got.completed and rec0.head == d.record.head
+
+
+def late_step(signed) -> int:
+    return decode_body(signed.entry, Entry).step
