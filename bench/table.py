@@ -12,7 +12,10 @@ compares the time per record entry (``ratio_raw`` the plain times).
 ``action_ms_median``/``action_ms_p90``: from the step before an action to the
 end of everything that action caused (reveals, proofs), for actions whose cycle
 needs no shuffle; ``first_decision_s``: from the table being formed to the
-first decision being owed.  ``loop_block_ms_max``/``loop_block_ms_p99``: how late a
+first decision being owed; ``next_deal_s``: in a game of several deals (Slave is
+played as a match of two), from the last action of a deal to the first decision of
+the next one being owed (the worst deal; ``next_deal_s_all`` each of them, ``None``
+for a game of one deal).  ``loop_block_ms_max``/``loop_block_ms_p99``: how late a
 watchdog task in each peer's Trio loop woke (p2p/net/loopwatch.py, a 10 ms sleep again
 and again) while the game ran, over the samples of every peer
 (``..._per_peer``: each peer's own); a long proof or check on the loop shows as a
@@ -58,12 +61,13 @@ from p2p.table import local_table
 from p2p.table.seat import game_of
 
 GAMES = ("slave", "slajens", "slaiga", "honest-slaiga", "aight-of-spaides")
-OPTIONS = {"slave": {"games": 1}, "slajens": {"rounds": 5}}
+OPTIONS = {"slave": {"games": 2}, "slajens": {"rounds": 5}}
 LOOPBACK = "127.0.0.1"
 ON_LOOP_KEYS = (
     "wall_s",
     "entries",
     "first_decision_s",
+    "next_deal_s",
     "action_ms_median",
     "action_ms_p90",
     "loop_block_ms_max",
@@ -184,6 +188,7 @@ def network_game(
             cycle_start = steps[i - 1][0] if i else t
             cycle_kinds = []
         cycle_kinds.append(kind)
+    next_deal = next_deal_times(steps)
     heads = {r["record_head"] for r in results}
     watches = [
         json.loads(x)["samples"]
@@ -222,11 +227,31 @@ def network_game(
         "entries": results[0]["entries"],
         "agree": len(heads) == 1,
         "first_decision_s": first_decision,
+        "next_deal_s": max(next_deal) if next_deal else None,
+        "next_deal_s_all": next_deal,
         "action_ms_median": statistics.median(latencies) if latencies else None,
         "action_ms_p90": statistics.quantiles(latencies, n=10)[-1] if len(latencies) > 9 else None,
         "actions": len(latencies),
         **lag,
     }
+
+
+def next_deal_times(steps: list[tuple[float, str]]) -> list[float]:
+    """For each deal after the first (a deal starts with a shuffle after an action): the
+    seconds from the step of the last action before it to the step after which the next
+    action (the first decision of the new deal) was owed."""
+    out: list[float] = []
+    last_action: float | None = None
+    shuffled = False
+    for i, (t, kind) in enumerate(steps):
+        if kind == "action":
+            if shuffled and last_action is not None:
+                out.append(steps[i - 1][0] - last_action)
+            shuffled = False
+            last_action = t
+        elif kind == "shuffle":
+            shuffled = True
+    return out
 
 
 def inprocess_game(game: str, seats: int) -> dict[str, Any]:
@@ -435,6 +460,7 @@ def main(argv: list[str] | None = None) -> int:
                 f"{game:18} wall {r['wall_s']:.2f}s  in-process {r['inprocess_s']:.2f}s"
                 f"  ratio/entry {r['ratio']:.2f}  action median {r['action_ms_median']} ms"
                 f"  p90 {r['action_ms_p90']} ms  first decision {r['first_decision_s']:.2f}s"
+                f"  next deal {r['next_deal_s']}s"
                 f"  loop blocked max {r['loop_block_ms_max']} ms p99 {r['loop_block_ms_p99']} ms"
             )
             if "spectator_lag_ms_median" in r:

@@ -39,7 +39,7 @@ from cli.netplay import (
 from cli.render import verify_command
 from engine import registry
 from engine.errors import EngineError
-from engine.options import parse_option_args, resolve_options
+from engine.options import manifest_options, parse_option_args, resolve_options
 from engine.words.names import printable
 from p2p.errors import DiscoveryError, NodeError, P2PError, TableAbandoned
 from p2p.net import discovery, netguard
@@ -325,7 +325,9 @@ def table_options(game: str, seats: int, pairs: list[str]) -> dict[str, Any]:
         spec = registry.get(game)
         given = parse_option_args(pairs)
         spec.game_class(seats, given)  # validates the seat count and each option
-        options = resolve_options(spec.game_class.OPTIONS, given)
+        options = manifest_options(
+            spec.game_class.OPTIONS, resolve_options(spec.game_class.OPTIONS, given)
+        )
     except EngineError as exc:
         raise NodeError(str(exc)) from exc
     return options

@@ -35,7 +35,7 @@ from engine import registry, runner
 from engine.dealer import LocalDealer
 from engine.errors import EngineError
 from engine.game import Game
-from engine.options import parse_option_args, resolve_options
+from engine.options import manifest_options, parse_option_args, resolve_options
 from engine.players import BotPlayer, Player
 
 DEFAULT_BOT_DELAY_S = 0.3
@@ -295,7 +295,12 @@ def play_networked_table(table: Table, args: argparse.Namespace, err: Any) -> in
             result = play_networked(
                 table.game_name,
                 table.seats,
-                resolve_options(registry.get(table.game_name).game_class.OPTIONS, table.options),
+                manifest_options(
+                    registry.get(table.game_name).game_class.OPTIONS,
+                    resolve_options(
+                        registry.get(table.game_name).game_class.OPTIONS, table.options
+                    ),
+                ),
                 table.names,
                 table.me,
                 make,

@@ -394,9 +394,16 @@ class Replay:
             return [f"The replay stops at step {self.spectator.step - 1}: {self.problem}"]
         if not self.spectator.finished:
             owing = ", ".join(self.name(s) for s in sorted(self.spectator.record.waiting_on()))
+            game = self.spectator.game
+            end = (
+                "every player signed the result, but the hands were never opened"
+                " (silent, not a cheat)"
+                if game is not None and game.done
+                else "the game is unfinished (nobody signed its end)"
+            )
             lines = [
                 f"The record stops at step {self.spectator.step}, still owed by"
-                f" {owing or 'nobody'}: the game is unfinished (nobody signed its end)."
+                f" {owing or 'nobody'}: {end}."
             ]
             if self.votes:
                 lines.append(
@@ -405,6 +412,21 @@ class Replay:
                 )
             return lines
         return []
+
+    def opened_lines(self) -> list[str]:
+        """Every hand ever dealt, once the seats opened their keys after the game (a table
+        with the ``open_hands`` option); ``[]`` otherwise."""
+        deals = self.spectator.opened_hands()
+        if not deals:
+            return []
+        lines = ["Hands opened after the game (option open_hands): every card ever dealt"]
+        for n, d in enumerate(deals, start=1):
+            lines.append(f"deal {n} (shuffled at step {d['step']}):")
+            for e, cards in sorted(d["hands"].items()):
+                slot = self.order[e] if e < len(self.order) else None
+                who = self.name(slot) if slot is not None else f"seat {e + 1}"
+                lines.append(f"  {e + 1}. {who}: {' '.join(cards) or '(no cards)'}")
+        return [printable(line) for line in lines]
 
     @property
     def ok(self) -> bool:
@@ -566,7 +588,7 @@ class Screen:
         names = r._names() or Names([r.name(s) for s in r.order], 0)
         summary = r.summary()
         if r.ok:
-            body = end_lines(summary, names)
+            body = end_lines(summary, names) + [Text(x) for x in r.opened_lines()]
         else:
             body = [
                 Text(line, style="bold red") for x in r.verdict_lines() for line in wrap(x, width)
@@ -646,6 +668,8 @@ def print_plain(replay: Replay, out: Any = None) -> None:
     if r.ok:
         page = result_lines(r.summary(), names) + record_lines(r.summary(), names)
         print(plain(page), file=out)
+        for line in r.opened_lines():
+            print(line, file=out)
     else:
         for line in r.verdict_lines():
             print(line, file=out)

@@ -96,6 +96,21 @@ def _seat_number(report: VerifyReport, slot: int | None) -> int | None:
     return None
 
 
+def opened_lines(report: VerifyReport) -> list[str]:
+    """Every hand of a record opened after the game (the ``open_hands`` option), and the
+    checks that only one player could make during the game, made again by anyone."""
+    if report.opened is None:
+        return []
+    lines = ["hands opened after the game (option open_hands): every card ever dealt"]
+    for n, d in enumerate(report.opened.deals, start=1):
+        lines.append(f"deal {n} (shuffled at step {d['step']}):")
+        for e, cards in sorted(d["hands"].items()):
+            name = report.seats[e].name if e < len(report.seats) else f"seat {e + 1}"
+            lines.append(f"  seat {e + 1} ({name}): {' '.join(cards) or '(no cards)'}")
+    lines += [f"public check: {m}" for m in report.opened.public_checks]
+    return lines
+
+
 def _who(report: VerifyReport, slot: int | None) -> str:
     """A seat as a player reads it: "seat 2 (Bob)", seats counted from 1 as in the seat
     table above."""
@@ -226,6 +241,8 @@ def _print_human(report: VerifyReport) -> None:
         )
     for c in report.caveats:
         _out.print(printable(f"caveat: {c.message}"), style="yellow", markup=False)
+    for line in opened_lines(report):
+        _out.print(printable(line), markup=False)
     if report.absent:
         gone = " and ".join(_who(report, s) for s in report.absent)
         if report.abandoned:
@@ -248,9 +265,8 @@ def _print_human(report: VerifyReport) -> None:
         message = f.message
         if f.kind == "Unfinished":
             owing = " and ".join(_who(report, s) for s in report.waiting_on) or "nobody"
-            message = (
-                f"the game stops at step {f.step}, still owed by {owing}; nobody signed its end"
-            )
+            end = f.message.rpartition("; ")[2] or "nobody signed its end"
+            message = f"the game stops at step {f.step}, still owed by {owing}; {end}"
         if f.kind == "EndedByVote":  # every step holds; the players agreed to stop
             others = " and ".join(
                 _who(report, s.slot) for s in report.seats if s.slot != report.ended_by_vote

@@ -28,6 +28,7 @@ from cli import args as checked
 from cli.narrate import Names, narrate
 from cli.render import PromptView, TableView, plain, render_screen, result_lines
 from cli.replay import KIND_WORDS, SEAT_VIEW_KEYS
+from engine.words.names import printable
 from p2p.errors import DiscoveryError, NodeError, P2PError
 from p2p.net import discovery, netguard
 from p2p.net.mesh import unwrap_single_error
@@ -311,7 +312,10 @@ def _print_end(result: WatchResult, show: Show, as_json: bool) -> int:
     code = EXIT_CHEAT if s.verdict is not None else EXIT_OK
     if s.verdict is None and not s.record.finished:
         code = EXIT_FAILED
+    deals = s.opened_hands()  # a table with the open_hands option, once every key is out
     if as_json:
+        if deals:
+            summary = {**summary, "opened_hands": deals}
         print(json.dumps(summary, sort_keys=True), flush=True)
         return code
     names = show._names(s) or Names([m.name for m in result.manifest.seats], 0)
@@ -325,6 +329,11 @@ def _print_end(result: WatchResult, show: Show, as_json: bool) -> int:
         print(verdict_line(s.verdict, result.manifest, s.seat_order or ()), flush=True)
     elif s.record.finished:
         print(plain(result_lines(page, names)), flush=True)
+        for n, d in enumerate(deals, start=1):
+            print(f"hands opened after the game, deal {n}:", flush=True)
+            for e, cards in sorted(d["hands"].items()):
+                who = names.names[e] if e < len(names.names) else f"seat {e + 1}"
+                print(printable(f"  {e + 1}. {who}: {' '.join(cards)}"), flush=True)
     else:
         print(f"the watch stopped at step {s.step}", flush=True)
     print(f"{s.status_line()}.", flush=True)

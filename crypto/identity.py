@@ -108,6 +108,28 @@ class IdentityKey:
         return f"IdentityKey({self.fingerprint})"
 
 
+_STRICT_KEYS: dict[bytes, Ed25519PublicKey] = {}
+_STRICT_KEYS_MAX = 256
+"""Keys that passed :func:`check_identity_key`, parsed (a table checks the same few keys
+thousands of times; a key that fails is never kept)."""
+
+
+def _strict_key(public: bytes) -> Ed25519PublicKey:
+    if type(public) is bytes:
+        key = _STRICT_KEYS.get(public)
+        if key is not None:
+            return key
+    public = check_identity_key(public)
+    try:
+        key = Ed25519PublicKey.from_public_bytes(public)
+    except ValueError as exc:
+        raise InvalidEncoding("public key is not a valid Ed25519 key") from exc
+    if len(_STRICT_KEYS) >= _STRICT_KEYS_MAX:
+        _STRICT_KEYS.clear()
+    _STRICT_KEYS[public] = key
+    return key
+
+
 def verify_signature(public: bytes, msg: bytes, sig: bytes) -> None:
     """Return ``None`` if ``sig`` is a valid signature by ``public`` on ``msg``.
 
@@ -116,17 +138,13 @@ def verify_signature(public: bytes, msg: bytes, sig: bytes) -> None:
     strict (:func:`check_identity_key`), and :class:`InvalidSignature`
     otherwise, including for an ``R`` that is non-canonical or of small order.
     """
-    public = check_identity_key(public)
+    key = _strict_key(public)
     sig = check_bytes("signature", sig, SIGNATURE_BYTES)
     if type(msg) is not bytes:
         raise InvalidEncoding("signed message must be bytes")
     weak_r = weak_encoding(sig[:32])
     if weak_r is not None:
         raise InvalidSignature(f"signature R refused: {weak_r}")
-    try:
-        key = Ed25519PublicKey.from_public_bytes(public)
-    except ValueError as exc:
-        raise InvalidEncoding("public key is not a valid Ed25519 key") from exc
     try:
         key.verify(sig, msg)
     except _PycaInvalidSignature:

@@ -133,11 +133,31 @@ ABSENT_AFTER = OptionSpec(
 """The absence limit (docs/design.md, "Surviving a lost player"): it is in the signed
 manifest's options, so every seat and ``slaiga verify`` read the same limit."""
 
-TABLE_OPTIONS: tuple[OptionSpec, ...] = (SURVIVE, ABSENT_AFTER)
+OPEN_HANDS = OptionSpec(
+    "open_hands",
+    bool,
+    False,
+    "when the game is over every seat publishes its key, so anyone holding the record can "
+    "read every card ever dealt in this game, and checks that only one player could make "
+    "(the Slave gift) become public; the game's cards are secret only until it ends",
+    hashed_at_default=False,
+)
+"""Issue 20: hands opened after the game (docs/design.md, "Hands opened after the game";
+p2p/RECORD_FORMAT.md, the ``open`` round).  Left out of the signed manifest while off
+(:func:`manifest_options`), so a table without it signs the same bytes as before."""
+
+TABLE_OPTIONS: tuple[OptionSpec, ...] = (SURVIVE, ABSENT_AFTER, OPEN_HANDS)
 """Options every game has (``engine.game.Game`` appends them to each game's own). They
 change how the table runs, not the rules, so they stay out of the state hash."""
 
 TABLE_OPTION_NAMES = frozenset(o.name for o in TABLE_OPTIONS)
+
+
+def manifest_options(specs: Iterable[OptionSpec], values: Mapping[str, Any]) -> dict[str, Any]:
+    """The options a table's manifest signs: all but a later option still at its default
+    (``hashed_at_default=False``), so adding such an option leaves old tables' bytes
+    alone; the engine resolves a missing option to its default."""
+    return hashed_options(specs, values)
 
 
 def check_table_options(options: Mapping[str, Any], seats: int) -> None:

@@ -104,6 +104,12 @@ SLOW = {
     "tests/test_bench_adversary.py::test_a_table_of_a_kind_that_cannot_fork_gets_its_turn": (
         "three seeded adversary tables per kind"
     ),
+    "tests/p2p/test_open_hands.py::test_a_colluding_junk_gift_is_exposed_by_the_opened_hands": (
+        "a colluding Slave table played to its end, every proof checked"
+    ),
+    "tests/p2p/test_open_hands.py::test_without_the_option_the_colluding_gift_stays_a_caveat": (
+        "a colluding Slave table played to its end, every proof checked"
+    ),
     "tests/p2p/test_gift.py": (
         "each test plays its own Slave table, every proof checked, to the second deal's "
         "exchange (a shared table would let it join make check)"

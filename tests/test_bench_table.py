@@ -34,3 +34,21 @@ def test_bench_table_reports_the_figures():
     loss = surv["loss"]
     assert loss["agree"] and len(loss["left"]) == 1, loss
     assert loss["limit_to_decision_s"] is not None and loss["limit_to_decision_s"] >= 0, loss
+
+
+def test_next_deal_is_timed_from_the_last_action_to_the_next_decision():
+    from bench.table import next_deal_times
+
+    steps = [
+        (0.0, "key"),
+        (1.0, "shuffle"),
+        (1.5, "tokens"),
+        (2.0, "action"),  # first deal: not a next deal
+        (3.0, "action"),  # the deal's last action
+        (3.2, "shuffle"),
+        (3.6, "tokens"),  # the first decision of deal 2 is owed from here
+        (4.0, "action"),
+        (5.0, "action"),
+    ]
+    assert next_deal_times(steps) == [3.6 - 3.0]
+    assert next_deal_times(steps[:5]) == []

@@ -482,14 +482,23 @@ class Node(Opening, PlayerSeat):
                 event = await mesh.inbox.receive()
             self._waiting = None
             if event is not None:
-                await self._handle(event)
-                # drain what is already queued before acting again (batching)
+                # take what is already queued too before acting again (batching); entries
+                # that arrived together have their proofs checked side by side
+                batch = [event]
                 while True:
                     try:
-                        event = mesh.inbox.receive_nowait()
+                        batch.append(mesh.inbox.receive_nowait())
                     except trio.WouldBlock:
                         break
+                signed = [e.message for e in batch if self._entry_from_seat(e)]
+                if self._offload is not None and len(signed) > 1:  # checked side by side
+                    await self._offload.prework_many(game_of(rec), signed, rec.table_id, rec.keys)
+                for event in batch:
                     await self._handle(event)
+
+    def _entry_from_seat(self, e: Inbound | PeerUp | PeerDown) -> bool:
+        ok = isinstance(e, Inbound) and isinstance(e.message, wire.Signed)
+        return ok and self._slot_of(e.peer) is not None  # type: ignore[union-attr]
 
 
 def result_json(result: TableResult) -> str:

@@ -6,10 +6,17 @@ milliseconds to make or check, a 104-card one twice that, and nothing else runs
 on the loop meanwhile (keepalives, other peers' frames).  So the node asks the
 game rule for *jobs* (:meth:`p2p.table.game_rule.GameRule.prework` and ``premake``):
 
-* before offering a received shuffle or tokens entry of the step the record is
-  at, its signature and proof are checked by a job in a worker thread;
-* before producing our own shuffle, the shuffle and its proof are made by a job
-  in a worker thread.
+* before offering a received tokens entry, or the last shuffle of a round (checked
+  in one batch with the round's earlier shuffles, which are only decoded ahead), or
+  a Slave gift sealed to us, of the step the record is at, its signature and proof
+  are checked by a job in a worker thread;
+* before producing our own shuffle (and, if it is the round's last, checking the
+  round's earlier ones), reveal tokens or Slave gift, they are made by a job in a
+  worker thread;
+* entries that arrived together (a round of concurrent responders: every seat's
+  reveal tokens) are checked by jobs running side by side (:meth:`Offload.prework_many`),
+  so a machine with two cores checks two at once; an entry checked already is not
+  checked again when it is offered.
 
 A job touches only values captured when it was made (immutable points, bytes),
 never the :class:`~p2p.record.chain.Record` or the rule; what it returns is called on
@@ -37,7 +44,11 @@ class Offload:
 
     def __init__(self) -> None:
         self._running: set[tuple[int, int]] = set()
+        self._checked: set[tuple[int, int]] = set()
+        """(seat, step) of entries whose job ran and kept its result."""
         self._premade_for: int | None = None
+        self.jobs_run = 0
+        """Check jobs run (a count for tests)."""
 
     def wants_premake(self, rule: Any) -> bool:
         """Is there our own entry to make ahead, not tried yet at this step?"""
@@ -72,8 +83,8 @@ class Offload:
         if entry.table_id != table_id or not 0 <= entry.seat < len(keys):
             return
         where = (entry.seat, entry.step)
-        if where in self._running:
-            return  # a copy of the same entry (relayed) is being checked already
+        if where in self._running or where in self._checked:
+            return  # a copy of the same entry (relayed) is being checked, or was
         job = rule.prework(entry.seat, entry.step, entry.body)
         if job is None:
             return
@@ -84,6 +95,7 @@ class Offload:
             return job()
 
         self._running.add(where)
+        self.jobs_run += 1
         try:
             keep = await trio.to_thread.run_sync(checked)
         except Exception:  # noqa: BLE001 - the fold checks it again and names the fault
@@ -91,3 +103,19 @@ class Offload:
         finally:
             self._running.discard(where)
         keep()
+        self._checked = {w for w in self._checked if w[1] >= entry.step}
+        self._checked.add(where)
+
+    async def prework_many(
+        self, rule: Any, signed: list[Signed], table_id: bytes, keys: Any
+    ) -> None:
+        """:meth:`prework` for entries that arrived together, their jobs side by side."""
+        need = rule.need if rule is not None else None
+        if need is None or need.pre is None:
+            return  # nothing to check ahead at this step (no task, no checkpoint)
+        if len(signed) == 1:
+            await self.prework(rule, signed[0], table_id, keys)
+            return
+        async with trio.open_nursery() as nursery:
+            for one in signed:
+                nursery.start_soon(self.prework, rule, one, table_id, keys)

@@ -41,7 +41,10 @@ trip, so it is done when asked: the node must pass ``sync=True`` for its *own*
 entries before sending them (forgetting a signed entry and signing a
 different one after a reboot would be equivocation) and may call
 :meth:`RecordFile.sync` at step boundaries; other seats' entries lost to a
-power cut are simply fetched again from the peers.
+power cut are simply fetched again from the peers.  The one exception is an
+own entry whose body is *re-derived*, not drawn (:data:`REDERIVED_KINDS`): a
+reboot that lost it makes the very same bytes again, so it leaves without an
+fsync (:func:`needs_sync`); the next entry that does need one makes it durable too.
 """
 
 from __future__ import annotations
@@ -233,6 +236,25 @@ def load(path: str | os.PathLike[str]) -> Loaded:
     return Loaded(
         genesis, tuple(entries), good, torn, version, tuple(votes), closed, tuple(notices)
     )
+
+
+REDERIVED_KINDS = frozenset({"commit", "reveal", "dice", "final"})
+"""Kinds of our own entries whose body is a function of what survives a crash and of
+the record before it, never of fresh randomness: the seat-order commitment and its
+opening (a deterministic Ed25519 signature by our identity key, p2p/table/forming.py),
+a dice commitment and its opening (derived from the table secret and the step,
+``GameRule._dice_secret``), and the final result (the game's outcome).  Ed25519
+signatures are deterministic, so after a crash that lost such an entry from our file
+we sign the very same envelope for that step again: no second entry for one step,
+hence no equivocation, and it needs no fsync before it is sent.  Shuffles, tokens,
+proofs, key shares and decisions draw fresh randomness (or a player's choice), so
+they are fsynced before they leave.  tests/p2p/test_durability.py checks that each of
+these kinds is made again byte for byte."""
+
+
+def needs_sync(kind: str) -> bool:
+    """Must our own entry of ``kind`` be fsynced before it is sent?"""
+    return kind not in REDERIVED_KINDS
 
 
 def _fsync_dir(path: Path) -> None:

@@ -153,6 +153,30 @@ class CaveatInfo:
 
 
 @dataclass(frozen=True, slots=True)
+class OpenedInfo:
+    """A record whose hands were opened after the game (the ``open_hands`` option,
+    ``p2p.table.game_rule.open``): each deal's hands by engine seat (card codes), and
+    each gift its receiver alone had checked, now checked by anyone (``public_checks``:
+    messages in player words)."""
+
+    deals: tuple[dict[str, Any], ...]
+    public_checks: tuple[str, ...]
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "deals": [
+                {
+                    "step": d["step"],
+                    "hands": {str(s): cards for s, cards in d["hands"].items()},
+                    "deck": d["deck"],
+                }
+                for d in self.deals
+            ],
+            "public_checks": list(self.public_checks),
+        }
+
+
+@dataclass(frozen=True, slots=True)
 class NoticeInfo:
     """A valid signed seat notice of the file (``p2p.table.notice``): the player in slot
     ``slot`` left and a bot played the seat from then on (``back`` false), or is back;
@@ -214,6 +238,8 @@ class VerifyReport:
     """Checks only one seat made (listed whether or not the record verifies)."""
     notices: tuple[NoticeInfo, ...] = ()
     """The valid signed notices that a player left (a bot played on) or is back."""
+    opened: OpenedInfo | None = None
+    """With the ``open_hands`` option, once every seat opened its key: every hand."""
 
     def engine_seat(self, slot: int | None) -> int | None:
         """A slot as an engine seat (its place in the seat order, from 0)."""
@@ -304,6 +330,7 @@ class VerifyReport:
                 }
                 for n in self.notices
             ],
+            "opened": self.opened.to_json() if self.opened is not None else None,
         }
 
 
@@ -734,10 +761,15 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
     is_game = isinstance(manifest.protocol, GameProtocol)
     if failure is None and is_game and not record.finished:
         owing = sorted(record.waiting_on())
+        end = (
+            "every player signed the result, but the hands were never opened: silent, not a cheat"
+            if game is not None and game.done
+            else "nobody signed its end"
+        )
         failure = Failure(
             UNFINISHED,
             f"unfinished: the game stops at step {record.step}, still owed by"
-            f" {' and '.join(map(who, owing))}; nobody signed its end",
+            f" {' and '.join(map(who, owing))}; {end}",
             None,
             None,
             record.step,
@@ -756,7 +788,12 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         )
     result = game.result() if game is not None and game.done else None
     seats = _seats(manifest, order)
-    caveats = tuple(_caveat(c, seats) for c in game.caveats) if game is not None else ()
+    opened = _opened(game, seats) if game is not None and game.opened is not None else None
+    caveats = (
+        tuple(_caveat(c, seats) for c in game.caveats)
+        if game is not None and opened is None
+        else ()
+    )
     return _describe_manifest(
         name,
         manifest,
@@ -779,6 +816,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         absent=tuple(sorted(record.removed)),
         abandoned=bool(game is not None and game.abandoned),
         notices=tuple(NoticeInfo(n.seat, n.number, n.step, n.back) for n in good_notices),
+        opened=opened,
         **base,
     )
 
@@ -823,8 +861,7 @@ def _vote_failure(manifest: Manifest, votes: tuple[EndVote, ...], record: Record
     )
 
 
-def _caveat(c: Any, seats: tuple[SeatInfo, ...]) -> CaveatInfo:
-    """A :class:`p2p.table.game_rule.Caveat` in player words (seats counted from 1)."""
+def _seat_words(seats: tuple[SeatInfo, ...]) -> Callable[[int], str]:
     by_slot = {s.slot: s for s in seats}
 
     def who(slot: int) -> str:
@@ -832,6 +869,36 @@ def _caveat(c: Any, seats: tuple[SeatInfo, ...]) -> CaveatInfo:
         if s is None:
             return "a player not at this table"
         return f"seat {s.position if s.position is not None else slot + 1} ({s.name})"
+
+    return who
+
+
+def _opened(game: Any, seats: tuple[SeatInfo, ...]) -> OpenedInfo:
+    """What an opened record shows (p2p.table.game_rule.open): every deal's hands, and
+    each gift that only its receiver checked during the game, checked again by anyone."""
+    from p2p.table.game_rule.open import opened_hands
+
+    who = _seat_words(seats)
+    checks = []
+    for c in game.gift_checks:
+        gave = " ".join(str(f) for f in c.given)
+        if c.ok:
+            checks.append(
+                f"the gift sealed at step {c.step} by {who(c.seat)} ({gave}), which only"
+                f" {who(c.checked_by)} could check during the game, is checked by anyone now"
+                " that the hands are open: the cards given were the giver's highest"
+            )
+        else:
+            checks.append(
+                f"the gift sealed at step {c.step} by {who(c.seat)} ({gave}) was not the"
+                f" giver's highest, yet {who(c.checked_by)} accepted it alone"
+            )
+    return OpenedInfo(tuple(opened_hands(game)), tuple(checks))
+
+
+def _caveat(c: Any, seats: tuple[SeatInfo, ...]) -> CaveatInfo:
+    """A :class:`p2p.table.game_rule.Caveat` in player words (seats counted from 1)."""
+    who = _seat_words(seats)
 
     message = (
         f"the gift sealed at step {c.step} by {who(c.seat)} was checked by its receiver"

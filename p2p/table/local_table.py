@@ -21,6 +21,7 @@ from typing import Any
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from engine import registry
+from engine.options import manifest_options
 from engine.players import BotPlayer
 from p2p.errors import CheatDetected, LocalProtocolError
 from p2p.record.chain import Record
@@ -77,7 +78,9 @@ def game_genesis(
         DEFAULT_DECIDE_MAX_MS,
     )
     spec = registry.get(game)
-    opts = dict(spec.factory(seats, dict(options or {})).options)
+    opts = manifest_options(
+        spec.game_class.OPTIONS, spec.factory(seats, dict(options or {})).options
+    )
     ids = identities or [IdentityKey.generate() for _ in range(seats)]
     sls = seals or [SealKey.generate() for _ in range(seats)]
     members = tuple(

@@ -58,6 +58,7 @@ from p2p.errors import (
 )
 from p2p.record.chain import Offer, Record, Status
 from p2p.record.order import ABSENT_KIND
+from p2p.record.store import needs_sync
 from p2p.table.effects import (
     AskEnd,
     Broadcast,
@@ -114,6 +115,7 @@ from p2p.table.forming import FormingRule, Manifest
 from p2p.table.game_rule import GameProtocol, SeatList, decide_limits
 from p2p.table.game_rule.survive import AbsentBody, PresentBody
 from p2p.table.notice import MAX_NOTICES, Notices, sign_notice
+from p2p.table.relay import Nudge, relay_to
 from p2p.table.results import CheatReport, TableResult
 from p2p.table.seat import game_of
 from p2p.table.silence import Recovered, SilenceMonitor, Stalled
@@ -255,6 +257,12 @@ class TableSession:
         """Slots nobody we hear from holds a link to, and since when."""
         self.links: dict[int, frozenset[int]] = {}
         """The slots each seat last said it holds a link to (:class:`Links`)."""
+        self.linked: frozenset[int] = frozenset()
+        """The slots we hold a link to, as of the last link event or tick."""
+        self.nudge = Nudge()
+        """When to ask the linked seats for a late step's entries (p2p/table/relay.py)."""
+        self.relayed = 0
+        """Others' entries we passed on, counted once per seat sent to (tests count them)."""
         self.evidence: set[bytes] = set()
         """Signatures of refused entries already in our file."""
         self.equivocations: set[tuple[int, int]] = set()
@@ -353,10 +361,13 @@ class TableSession:
 
     def peer_down(self, peer: bytes, reason: str, linked: frozenset[int]) -> list[Effect]:
         self.out.append(SeatDown(**self.who(self._slot_of(peer)), reason=reason))
+        # what that link lost on its way to us, the others have: ask them now
+        self.out.append(SendEach(wire.Fetch(self.manifest.table_id, self.record.step)))
         return self.tell_links(linked)
 
     def tell_links(self, linked: frozenset[int]) -> list[Effect]:
         """Tell every linked seat whom we hold a link to (on every change of our links)."""
+        self.linked = linked
         self.out.append(Broadcast(Links(self.manifest.table_id, tuple(sorted(linked)))))
         return self.drain()
 
@@ -391,13 +402,14 @@ class TableSession:
     # -- entries ---------------------------------------------------------
 
     def own(self, body: wire.Body) -> list[Effect]:
-        """Sign our own body; it is persisted (fsynced) before it is sent."""
+        """Sign our own body; it is persisted (fsynced, unless it is re-derived, never
+        drawn: p2p/record/store.py) before it is sent."""
         if self.my_vote is not None:
             return self.drain()  # we voted to end the table: we sign no further entry
         rec = self.record
         offer = rec.sign(self.identity, self.my_seat, body)
         accepted = offer.accepted[0]
-        self.out.append(Persist(accepted.signed, sync=True))
+        self.out.append(Persist(accepted.signed, sync=needs_sync(body.TAG)))
         if self.trace:
             self.out.append(Trace("sent", accepted.step, self.my_seat))
             self.out.append(Trace("accepted", accepted.step, self.my_seat))
@@ -625,17 +637,22 @@ class TableSession:
         self.out.append(ShowPlayer())
 
     def _relay(self, offer: Offer, via: int | None) -> None:
-        """Pass entries we accepted on to the other seats (not back to where they came from,
-        nor to their author), so a table with one link down goes on at full pace: the two
-        ends of the broken link get each other's entries through everyone else.  A copy
-        that arrives twice is a duplicate, checked by its bytes alone (p2p/record/chain.py)."""
+        """Pass entries we accepted on only to the seats that told us they hold no link to
+        their author (p2p/table/relay.py): a healthy table sends each entry once per link,
+        and the two ends of a broken link get each other's entries through the others
+        once it is known down (before that, the late step is asked for: :meth:`tick`).
+        A copy that arrives twice is a duplicate, checked by its bytes alone
+        (p2p/record/chain.py)."""
+        seats = frozenset(m.identity for m in self.manifest.seats)
         for acc in offer.accepted:
             if acc.seat == self.my_seat:
                 continue
-            skip = {self._key(acc.seat)}
-            if via is not None:
-                skip.add(self._key(via))
-            self.out.append(Broadcast(acc.signed, frozenset(skip)))
+            for slot in relay_to(acc.seat, via, self.my_seat, self.linked, self.links):
+                self.relayed += 1
+                self.out.append(Send(self._key(slot), acc.signed))
+            # our spectators follow the table through us alone (p2p/net/watch_server.py):
+            # every entry goes on to them, and to no seat
+            self.out.append(Broadcast(acc.signed, seats))
 
     def _stop_if_fold_failed(self) -> None:
         """Our own code failed folding a step (never a peer's fault): every entry is on
@@ -914,9 +931,17 @@ class TableSession:
                 self.out.append(LingerTimeout(missing=others - len(self.finished_peers)))
                 self._blame_suspects()
                 return Tick(done=True)
+        self.linked = linked
+        waiting = not rec.finished and bool(rec.waiting_on() - {self.my_seat})
+        if self.nudge.due(now, rec.step, waiting):
+            # an entry is late (a link may be down unnoticed): ask the linked seats for it
+            self.out.append(SendEach(wire.Fetch(self.manifest.table_id, rec.step)))
         deadline = monitor.next_deadline() if not rec.finished else self._linger_until
         if vanish_check is not None and not rec.finished:
             deadline = min(deadline or vanish_check, vanish_check)
+        nudge_at = self.nudge.deadline()
+        if nudge_at is not None and not rec.finished:
+            deadline = min(deadline or nudge_at, nudge_at)
         if self._ended_at is not None:
             deadline = self._ended_at + linger
         return Tick(deadline=deadline)

@@ -52,6 +52,7 @@ from p2p.record.verify import (
 )
 from p2p.table.forming import FormingRule, Manifest, table_rule
 from p2p.table.game_rule import GameRule
+from p2p.table.game_rule.open import opened_hands
 from p2p.table.seat import game_of
 from p2p.wire import Entry, Genesis, Signed, decode_body
 
@@ -147,6 +148,13 @@ class Spectator:
         """The agreed result (ranking in engine seats, state hash, scores), once over."""
         game = self.game
         return game.result() if game is not None and game.done else None
+
+    def opened_hands(self) -> list[dict]:
+        """Every deal's hands once the seats opened their keys after the game (a table with
+        the ``open_hands`` option, :mod:`p2p.table.game_rule.open`); ``[]`` before that or
+        without the option, when the spectator can read no hidden card."""
+        game = self.game
+        return opened_hands(game) if game is not None else []
 
     def status_line(self) -> str:
         """ "N signatures and N proofs checked, no cheat" (or the culprit, by name)."""

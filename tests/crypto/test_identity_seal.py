@@ -184,3 +184,28 @@ def test_openable_box_opens_for_its_receiver_and_with_its_one_time_key():
         open_openable(SealKey.generate(), box, b"ctx")
     with pytest.raises(InvalidEncoding):
         open_openable(receiver, seal(receiver.public, b"x", b"ctx"), b"ctx")  # not openable
+
+
+def test_a_key_is_checked_strictly_once_and_a_refused_one_every_time(monkeypatch):
+    """A table verifies thousands of signatures by a few keys: the strict key check (on
+    the curve, in the subgroup) runs once per key; a refused key is refused every time."""
+    import crypto.identity as identity
+
+    calls: list[bytes] = []
+    real = identity._key_problem
+
+    def counted(public: bytes):  # type: ignore[no-untyped-def]
+        calls.append(public)
+        return real(public)
+
+    monkeypatch.setattr(identity, "_key_problem", counted)
+    k = IdentityKey.generate()
+    for i in range(10):
+        msg = b"entry %d" % i
+        verify_signature(k.public, msg, k.sign(msg))
+    assert calls.count(k.public) <= 1
+    small_order = SMALL_ORDER_ENCODINGS[0]
+    for _ in range(3):
+        with pytest.raises(InvalidEncoding):
+            verify_signature(small_order, b"x", bytes(64))
+    assert calls.count(small_order) == 3

@@ -179,7 +179,7 @@ def test_nobody_leaving_keeps_the_state_hash_format():
 
 
 def test_the_survive_option_needs_three_seats():
-    assert [o.name for o in TABLE_OPTIONS] == ["survive", "absent_after"]
+    assert [o.name for o in TABLE_OPTIONS] == ["survive", "absent_after", "open_hands"]
     k = len(TABLE_OPTIONS)
     for name in registry.names():
         cls = registry.get(name).game_class

@@ -20,12 +20,21 @@ from engine.players import BotPlayer
 from p2p.errors import CheatDetected, InvalidMove
 from p2p.net.offload import Offload
 from p2p.table import local_table
-from p2p.table.game_rule import SHUFFLE_KIND, SealedProofBody, ShuffleBody
+from p2p.table.game_rule import SHUFFLE_KIND, SealedProofBody, ShuffleBody, TokensBody
 from p2p.table.seat import game_of
 from p2p.wire import Entry, decode_body
 
 GAME, SEATS, OPTIONS = "slave", 4, {"games": 1}
 CULPRIT = 1
+
+
+def _run(job) -> None:
+    """Run a job as :class:`Offload` does: one that raises keeps nothing."""
+    try:
+        keep = job()
+    except Exception:  # noqa: BLE001 - the fold checks the entry itself
+        return
+    keep()
 
 
 def _play(
@@ -35,12 +44,15 @@ def _play(
     max_entries: int = 5000,
     made: type = ShuffleBody,
     counted: list | None = None,
+    jobs: list | None = None,
+    checked: type = ShuffleBody,
 ):
     """Play ``table`` to its end; with ``ahead`` every receiver runs the rule's prework
     job before offering an entry and every seat its premake job before producing.
     Returns the multiplications done while offering shuffle entries (the fold's
     checks), and those done by ``produce`` of our own bodies of type ``made`` (shuffles
-    by default), each also appended to ``counted``.
+    by default), each also appended to ``counted``.  Each prework job is appended to
+    ``jobs`` as the kind of the entry it was for.
 
     With ``tamper_at``: the ``tamper_at``-th shuffle of slot CULPRIT is checked ahead
     by every receiver as made, and then sent with two of its ciphertexts swapped."""
@@ -56,7 +68,7 @@ def _play(
             if ahead and rule is not None:
                 job = rule.premake()
                 if job is not None:
-                    job()()
+                    _run(job)
             COUNTERS.reset()
             body = d.machine_body()
             if isinstance(body, made):
@@ -89,14 +101,19 @@ def _play(
                 if ahead and rule is not None:
                     job = rule.prework(d.slot, step, honest)
                     if job is not None:
-                        job()()
+                        COUNTERS.reset()
+                        _run(job)
+                        if jobs is not None:
+                            jobs.append(honest.TAG)
+                            if isinstance(honest, ShuffleBody) and COUNTERS.mul > 0:
+                                jobs.append("shuffle/checked")
                 COUNTERS.reset()
                 try:
                     got = other.record.offer(signed)
                 except CheatDetected as exc:
                     table.cheats.append(exc)
                     continue
-                if isinstance(body, ShuffleBody):
+                if isinstance(body, checked):
                     fold_muls += COUNTERS.mul
                 table.cheats.extend(got.cheats)
             moved = True
@@ -108,7 +125,8 @@ def test_shuffles_checked_and_made_ahead_are_not_redone_by_the_fold():
     on_loop = local_table.new_table(GAME, SEATS, OPTIONS)
     fold_on_loop, produce_on_loop = _play(on_loop, ahead=False)
     ahead = local_table.new_table(GAME, SEATS, OPTIONS)
-    fold_ahead, produce_ahead = _play(ahead, ahead=True)
+    jobs: list = []
+    fold_ahead, produce_ahead = _play(ahead, ahead=True, jobs=jobs)
     for table in (on_loop, ahead):
         assert not table.cheats
         assert all(r.finished for r in table.records)
@@ -118,6 +136,13 @@ def test_shuffles_checked_and_made_ahead_are_not_redone_by_the_fold():
     # (about 6 multiplications per card and shuffle); checked ahead, none are left
     assert fold_on_loop > 3 * 52 * 6 * (SEATS - 1)
     assert fold_ahead == 0
+    # every received shuffle is decoded by a job, and only each round's last one is
+    # checked, in one batch with the round's earlier ones: the verifying multiplications
+    # are all in those jobs (one per receiver and round)
+    rounds = sum(1 for e in ahead.records[0].entries() if e.body.TAG == SHUFFLE_KIND) // SEATS
+    assert rounds >= 1
+    assert jobs.count(SHUFFLE_KIND) == rounds * SEATS * (SEATS - 1)
+    assert jobs.count("shuffle/checked") == rounds * (SEATS - 1)
     # our own shuffle (2 per card) and its proof: made in produce(), or ahead
     assert produce_on_loop >= SEATS * 52 * 2
     assert produce_ahead == 0
@@ -143,18 +168,28 @@ def test_a_result_kept_for_one_shuffle_is_not_used_for_another():
 
 def test_a_failing_job_keeps_nothing_and_the_node_goes_on():
     """A job for a shuffle whose proof does not verify raises in the worker thread:
-    Offload swallows it, keeps nothing, and the rule checks the entry itself later."""
+    Offload swallows it, keeps nothing, and the rule checks the entry itself later.
+    The culprit is the round's last shuffler: only that shuffle is checked ahead."""
     table = local_table.new_table(GAME, SEATS, OPTIONS)
-    # play up to the first shuffle of the culprit
-    shuffler = table.drivers[CULPRIT]
+
+    # play up to the round's last shuffle (engine seat SEATS - 1, whoever holds it)
+    def last_shuffler(d) -> bool:
+        rule = game_of(d.record)
+        return rule is not None and rule.my_seat == SEATS - 1
+
+    shuffler = None
     for _ in range(200):
-        rule = game_of(shuffler.record)
-        need = rule.need if rule is not None else None
-        if need is not None and need.kind == SHUFFLE_KIND and rule.my_seat in need.seats:
+        for d in table.drivers:
+            rule = game_of(d.record)
+            need = rule.need if rule is not None else None
+            mine = need is not None and need.kind == SHUFFLE_KIND and rule.my_seat in need.seats
+            if mine and last_shuffler(d):
+                shuffler = d
+        if shuffler is not None:
             break
         for d in table.drivers:
-            if d is shuffler and d.owed_kind() == SHUFFLE_KIND:
-                continue  # its shuffle is the one this test sends (whatever the seat order)
+            if last_shuffler(d) and d.owed_kind() == SHUFFLE_KIND:
+                continue  # its shuffle is the one this test sends
             body = d.machine_body()
             if body is None:
                 continue
@@ -162,13 +197,15 @@ def test_a_failing_job_keeps_nothing_and_the_node_goes_on():
             for other in table.drivers:
                 if other is not d:
                     other.record.offer(signed)
+    assert shuffler is not None
     body = shuffler.machine_body()
     pile = list(decode_pile(body.pile, len(body.pile) // 64))
     pile[0], pile[1] = pile[1], pile[0]
     bad = ShuffleBody(encode_pile(pile), body.proof)
     signed = shuffler.sign(bad).accepted[0].signed
-    receiver = table.drivers[(CULPRIT + 1) % SEATS]
+    receiver = table.drivers[(shuffler.slot + 1) % SEATS]
     rule = game_of(receiver.record)
+    assert rule.prework(shuffler.slot, rule.step_no, bad) is not None  # a job is tried
     offload = Offload()
 
     async def main():
@@ -189,3 +226,87 @@ def test_our_gift_is_made_ahead_and_not_again_on_the_loop():
     assert not table.cheats and all(r.finished for r in table.records)
     assert len(sealed) >= 2  # the second deal's exchange: a KING's and a QUEEN's gift
     assert produce_muls == 0
+
+
+def test_our_reveal_tokens_are_made_ahead_and_not_again_on_the_loop():
+    """Reveal tokens and their proof (two multiplications a card and more) are made by a
+    premake job, so producing a tokens entry does no group operation on the loop."""
+    table = local_table.new_table(GAME, SEATS, OPTIONS)
+    made: list = []
+    _, on_loop = _play(local_table.new_table(GAME, SEATS, OPTIONS), ahead=False, made=TokensBody)
+    _, produce_muls = _play(table, ahead=True, made=TokensBody, counted=made)
+    assert not table.cheats and all(r.finished for r in table.records)
+    assert len(made) >= SEATS and on_loop > 0
+    assert produce_muls == 0
+
+
+def test_entries_that_arrive_together_are_checked_side_by_side_and_once():
+    """A round of reveal tokens from three seats: one job each, run side by side; offered
+    afterwards (or arriving again, relayed), none is checked a second time."""
+    from p2p.table.game_rule import TOKENS_KIND
+
+    table = local_table.new_table(GAME, SEATS, OPTIONS)
+    receiver = None
+    for _ in range(300):
+        for d in table.drivers:
+            rule = game_of(d.record)
+            need = rule.need if rule is not None else None
+            if (
+                need is not None
+                and need.kind == TOKENS_KIND
+                and len(need.seats) == SEATS - 1
+                and rule.my_seat not in need.seats
+                and not need.parsed
+            ):
+                receiver = d
+        if receiver is not None:
+            break
+        for d in table.drivers:
+            body = d.machine_body()
+            if body is None:
+                continue
+            signed = d.sign(body).accepted[0].signed
+            for other in table.drivers:
+                if other is not d:
+                    other.record.offer(signed)
+            break  # one entry at a time: every round is seen before anyone answers it
+    assert receiver is not None
+    together = []
+    for d in table.drivers:
+        if d is not receiver:
+            body = d.machine_body()
+            assert isinstance(body, TokensBody)
+            together.append(d.sign(body).accepted[0].signed)
+    rule = game_of(receiver.record)
+    offload = Offload()
+
+    async def main():
+        await offload.prework_many(rule, together, rule.table_id, receiver.record.keys)
+        for signed in together:  # offered now, or a relayed copy: checked already
+            await offload.prework(rule, signed, rule.table_id, receiver.record.keys)
+
+    trio.run(main)
+    assert offload.jobs_run == SEATS - 1
+    COUNTERS.reset()
+    for signed in together:
+        receiver.record.offer(signed)
+    # the fold used every kept result: what is left is the receiver's own token for each
+    # card it opens (one multiplication a card), no check of anybody's proof
+    cards = len(decode_body(together[0].entry, Entry).body.tokens) // 32
+    assert COUNTERS.mul == cards
+
+
+def test_the_receiver_checks_a_gift_ahead_and_not_on_the_loop():
+    """The Slave gift's padded proof costs the worst case to check too: its receiver
+    opens the box and checks the proof in a prework job, so offering the sealed entry
+    does no group operation on the loop (on the loop it does hundreds)."""
+    on_loop = local_table.new_table(GAME, SEATS, {"games": 2})
+    fold_on_loop, _ = _play(on_loop, ahead=False, checked=SealedProofBody)
+    ahead = local_table.new_table(GAME, SEATS, {"games": 2})
+    jobs: list = []
+    fold_ahead, _ = _play(ahead, ahead=True, checked=SealedProofBody, jobs=jobs)
+    for table in (on_loop, ahead):
+        assert not table.cheats and all(r.finished for r in table.records)
+    assert fold_on_loop > 100
+    assert fold_ahead == 0
+    assert jobs.count("sealed-proof") >= 2  # one per gift, by its receiver only

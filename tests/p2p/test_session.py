@@ -49,16 +49,60 @@ def _of(effects, kind):
     return [e for e in effects if isinstance(e, kind)]
 
 
-def test_an_accepted_entry_is_persisted_relayed_past_its_author_and_link_and_shown():
+def test_an_accepted_entry_is_persisted_and_shown_and_sent_on_to_nobody():
+    """A healthy table sends each entry once per link: every seat linked to its author
+    got it from the author, so we pass it on to nobody (p2p/table/relay.py)."""
     s, _, ids = _table()
+    s.tell_links(frozenset({OTHER, THIRD}))
+    s.message(s.manifest.seats[THIRD].identity, Links(s.manifest.table_id, (OTHER, ME)))
+    s.drain()
     entry = _signed(ids, s.record, OTHER, Count(2))
-    out = s.offer(entry, via=THIRD)
+    out = s.offer(entry, via=OTHER)
     assert [type(e) for e in out] == [fx.Persist, fx.Broadcast, fx.ShowPlayer]
     assert out[0].signed == entry and not out[0].sync
-    keys = {s.manifest.seats[i].identity for i in (OTHER, THIRD)}
-    assert out[1].msg == entry and out[1].skip == frozenset(keys)
+    # the broadcast is for our spectators only: it skips every seat
+    assert out[1].skip == frozenset(m.identity for m in s.manifest.seats)
+    assert s.relayed == 0
     # a copy is a duplicate: nothing to do
     assert s.offer(entry, via=OTHER) == []
+
+
+def test_an_entry_goes_on_to_a_seat_cut_off_from_its_author_only():
+    s, _, ids = _table()
+    s.tell_links(frozenset({OTHER, THIRD}))
+    # THIRD says it holds a link to us only: its link to OTHER is down
+    s.message(s.manifest.seats[THIRD].identity, Links(s.manifest.table_id, (ME,)))
+    s.drain()
+    entry = _signed(ids, s.record, OTHER, Count(2))
+    out = s.offer(entry, via=OTHER)
+    assert [type(e) for e in out] == [fx.Persist, fx.Send, fx.Broadcast, fx.ShowPlayer]
+    assert out[1].peer == s.manifest.seats[THIRD].identity and out[1].msg == entry
+    assert s.relayed == 1
+    # never back over the link it came by
+    s2, _, ids2 = _table()
+    s2.tell_links(frozenset({OTHER, THIRD}))
+    s2.message(s2.manifest.seats[THIRD].identity, Links(s2.manifest.table_id, (ME,)))
+    s2.drain()
+    assert not _of(s2.offer(_signed(ids2, s2.record, OTHER, Count(2)), via=THIRD), fx.Send)
+
+
+def test_a_late_step_is_asked_for_and_a_lost_link_asks_at_once():
+    """Until a broken link is found dead, what crossed it is lost: a step that waits on
+    another seat is asked for after a quarter second (then less and less often), and a
+    link that goes down makes us ask every other linked seat at once."""
+    s, _, _ = _table()
+    linked = frozenset({OTHER, THIRD})
+    fetches = []
+    for t in (100.0, 100.1, 100.2, 100.26, 100.5, 100.77):
+        s.tick(t, linked, 2)
+        fetches.append(
+            len([e for e in _of(s.drain(), fx.SendEach) if isinstance(e.msg, wire.Fetch)])
+        )
+    assert fetches == [0, 0, 0, 1, 0, 1]
+    assert s.tick(100.8, linked, 2).deadline <= 100.77 + 1.0
+    s.drain()
+    out = s.peer_down(s.manifest.seats[OTHER].identity, "keepalive", frozenset({THIRD}))
+    assert [e.msg.from_step for e in _of(out, fx.SendEach) if isinstance(e.msg, wire.Fetch)]
 
 
 def test_our_own_entry_is_fsynced_before_it_is_sent():
@@ -66,7 +110,7 @@ def test_our_own_entry_is_fsynced_before_it_is_sent():
     s.offer(_signed(ids, s.record, OTHER, Count(2)), via=OTHER)  # seat 2 owes step 2 now
     out = s.own(Count(7))
     assert [type(e) for e in out[:2]] == [fx.Persist, fx.SendOwn]
-    assert out[0].sync and out[1].accepted.signed == out[0].signed
+    assert out[0].sync and out[1].accepted.signed == out[0].signed  # a drawn kind (Count)
     assert not _of(out, fx.Broadcast)  # our own entry is relayed by nobody but SendOwn
 
 

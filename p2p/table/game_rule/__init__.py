@@ -54,6 +54,10 @@ obligation                 record steps
 (game over)                a ``final`` round: every seat signs the ranking and
                            the state hash, so a cut-short record is visibly
                            unfinished
+(hands opened)             with the ``open_hands`` option only: an ``open``
+                           round, every seat's secret key share ``x_j``
+                           (checked: ``x_j G == X_j``), which opens every card
+                           ever dealt (:mod:`~p2p.table.game_rule.open`)
 =========================  ===================================================
 
 A private reveal or transfer after which *every* seat may see the card (each
@@ -76,6 +80,7 @@ obligation or proof shape     module       record kinds
 ``Prove``: ``HighestGiven``   ``gift``     ``sealed-proof``, ``verdict``, ``unseal``
 ``Roll``, ``JointRandom``     ``dice``     ``commit`` (a game's first draw), ``dice``
 (actions, the end)            ``fold``     ``action``, ``final``
+(after the end, option)       ``open``     ``open`` (``open_hands``: every key share)
 ============================  ===========  ==========================================
 
 :mod:`~p2p.table.game_rule.core` holds what they share: a step's ``Need``, the
@@ -138,6 +143,7 @@ from p2p.table.game_rule.gift import (
 )
 from p2p.table.game_rule.held import PROOF_KIND, ProofBody
 from p2p.table.game_rule.keys import KEY_KIND, KeyBody
+from p2p.table.game_rule.open import OPEN_KIND, OpenBody
 from p2p.table.game_rule.reveal import REMASK_KIND, TOKENS_KIND, RemaskBody, TokensBody
 from p2p.table.game_rule.shuffle import SHUFFLE_KIND, ShuffleBody
 
@@ -156,6 +162,7 @@ __all__ = [
     "KEY_KIND",
     "MACHINE_KINDS",
     "MAX_ACTION_BYTES",
+    "OPEN_KIND",
     "PROOF_KIND",
     "PROOF_SHAPES",
     "REMASK_KIND",
@@ -172,6 +179,7 @@ __all__ = [
     "GameRule",
     "Job",
     "KeyBody",
+    "OpenBody",
     "Need",
     "Point32",
     "Proof64",

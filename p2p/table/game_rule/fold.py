@@ -46,6 +46,7 @@ from p2p.errors import CheatDetected, InvalidMove, LocalProtocolError
 from p2p.record.order import ABSENT_KIND, PRESENT_KIND, Owed, StepView
 from p2p.table.faces import handle_indices, index_face
 from p2p.table.game_rule import dice, gift, held, reveal, shuffle, survive
+from p2p.table.game_rule import open as opening
 from p2p.table.game_rule.core import Flow, Job, Mine, Need, SeatKeys, SeatList, Waived
 from p2p.table.game_rule.dice import COMMIT_KIND, DICE_KIND
 from p2p.table.game_rule.gift import SEALED_KIND, UNSEAL_KIND, VERDICT_KIND, Caveat
@@ -66,7 +67,7 @@ FINAL_KIND = "final"
 
 MACHINE_KINDS = frozenset(
     {KEY_KIND, SHUFFLE_KIND, TOKENS_KIND, REMASK_KIND, PROOF_KIND, SEALED_KIND, COMMIT_KIND}
-    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND}
+    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND, opening.OPEN_KIND}
     | survive.SURVIVE_KINDS
 )
 """Kinds a peer's software sends by itself (stall limits for machines apply)."""
@@ -220,6 +221,13 @@ class GameRule:
         self.entries_checked = 0
         self.caveats: list[Caveat] = []
         """Checks made by one seat alone (accepted sealed gifts), for ``slaiga verify``."""
+        self.open_hands = opening.enabled(manifest)
+        self.deals: list[opening.Deal] = []
+        """With ``open_hands``: each shuffled pile and its dealt hands, opened at the end."""
+        self.opened: int | None = None
+        """With ``open_hands``, once every seat opened its key: the joint secret."""
+        self.gift_checks: list[opening.GiftCheck] = []
+        """The gifts of :attr:`caveats`, checked publicly once the hands were opened."""
         self.outcome: Outcome | None = None
         self.final_hash: str | None = None
         self.done = False
@@ -533,6 +541,8 @@ class GameRule:
         self._compare()
         while not self.engine.is_over():
             movers = tuple(self.engine.to_move())
+            if self.open_hands:
+                opening.note_hands(self)
             if not movers:
                 raise LocalProtocolError(f"{self.engine.NAME}: nobody to move")
             acts = yield Need(ACTION_KIND, movers, self._check_action, "deciding")
@@ -558,6 +568,8 @@ class GameRule:
             self._for_me(everyone, self._make_final),
         )
         self.done = True
+        if self.open_hands and not self.gone:  # a seat that left cannot open its key
+            yield from opening.open_round(self)
 
     def _events(self, public: list[Event] | None, mine: list[Event] | None) -> None:
         if public is not None:
@@ -627,6 +639,8 @@ class GameRule:
                     f"our engine asks for {mine.engine.pending()!r}, the table's for {ob!r}"
                 )
             public, private = yield from self._discharge(ob)
+            if self.open_hands and isinstance(ob, Shuffle):
+                opening.note_deal(self)
             try:
                 self._events(self.engine.resolve(public), None)
             except EngineError as exc:

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Annotated
 
 from crypto.dleq import PROOF_BYTES, DleqProof
+from crypto.elgamal import Ciphertext
 from crypto.errors import CryptoError, InvalidEncoding, InvalidProof
 from crypto.group import POINT_BYTES, Point
 from crypto.inequality import InequalityProof, prove_none_of, verify_none_of
@@ -87,6 +88,11 @@ class Caveat:
     seat: int
     checked_by: int
     kind: str = "gift"
+    order: str = ""
+    given: tuple[Ciphertext, ...] = ()
+    rest: tuple[Ciphertext, ...] = ()
+    """The card order and the given and kept cards' ciphertexts, which a table with the
+    ``open_hands`` option opens after the game (:mod:`p2p.table.game_rule.open`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,7 +133,9 @@ def highest_given(rule: GameRule, st: HighestGiven) -> Flow:
         check_seal_key(openable_ephemeral(b.sealed))
         mine = rule.mine
         if mine is not None and mine.seat == v:
-            mine.verdict = _judge_sealed(rule, gift, b.sealed)
+            ahead = rule._ahead.pop((SEALED_KIND, p, rule.step_no), None)
+            judged = ahead[1] if ahead is not None and ahead[0] == b else None
+            mine.verdict = _judge_sealed(rule, gift, b.sealed, judged)
         return b.sealed
 
     sealed = yield Need(
@@ -137,6 +145,7 @@ def highest_given(rule: GameRule, st: HighestGiven) -> Flow:
         "giving cards",
         rule._for_me((p,), lambda: _make_sealed(rule, gift)),
         premake=lambda: _premake_sealed(rule, gift),
+        pre=lambda seat, b: _pre_judge(rule, gift, b),
     )
     verdict_step = rule.step_no
     verdict = yield Need(
@@ -147,7 +156,16 @@ def highest_given(rule: GameRule, st: HighestGiven) -> Flow:
         rule._for_me((v,), lambda: _make_verdict(rule)),
     )
     if verdict[v]:
-        rule.caveats.append(Caveat(gift.step, rule.order[p], rule.order[v]))
+        rule.caveats.append(
+            Caveat(
+                gift.step,
+                rule.order[p],
+                rule.order[v],
+                order=st.order,
+                given=tuple(rule.cts[h] for h in given),
+                rest=tuple(rule.cts[h] for h in rest),
+            )
+        )
         return
     # a complaint: the giver shows the box's one-time key, and anyone opens the box
     box = sealed[p]
@@ -292,7 +310,18 @@ def _make_unseal(rule: GameRule, gift: _Gift) -> Body:
 
 
 def _verify_gift(rule: GameRule, gift: _Gift, plain: bytes) -> dict[int, int]:
-    """Check a gift's opened plaintext; return the given cards' indices.
+    """Check a gift's opened plaintext; return the given cards' indices."""
+    given, check = _read_gift(rule, gift, plain)
+    check()
+    rule.proofs_checked += 1
+    return given
+
+
+def _read_gift(
+    rule: GameRule, gift: _Gift, plain: bytes
+) -> tuple[dict[int, int], Callable[[], None]]:
+    """Read a gift's opened plaintext: the given cards' indices, and the check of its
+    padded inequality proof (the costly part; pure, so it may run in a worker thread).
 
     Layout (every size fixed by public facts): the giver's reveal tokens for the
     given cards whose token is not yet public, their DLEQ proof (absent if there
@@ -326,35 +355,63 @@ def _verify_gift(rule: GameRule, gift: _Gift, plain: bytes) -> dict[int, int]:
     forbidden = rule._indices(lambda f: key(f) >= low)
     held = held_cards(rule, p, st.rest)
     proof = InequalityProof.decode(proof_b, len(st.rest) * gift.pad_to)
-    verify_none_of(
-        rule.pubs[p],
-        held,
-        forbidden,
-        rule.deck,
-        proof,
-        ctx,
-        pad_to=gift.pad_to,
-        pad_with=gift.pad_with,
-    )
-    rule.proofs_checked += 1
-    return given
+    pub, deck, pad_to, pad_with = rule.pubs[p], rule.deck, gift.pad_to, gift.pad_with
+
+    def check() -> None:
+        verify_none_of(pub, held, forbidden, deck, proof, ctx, pad_to=pad_to, pad_with=pad_with)
+
+    return given, check
 
 
-def _judge_sealed(rule: GameRule, gift: _Gift, sealed: bytes) -> VerdictBody:
-    """Our verdict on a gift sealed to us (we are the verifier)."""
+def _pre_judge(rule: GameRule, gift: _Gift, b: SealedProofBody) -> Job | None:
+    """For the gift's receiver: open the box and read it now (cheap), and check its
+    padded proof (the worst case for every gift, so costly) in a worker thread; the fold
+    then takes the verdict for this very body.  Anything that fails here is left to the
+    fold, which judges the gift itself."""
+    mine, st, step = rule.mine, gift.st, rule.step_no
+    if mine is None or mine.seat != st.verifier:
+        return None
+    if not isinstance(b, SealedProofBody) or len(b.sealed) != openable_size(gift.plain_bytes):
+        return None
+    try:
+        plain = open_openable(
+            mine.keys.seal, b.sealed, seal_context(rule, gift.step, st.seat, mine.seat)
+        )
+        given, check = _read_gift(rule, gift, plain)
+    except (CryptoError, ValueError, TypeError, KeyError):
+        return None
+
+    def job() -> Callable[[], None]:
+        check()
+        return lambda: rule._keep_ahead((SEALED_KIND, st.seat, step), (b, given))
+
+    return job
+
+
+def _judge_sealed(
+    rule: GameRule, gift: _Gift, sealed: bytes, judged: dict[int, int] | None = None
+) -> VerdictBody:
+    """Our verdict on a gift sealed to us (we are the verifier); ``judged``: the given
+    cards of this very box, read and checked ahead by :func:`_pre_judge`."""
     mine = rule.mine
     assert mine is not None
     st = gift.st
-    try:
-        plain = open_openable(
-            mine.keys.seal, sealed, seal_context(rule, gift.step, st.seat, mine.seat)
-        )
-        given = _verify_gift(rule, gift, plain)
-    except (CryptoError, ValueError, TypeError, KeyError):
-        verdict = VerdictBody(False)
-    else:
+    if judged is not None:
+        given = judged
+        rule.proofs_checked += 1
         mine.known.update(given)
         verdict = VerdictBody(True)
+    else:
+        try:
+            plain = open_openable(
+                mine.keys.seal, sealed, seal_context(rule, gift.step, st.seat, mine.seat)
+            )
+            given = _verify_gift(rule, gift, plain)
+        except (CryptoError, ValueError, TypeError, KeyError):
+            verdict = VerdictBody(False)
+        else:
+            mine.known.update(given)
+            verdict = VerdictBody(True)
     forged = rule._cheat("verdict", verdict)
     return forged if forged is not None else verdict
 

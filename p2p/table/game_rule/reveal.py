@@ -154,6 +154,7 @@ def _token_round(rule: GameRule, hs: Sequence[int], seats: Sequence[int]) -> Flo
         "showing cards",
         rule._for_me(owing, lambda: _make_tokens(rule, need[rule.mine.seat])),  # type: ignore[union-attr]
         pre=lambda seat, b: _pre_tokens(rule, seat, need[seat], b),
+        premake=lambda: _premake_tokens(rule, need[rule.mine.seat]),  # type: ignore[union-attr]
         cards={s: tuple(need[s]) for s in owing},
     )
     for s in owing:
@@ -166,11 +167,36 @@ def _make_tokens(rule: GameRule, hs: Sequence[int]) -> Body:
     assert mine is not None
     cts = [rule.cts[h] for h in hs]
     pub = rule.pubs[mine.seat]
-    tokens, proof = make_tokens(mine.secret, pub, cts, rule._ctx(mine.seat))
+    ctx = rule._ctx(mine.seat)
+    made = rule._made.pop(rule.step_no, None)
+    rule._made.clear()
+    if made is not None and made[0] == TOKENS_KIND and made[1] == cts and made[2] == ctx:
+        tokens, proof = made[3], made[4]
+    else:
+        tokens, proof = make_tokens(mine.secret, pub, cts, ctx)
     forged = rule._cheat("tokens", hs, tokens, proof)
     if forged is not None:
         return forged
     return TokensBody(b"".join(t.data for t in tokens), proof.encode())
+
+
+def _premake_tokens(rule: GameRule, hs: Sequence[int]) -> Job:
+    """Our reveal tokens and their proof for this step, made in a worker thread."""
+    mine, step = rule.mine, rule.step_no
+    assert mine is not None
+    cts = [rule.cts[h] for h in hs]
+    pub, ctx, secret = rule.pubs[mine.seat], rule._ctx(mine.seat), mine.secret
+
+    def job() -> Callable[[], None]:
+        tokens, proof = make_tokens(secret, pub, cts, ctx)
+
+        def keep() -> None:
+            if rule.step_no == step:
+                rule._made[step] = (TOKENS_KIND, cts, ctx, tokens, proof)
+
+        return keep
+
+    return job
 
 
 def _check_tokens(rule: GameRule, seat: int, hs: Sequence[int], b: TokensBody) -> list[Point]:

@@ -1,0 +1,168 @@
+"""The ``open`` round of a table with the ``open_hands`` option: hands opened after the game.
+
+Off by default (``engine.options.OPEN_HANDS``).  With it on, once every seat has signed
+the ``final`` round each seat publishes its secret key share ``x_j`` in a signed ``open``
+entry.  Every peer checks that ``x_j`` is a reduced, non-zero scalar with
+``x_j G == X_j``, the share seat ``j`` proved in the ``key`` round; any other value is a
+false entry and convicts its signer.  A seat that never sends it is silent (the table's
+silence limits name it), never a cheat.
+
+From then on the joint secret ``x = sum x_j`` opens every ciphertext the table ever
+held: every deal (the pile after each shuffle) and every sealed gift's cards.  So the
+claims that only one seat could check during the game become public checks: a Slave
+gift accepted by its receiver alone (:class:`p2p.table.game_rule.gift.Caveat`) is
+re-checked against the giver's whole hand, and a gift that was not the giver's highest
+convicts the giver.  What this gives away: every card ever dealt in this game becomes
+readable by anyone holding the record (no forward secrecy for this game).
+``p2p/RECORD_FORMAT.md`` (the ``open`` round) and docs/design.md ("Hands opened after the
+game") have the details.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Annotated, Any
+
+from crypto.elgamal import Ciphertext
+from crypto.errors import InvalidEncoding
+from crypto.group import L, base_mul, mul, scalar_from_bytes, scalar_to_bytes, sub
+from engine.cards import ORDERS, Card
+from p2p.errors import InvalidMove
+from p2p.table.game_rule.core import Flow, Need
+from p2p.wire import Body, Bytes, body
+
+if TYPE_CHECKING:
+    from p2p.table.game_rule.fold import GameRule
+
+OPEN_KIND = "open"
+OPTION = "open_hands"
+
+
+@body(OPEN_KIND)
+@dataclass(frozen=True, slots=True)
+class OpenBody(Body):
+    """A seat's secret key share ``x`` (32 bytes, little-endian, in ``[1, L)``)."""
+
+    secret: Annotated[bytes, Bytes(size=32)]
+
+
+@dataclass(slots=True)
+class Deal:
+    """The pile after a shuffle (record ``step`` completed it), and each engine seat's
+    hand once it was dealt (handles), filled at the next action round."""
+
+    step: int
+    cts: tuple[Ciphertext, ...]
+    hands: dict[int, tuple[int, ...]] | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class GiftCheck:
+    """A gift that only its receiver checked during the game, checked publicly once the
+    hands were opened: ``ok`` and what the cards were (slots, faces)."""
+
+    step: int
+    seat: int
+    checked_by: int
+    given: tuple[Card, ...]
+    rest: tuple[Card, ...]
+    ok: bool
+
+
+def enabled(manifest: Any) -> bool:
+    """Whether the table signed the ``open_hands`` option."""
+    return bool(dict(manifest.options).get(OPTION, False))
+
+
+def note_deal(rule: GameRule) -> None:
+    """After a ``Shuffle``: keep the pile's ciphertexts (a later shuffle replaces them)."""
+    rule.deals.append(Deal(rule.step_no - 1, tuple(rule.cts)))
+
+
+def note_hands(rule: GameRule) -> None:
+    """At an action round: the hands of the latest deal, if not noted yet."""
+    if rule.deals and rule.deals[-1].hands is None:
+        zones = rule.engine.zones.snapshot()
+        rule.deals[-1].hands = {s: tuple(zones.get(f"hand:{s}", ())) for s in range(rule.n)}
+
+
+def open_round(rule: GameRule) -> Flow:
+    """Every seat's key share, checked against the key round; then the public checks."""
+    everyone = tuple(range(rule.n))
+    shares = yield Need(
+        OPEN_KIND,
+        everyone,
+        lambda seat, b: _check_open(rule, seat, b),
+        "opening their hands",
+        rule._for_me(everyone, lambda: _make_open(rule)),
+    )
+    if any(s not in shares for s in range(rule.n)):
+        return  # a seat left for good (option survive) without its key: nothing opens
+    rule.opened = sum(shares[s] for s in range(rule.n)) % L
+    _check_gifts(rule)
+
+
+def _make_open(rule: GameRule) -> Body:
+    mine = rule.mine
+    assert mine is not None
+    secret = scalar_to_bytes(mine.secret)
+    forged = rule._cheat("open", secret)
+    return OpenBody(forged if forged is not None else secret)
+
+
+def _check_open(rule: GameRule, seat: int, b: OpenBody) -> int:
+    x = scalar_from_bytes(b.secret, nonzero=True)
+    if base_mul(x).data != rule.pubs[seat].data:
+        raise InvalidEncoding("the key shown does not match its share from the key round")
+    return x
+
+
+def face_of(rule: GameRule, ct: Ciphertext) -> Card:
+    """The face inside ``ct``, with the opened joint secret."""
+    assert rule.opened is not None and rule.deck is not None
+    return rule._face(rule.deck.index_of(sub(ct.c2, mul(rule.opened, ct.c1))))
+
+
+def _check_gifts(rule: GameRule) -> None:
+    """Each gift its receiver alone accepted, checked by everyone: no card the giver kept
+    may rank at or above the lowest card given.  A false one convicts the giver."""
+    for c in rule.caveats:
+        if c.kind != "gift" or not c.given:
+            continue
+        given = tuple(face_of(rule, ct) for ct in c.given)
+        rest = tuple(face_of(rule, ct) for ct in c.rest)
+        key = ORDERS[c.order]
+        ok = not rest or max(map(key, rest)) < min(map(key, given))
+        rule.gift_checks.append(GiftCheck(c.step, c.seat, c.checked_by, given, rest, ok))
+        if not ok:
+            raise InvalidMove(
+                c.seat,
+                f"its gift sealed at step {c.step} was not its highest cards, as the hands"
+                f" opened after the game show: it gave {_cards(given)} and kept"
+                f" {_cards(rest)} (its receiver had accepted it alone)",
+                step=c.step,
+            )
+
+
+def _cards(cards: tuple[Card, ...]) -> str:
+    return " ".join(str(c) for c in cards) or "nothing"
+
+
+def opened_hands(rule: GameRule) -> list[dict[str, Any]]:
+    """Every deal's cards once the hands are opened: per deal, the record step of its
+    shuffle and each engine seat's dealt hand (card codes); ``[]`` if not opened."""
+    if rule.opened is None:
+        return []
+    out = []
+    for d in rule.deals:
+        faces = [face_of(rule, ct) for ct in d.cts]
+        hands: Mapping[int, tuple[int, ...]] = d.hands or {}
+        out.append(
+            {
+                "step": d.step,
+                "hands": {s: [faces[h].code for h in hands.get(s, ())] for s in range(rule.n)},
+                "deck": [f.code for f in faces],
+            }
+        )
+    return out
