@@ -30,7 +30,7 @@ leaves the table. At a LAN table, ``await ask_end(name, silent_for)`` asks
 whether to end the table now that ``name`` has vanished (``True``: a signed
 vote to end it, final; ``False``: wait, also when a move is asked meanwhile).
 
-Moves that need no choice are made at once and shown ("made for you: …"):
+Moves that need no choice are made at once and shown ("your only move, made at once: …"):
 a single legal move, and Slaiga's reload draws (``ask_reload`` to choose).
 In answer windows where others may answer too (Slaiga's miss and win checks,
 Improper! calls and votes in Aight of Spaides) the prompt shows a countdown
@@ -203,7 +203,7 @@ class HumanPlayer:
             self.note("your planned move is no longer possible; choose again")
         auto = self.moves.automatic(game, seat, legal, self.ask_reload)
         if auto is not None:
-            self.note("made for you: " + self.moves.describe(game, seat, auto))
+            self.note("your only move, made at once: " + self.moves.describe(game, seat, auto))
             self.redraw()
             return auto
         return await self._ask(game, seat, legal)

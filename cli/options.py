@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from typing import Any
 
 from rich.markup import escape
 
@@ -11,6 +12,8 @@ from cli import args as checked
 from cli.rules import doc_ref, plain_help
 from engine import registry
 from engine.errors import EngineError
+from engine.options import SURVIVE, SURVIVE_MIN_SEATS
+from p2p.errors import NodeError
 
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
@@ -42,12 +45,34 @@ def describe(name: str) -> dict:
                 "name": o.name,
                 "default": o.default,
                 "allowed": o.allowed(),
-                "help": plain_help(o.help),
+                "help": plain_help(_survive_help(name, cls) if o.name == "survive" else o.help),
                 "house": "[house]" in o.help,
             }
             for o in cls.OPTIONS
         ],
     }
+
+
+def _survive_help(name: str, cls: Any) -> str:
+    """The ``survive`` row in this game's words: what the escrow could open (cards; a dice
+    game hides none) and, while ``slaiga open`` refuses it, that a LAN table cannot play it."""
+    seats = max(cls.MIN_SEATS, SURVIVE_MIN_SEATS)
+    if len(cls(seats, {}).deck):
+        text = SURVIVE.help
+    else:
+        text = (
+            "go on without a seat that has left for good: each seat's key is escrowed with "
+            "the others (this game deals no hidden cards, so there are none of yours to open;"
+            " needs 3+ seats)"
+        )
+    from cli.net import table_options  # the check `slaiga open` makes, asked, not copied
+
+    try:
+        table_options(name, seats, ["survive=on"])
+    except NodeError as exc:
+        if "not played on the LAN" in str(exc):
+            text += "; not yet playable over the network: `slaiga open` and `play` refuse it"
+    return text
 
 
 def run(args: argparse.Namespace) -> int:

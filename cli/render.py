@@ -16,6 +16,7 @@ and the prompt (question, menu, typed input, hint).
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -338,21 +339,23 @@ def result_lines(
     ranking = list(summary.get("ranking") or (outcome.ranking if outcome else ()))
     scores = summary.get("scores") or (outcome.scores if outcome is not None else None)
     draw = summary.get("draw", outcome.draw if outcome is not None else False)
-    reason = summary.get("reason") or (outcome.reason if outcome is not None else "")
+    reason = _end_reason(summary.get("reason") or (outcome.reason if outcome is not None else ""))
     if draw:
         out.append(Text(f"A draw: {names.tell(reason)}" if reason else "A draw.", style="bold"))
     elif ranking:
         winner = names(ranking[0]) + (" (you)" if ranking[0] == names.me else "")
         out.append(Text(f"Winner: {winner}", style="bold green"))
     if ranking:
-        head = Text(f"{'place':>5}  {'player':<{SEAT_NAME_WIDTH + 6}}", style="bold underline")
+        # a draw has no places: the players are listed as they stand, without 1st, 2nd
+        place_head = "" if draw else "place"
+        head = Text(f"{place_head:>5}  {'player':<{SEAT_NAME_WIDTH + 6}}", style="bold underline")
         if scores:
             head.append(f"{'score':>6}")
         out.append(head)
         for place, s in enumerate(ranking, 1):
             name = names(s) + (" (you)" if s == names.me else "")
             row = Text(
-                f"{ordinal(place):>5}  {name:<{SEAT_NAME_WIDTH + 6}}",
+                f"{'' if draw else ordinal(place):>5}  {name:<{SEAT_NAME_WIDTH + 6}}",
                 style="bold" if s == names.me else "",
             )
             if scores and 0 <= s < len(scores):
@@ -361,6 +364,18 @@ def result_lines(
     if reason and not draw:
         out.append(Text(names.tell(reason), style="dim"))
     return out
+
+
+_HOW_PREFIX = re.compile(r"^(?:cap|win|vote|left|stop|end): ")
+_TURN_CAP = re.compile(r"^turn cap (\d+) reached$")
+
+
+def _end_reason(reason: str) -> str:
+    """How a game ended, in player words: the engine's "cap: turn cap 25 reached" (its kind
+    of ending, then why) reads "the turn limit of 25 turns was reached"."""
+    reason = _HOW_PREFIX.sub("", reason)
+    cap = _TURN_CAP.match(reason)
+    return f"the turn limit of {cap.group(1)} turns was reached" if cap else reason
 
 
 def slaiga_command() -> str:
@@ -408,11 +423,14 @@ def record_lines(summary: Any, names: Names) -> list[Text]:
         out.append(Text(f"Record: {record}"))
         entries, proofs = summary.get("entries"), summary.get("proofs")
         if entries is not None:
+            # a player's peer checks every signature and the others' proofs (its own it
+            # made); a replay (no seat) checks every seat's, as `slaiga verify` does
+            whose = " of the other players" if summary.get("seat") is not None else ""
             cheat = "no cheat" if culprit is None else f"cheat by {names(culprit)}"
             out.append(
                 Text(
                     f"{plural(entries, 'signature')} and {plural(proofs or 0, 'proof')}"
-                    f" checked, {cheat}.",
+                    f"{whose} checked, {cheat}.",
                     style="green" if culprit is None else "red",
                 )
             )

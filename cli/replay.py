@@ -51,7 +51,7 @@ from engine.words.names import printable
 from p2p.errors import CorruptRecordFile, LocalError, P2PError, RemoteProtocolError
 from p2p.record.chain import Record
 from p2p.record.store import MAGIC, MAGIC_V1, load
-from p2p.record.verify import Failure, signature_at
+from p2p.record.verify import Failure, not_a_file, signature_at
 from p2p.table.game_rule import ACTION_KIND, GameProtocol, SeatKeys
 from p2p.table.seat import game_of, rule_factory
 from p2p.table.spectator import Spectator
@@ -116,6 +116,8 @@ def _size(n: int) -> str:
 def read_secret(path: Path, manifest: Any, slot: int) -> tuple[bytes, SealKey]:
     """A seat's table secret file: the secret and the table's seal key, which must be the
     one the signed manifest names for ``slot`` (else this is another table's, or seat's)."""
+    if (what := not_a_file(path)) is not None:
+        raise ReplayError(f"{path} is {what}, not a table secret file")
     try:
         with open(path, "rb") as f:  # at most one byte too many: /dev/zero is no secret
             data = f.read(TABLE_SECRET_BYTES + 33)
@@ -140,13 +142,15 @@ class Replay:
 
     def __init__(self, path: Path, seat: int | None = None, secret: Path | None = None) -> None:
         self.path = path
+        if (what := not_a_file(path)) is not None:
+            raise ReplayError(f"{path} is {what}, not a record file")
         try:
             with open(path, "rb") as f:
                 magic = f.read(len(MAGIC))
         except OSError as exc:
             raise ReplayError(f"cannot read {path}: {exc.strerror or exc}") from None
         if magic not in (MAGIC, MAGIC_V1):
-            raise ReplayError(f"{path} is not a slaiga record file (bad magic)")
+            raise ReplayError(f"{path}: this is not a Slaiga record file")
         try:
             loaded = load(path)
         except CorruptRecordFile as exc:

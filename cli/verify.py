@@ -10,8 +10,9 @@ alone) are listed as caveats, in the human output and under ``caveats`` in
 
 Exit status: 0 when the record verifies (a torn tail dropped, or a table that
 stopped early, still verify: the report says so); 1 when it fails
-verification (a proven cheat, a forged or damaged file, a gap); 2 when the
-input cannot be read as a record file, or on usage errors.
+verification (a forged or damaged file, a gap); 2 when the input cannot be
+read as a record file, or on usage errors; 4 when a player is proven to have
+cheated (as ``slaiga replay`` and a live table: ``cli.args.EXIT_STATUS``).
 
 Runnable on its own as ``python -m cli.verify verify RECORD-FILE``;
 ``add_parser`` registers the subcommand on the main ``slaiga`` parser.
@@ -34,6 +35,8 @@ from p2p.record.verify import VerifyReport, signature_at, verify_record_file
 EXIT_OK = 0
 EXIT_FAILED = 1
 EXIT_UNREADABLE = 2
+EXIT_CHEAT = 4
+"""A player was proven to cheat (``cli.args.EXIT_STATUS``, as at a live table and in replay)."""
 
 _out = Console(soft_wrap=True)  # never break a hash or a fingerprint across lines
 _err = Console(stderr=True)
@@ -55,7 +58,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "verify",
         help="verify a saved record file offline (signatures, hash chain, turns, equivocation)",
         description="Check a saved Slaiga record file offline, with no network and no keys "
-        "but those in the record. Exit 0: verified; 1: fails verification; 2: unreadable.",
+        "but those in the record. Exit 0: verified; 1: fails verification (forged, damaged); "
+        "2: unreadable; 4: a player is proven to have cheated.",
     )
     p.add_argument("record", metavar="RECORD-FILE", help="a record file (tables/<id>.rec)")
     p.add_argument("--json", action="store_true", help="print one JSON object")
@@ -160,6 +164,10 @@ def lead_line(report: VerifyReport) -> str:
     return "✗ This record is forged or damaged: it proves nothing about the game"
 
 
+def _count(n: int, what: str) -> str:
+    return f"{n} {what}" if n == 1 else f"{n} {what}s"
+
+
 def notice_lines(report: VerifyReport) -> list[str]:
     """Each signed notice of the record, in player words: who left (a bot played the seat
     from then on) and who came back, with the step the record was at."""
@@ -250,7 +258,10 @@ def _print_human(report: VerifyReport) -> None:
         _out.print(printable(line), markup=False)
     f = report.failure
     if f is not None:
+        # the step once: a reason that names it is not told it again
         where = f" at step {f.step}" if f.step is not None else ""
+        if f.step is not None and f"step {f.step}" in f.message:
+            where = ""
         message = f.message
         if f.kind == "Unfinished":
             owing = " and ".join(_who(report, s) for s in report.waiting_on) or "nobody"
@@ -295,6 +306,14 @@ def _print_human(report: VerifyReport) -> None:
         style="bold green",
         markup=False,
     )
+    if report.is_game:  # counted as `slaiga replay` and the end of a game count them
+        _out.print(
+            printable(
+                f"{_count(report.entries, 'signature')} and {_count(report.proofs, 'proof')}"
+                f" checked in {_steps(report.steps)}"
+            ),
+            markup=False,
+        )
     if report.ranking is not None:
         by_pos = {s.position: s for s in report.seats}
         names = [by_pos[p + 1].name if p + 1 in by_pos else str(p) for p in report.ranking]
@@ -331,7 +350,10 @@ def run_verify(args: argparse.Namespace) -> int:
         print(json.dumps(report.to_json(), sort_keys=True), flush=True)
     else:
         _print_human(report)
-    return EXIT_OK if report.ok else EXIT_FAILED
+    if report.ok:
+        return EXIT_OK
+    f = report.failure
+    return EXIT_CHEAT if f is not None and f.culprit is not None else EXIT_FAILED
 
 
 def build_parser() -> argparse.ArgumentParser:

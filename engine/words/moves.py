@@ -79,6 +79,10 @@ def take_cards(
     out: list[int] = []
     for tok in toks:
         card = maybe_card(tok)
+        if card is None and tok in MOVE_WORDS:
+            raise MoveError(
+                f"{tok} is a move, not a card: type {tok} alone, or name cards like 9h 9s"
+            )
         if card is None:
             raise MoveError(f"not a card: {tok!r} (cards are typed like 3c, 10h, Qs, As, jk)")
         found = [h for h, f in pool.items() if f == card and h not in out]
@@ -90,11 +94,22 @@ def take_cards(
     return out
 
 
+MOVE_WORDS = frozenset({"pass", "play", "give", "draw", "take", "check", "keep", "call"})
+"""Words that are moves in some game: typed among cards, they are told to stand alone."""
+
+
 def one_card(
     toks: Sequence[str], pool: dict[int, Card], missing: str = "you do not hold {card}"
 ) -> int:
-    if len(toks) != 1:
-        raise MoveError("name one card, like 9d")
+    if not toks:
+        raise MoveError("name a card, like 9d")
+    if len(toks) > 1:
+        if all(t.isdigit() for t in toks):
+            raise MoveError(
+                f"{' '.join(toks)} are not cards: name one card by rank and suit, like 9d"
+                " (? lists your moves)"
+            )
+        raise MoveError(f"name just one card, like 9d (not {len(toks)}: {' '.join(toks)})")
     return take_cards(toks, pool, missing)[0]
 
 

@@ -124,11 +124,13 @@ def _frames_v2(path: object, data: bytes) -> tuple[list[bytes], int, int]:
             if not any(data[pos:]):
                 return payloads, pos, rest  # allocated by a crash, never written
             raise CorruptRecordFile(
-                f"{path}: frame header at offset {pos} fails its checksum"
-                f" ({rest} bytes from there to the end); the file is damaged, not torn"
+                f"{path}: the file is damaged at byte {pos}: the length of the step stored"
+                f" there was changed ({rest} bytes from there to the end); damaged, not cut short"
             )
         if not 0 < length <= MAX_FRAME_BYTES:
-            raise CorruptRecordFile(f"{path}: frame at offset {pos} has length {length}")
+            raise CorruptRecordFile(
+                f"{path}: the file is damaged at byte {pos}: a step cannot be {length} bytes long"
+            )
         start = pos + FRAME_HEADER.size
         end = start + length
         if end > len(data):
@@ -137,10 +139,17 @@ def _frames_v2(path: object, data: bytes) -> tuple[list[bytes], int, int]:
         if _checksum(payload) != check:
             if end == len(data):
                 return payloads, pos, rest  # the last frame, written partly
-            raise CorruptRecordFile(f"{path}: bad frame at offset {pos} followed by more data")
+            raise CorruptRecordFile(_changed(path, pos))
         payloads.append(payload)
         pos = end
     return payloads, pos, 0
+
+
+def _changed(path: object, pos: int) -> CorruptRecordFile:
+    return CorruptRecordFile(
+        f"{path}: the file is damaged at byte {pos}: the step stored there was changed,"
+        " and more follows it"
+    )
 
 
 def _frames_v1(path: object, data: bytes) -> list[bytes]:
@@ -158,7 +167,7 @@ def _frames_v1(path: object, data: bytes) -> list[bytes]:
         if length == 0 or length > MAX_FRAME_BYTES or _checksum(payload) != check:
             if end == len(data):
                 raise _v1_torn(path, pos)
-            raise CorruptRecordFile(f"{path}: bad frame at offset {pos} followed by more data")
+            raise CorruptRecordFile(_changed(path, pos))
         payloads.append(payload)
         pos = end
     return payloads
@@ -166,9 +175,9 @@ def _frames_v1(path: object, data: bytes) -> list[bytes]:
 
 def _v1_torn(path: object, pos: int) -> CorruptRecordFile:
     return CorruptRecordFile(
-        f"{path}: format-1 record ends in a bad frame at offset {pos}; format 1 does not"
-        " checksum frame lengths, so a torn last write cannot be told from a damaged"
-        " length in the middle of the file; refusing to guess"
+        f"{path}: this old-format record is damaged or cut short at byte {pos}; the old"
+        " format cannot tell a last write cut short from damage in the middle of the file,"
+        " so it is not read"
     )
 
 
@@ -188,9 +197,11 @@ def load(path: str | os.PathLike[str]) -> Loaded:
         version = 1
         payloads, good = _frames_v1(path, data), len(data)
     else:
-        raise CorruptRecordFile(f"{path}: not a slaiga record file (bad magic)")
+        raise CorruptRecordFile(f"{path}: this is not a Slaiga record file")
     if not payloads:
-        raise CorruptRecordFile(f"{path}: no complete genesis frame")
+        raise CorruptRecordFile(
+            f"{path}: the file is cut short before the table's opening step was written"
+        )
     entries: list[Signed] = []
     votes: list[EndVote] = []
     notices: list[SeatNotice] = []
@@ -200,7 +211,9 @@ def load(path: str | os.PathLike[str]) -> Loaded:
         for i, p in enumerate(payloads[1:], start=1):
             frame = decode_body(p, Signed if version == 1 else Message)
             if closed:
-                raise CorruptRecordFile(f"{path}: frame {i} follows the closing end_votes frame")
+                raise CorruptRecordFile(
+                    f"{path}: the file is damaged: more follows the votes that ended the table"
+                )
             if isinstance(frame, Signed):
                 entries.append(frame)
             elif isinstance(frame, EndVote):
@@ -211,9 +224,14 @@ def load(path: str | os.PathLike[str]) -> Loaded:
                 votes.extend(frame.votes)
                 closed = True
             else:
-                raise CorruptRecordFile(f"{path}: frame {i} holds a {frame.TAG!r} message")
-    except RemoteProtocolError as exc:
-        raise CorruptRecordFile(f"{path}: checksummed frame does not decode: {exc}") from None
+                raise CorruptRecordFile(
+                    f"{path}: the file is damaged: its part {i} is not a step of the game"
+                    f" ({frame.TAG})"
+                )
+    except RemoteProtocolError:
+        raise CorruptRecordFile(
+            f"{path}: the file is damaged: a step in it cannot be read"
+        ) from None
     assert isinstance(genesis, Genesis)
     return Loaded(
         genesis, tuple(entries), good, torn, version, tuple(votes), closed, tuple(notices)

@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -116,6 +117,8 @@ class Failure:
     seat: int | None = None
     step: int | None = None
     evidence: tuple[Envelope, ...] = ()
+    detail: str | None = None
+    """The technical reason behind ``message`` (for ``--json``), when it says more."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -214,6 +217,9 @@ class VerifyReport:
     waiting_on: tuple[int, ...] = ()
     pending: int = 0
     entries: int = 0
+    proofs: int = 0
+    """Proofs checked while replaying (every seat's), counted as ``slaiga replay`` and the
+    end screen count them."""
     duplicates: int = 0
     torn_bytes: int = 0
     failure: Failure | None = None
@@ -271,10 +277,12 @@ class VerifyReport:
             "waiting_on": list(self.waiting_on),
             "pending": self.pending,
             "entries": self.entries,
+            "proofs": self.proofs,
             "duplicates": self.duplicates,
             "torn_bytes": self.torn_bytes,
             "error": f.message if f is not None else None,
             "error_kind": f.kind if f is not None else None,
+            "error_detail": f.detail if f is not None else None,
             "culprit": self.engine_seat(culprit) if self.is_game else culprit,
             "culprit_slot": culprit,
             "ranking": list(self.ranking) if self.ranking is not None else None,
@@ -403,15 +411,37 @@ def _in_player_words(reason: str, who: Who) -> str:
     return text
 
 
+def not_a_file(path: str | os.PathLike[str]) -> str | None:
+    """What ``path`` is when it is not a regular file ("a named pipe"), else ``None``.
+
+    A named pipe or a device given as a record or a table secret would block the reader
+    (or never end), so commands refuse them before opening them."""
+    try:
+        mode = os.stat(path).st_mode
+    except OSError:
+        return None  # opening it says why it cannot be read
+    if stat.S_ISREG(mode):
+        return None
+    if stat.S_ISFIFO(mode):
+        return "a named pipe"
+    if stat.S_ISDIR(mode):
+        return "a folder"
+    if stat.S_ISSOCK(mode):
+        return "a socket"
+    return "a device"
+
+
 def _read(path: Path) -> None:
     """Raise :class:`UnreadableRecord` unless ``path`` is a readable file with our magic."""
+    if (what := not_a_file(path)) is not None:
+        raise UnreadableRecord(f"{path} is {what}, not a record file")
     try:
         with open(path, "rb") as f:
             head = f.read(len(MAGIC))
     except OSError as exc:
         raise UnreadableRecord(f"cannot read {path}: {exc.strerror or exc}") from None
     if head not in (MAGIC, MAGIC_V1):
-        raise UnreadableRecord(f"{path} is not a slaiga record file (bad magic)")
+        raise UnreadableRecord(f"{path}: this is not a Slaiga record file")
 
 
 def cheat_failure(
@@ -452,8 +482,71 @@ def cheat_failure(
         culprit = exc.seat
         # a game's own reason keeps its words; the record's name seats by slot
         reason = exc.reason if isinstance(exc, InvalidMove) else _in_player_words(exc.reason, who)
-        message = f"{type(exc).__name__} at step {entry.step}: {who(exc.seat)}: {reason}"
+        message = plain_cheat(type(exc).__name__, reason, who(exc.seat), entry.step)
+        return Failure(
+            type(exc).__name__, message, culprit, entry.seat, entry.step, evidence, reason
+        )
     return Failure(type(exc).__name__, message, culprit, entry.seat, entry.step, evidence)
+
+
+# What a step of each kind was, in player words ("Bob's <thing> at step 12 ...").
+_THINGS = {
+    "action": "move",
+    "tokens": "proof for the cards they revealed",
+    "remask": "proof for the card they hid again",
+    "shuffle": "shuffle",
+    "bad shuffle": "shuffle",
+    "key": "key",
+    "commit": "sealed dice roll",
+    "dice": "dice roll",
+    "dice reveal": "dice roll",
+    "proof": "proof about their hand",
+    "sealed-proof": "sealed card",
+    "verdict": "answer about a sealed card",
+    "unseal": "unsealed card",
+    "final": "end-of-game signature",
+    "seat-order reveal": "draw of the seat order",
+}
+_PREFIX = re.compile(r"^(?P<what>[a-z][a-z -]*?)(?: at step \d+)?: ")
+_CHECK_FAILS = ("does not verify", "challenge mismatch", "does not match its commitment")
+
+
+def plain_cheat(kind: str, reason: str, name: str, step: int) -> str:
+    """A proven cheat as one sentence in player words, the step named once: "Bob's proof
+    for the cards he revealed at step 12 does not check out (kind: InvalidMove)". The
+    technical reason stays in ``--json`` (``error_kind`` and ``detail``)."""
+    what, problem = "move", reason
+    m = _PREFIX.match(reason)
+    if m is not None and m.group("what") in _THINGS:
+        what, problem = m.group("what"), reason[m.end() :]
+    thing = _THINGS.get(what, what)
+    if kind == "OutOfTurn":
+        owed = re.search(r"owed by (.+)$", problem)
+        return f"{name} spoke out of turn at step {step}" + (
+            f"; it was owed by {owed.group(1)} (kind: {kind})" if owed else f" (kind: {kind})"
+        )
+    if kind == "Replay":
+        back = re.search(r"chains to step (\d+), not (\d+)", problem)
+        where = f": it follows step {back.group(1)}, not step {back.group(2)}" if back else ""
+        return f"{name} sent an old step again at step {step}{where} (kind: {kind})"
+    if any(w in problem for w in _CHECK_FAILS):
+        said = "does not check out"
+    elif (moved := re.match(r"action names seat (\d+), sent by seat \d+", problem)) is not None:
+        said = f"names seat {int(moved.group(1)) + 1} of the seat order, which is not theirs"
+    elif problem.startswith("illegal action: "):
+        said = "breaks the rules: " + _no_repr(problem[len("illegal action: ") :])
+    elif problem.startswith("false claim, shown by the reveal: "):
+        said = "was a false claim, shown when the cards were revealed: " + _no_repr(
+            problem[len("false claim, shown by the reveal: ") :]
+        )
+    else:
+        said = "is not allowed: " + _no_repr(problem)
+    return f"{name}'s {thing} at step {step} {said} (kind: {kind})"
+
+
+def _no_repr(text: str) -> str:
+    """Drop a trailing engine repr such as " (Play(seat=1, ...))" from a reason."""
+    return re.sub(r" \(\w+\(.*\)\)$", "", text)
 
 
 def undecodable_failure(
@@ -719,6 +812,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         game_result=result,
         ended_by_vote=ended_by_vote,
         caveats=caveats,
+        proofs=game.proofs_checked if game is not None else 0,
         absent=tuple(sorted(record.removed)),
         abandoned=bool(game is not None and game.abandoned),
         notices=tuple(NoticeInfo(n.seat, n.number, n.step, n.back) for n in good_notices),

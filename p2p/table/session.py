@@ -325,7 +325,8 @@ class TableSession:
         return TableResult(
             convicted=self.convicted,
             game=game.result() if game is not None and game.done else None,
-            entries=game.entries_checked if game is not None else 0,
+            # every signature of the record, as `slaiga replay` and `slaiga verify` count them
+            entries=sum(1 for _ in self.record.signed_from(1)),
             proofs=game.proofs_checked if game is not None else 0,
             manifest=self.manifest,
             my_seat=self.my_seat,

@@ -28,6 +28,10 @@ def test_play_watched_networked_game(tmp_path):
     assert sorted(result["ranking"]) == [0, 1, 2, 3]
     code, report = verify_json(result["record"])
     assert code == 0 and report["ranking"] == result["ranking"], report
+    # the end screen counts every signature of the record, as verify and replay do (it once
+    # left out the seat-order steps); the proofs it checked are the other players'
+    assert result["entries"] == report["entries"], (result["entries"], report["entries"])
+    assert 0 < result["proofs"] <= report["proofs"]
     # the bot peers kept their own identities and records, and were reaped
     bots = sorted(p.name for p in (tmp_path / "me" / "bots").iterdir())
     assert bots == ["bot0", "bot1", "bot2"]

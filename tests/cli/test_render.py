@@ -18,7 +18,7 @@ import pytest
 from cli.menus import Choice, Pick, is_plan
 from cli.moves import moves_for
 from cli.narrate import Names, narrate
-from cli.render import PromptView, TableView, end_lines, plain, render_screen
+from cli.render import PromptView, TableView, end_lines, plain, render_screen, result_lines
 from cli.screen import Prompter
 from engine import registry, runner
 from engine.cards import Card
@@ -201,7 +201,8 @@ def test_end_screen_has_ranking_record_verification_and_command(monkeypatch):
     assert "Winner: Bob" in text
     assert text.index("Bob") < text.index("Ann (you)") < text.index("Cat")
     assert "Record: /tmp/tables/ab12.rec" in text
-    assert "212 signatures and 57 proofs checked, no cheat." in text  # verify's words
+    # what it counts, said: every signature, and the others' proofs (this peer made its own)
+    assert "212 signatures and 57 proofs of the other players checked, no cheat." in text
     assert "slaiga verify /tmp/tables/ab12.rec" in text
     cheat = plain(end_lines(dict(summary, culprit=2), names))
     assert "Cat was caught cheating" in cheat and "no cheat" not in cheat
@@ -256,3 +257,19 @@ def test_the_log_opens_on_a_full_last_page():
     # help and rules still read from the top
     top, _ = render_page("Help", events, 0, 80, 24)
     assert top[1].plain == "event 1" and top[22].plain == "event 22"
+
+
+def test_a_draw_at_the_turn_limit_lists_no_places_and_says_why_in_words():
+    """It once read "A draw: cap: turn cap 25 reached" over "1st Ann", "2nd Bob"."""
+    names = Names(["Ann", "Bob", "Cat"], 0)
+    summary = {
+        "game": "aight-of-spaides",
+        "ranking": [0, 2, 1],
+        "scores": [3, 5, 6],
+        "draw": True,
+        "reason": "cap: turn cap 25 reached",
+    }
+    text = plain(result_lines(summary, names))
+    assert "A draw: the turn limit of 25 turns was reached" in text
+    assert "cap:" not in text and "1st" not in text and "place" not in text
+    assert text.index("Ann") < text.index("Cat") < text.index("Bob")

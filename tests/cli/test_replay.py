@@ -7,6 +7,7 @@ The arrow-key replay at a terminal is in tests/cli/test_tmux.py.
 from __future__ import annotations
 
 import json
+import os
 import re
 import subprocess
 import sys
@@ -60,9 +61,13 @@ def test_plain_replay_prints_every_step_and_the_same_end_as_verify(slaiga_game) 
     order = ", ".join(f"{i}. {n}" for i, n in enumerate(names_in_order(table), 1))
     assert f"seats in the drawn order: {order}" in out
     # the end: the seats' ranking, and what was checked
-    ranked = re.findall(r"^\s+\d+(?:st|nd|rd|th)\s+(\S+)", out, re.M)
+    # (a draw lists the players as they stand, without places)
+    ranked = re.findall(r"^\s+(?:\d+(?:st|nd|rd|th)\s+)?(seat\d)\s*(?:\d+)?\s*$", out, re.M)
     assert ranked == ranking_names(table)
-    assert f"{verified['entries']} signatures and " in out and "checked, no cheat." in out
+    # replay and verify count the same things: every signature, every seat's proofs
+    counted = f"{verified['entries']} signatures and {verified['proofs']} proofs checked"
+    assert f"{counted}, no cheat." in out and verified["proofs"] > 0
+    assert f"{counted} in {verified['steps']} steps" in slaiga("verify", str(path)).stdout
     # the public view shows no hand, only what the rules made public
     assert "hand:" not in out
 
@@ -115,7 +120,9 @@ def test_replay_stops_where_a_cheat_is_proven_and_shows_the_evidence(tmp_path: P
     path, table = played_record(
         tmp_path, "slave", 4, {"games": 1}, cheats={cheat_slot: Cheater("token")}, slot=0
     )
-    verified = json.loads(slaiga("verify", str(path), "--json").stdout)
+    checked = slaiga("verify", str(path), "--json")
+    assert checked.returncode == 4, checked.stderr  # verify and replay agree: a proven cheat
+    verified = json.loads(checked.stdout)
     assert verified["culprit_slot"] == cheat_slot
     run = slaiga("replay", str(path), "--plain")
     assert run.returncode == 4, run.stderr  # a player caught cheating (cli.args.EXIT_STATUS)
@@ -125,6 +132,16 @@ def test_replay_stops_where_a_cheat_is_proven_and_shows_the_evidence(tmp_path: P
     assert f"Cheating proven at step {verified['step']}: {name} (seat {seat})" in out
     # the reason and the evidence in verify's words: no error class, no "frame"
     assert verified["error"] in out and "\nInvalidMove: " not in out
+    # one plain sentence, the step once; the technical reason stays in --json
+    assert verified["error"] == (
+        f"{name}'s proof for the cards they revealed at step {verified['step']}"
+        " does not check out (kind: InvalidMove)"
+    )
+    assert verified["error_kind"] == "InvalidMove" and "DLEQ" in verified["error_detail"]
+    human = slaiga("verify", str(path))
+    assert human.returncode == 4, human.stderr
+    assert verified["error"] in human.stdout and "DLEQ" not in human.stdout
+    assert human.stdout.count(f"step {verified['step']}") == 1, human.stdout
     frame = verified["evidence"][0]["frame"]
     where = signature_at(frame)
     assert f"evidence: {where}, {verified['evidence'][0]['signature'][:32]}" in out
@@ -141,7 +158,7 @@ def test_help_and_unreadable_files(tmp_path: Path) -> None:
     junk = tmp_path / "junk.rec"
     junk.write_bytes(b"not a record")
     bad = slaiga("replay", str(junk))
-    assert bad.returncode == 2 and "not a slaiga record file" in bad.stderr
+    assert bad.returncode == 2 and "this is not a Slaiga record file" in bad.stderr
     missing = slaiga("replay", str(tmp_path / "none.rec"))
     assert missing.returncode == 2 and "cannot read" in missing.stderr
 
@@ -188,3 +205,21 @@ def test_a_table_secret_is_read_only_as_far_as_a_secret_goes(tmp_path: Path) -> 
     short.write_bytes(b"x")
     with pytest.raises(ReplayError, match="\\(1 byte, not 64\\)"):
         read_secret(short, None, 0)
+
+
+def test_a_named_pipe_is_refused_as_record_and_as_secret(slaiga_game, tmp_path: Path) -> None:
+    """A FIFO given as the record or as --secret once left verify and replay waiting for
+    a writer forever; it is refused before it is opened, in one line."""
+    path, _ = slaiga_game
+    fifo = tmp_path / "pipe.rec"
+    os.mkfifo(fifo)
+    for run in (
+        slaiga("verify", str(fifo)),
+        slaiga("verify", str(fifo), "--json"),
+        slaiga("replay", "--plain", str(fifo)),
+        slaiga("replay", str(path), "--plain", "--seat", "1", "--secret", str(fifo)),
+    ):
+        assert run.returncode == 2, (run.stdout, run.stderr)
+        said = " ".join((run.stderr or json.loads(run.stdout)["error"]).split())
+        assert "is a named pipe, not a" in said and said.count("error:") <= 1, said
+        assert "Traceback" not in run.stderr

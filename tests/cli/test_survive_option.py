@@ -19,8 +19,19 @@ def test_slaiga_options_lists_survive_with_its_cost(game, capsys):
     info = json.loads(capsys.readouterr().out)
     (row,) = [o for o in info["options"] if o["name"] == "survive"]
     assert row["default"] is False and row["allowed"] == "on or off"
-    assert "all the other players together could open your cards" in row["help"]
+    if game == "slajens":  # a dice game: no cards to open (it once said "your cards")
+        assert "cards" not in row["help"].replace("no hidden cards", "")
+        assert "escrowed" in row["help"]
+    else:
+        assert "all the other players together could open your cards" in row["help"]
     assert "3+ seats" in row["help"]
+    # while `slaiga open` refuses it, the row says so
+    try:
+        table_options(game, 4, ["survive=on"])
+        refused = False
+    except NodeError:
+        refused = True
+    assert refused == ("not yet playable over the network" in row["help"]), row["help"]
     assert main(["options", game]) == 0
     assert "survive" in capsys.readouterr().out
 

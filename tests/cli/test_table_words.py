@@ -24,6 +24,8 @@ from engine.cards import parse_card
 from engine.dealer import LocalDealer
 from engine.games.aight.actions import ProposeEnd
 from engine.games.aight.bots import HeuristicBot
+from engine.games.slave.rules import set_problem
+from engine.words.moves import one_card
 from p2p.record.verify import Failure, SeatInfo, VerifyReport
 from tests.cli._screens import FakeTerminal
 from tests.cli.test_human import seat_person
@@ -362,3 +364,20 @@ def test_the_name_is_asked_once_then_remembered(tmp_path, monkeypatch):
     assert state.player_name(tmp_path, None, ask=True) == "Zoe"
     assert state.player_name(tmp_path, "Ann", ask=True) == "Ann"  # --name wins and is kept
     assert state.player_name(tmp_path, None, ask=False) == "Ann"
+
+
+def test_typed_card_mistakes_say_what_would_work():
+    """ "pass pass" once answered "not a card: 'pass'", "1 2" "name one card, like 9d"."""
+    pool = {1: parse_card("9c"), 2: parse_card("7s"), 3: parse_card("Kd")}
+    with pytest.raises(MoveError, match="^pass is a move, not a card: type pass alone"):
+        take_cards(["pass", "pass"], pool)
+    with pytest.raises(MoveError, match="^1 2 are not cards: name one card by rank and suit"):
+        one_card(["1", "2"], pool)
+    with pytest.raises(MoveError, match=r"^name just one card, like 9d \(not 2: 9c 7s\)$"):
+        one_card(["9c", "7s"], pool)
+
+
+def test_a_mixed_slave_set_is_listed_in_rank_order():
+    """It once read "a set must be of one rank: 10♦ 10♣ Q♦ 10♠"."""
+    faces = [parse_card(c) for c in ("10d", "10c", "Qd", "10s")]
+    assert set_problem(faces) == "a set must be of one rank: 10♣ 10♦ 10♠ Q♦"

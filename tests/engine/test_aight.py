@@ -1124,3 +1124,12 @@ def test_repealing_and_amending_base_rules_in_play():
     runner.apply(g, d, EndTurn(1))
     window(g, d, {2: 0})  # wrong again: now it costs 3
     assert size(g, 2) == 9 + 3
+
+
+def test_a_penalty_is_told_once_in_whole_words():
+    """The log once read "seat 0 draws a penalty of 3" then "seat 0 draws as penalty 3"."""
+    g, d = new(["KH", "", ""], "9C", rules=[RuleSpec(Always(), SetPenalty(3))])
+    play(g, d, 0, "KH")
+    ev = window(g, d, {1: 0})
+    said = [e.text for e in ev if e.kind in ("penalty", "draw")]
+    assert said == ["seat 0 pays a penalty of 3 cards", "seat 0 draws 3 cards for the penalty"]

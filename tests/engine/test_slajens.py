@@ -45,8 +45,10 @@ def test_three_rolls_keeping_dice_each_a_roll_obligation():
     g, d = new(dice=[2, 3, 4, 6, 6, 1, 5, 6, 6, 6])
     g.apply(RollDice(0))
     assert g.pending() == Roll(0, 5, 6, "roll 1")
-    runner.settle(g, d)
+    rolled = runner.settle(g, d)
     assert g.view(1)["dice"] == (2, 3, 4, 6, 6) and g.phase == "rolling"
+    # in words: once "seat 0 roll 1: 2 3 4 6 6"
+    assert [e.text for e in rolled if e.kind == "roll"] == ["seat 0 rolls 2 3 4 6 6 (roll 1 of 3)"]
     g.apply(Keep(0, (3, 4)))  # keep the 6s, reroll three dice
     assert g.pending() == Roll(0, 3, 6, "roll 2")
     runner.settle(g, d)

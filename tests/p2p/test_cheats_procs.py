@@ -74,7 +74,7 @@ def test_cheat_caught_by_every_honest_peer(tables, kind):
         culprit = out.result["culprit"]
         assert culprit is not None
         culprits.add(culprit)
-        assert code == 1, report
+        assert code == EXIT_CHEATER, report  # verify exits as the table did: 4
         assert report["culprit"] == culprit, (report, out.result)
         # the culprit is the cheater, named p1 (join order does not fix its slot)
         assert out.result["seats"][culprit] == f"p{CHEAT_SLOT}"

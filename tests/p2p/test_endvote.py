@@ -294,7 +294,9 @@ async def test_a_closing_frame_is_the_last_frame(tmp_path: Path) -> None:
             path = store.path
             assert load(path).closed
             store.append(t.record.signed_from(1)[0])
-    with pytest.raises(CorruptRecordFile, match="follows the closing"):
+    with pytest.raises(
+        CorruptRecordFile, match="damaged: more follows the votes that ended the table"
+    ):
         load(path)
 
 

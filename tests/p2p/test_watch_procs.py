@@ -224,7 +224,7 @@ def test_spectators_name_a_cheat_with_the_seats_seat_and_step(tables, table):
     assert len(culprits) == 1
     assert played.verified is not None
     code, report = played.verified
-    assert code == 1 and report["culprit"] in culprits
+    assert code == EXIT_CHEATER and report["culprit"] in culprits  # verify exits 4 on a cheat
     for w in played.watchers:
         assert w.returncode == EXIT_CHEATER, (w.name, w.stderr[-3000:])
         assert w.result is not None

@@ -314,10 +314,10 @@ class AightOfSpaides(Game):
         seat = a.seat
         if self.stack:
             n, self.stack = self.stack, 0
-            yield from self._draw(seat, n, "takes the stack and draws")
+            yield from self._draw(seat, n, "takes the stack and draws {n}")
             self._record_draw(seat, a.words)
             return
-        got = yield from self._draw(seat, 1, "draws")
+        got = yield from self._draw(seat, 1, "draws {n}")
         if not got:
             self._record_draw(seat, a.words)
             return
@@ -474,8 +474,8 @@ class AightOfSpaides(Game):
 
     def _penalise(self, seat: int) -> Handler:
         n = self.book.penalty()
-        self.emit("penalty", f"seat {seat} draws a penalty of {n}", seat, n=n)
-        yield from self._draw(seat, n, "draws as penalty")
+        self.emit("penalty", f"seat {seat} pays a penalty of {_cards(n)}", seat, n=n)
+        yield from self._draw(seat, n, "draws {n} for the penalty")
         yield from self._apply(self.book.event_effects("penalty"), seat, "penalty")
 
     def _take_back(self, move: MoveRecord) -> Handler:
@@ -488,7 +488,7 @@ class AightOfSpaides(Game):
                 self.retire(self.hand(seat))
         if move.kind != "draw" and move.stack:
             self.stack = 0
-            yield from self._draw(seat, move.stack, "takes the stack and draws")
+            yield from self._draw(seat, move.stack, "takes the stack and draws {n}")
         yield from self._penalise(seat)
         yield from self._end_move()
 
@@ -501,7 +501,7 @@ class AightOfSpaides(Game):
             self.named_suit = move.suit if card in self.book.compiled.wild else None
             if move.stack and not self.book.stacks(card):
                 self.stack = 0
-                yield from self._draw(seat, move.stack, "does not stack, and draws")
+                yield from self._draw(seat, move.stack, "does not stack, and draws {n}")
             yield from self._apply(self.book.card_effects(card), seat, str(card), move.suit)
             # an Unmau needs the hand still empty (drawing a refused stack refills it);
             # its event rules fire exactly when the Unmau itself happens
@@ -548,7 +548,7 @@ class AightOfSpaides(Game):
                 else:
                     target = self.next_of(actor)
                     self.emit("draw_next", f"{cause}: seat {target} draws {e.n}", target)
-                    yield from self._draw(target, e.n, f"draws (rule #{number})")
+                    yield from self._draw(target, e.n, f"draws {{n}} (rule #{number})")
             elif isinstance(e, Wild) and suit is not None:
                 self.emit("wild", f"{cause} is wild: {SUIT_SYMBOLS[suit]} is named", actor)
 
@@ -578,7 +578,7 @@ class AightOfSpaides(Game):
                 self._finish("win", seat, f"seat {seat} wins by rule #{number}")
                 return
         self.pending_rules[seat] += 1
-        yield from self._draw(seat, self.book.unmau_count(), "picks up for Unmau")
+        yield from self._draw(seat, self.book.unmau_count(), "picks up {n} for Unmau")
 
     def _end_move(self) -> Handler:
         if self.phase == "over":
@@ -604,7 +604,7 @@ class AightOfSpaides(Game):
         if self.phase == "over":
             return
         for target, n in sorted(Counter(a.deal).items()):
-            yield from self._draw(target, n, f"is dealt by seat {a.seat}")
+            yield from self._draw(target, n, f"is dealt {{n}} by seat {a.seat}")
         yield from self._after_interlude()
 
     def _on_keep_rule(self, a: KeepRule) -> Handler:
@@ -686,7 +686,8 @@ class AightOfSpaides(Game):
     # ---- drawing ------------------------------------------------------------------------------
 
     def _draw(self, seat: int, n: int, verb: str) -> Handler:
-        """Move up to ``n`` cards from the deck to ``seat``, reshuffling as needed."""
+        """Move up to ``n`` cards from the deck to ``seat``, reshuffling as needed; ``verb``
+        says it, with ``{n}`` where the number of cards goes ("draws {n} for the penalty")."""
         got: list[int] = []
         if seat in self.gone:
             return got  # nothing is dealt to a seat that has left
@@ -706,11 +707,12 @@ class AightOfSpaides(Game):
             got.append(h)
         if got:
             faces = yield from self.reveal(got, to={seat}, reason="draw")
-            self.emit("draw", f"seat {seat} {verb} {len(got)}", seat, n=len(got))
+            said = verb.replace("{n}", _cards(len(got)))
+            self.emit("draw", f"seat {seat} {said}", seat, n=len(got))
             shown = " ".join(str(faces[h]) for h in got if h in faces)
             self.emit("draw:private", f"seat {seat} gets {shown}", seat, audience={seat})
         elif n:
-            self.emit("draw:empty", f"seat {seat} {verb} nothing: no cards left", seat)
+            self.emit("draw:empty", f"seat {seat} draws nothing: no cards are left", seat)
         return got
 
     # ---- views -------------------------------------------------------------------------------
@@ -854,3 +856,8 @@ class AightOfSpaides(Game):
         "end_vote": Phase({VoteEnd: _on_vote_end}, legal=_legal_end_vote),
         "over": Phase(),
     }
+
+
+def _cards(n: int) -> str:
+    """A number of cards in words: "1 card", "3 cards"."""
+    return f"{n} card" if n == 1 else f"{n} cards"

@@ -289,7 +289,12 @@ class Slajens(Game):
 
     def _rolled(self, seat: int) -> None:
         shown = " ".join(map(str, self.dice))
-        self.emit("roll", f"seat {seat} roll {self.rolls}: {shown}", seat=seat, roll=self.rolls)
+        self.emit(
+            "roll",
+            f"seat {seat} rolls {shown} (roll {self.rolls} of {MAX_ROLLS})",
+            seat=seat,
+            roll=self.rolls,
+        )
         if self.steal is not None and not self.hit and has_run(self.dice):
             self.hit = True
             self.emit("steal:run", f"seat {seat} shows three in a row", seat=seat)

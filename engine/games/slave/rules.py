@@ -118,7 +118,7 @@ def set_problem(faces: Sequence[Card]) -> str | None:
     if not 1 <= len(faces) <= MAX_SET:
         return f"a set has 1-{MAX_SET} cards, not {len(faces)}"
     if len({f.rank for f in faces}) != 1:
-        return "a set must be of one rank: " + " ".join(map(str, faces))
+        return "a set must be of one rank: " + " ".join(map(str, sorted(faces, key=slave_key)))
     return None
 
 
