@@ -52,7 +52,7 @@ from p2p import wire
 from p2p.errors import P2PError, RemoteProtocolError
 from p2p.net import netguard
 from p2p.net.mesh import FramedStream, handshake_dialer
-from p2p.net.node import Finished, Node, NodeConfig
+from p2p.net.node import Node, NodeConfig
 from p2p.record.chain import Record
 from p2p.table.demo import Count, DemoProtocol, Echo
 from p2p.table.forming import (
@@ -65,6 +65,7 @@ from p2p.table.forming import (
     sign_manifest,
     table_rule,
 )
+from p2p.table.session import Finished
 
 DEFAULT_FRAMES = 100_000
 DEFAULT_LIVE = 2_000

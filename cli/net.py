@@ -44,7 +44,9 @@ from engine.words.names import printable
 from p2p.errors import DiscoveryError, NodeError, P2PError, TableAbandoned
 from p2p.net import discovery, netguard
 from p2p.net.loopwatch import LoopWatch, watched
-from p2p.net.node import OPEN_TIMEOUT_S, RECORD_SUFFIX, Node, NodeConfig, TableResult
+from p2p.net.node import Node, NodeConfig
+from p2p.net.opening import OPEN_TIMEOUT_S
+from p2p.net.state import RECORD_SUFFIX
 from p2p.table.demo import DEFAULT_ROUND_EVERY
 from p2p.table.events import (
     Abandoned,
@@ -71,6 +73,7 @@ from p2p.table.forming import (
     MAX_SPECTATORS,
 )
 from p2p.table.game_rule import DEFAULT_DECIDE_MAX_MS, DEFAULT_DECIDE_STALL_MS, GameProtocol
+from p2p.table.results import TableResult
 
 ENV_HOME = state.ENV_HOME
 EXIT_OK = checked.EXIT_OK

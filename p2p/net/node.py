@@ -23,7 +23,6 @@ h11 and trio-websocket.  Around it the node keeps only what needs I/O:
 from __future__ import annotations
 
 import contextlib
-import json
 from typing import Any
 
 import trio
@@ -37,13 +36,9 @@ from p2p.net.config import NodeConfig
 from p2p.net.fetch import FetchServer
 from p2p.net.mesh import Inbound, Mesh, PeerDown, PeerUp, open_mesh, open_task_nursery
 from p2p.net.offload import Offload
-from p2p.net.opening import OPEN_TIMEOUT_S, Opening
+from p2p.net.opening import Opening
 from p2p.net.player import PlayerSeat
 from p2p.net.state import (
-    RECORD_SUFFIX,
-    SEAL_FILE,
-    SECRET_SUFFIX,
-    TABLES_DIR,
     _create_secret,
     _erase_secret,
     already_played,
@@ -63,8 +58,6 @@ from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.table.session import (
     HEARTBEAT_S,
     AwayClock,
-    CheatReport,
-    Finished,
     TableResult,
     TableSession,
     seat_order,
@@ -501,25 +494,4 @@ class Node(Opening, PlayerSeat):
         return ok and self._slot_of(e.peer) is not None  # type: ignore[union-attr]
 
 
-def result_json(result: TableResult) -> str:
-    return json.dumps(result.summary(), sort_keys=True)
-
-
-__all__ = [  # what others import from here (the files on disk are p2p/net/state.py)
-    "OPEN_TIMEOUT_S",
-    "RECORD_SUFFIX",
-    "SEAL_FILE",
-    "SECRET_SUFFIX",
-    "TABLES_DIR",
-    "CheatReport",
-    "Finished",
-    "Node",
-    "NodeConfig",
-    "NodeError",
-    "TableResult",
-    "_create_secret",
-    "load_identity",
-    "record_path",
-    "result_json",
-    "secret_path",
-]
+__all__ = ["Node", "NodeConfig", "NodeError", "TableResult"]

@@ -26,7 +26,8 @@ from engine.players import BotPlayer
 from p2p import wire
 from p2p.errors import CheatDetected
 from p2p.net.mesh import open_mesh
-from p2p.net.node import Node, _create_secret, record_path, secret_path
+from p2p.net.node import Node
+from p2p.net.state import _create_secret, record_path, secret_path
 from p2p.record.chain import Accepted, Record
 from p2p.record.store import RecordFile
 from p2p.table.game_rule import SeatKeys

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from crypto.seal import SealKey
-from p2p.net.node import SEAL_FILE
+from p2p.net.state import SEAL_FILE
 from p2p.record.store import load
 from p2p.table.forming import Manifest
 from p2p.wire import decode_body

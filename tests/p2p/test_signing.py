@@ -18,7 +18,8 @@ from crypto.seal import SealKey
 from p2p import wire
 from p2p.errors import NodeError
 from p2p.net.mesh import Inbound, PeerDown, open_mesh
-from p2p.net.node import RECORD_SUFFIX, SECRET_SUFFIX, TABLES_DIR, Node
+from p2p.net.node import Node
+from p2p.net.state import RECORD_SUFFIX, SECRET_SUFFIX, TABLES_DIR
 from p2p.table.demo import DemoProtocol
 from p2p.table.forming import Manifest, manifest_bytes, new_table_id
 from p2p.table.game_rule import GameProtocol

@@ -17,7 +17,6 @@ from cli.net import EXIT_ABANDONED, _abandoned
 from p2p import wire
 from p2p.errors import TableAbandoned
 from p2p.net.mesh import unwrap_single_error
-from p2p.net.node import CheatReport, TableResult
 from p2p.record.chain import entry_signing_input
 from p2p.record.verify import verify_record_file
 from p2p.table.demo import Count
@@ -31,6 +30,7 @@ from p2p.table.events import (
     NodeEvent,
     SeatStalled,
 )
+from p2p.table.results import CheatReport, TableResult
 from p2p.table.seat import game_of
 from p2p.table.silence import Stalled
 from tests.p2p._node_table import PLAYERS, node_table

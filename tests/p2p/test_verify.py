@@ -25,12 +25,13 @@ import trio
 from crypto.identity import IdentityKey
 from p2p.errors import UnreadableRecord
 from p2p.net import netguard
-from p2p.net.node import TableResult, load_identity
+from p2p.net.state import load_identity
 from p2p.record.chain import entry_signing_input
 from p2p.record.store import FRAME_HEADER, MAGIC, _frame, load
 from p2p.record.verify import CORRUPT, GAP, VerifyReport, verify_record_file
 from p2p.table.demo import Count
 from p2p.table.forming import Commit
+from p2p.table.results import TableResult
 from p2p.wire import Body, Entry, Signed, decode_body, encode_body
 from tests.p2p._nethelpers import no_leaks
 from tests.p2p._tables import run_table
