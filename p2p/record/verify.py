@@ -506,6 +506,11 @@ _THINGS = {
     "unseal": "unsealed card",
     "final": "end-of-game signature",
     "seat-order reveal": "draw of the seat order",
+    "escrow": "escrow of their key",
+    "escrow-check": "answer about an escrow share",
+    "escrow-open": "opened escrow share",
+    "token-shares": "token shares for a player who left",
+    "open": "opened key",
 }
 _PREFIX = re.compile(r"^(?P<what>[a-z][a-z -]*?)(?: at step \d+)?: ")
 _CHECK_FAILS = ("does not verify", "challenge mismatch", "does not match its commitment")

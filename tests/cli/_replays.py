@@ -49,3 +49,16 @@ def names_in_order(table: local_table.LocalTable) -> list[str]:
 def ranking_names(table: local_table.LocalTable) -> list[str]:
     names = names_in_order(table)
     return [names[e] for e in game_of(table.records[0]).result()["ranking"]]
+
+
+def end_screen_places(end: str, table: local_table.LocalTable) -> tuple[list[str], list[str]]:
+    """The players an end screen lists, and the ones the table's ranking gives, to compare:
+    in place order, or (a draw's end screen shows no places) as sorted names."""
+    expected = ranking_names(table)
+    lines = [line.strip() for line in end.splitlines()]
+    placed = [ln.split()[1] for ln in lines if ln[:3] in ("1st", "2nd", "3rd", "4th")]
+    if placed or "A draw" not in end:
+        return placed, expected
+    after = lines[lines.index("player") + 1 :] if "player" in lines else []
+    listed = [ln.split()[0] for ln in after[: len(expected)] if ln]
+    return sorted(listed), sorted(expected)

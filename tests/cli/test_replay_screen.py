@@ -15,7 +15,7 @@ import pytest
 from cli.render import plain
 from cli.replay import Replay, Screen, print_plain
 from p2p.record.store import RecordFile, load
-from tests.cli._replays import played_record, ranking_names
+from tests.cli._replays import end_screen_places, played_record
 from tests.cli._screens import FakeTerminal
 
 
@@ -55,8 +55,8 @@ def test_keys_step_through_the_game_and_reach_its_end(game) -> None:
     ], steps
     assert any(f"the record ends at step {last}" in plain(f) for f in term.frames)
     end = [plain(f) for f in term.frames if _step_of(f) == "end"][0]
-    ranked = re.findall(r"^\s+\d+(?:st|nd|rd|th)\s+(\S+)", end, re.M)
-    assert ranked == ranking_names(table)
+    shown, expected = end_screen_places(end, table)
+    assert shown == expected, end
     assert replay.ok and replay.done
     # from the first screen on, the title counts to the file's last step, not to the last
     # step checked so far ("step 3 of 3…")

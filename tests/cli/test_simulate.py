@@ -131,7 +131,11 @@ def test_play_without_a_terminal_is_watched_to_the_end():
         timeout=120,
     )
     assert proc.returncode == 0, proc.stderr
-    assert "Ann roll 1:" in proc.stdout and "Bob scores" in proc.stdout
+    assert (
+        "Ann rolls " in proc.stdout
+        and "(roll 1 of 3)" in proc.stdout
+        and "Bob scores" in proc.stdout
+    )
     assert "Game over: Slåjens" in proc.stdout and "Ann (you)" in proc.stdout
     as_json = subprocess.run(
         [*args, "--json"],

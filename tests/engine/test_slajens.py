@@ -349,7 +349,9 @@ def check_arithmetic(g, events):
     ],
 )
 def test_random_play_score_arithmetic(opts):
-    for seed in range(500):
+    # steal_cap=total lists one steal per amount up to a running total (thousands of
+    # actions a turn): fewer seeds keep its case near the others' cost
+    for seed in range(150 if opts.get("steal_cap") == "total" else 500):
         seats = 2 + seed % 5
         if opts.get("teams") and seats % opts["teams"]:
             continue

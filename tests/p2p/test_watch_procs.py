@@ -151,8 +151,8 @@ def play(tmp, game: str, options: dict, cheat: bool = False, busy: bool = False)
 def tables(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("watch")
     plays = {
-        "slave": lambda: play(root / "slave", "slave", {"games": 2}, busy=True),
-        "slaiga": lambda: play(root / "slaiga", "slaiga", {}),
+        "slave": lambda: play(root / "slave", "slave", {"games": 1}, busy=True),
+        "slaiga": lambda: play(root / "slaiga", "slaiga", {"max_turns": 60}),
         "cheat": lambda: play(root / "cheat", "slave", {"games": 1}, cheat=True),
     }
     return tables_side_by_side(request, "table", lambda name: plays[name]())
