@@ -33,13 +33,13 @@ play: $(VENV)/.installed
 test: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	@# The lost-seat tables (real peers killed, no zeroconf) play beside the rest of the
-	@# suite, which leaves the second core idle much of the time; both must pass.
-	@$(BIN)/python -m pytest -q -p no:cacheprovider tests/p2p/test_survive_procs.py \
-		> .survive-tests.log 2>&1 & bg=$$!; \
-	$(BIN)/python -m pytest -q --durations=25 --ignore=tests/p2p/test_survive_procs.py; rest=$$?; \
-	wait $$bg; survive=$$?; echo "--- tests/p2p/test_survive_procs.py (run beside the rest)"; \
-	cat .survive-tests.log; test $$rest -eq 0 && test $$survive -eq 0
+	@# The engine's and crypto's tests (pure computation: no socket, no child process) run
+	@# beside the rest, which waits on peer processes much of the time; both must pass.
+	@$(BIN)/python -m pytest -q -p no:cacheprovider tests/engine tests/crypto \
+		> .pure-tests.log 2>&1 & bg=$$!; \
+	$(BIN)/python -m pytest -q --durations=25 --ignore=tests/engine --ignore=tests/crypto; \
+	rest=$$?; wait $$bg; pure=$$?; echo "--- tests/engine and tests/crypto (run beside the rest)"; \
+	tail -n 30 .pure-tests.log; test $$rest -eq 0 && test $$pure -eq 0
 
 # tests/conftest.py marks the tiers; a test that starts a child process unmarked fails
 check: install-dev

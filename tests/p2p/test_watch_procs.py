@@ -151,7 +151,7 @@ def play(tmp, game: str, options: dict, cheat: bool = False, busy: bool = False)
 def tables(request, tmp_path_factory):
     root = tmp_path_factory.mktemp("watch")
     plays = {
-        "slave": lambda: play(root / "slave", "slave", {"games": 1}, busy=True),
+        "slave": lambda: play(root / "slave", "slave", {"games": 2}, busy=True),
         "slaiga": lambda: play(root / "slaiga", "slaiga", {"max_turns": 60}),
         "cheat": lambda: play(root / "cheat", "slave", {"games": 1}, cheat=True),
     }
