@@ -11,7 +11,18 @@ import sys
 def test_bench_table_reports_the_figures():
     env = dict(os.environ, SLAIGA_INTERFACE="127.0.0.1", SLAIGA_LOOPBACK_ONLY="1")
     proc = subprocess.run(
-        [sys.executable, "-m", "cli", "bench", "table", "--games", "slajens", "--json"],
+        [
+            sys.executable,
+            "-m",
+            "cli",
+            "bench",
+            "table",
+            "--games",
+            "slajens",
+            "--spectators",
+            "0",
+            "--json",
+        ],
         capture_output=True,
         text=True,
         env=env,
