@@ -72,9 +72,6 @@ SLOW = {
     "tests/engine/test_slajens.py::test_random_play_score_arithmetic": "random games per option",
     "tests/p2p/test_node_loopback.py": "whole tables of real nodes, up to 8 seats, 300 steps",
     "tests/p2p/test_game_privacy.py": "whole games with every proof, privacy checked throughout",
-    "tests/p2p/test_survive_privacy.py": (
-        "whole games with escrow, every coalition's privacy checked throughout"
-    ),
     "tests/p2p/test_spectator.py::test_spectators_reach_the_seats_result_and_open_no_hidden_card": (
         "whole games with every proof, followed by spectators, privacy checked throughout"
     ),
