@@ -72,6 +72,12 @@ SLOW = {
     "tests/engine/test_slajens.py::test_random_play_score_arithmetic": "random games per option",
     "tests/p2p/test_node_loopback.py": "whole tables of real nodes, up to 8 seats, 300 steps",
     "tests/p2p/test_game_privacy.py": "whole games with every proof, privacy checked throughout",
+    "tests/p2p/test_offload.py::test_the_receiver_checks_a_gift_ahead_and_not_on_the_loop": (
+        "a whole Slave exchange with the worst-case gift proof"
+    ),
+    "tests/p2p/test_vanished.py::test_a_vanished_player_is_named_by_everyone_left": (
+        "waits out the silence limits of a real table"
+    ),
     "tests/p2p/test_spectator.py::test_spectators_reach_the_seats_result_and_open_no_hidden_card": (
         "whole games with every proof, followed by spectators, privacy checked throughout"
     ),
