@@ -123,6 +123,26 @@ def _step_times(lines: list[str]) -> dict[int, float]:
     }
 
 
+def _start_opener(game, seats, opts, common, tmp, env):  # noqa: ANN001, ANN202
+    """Start the opener peer and wait (60 s at most) for the address it listens on."""
+    opener, lines = _peer(
+        ["open", game, "--seats", str(seats), "--no-announce", "--trace-steps", *opts, *common]
+        + ["--state-dir", str(tmp / "p0")],
+        env,
+    )
+    address = None
+    deadline = time.monotonic() + 60
+    while address is None and time.monotonic() < deadline:
+        for line in list(lines):
+            if '"event": "listening"' in line:
+                address = json.loads(line)["address"]
+        time.sleep(0.02)
+    if address is None:
+        opener.kill()
+        raise RuntimeError("the opener did not listen")
+    return opener, lines, address
+
+
 def network_game(
     game: str,
     seats: int,
@@ -140,21 +160,7 @@ def network_game(
         common.append("--trace-steps")
     if not offload:
         common.append("--no-offload")
-    opener, lines = _peer(
-        ["open", game, "--seats", str(seats), "--no-announce", "--trace-steps", *opts, *common]
-        + ["--state-dir", str(tmp / "p0")],
-        env,
-    )
-    address = None
-    deadline = time.monotonic() + 60
-    while address is None and time.monotonic() < deadline:
-        for line in list(lines):
-            if '"event": "listening"' in line:
-                address = json.loads(line)["address"]
-        time.sleep(0.02)
-    if address is None:
-        opener.kill()
-        raise RuntimeError("the opener did not listen")
+    opener, lines, address = _start_opener(game, seats, opts, common, tmp, env)
     watchers = [_watcher(address, env, nice) for _ in range(spectators or 0)]
     # the spectators are up (they wait in the lobby for the table to form) before the
     # joiners start: a slow start at low priority must not make them miss a short game
@@ -316,21 +322,7 @@ def loss_game(game: str, seats: int, tmp: Path, absent_after: int = 1) -> dict[s
     options = {**OPTIONS.get(game, {}), "survive": "on", "absent_after": absent_after}
     opts = [f"--option={k}={v}" for k, v in options.items()]
     common = ["--bot", "heuristic", "--json", "--events", "--linger", "5"]
-    opener, lines = _peer(
-        ["open", game, "--seats", str(seats), "--no-announce", "--trace-steps", *opts, *common]
-        + ["--state-dir", str(tmp / "p0")],
-        env,
-    )
-    address = None
-    deadline = time.monotonic() + 60
-    while address is None and time.monotonic() < deadline:
-        for line in list(lines):
-            if '"event": "listening"' in line:
-                address = json.loads(line)["address"]
-        time.sleep(0.02)
-    if address is None:
-        opener.kill()
-        raise RuntimeError("the opener did not listen")
+    opener, lines, address = _start_opener(game, seats, opts, common, tmp, env)
     joiners = [
         _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)
         for i in range(1, seats)
