@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
@@ -247,6 +248,10 @@ class GameRule:
         """step -> our own shuffle or gift made ahead by a job of :meth:`premake`."""
         self._checked_ahead: list[ShuffleStatement] = []
         """Shuffle statements of this round already verified ahead (not batched again)."""
+        self.background: Executor | None = None
+        """Where a live peer's rule does work that no step waits for yet (our shuffle's
+        pile-independent half, the checks of a round's earlier shuffles): set by
+        :mod:`p2p.net.offload`; ``None``: all of it is done by the fold and its jobs."""
         self.survive = bool(dict(manifest.options).get("survive"))
         self.gone: tuple[int, ...] = ()
         """Engine seats removed by the absence lane, in the order they left."""
