@@ -198,9 +198,13 @@ def _shuffle_and_prove(
 
 
 def _ready(prepared: Future[PreparedShuffle] | None, wait: bool) -> PreparedShuffle | None:
-    """The prepared half, waiting for it if ``wait`` (worker threads only); ``None`` if
-    there is none, it failed, or (``wait`` false) it is not ready."""
-    if prepared is None or prepared.cancelled() or not (wait or prepared.done()):
+    """The prepared half if it is done; if it is being computed, waiting for it when
+    ``wait`` (worker threads only, never the loop).  ``None`` (shuffle from scratch) if
+    there is none, it failed, or it has not started (it is then cancelled: a background
+    thread busy with checks must not hold up our turn)."""
+    if prepared is None or prepared.cancel() or prepared.cancelled():
+        return None
+    if not (wait or prepared.done()):
         return None
     try:
         return prepared.result()
