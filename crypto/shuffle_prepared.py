@@ -24,7 +24,8 @@ and ``2N + 1`` fixed-base multiplications), and the responses.
 **One use only.**  The nonces of a prepared shuffle answer one challenge: two
 proofs from the same nonces on two piles give the challenge differences, hence the
 permutation.  So a :class:`PreparedShuffle` is consumed by :func:`finish_shuffle`
-under a lock, and a second call raises :class:`crypto.errors.InvalidEncoding`.
+(taking its one use is a single ``list.pop``, atomic even between threads), and a
+second call raises :class:`crypto.errors.InvalidEncoding`.
 
 **Randomness.**  The pile is not known when the witness and nonces are drawn, so
 they are hedged (:mod:`crypto.nonces`) on the context (table, game, step, seat),
@@ -35,7 +36,6 @@ same context, where the step is never shuffled twice.
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
@@ -75,19 +75,18 @@ class PreparedShuffle:
     w_hat: tuple[int, ...]
     w_prime: tuple[int, ...]
     t123: tuple[Point, Point, Point]
-    _lock: threading.Lock = field(default_factory=threading.Lock, repr=False)
-    _used: bool = field(default=False, repr=False)
+    _use: list[bool] = field(default_factory=lambda: [True], repr=False)
 
     def take(self) -> None:
         """Mark it used; raise :class:`InvalidEncoding` if it was used already."""
-        with self._lock:
-            if self._used:
-                raise InvalidEncoding("a prepared shuffle is used once only (its nonces)")
-            self._used = True
+        try:
+            self._use.pop()
+        except IndexError:
+            raise InvalidEncoding("a prepared shuffle is used once only (its nonces)") from None
 
     @property
     def used(self) -> bool:
-        return self._used
+        return not self._use
 
 
 def prepare_shuffle(
