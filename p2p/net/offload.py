@@ -21,9 +21,10 @@ game rule for *jobs* (:meth:`p2p.table.game_rule.GameRule.prework` and ``premake
 Work that no step waits for yet runs in one background thread of its own
 (:attr:`Offload.background`, given to the game rule as ``GameRule.background``): our
 next shuffle's pile-independent half, and the checks of a round's earlier shuffles
-while the later seats shuffle (:mod:`p2p.table.game_rule.shuffle`).  It runs at a
-lower CPU priority where the system allows, so that the work a step waits for
-(the shuffle being made, the check of the last one) goes first on a busy machine.
+while the later seats shuffle (:mod:`p2p.table.game_rule.shuffle`).  It runs at the
+same CPU priority as the rest: a lower one let a loaded machine starve it for
+seconds while the round's last step waited for it (longer than a survive table's
+absence limit).
 
 A job touches only values captured when it was made (immutable points, bytes),
 never the :class:`~p2p.record.chain.Record` or the rule; what it returns is called on
@@ -36,9 +37,6 @@ itself and names the fault exactly as without this module.
 
 from __future__ import annotations
 
-import contextlib
-import os
-import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -49,24 +47,12 @@ from p2p.errors import RemoteProtocolError
 from p2p.record.chain import entry_signing_input
 from p2p.wire import Entry, Signed, decode_body
 
-BACKGROUND_NICE = 5
-"""How much lower the background thread's CPU priority is (Linux: per thread)."""
-
-
-def _lower_priority() -> None:
-    """Lower the calling thread's CPU priority (Linux schedules threads one by one)."""
-    with contextlib.suppress(AttributeError, OSError):
-        tid = threading.get_native_id()
-        os.setpriority(os.PRIO_PROCESS, tid, os.getpriority(os.PRIO_PROCESS, tid) + BACKGROUND_NICE)
-
 
 class Offload:
     """Runs a node's jobs; remembers which are under way or were tried."""
 
     def __init__(self) -> None:
-        self.background = ThreadPoolExecutor(
-            max_workers=1, thread_name_prefix="slaiga-background", initializer=_lower_priority
-        )
+        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slaiga-background")
         """Work no step waits for yet (see the module docstring)."""
         self._running: set[tuple[int, int]] = set()
         self._checked: set[tuple[int, int]] = set()
