@@ -329,6 +329,15 @@ class RecordFile:
         self._f.flush()
         os.fsync(self._f.fileno())
 
+    def flush(self) -> None:
+        """Hand everything appended so far to the OS (appends already do)."""
+        self._f.flush()
+
+    def fsync_written(self) -> None:
+        """fsync what was handed to the OS (after :meth:`flush`); safe to call from a
+        worker thread while the event loop appends more (which it then does not cover)."""
+        os.fsync(self._f.fileno())
+
     def close(self) -> None:
         if not self._f.closed:
             self._f.flush()
