@@ -80,8 +80,10 @@ MESH_TIMEOUT_S = 20.0
 
 
 INLINE_FSYNC_S = 0.0005
-"""An ``fsync`` of our own entries is made in a worker thread unless the last one took at
-most this long (a tmpfs: handing it to a thread would cost more than it blocks the loop)."""
+INLINE_AFTER = 8
+"""An ``fsync`` of our own entries is made in a worker thread unless the last
+:data:`INLINE_AFTER` ones each took under :data:`INLINE_FSYNC_S` (a tmpfs: handing it to a
+thread would cost more than it blocks the loop); one slow one sends it back to a thread."""
 
 
 def _timed(fn: Any) -> float:
@@ -145,8 +147,8 @@ class Node(Opening, PlayerSeat):
         carries them)."""
         self.fsyncs = 0
         """``fsync`` calls made for our own entries (tests count them)."""
-        self._fsync_s = INLINE_FSYNC_S
-        """How long the last such ``fsync`` took (the first goes to a worker thread)."""
+        self._fast_fsyncs = 0
+        """How many such ``fsync`` calls in a row took under :data:`INLINE_FSYNC_S`."""
 
     # -- helpers --------------------------------------------------------
 
@@ -329,10 +331,11 @@ class Node(Opening, PlayerSeat):
         assert store is not None
         target = self._written
         store.flush()
-        if self._fsync_s >= INLINE_FSYNC_S:
-            self._fsync_s = await trio.to_thread.run_sync(_timed, store.fsync_written)
+        if self._fast_fsyncs < INLINE_AFTER:
+            took = await trio.to_thread.run_sync(_timed, store.fsync_written)
         else:  # a disk this fast (a tmpfs): the hand-off to a thread would cost more
-            self._fsync_s = _timed(store.fsync_written)
+            took = _timed(store.fsync_written)
+        self._fast_fsyncs = self._fast_fsyncs + 1 if took < INLINE_FSYNC_S else 0
         self.fsyncs += 1
         self._synced = max(self._synced, target)
         self._release()
