@@ -147,6 +147,9 @@ class Node(Opening, PlayerSeat):
         carries them)."""
         self.fsyncs = 0
         """``fsync`` calls made for our own entries (tests count them)."""
+        self._received: tuple[wire.Signed, bytes] | None = None
+        """The entry being handed to the session and its bytes as received (canonical:
+        :func:`p2p.wire.decode_body` checked it), written as they are, not encoded again."""
         self._fast_fsyncs = 0
         """How many such ``fsync`` calls in a row took under :data:`INLINE_FSYNC_S`."""
 
@@ -257,12 +260,14 @@ class Node(Opening, PlayerSeat):
                     self._mark_bots()  # the table screen shows who a bot plays now
             elif isinstance(fx, effects.Persist):
                 assert store is not None
+                got = self._received
+                raw = got[1] if got is not None and got[0] is fx.signed else None
                 if fx.sync and self._in_loop():
                     store.append(fx.signed)  # written; fsynced (off the loop) before sends
                     self._written += 1
                     self._undurable.add(fx.signed.signature)
                 else:
-                    store.append(fx.signed, sync=fx.sync)
+                    store.append(fx.signed, sync=fx.sync, raw=raw)
                     if fx.sync:
                         self._durable()
             elif isinstance(fx, SENDS):
@@ -534,7 +539,13 @@ class Node(Opening, PlayerSeat):
             if isinstance(msg, wire.Signed) and self._offload is not None:
                 # its proof checked in a worker thread first
                 await self._offload.prework(game_of(rec), msg, manifest.table_id, rec.keys)
-            self._run("message", event.peer, msg)
+            if isinstance(msg, wire.Signed):
+                # its canonical bytes as received are what the record file stores
+                self._received = (msg, event.raw)
+            try:
+                self._run("message", event.peer, msg)
+            finally:
+                self._received = None
 
     def vote_end(self, slot: int) -> str | None:
         """Sign, persist (fsync) and send our vote to end the table for ``slot``: it owes

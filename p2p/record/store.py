@@ -305,9 +305,13 @@ class RecordFile:
         f.seek(loaded.good_bytes)
         return cls(p, f), loaded
 
-    def append(self, signed: Signed, sync: bool = False) -> None:
-        """Write and flush one accepted envelope; ``sync=True`` also fsyncs (own entries)."""
-        self._f.write(_frame(encode_body(signed)))
+    def append(self, signed: Signed, sync: bool = False, raw: bytes | None = None) -> None:
+        """Write and flush one accepted envelope; ``sync=True`` also fsyncs (own entries).
+
+        ``raw``: the envelope's canonical body bytes, if the caller holds them (a received
+        message, which :func:`p2p.wire.decode_body` checked is canonical): written as they
+        are, instead of encoding the envelope again (the same bytes)."""
+        self._f.write(_frame(raw if raw is not None else encode_body(signed)))
         self._f.flush()
         if sync:
             os.fsync(self._f.fileno())
