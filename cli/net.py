@@ -449,9 +449,8 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
     _out.print(table)
     if summary["culprit"] is not None:
         cheat = summary.get("cheat", {})
-        _out.print(
-            f"cheat proven: {names[summary['culprit']]} — {cheat.get('reason', '')}", style="red"
-        )
+        said = cheat.get("said") or f"{names[summary['culprit']]} — {cheat.get('reason', '')}"
+        _out.print(printable(f"cheat proven: {said}"), style="red")
     else:
         _out.print(
             f"{summary['entries']} signatures and {summary['proofs']} proofs checked, no cheat"

@@ -412,12 +412,16 @@ def record_lines(summary: Any, names: Names) -> list[Text]:
     out = []
     culprit = summary.get("culprit")
     if culprit is not None:
+        said = (summary.get("cheat") or {}).get("said")
         out.append(
             Text(
                 f"CHEAT: {names(culprit)} was caught cheating; the record holds the proof.",
                 style="bold red",
             )
         )
+        if said:
+            # what they did and at which step, as the live line and `slaiga verify` say it
+            out.append(Text(f"{said}.", style="red"))
     record = summary.get("record")
     if record:
         out.append(Text(f"Record: {record}"))
