@@ -51,7 +51,7 @@ from engine.words.names import printable
 from p2p.errors import CorruptRecordFile, LocalError, P2PError, RemoteProtocolError
 from p2p.record.chain import Record
 from p2p.record.store import MAGIC, MAGIC_V1, load
-from p2p.record.verify import Failure, not_a_file, signature_at
+from p2p.record.verify import Failure, not_a_file, other_version, signature_at
 from p2p.table.game_rule import ACTION_KIND, GameProtocol, SeatKeys
 from p2p.table.seat import game_of, rule_factory
 from p2p.table.spectator import Spectator
@@ -155,6 +155,9 @@ class Replay:
             loaded = load(path)
         except CorruptRecordFile as exc:
             raise ReplayError(f"{path} is damaged: {exc}") from None
+        other = other_version(loaded.genesis)
+        if other is not None:
+            raise ReplayError(f"{path}: {other}")
         try:
             self.spectator = Spectator(loaded.genesis)
         except P2PError as exc:

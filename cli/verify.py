@@ -338,7 +338,7 @@ def run_verify(args: argparse.Namespace) -> int:
     except UnreadableRecord as exc:
         if args.json:
             print(json.dumps({"ok": False, "error": str(exc), "error_kind": "Unreadable"}))
-        _err.print(printable(f"error: {exc}"), style="red", markup=False)
+        _err.print(printable(f"error: {exc}"), style="red", markup=False, soft_wrap=True)
         return EXIT_UNREADABLE
     except Exception as exc:  # noqa: BLE001 - no file may give a traceback: our bug, one line
         message = f"this program failed while verifying {args.record} ({type(exc).__name__}: {exc})"

@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgpack
+
 from crypto.identity import fingerprint
 from p2p.errors import (
     BrokenChain,
@@ -57,7 +59,7 @@ from p2p.table.forming import FormingRule, Manifest, table_rule
 from p2p.table.game_rule import GameProtocol
 from p2p.table.notice import problems as notice_problems
 from p2p.table.seat import game_of
-from p2p.wire import EndVote, Entry, Signed, decode_body
+from p2p.wire import PROTOCOL_VERSION, EndVote, Entry, Signed, decode_body
 
 Who = Callable[[int | None], str]
 """A seat slot in player words (its player's name): failure messages never show slots."""
@@ -411,6 +413,38 @@ def _in_player_words(reason: str, who: Who) -> str:
     return text
 
 
+OLD_PROTOCOLS = {
+    3: "before a table said how many spectators may watch",
+}
+"""What changed after each older protocol version, in a player's words (``Manifest``)."""
+
+
+def other_version(genesis: Any) -> str | None:
+    """One line when ``genesis`` was written by a Slaiga of another protocol version (which
+    version, and what to do), else ``None``.  A manifest's fields are signed as they were
+    written, and an older one lacks fields this version needs (the version 3 manifest has
+    no ``spectators``), so this version cannot check such a record."""
+    try:
+        tag, fields = msgpack.unpackb(genesis.manifest, raw=False, strict_map_key=False)
+        version = fields["version"]
+    except Exception:  # noqa: BLE001 - not a manifest we can read: the full check says why
+        return None
+    if tag != "table_manifest" or type(version) is not int or version == PROTOCOL_VERSION:
+        return None
+    if version < PROTOCOL_VERSION:
+        since = OLD_PROTOCOLS.get(version)
+        what = f" ({since})" if since else ""
+        return (
+            f"written by an older Slaiga, protocol version {version}{what}; this Slaiga speaks"
+            f" version {PROTOCOL_VERSION} and cannot check it: check it with the Slaiga that"
+            " played the game"
+        )
+    return (
+        f"written by a newer Slaiga, protocol version {version}; this Slaiga speaks version"
+        f" {PROTOCOL_VERSION}: update Slaiga to check it"
+    )
+
+
 def not_a_file(path: str | os.PathLike[str]) -> str | None:
     """What ``path`` is when it is not a regular file ("a named pipe"), else ``None``.
 
@@ -723,6 +757,9 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         return VerifyReport(path=name, failure=Failure(CORRUPT, str(exc)))
     except OSError as exc:
         raise UnreadableRecord(f"cannot read {p}: {exc.strerror or exc}") from None
+    other = other_version(loaded.genesis)
+    if other is not None:
+        raise UnreadableRecord(f"{p}: {other}")
     try:
         record = Record(loaded.genesis, table_rule)
     except ForgedSignature as exc:
