@@ -42,6 +42,7 @@ from cli.render import (
     result_lines,
     wrap,
 )
+from cli.verify import RECORD_HELP, no_record_given
 from crypto.errors import CryptoError
 from crypto.group import base_mul
 from crypto.identity import IdentityKey
@@ -697,7 +698,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "proven to have cheated; 1: it fails otherwise (a damaged, forged or unfinished "
         "record); 2: unreadable, or a usage error.",
     )
-    p.add_argument("record", metavar="RECORD-FILE", help="a record file (tables/<id>.rec)")
+    p.add_argument("record", metavar="RECORD-FILE", nargs="?", help=RECORD_HELP)
     p.add_argument(
         "--seat",
         type=int,
@@ -721,6 +722,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    if args.record is None:
+        return no_record_given("replay")
     try:
         replay = Replay(Path(args.record), args.seat, args.secret)
         if args.plain or not (sys.stdin.isatty() and sys.stdout.isatty()):

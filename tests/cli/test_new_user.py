@@ -1,0 +1,60 @@
+"""What a new user met trying every command at a real terminal, and its fix: player names
+kept as written at the start of a told event, ``slaiga verify`` and ``replay`` with no file
+say where the player's records are, and an end reason too short to read alone is said in
+the game's words."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+from cli.narrate import Names, narrate
+from cli.render import plain, result_lines
+from engine.game import Event
+from tests.cli.test_commands import slaiga
+
+V3 = Path(__file__).parent.parent / "vectors" / "v3-slajens.rec"
+
+
+def test_a_told_event_keeps_a_lower_case_name_as_written() -> None:
+    names = Names(["p0", "ann", "Bob"], 0)
+    assert narrate(Event("play", "seat 1 plays 3♣", seat=1), names) == "ann plays 3♣"
+    assert narrate(Event("out", "seat 0 is out (place 1)", seat=0), names) == "p0 is out (place 1)"
+    # a sentence that does not begin with a name still begins with a capital
+    said = narrate(Event("clear", "the pile is cleared; seat 1 leads"), names)
+    assert said == "The pile is cleared; ann leads"
+
+
+def test_verify_and_replay_with_no_file_list_the_newest_records(tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    for command in ("verify", "replay"):
+        run = slaiga(command, home=home)
+        assert run.returncode == 2, run.stderr
+        assert f"slaiga {command}: give a record file to {command} (RECORD-FILE)." in run.stderr
+        assert "No games of yours are recorded yet" in run.stderr
+        assert str(home / "tables") in run.stderr
+    (home / "tables").mkdir(parents=True)
+    kept = home / "tables" / "5243b8a41c59532bd628cb6b793c60d1.rec"
+    shutil.copy(V3, kept)
+    for command in ("verify", "replay"):
+        run = slaiga(command, home=home)
+        assert run.returncode == 2, run.stderr
+        assert "Your newest games' records" in run.stderr
+        assert f" {command} {kept}" in run.stderr  # a command to paste
+
+
+def test_an_end_reason_is_said_in_the_games_words() -> None:
+    names = Names(["Ann", "Bob", "Cat"], 0)
+    summary = {"game": "slaiga", "ranking": [1, 0, 2], "reason": "one seat left"}
+    text = plain(result_lines(summary, names))
+    assert "Winner: Bob" in text
+    assert "one seat left" not in text
+    assert "only one player is left in play: the others went out" in text
+    draw = {
+        "game": "honest-slaiga",
+        "ranking": [0, 1, 2],
+        "draw": True,
+        "reason": "turn cap reached",
+    }
+    text = plain(result_lines(draw, names))
+    assert "A draw: the turn limit was reached" in text
