@@ -58,3 +58,27 @@ def test_an_end_reason_is_said_in_the_games_words() -> None:
     }
     text = plain(result_lines(draw, names))
     assert "A draw: the turn limit was reached" in text
+
+
+def test_play_and_rules_with_no_game_list_the_games(tmp_path: Path) -> None:
+    from engine import registry
+
+    for command in ("play", "rules"):
+        run = slaiga(command, home=tmp_path / "home")
+        assert run.returncode == 2, run.stderr
+        assert f"Type slaiga {command} GAME, GAME one of:" in run.stderr
+        for name in registry.names():
+            assert f"  {name} " in run.stderr
+            assert registry.get(name).description in run.stderr
+        assert "the following arguments are required" not in run.stderr
+
+
+def test_a_table_that_nothing_answers_is_said_without_an_exception_repr(tmp_path: Path) -> None:
+    """Joining or watching an address where nothing listens (port 1 on loopback)."""
+    for args in (("join", "--peer", "127.0.0.1:1"), ("watch", "--peer", "127.0.0.1:1")):
+        run = slaiga(*args, home=tmp_path / "home")
+        assert run.returncode == 1, run.stderr
+        assert "nothing listens there (is the table still open, and the address right?)" in (
+            run.stderr
+        )
+        assert "OSError" not in run.stderr and "Error(" not in run.stderr
