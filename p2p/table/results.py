@@ -25,11 +25,13 @@ class CheatReport:
     """The record step of the signed entry that proves it (:func:`evidence_step`)."""
 
 
-def evidence_step(exc: Any) -> int | None:
+def evidence_step(exc: Any, record: Any = None) -> int | None:
     """The record step a proven cheat is about, as ``slaiga verify`` names it: the step of
     the deviating entry (a lie shown by a later reveal: its action's step), else the step
     of the signed entry that is its evidence, else the step its reason names (a rule's
-    refusal names the step it was checking: "action at step 55: ...")."""
+    refusal names the step it was checking: "action at step 55: ..."), else the step of
+    ``record`` it came up at: the step whose completion showed it, or the step being filled
+    whose entry was refused."""
     if getattr(exc, "step", None) is not None:
         return int(exc.step)
     from p2p.wire import Entry, decode_body
@@ -42,7 +44,13 @@ def evidence_step(exc: Any) -> int | None:
         if isinstance(entry, Entry):
             return entry.step
     named = _STEP_NAMED.search(str(getattr(exc, "reason", "")))
-    return int(named.group(1)) if named is not None else None
+    if named is not None:
+        return int(named.group(1))
+    if record is None:
+        return None
+    # the record's verdict came as a step completed (its fold stops there): that step;
+    # else an entry of the step being filled was refused (a dice value that does not open)
+    return record.step - 1 if getattr(record, "verdict", None) is exc else record.step
 
 
 _STEP_NAMED = re.compile(r"\b(?:at|for) step (\d+)\b")

@@ -735,7 +735,7 @@ class TableSession:
         """On a game table a proven cheat ends the game: name the seat, spread the evidence."""
         if not self.is_game() or self.ended():
             return
-        step = evidence_step(exc)
+        step = evidence_step(exc, self.record)
         self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via, step)
         kind = type(exc).__name__
         self.out.append(

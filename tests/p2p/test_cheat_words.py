@@ -21,7 +21,7 @@ from p2p.table.events import CheatSeen, Convicted
 from p2p.table.forming import table_rule
 from p2p.table.session import TableSession
 from p2p.wire import Entry, decode_body
-from tests.p2p.cheaters import force_signing
+from tests.p2p.cheaters import Cheater, force_signing
 
 
 def test_a_move_naming_another_seat() -> None:
@@ -120,8 +120,12 @@ def test_a_move_in_another_seats_name_is_told_alike_live_in_the_result_and_by_ve
         f" {names[other]} (seat {other + 1}), not their own (kind: InvalidMove)"
     ), f.message
 
-    # a live seat's session, fed the same signed entries: its conviction, in the words
-    # the person at the table reads, and its result
+    _told_alike_live(path, table, f.message, f.step)
+
+
+def _told_alike_live(path: Path, table: local_table.LocalTable, said: str, step: int) -> None:
+    """A live honest seat's session, fed the signed entries of the file: its conviction
+    in the words the person at the table reads, and its result, say what verify says."""
     honest = 0
     session = TableSession(
         Record(table.genesis, table_rule), table.drivers[honest].identity, honest
@@ -136,7 +140,27 @@ def test_a_move_in_another_seats_name_is_told_alike_live_in_the_result_and_by_ve
                 text = player_event_text(event, node)
                 if text is not None:
                     told.append(text)
-    assert told == [f"CHEAT PROVEN: {f.message}"]
+    assert told == [f"CHEAT PROVEN: {said}"]
     summary = session.result(path).game_summary()
-    assert summary["cheat"]["said"] == f.message
-    assert summary["cheat"]["step"] == f.step
+    assert summary["cheat"]["said"] == said
+    assert summary["cheat"]["step"] == step
+
+
+def test_a_dice_roll_that_does_not_open_is_told_alike_with_its_step(tmp_path: Path) -> None:
+    """A cheat the table finds when a step completes (a dice value that does not open its
+    commitment): the live line names the step as verify does."""
+    table = local_table.new_table("slajens", 3, {"rounds": 1}, cheats={CHEAT_SLOT: Cheater("dice")})
+    force_signing(table.drivers[CHEAT_SLOT].record)  # it signs what its own checks refuse
+    local_table.run(table)
+    assert table.cheats
+    path = tmp_path / "slajens.rec"
+    kept = set()
+    with RecordFile.create(path, table.genesis) as store:
+        for signed in [*table.records[0].signed_from(1), *table.log]:
+            if entry_hash(signed.entry) not in kept:
+                kept.add(entry_hash(signed.entry))
+                store.append(signed)
+    f = verify_record_file(path).failure
+    assert f is not None and f.culprit == CHEAT_SLOT and f.step is not None, f
+    assert f" at step {f.step} " in f.message and "(seat " in f.message, f.message
+    _told_alike_live(path, table, f.message, f.step)
