@@ -82,3 +82,24 @@ def test_a_table_that_nothing_answers_is_said_without_an_exception_repr(tmp_path
             run.stderr
         )
         assert "OSError" not in run.stderr and "Error(" not in run.stderr
+
+
+def test_replay_shows_the_rules_and_the_log_when_typed(tmp_path: Path) -> None:
+    """The table screen tells a player to type `rules` (and `log`); in a replay they work
+    too: the rules page (with the table's own rule book where the game has one) and every
+    event so far; another word is answered, not ignored."""
+    from cli.replay import Replay, Screen
+    from tests.cli._replays import played_record
+    from tests.cli._screens import FakeTerminal
+
+    path, _ = played_record(tmp_path, "aight-of-spaides", 2, {"max_turns": 6})
+    keys = ["pgdn", "pgdn", *"rules", "enter", "esc", *"log", "enter", "enter"]
+    keys += [*"dance", "enter", "q"]
+    term = FakeTerminal(keys, keep=100)
+    Screen(Replay(path), term).run()
+    frames = [plain(f) for f in term.frames]
+    rules = [f for f in frames if f.startswith("Rules")]
+    assert rules and "This table's rule book:" in rules[0], frames[-3:]
+    log = [f for f in frames if f.startswith("Log: every event so far")]
+    assert log and "is dealt" in log[0], frames[-3:]
+    assert any("'dance': type a step number, rules or log, then Enter" in f for f in frames)
