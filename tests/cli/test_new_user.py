@@ -103,3 +103,18 @@ def test_replay_shows_the_rules_and_the_log_when_typed(tmp_path: Path) -> None:
     log = [f for f in frames if f.startswith("Log: every event so far")]
     assert log and "is dealt" in log[0], frames[-3:]
     assert any("'dance': type a step number, rules or log, then Enter" in f for f in frames)
+
+
+def test_a_berserker_is_told_in_a_sentence() -> None:
+    """Slåjens told "Cat Berserker on 4s: 16, rerolls 2 5 for 23" (no verb)."""
+    from engine.games.slajens.actions import RollDice, Stop
+    from engine.runner import settle
+    from tests.engine.test_slajens import new
+
+    g, d = new(dice=[4, 4, 3, 4, 1, 2, 5])
+    g.apply(RollDice(0))
+    settle(g, d)
+    g.apply(Stop(0))
+    (told,) = [e for e in settle(g, d) if e.kind == "berserker"]
+    said = narrate(told, Names(["Cat", "Ann"], 1))
+    assert said == "Cat has a Berserker of 4s: 16, and rerolls two dice (2 and 5) for 23"
