@@ -1,25 +1,15 @@
 """The table session: one seat's policy of a running record, routing events to its topics.
 
 :class:`TableSession` is the one object the shell (:mod:`p2p.net.node`) talks to (see
-:mod:`p2p.table.session` for its events and effects).  It owns the signed entries'
-path itself (our own body signed, a peer's entry offered, what follows an accepted
-one) and hands every other concern to the topic that owns its state and rules:
-
-========================  =====================================================
-``blame``                 forks, equivocation, evidence, conviction (:mod:`.blame`)
-``heads``                 fetched records, head claims (:mod:`.heads`)
-``silence``               away time, re-fetch rounds, stalls (:mod:`.stalls`)
-``connectivity``          links, relay, late-step requests (:mod:`.links`)
-``vanishing``             a vanished player (:mod:`.vanished`)
-``ballot``                the signed end vote (:mod:`.votes`)
-``seat_notices``          a player left or is back (:mod:`.notices`)
-``lane``                  the absence lane of a seat gone for good (:mod:`.lane`)
-``linger``                the finish and the linger after it (:mod:`.linger`)
-========================  =====================================================
-
-Every topic appends its effects, in order, to the one queue of the shared
-:class:`~p2p.table.session.context.Context`; the state its callers read (``cheats``,
-``my_vote``, ``unlinked_since``...) stays reachable on the session by its old name.
+:mod:`p2p.table.session` for its events, its effects and the list of topics).  It owns
+the path of a signed entry itself (our own body signed, a peer's entry offered, what
+follows an accepted one) and the record loop's :meth:`~TableSession.tick`, and hands
+every other concern to the topic object that owns its state and rules (``blame``,
+``heads``, ``silence``, ``connectivity``, ``vanishing``, ``ballot``, ``seat_notices``,
+``lane``, ``linger``).  Every topic appends its effects, in order, to the one queue of
+the shared :class:`~p2p.table.session.context.Context`; the state its callers read
+(``cheats``, ``my_vote``, ``unlinked_since``...) stays reachable on the session under
+its old name.
 """
 
 from __future__ import annotations
