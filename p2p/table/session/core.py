@@ -34,7 +34,7 @@ from p2p.table.session.linger import LINGER_S, Linger
 from p2p.table.session.links import Connectivity
 from p2p.table.session.messages import Finished, Links
 from p2p.table.session.notices import SeatNotices
-from p2p.table.session.stalls import AwayClock, Stalls
+from p2p.table.session.stalls import AwayClock, SilenceGuard
 from p2p.table.session.vanished import Vanishing
 from p2p.table.session.votes import EndVotes
 
@@ -110,7 +110,7 @@ class TableSession:
         self.trace_steps = trace_steps
         self.blame = Blame(ctx)
         self.heads = Heads(ctx, self.blame, self.offer)
-        self.silence = Stalls(ctx, clock)
+        self.silence = SilenceGuard(ctx, clock)
         self.connectivity = Connectivity(ctx)
         self.ballot = EndVotes(ctx, self.connectivity)
         self.vanishing = Vanishing(ctx, self.connectivity, self.silence.monitor, self.ballot)

@@ -55,7 +55,7 @@ class AwayClock:
         return away
 
 
-class Stalls:
+class SilenceGuard:
     """The silence monitor, guarded against false blame, and what it found."""
 
     def __init__(self, ctx: Context, clock: AwayClock | None = None) -> None:
