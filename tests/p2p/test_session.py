@@ -256,7 +256,7 @@ def test_the_state_each_topic_owns_is_the_state_the_session_names():
     """The session routes to one object per concern (p2p/table/session/); what the shell
     and the tests read on the session is that topic's very state, not a copy, and only
     the end vote may be set from outside (a restart's reload, in tests)."""
-    s, _, ids = _table()
+    s, _, _ = _table()
     assert s.unlinked_since is s.connectivity.unlinked_since
     assert s.cheats is s.blame.cheats and s.evidence is s.blame.evidence
     assert s.votes is s.ballot.others and s.notices is s.seat_notices.notices
