@@ -347,8 +347,7 @@ class TableSession:
         return self.ballot.all()
 
     def ask_end(self, slot: int, silent_for: float) -> list[Effect]:
-        """The player owing the step vanished: ask ours (once per slot and step) whether
-        to end the table."""
+        """The player owing the step vanished: ask ours whether to end the table."""
         self.ballot.ask(slot, silent_for)
         return self.drain()
 
@@ -397,5 +396,5 @@ class TableSession:
         return self.drain()
 
     def reload_notices(self, notices: tuple[wire.SeatNotice, ...]) -> None:
-        """Notices in our file on resume (each checked again; a bad one is dropped)."""
+        """Notices in our file on resume (a bad one is dropped)."""
         self.seat_notices.reload(notices)
