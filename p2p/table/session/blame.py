@@ -30,7 +30,7 @@ from p2p.errors import (
 )
 from p2p.table.effects import Broadcast, Persist, Send
 from p2p.table.events import CheatSeen, Convicted, Forked
-from p2p.table.results import CheatReport
+from p2p.table.results import CheatReport, evidence_step
 from p2p.table.session.context import Context
 
 
@@ -131,9 +131,10 @@ class Blame:
         ctx = self.ctx
         if not ctx.is_game() or ctx.ended():
             return
-        ctx.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
+        step = evidence_step(exc, ctx.record)
+        ctx.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via, step)
         kind = type(exc).__name__
-        ctx.out.append(Convicted(**ctx.culprit(exc.seat), kind=kind, reason=exc.reason))
+        ctx.out.append(Convicted(**ctx.culprit(exc.seat), kind=kind, reason=exc.reason, step=step))
         # relay what convicts it, so a seat it fed a different story convicts it too
         for signed in ctx.record.signed_from(max(1, ctx.record.step - 1)):
             ctx.out.append(Broadcast(signed))
