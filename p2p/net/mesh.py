@@ -1171,7 +1171,7 @@ class Mesh:
             with trio.fail_after(CONNECT_TIMEOUT_S):
                 stream = await trio.open_tcp_stream(host, port, local_address=source)
         except (OSError, trio.TooSlowError) as exc:
-            raise ConnectionClosed(f"cannot connect to {address}: {exc!r}") from exc
+            raise ConnectionClosed(f"cannot connect to {address}: {_unreachable(exc)}") from exc
         framed = FramedStream(stream)
         try:
             with trio.fail_after(self.handshake_timeout):
@@ -1351,6 +1351,17 @@ async def open_mesh(
                 raise
             await mesh.drain()
             nursery.cancel_scope.cancel()
+
+
+def _unreachable(exc: BaseException) -> str:
+    """Why a dial failed, in words a player can act on (not an exception's repr)."""
+    if isinstance(exc, trio.TooSlowError):
+        return f"no answer within {CONNECT_TIMEOUT_S:g} s"
+    tried = getattr(exc.__cause__, "exceptions", None) or (exc,)
+    if all(isinstance(e, ConnectionRefusedError) for e in tried):
+        return "nothing listens there (is the table still open, and the address right?)"
+    first = tried[0]
+    return getattr(first, "strerror", None) or str(first) or type(first).__name__
 
 
 def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
