@@ -158,8 +158,8 @@ SLOW = {
         "a colluding Slave table played to its end, every proof checked"
     ),
     "tests/p2p/test_gift.py": (
-        "each test plays its own Slave table, every proof checked, to the second deal's "
-        "exchange (a shared table would let it join make check)"
+        "each cheat's test plays its own Slave table, every proof checked, to the second "
+        "deal's exchange; the others share one honest four-deal table"
     ),
 }
 """In-process tests too long for ``make check``, by file or by ``file::function`` (every
