@@ -111,7 +111,7 @@ class Node(Opening, PlayerSeat):
         self.manifest: Manifest | None = None
         self.record: Record | None = None
         self.session: TableSession | None = None
-        """The record run's policy (p2p/table/session.py), once the table is formed."""
+        """The record run's policy (p2p/table/session/), once the table is formed."""
         self.store: RecordFile | None = None
         self.my_seat = -1
         self.early = EarlyBuffer()
