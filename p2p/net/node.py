@@ -188,6 +188,13 @@ class Node(Opening, PlayerSeat):
         assert self.session is not None
         return self.session.result(self.store.path if self.store is not None else None)
 
+    def _seat_links(self) -> list[bytes]:
+        """The peers we hold a link to that hold a seat (no spectator, no stranger)."""
+        mesh = self.mesh
+        if mesh is None:
+            return []
+        return [peer for peer in mesh.connections if self._slot_of(peer) is not None]
+
     def _linked(self) -> frozenset[int]:
         mesh = self.mesh
         if mesh is None:
@@ -221,7 +228,7 @@ class Node(Opening, PlayerSeat):
                 if mesh is not None:
                     mesh.send_nowait(fx.peer, fx.msg)
             elif isinstance(fx, effects.SendEach):
-                for peer in list(mesh.connections if mesh is not None else ()):
+                for peer in self._seat_links():  # a refetch: a spectator holds no record
                     mesh.send_nowait(peer, fx.msg)  # type: ignore[union-attr]
             elif isinstance(fx, effects.SendOwn):
                 self._send_own(fx.kind, fx.accepted)
@@ -340,7 +347,7 @@ class Node(Opening, PlayerSeat):
         with trio.move_on_after(MESH_TIMEOUT_S):
             await mesh.wait_connected(frozenset(others))
         self.emit(Meshed(connected=len(mesh.connections), of=len(others)))
-        for peer in list(mesh.connections):
+        for peer in self._seat_links():
             mesh.send_nowait(peer, wire.Fetch(manifest.table_id, self.record.step))
         for event in self.early:
             await self._handle(event)

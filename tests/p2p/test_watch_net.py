@@ -1,0 +1,152 @@
+"""A spectator and the seats in one Trio run on loopback (real TCP, real nodes, issue 20).
+
+The whole story over real processes is tests/p2p/test_watch_procs.py; here, cheaply:
+
+* a table of three real :class:`p2p.net.node.Node` s plays a paced demo record (each step
+  waits on a seat long enough for the others to ask for it again, the ``Fetch`` of
+  p2p/table/relay.py), one of its players leaves mid-game, and a :class:`Watcher` follows
+  it: the spectator reaches the seats' head, is told who left in the players' words,
+  and no seat sends it a ``Fetch`` (a spectator holds no record to ask);
+* while the spectator is linked, the seats' silence rules count links to seats only: a
+  spectator's link is no sign that a seat is heard (or that we are not cut off);
+* a spectator checks shuffle proofs and tokens in worker threads, as a seat does
+  (p2p/net/offload.py), and reaches the seats' result.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+
+from p2p.net.node import Node
+from p2p.net.watcher import WatchConfig, Watcher
+from p2p.table import local_table
+from p2p.table.events import NodeEvent, SeatLeft, SpectatorJoined
+from p2p.table.seat import game_of
+from p2p.table.session import TableSession
+from p2p.table.spectator import Spectator
+from tests.p2p._nethelpers import no_leaks
+from tests.p2p._tables import config
+
+SEATS = 3
+STEPS = 14
+PACE_MS = 350
+"""Each seat signs at most one demo entry per this interval: the others wait on it past
+the relay's first ask (p2p/table/relay.py, ``NUDGE_S``), so they ask their links again."""
+LEAVE_AT = 8
+"""The player of slot 1 leaves once the spectator holds this many record steps."""
+TIMEOUT_S = 60
+
+
+async def test_a_spectator_follows_the_seats_is_told_who_left_and_is_asked_for_nothing(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    nodes: list[Node] = []
+    results: dict[int, Any] = {}
+    joined = trio.Event()
+    told: list[SeatLeft] = []
+    ticks: list[tuple[int, int, int, int]] = []
+    """(seat, seat links, links counted by the silence rules, every link) at each tick of
+    the opener, once its spectator is linked."""
+
+    original_tick = TableSession.tick
+
+    def tick(self: TableSession, now: float, linked: frozenset[int], connected: int) -> Any:
+        mesh = nodes[0].mesh if nodes else None
+        if self.my_seat == nodes[0].my_seat and mesh is not None and joined.is_set():
+            ticks.append((self.my_seat, len(linked), connected, len(mesh.connections)))
+        return original_tick(self, now, linked, connected)
+
+    monkeypatch.setattr(TableSession, "tick", tick)
+
+    def on_event(event: NodeEvent) -> None:
+        if isinstance(event, SpectatorJoined):
+            joined.set()
+
+    def cfg(i: int) -> Any:
+        extra = {"on_event": on_event} if i == 0 else {}
+        return config(tmp_path, i, demo_steps=STEPS, demo_pace_ms=PACE_MS, spectators=2, **extra)
+
+    with trio.fail_after(TIMEOUT_S):
+        async with no_leaks(), trio.open_nursery() as nursery:
+            opener = Node(cfg(0))
+            nodes.append(opener)
+
+            async def run_opener() -> None:
+                results[0] = await opener.open("slave", SEATS, {"variant": "classic"})
+
+            nursery.start_soon(run_opener)
+            while opener.mesh is None or opener.mesh.listen_port is None:
+                await trio.sleep(0.01)
+            address = opener.mesh.address
+            for i in range(1, SEATS):
+                node = Node(cfg(i))
+                nodes.append(node)
+
+                async def run_joiner(node: Node = node, i: int = i) -> None:
+                    results[i] = await node.join(peer=address)
+
+                nursery.start_soon(run_joiner)
+
+            def seen(spectator: Spectator, event: SeatLeft) -> None:
+                told.append(event)
+
+            watcher = Watcher(
+                WatchConfig(name="Wes", peer=address, links=1, on_seat=seen)  # type: ignore[arg-type]
+            )
+
+            async def leave_mid_game() -> None:
+                while watcher.spectator is None or watcher.spectator.step <= LEAVE_AT:
+                    await trio.sleep(0.05)
+                nodes[1]._run("leave")  # its player left: a bot plays the seat from now on
+
+            nursery.start_soon(leave_mid_game)
+            watched = await watcher.run()
+
+    seats = [results[i] for i in range(SEATS)]
+    assert {r.record.head for r in seats} == {watched.spectator.head}
+    assert watched.spectator.record.finished and watched.spectator.verdict is None
+    assert watched.spectator.step == seats[0].record.step
+    # told who left, in the players' words, once (every seat passes the notice on)
+    assert [(e.name, e.slot) for e in told] == [("p1", 1)]
+    assert told[0].describe() == "p1 left; a bot now plays their seat"
+    # the seats asked each other for late steps, but never the spectator
+    assert any(s.session is not None and s.session.nudge.asked for s in nodes)
+    assert watcher.ignored.get("fetch", 0) == 0, watcher.ignored
+    # the opener's silence rules counted its seat links only while the spectator was linked
+    assert ticks
+    assert all(links == connected for _, links, connected, _ in ticks), ticks
+    assert any(every > connected for _, _, connected, every in ticks), ticks
+
+
+@pytest.fixture(scope="module")
+def high_card() -> local_table.LocalTable:
+    table = local_table.run(local_table.new_table("high-card", 3))
+    assert not table.cheats and all(r.finished for r in table.records)
+    return table
+
+
+@pytest.mark.parametrize("offload", [True, False])
+async def test_a_spectator_checks_proofs_off_the_loop_as_a_seat_does(high_card, offload) -> None:
+    watcher = Watcher(WatchConfig(offload=offload))
+    watcher.spectator = spectator = Spectator(high_card.genesis)
+    watcher.manifest = spectator.manifest
+    link = spectator.manifest.seats[0].identity
+    for signed in high_card.log:
+        await watcher._check_ahead([signed])
+        watcher._offer(signed, link)
+        assert spectator.failure is None and spectator.verdict is None
+    result = spectator.result()
+    assert result is not None and spectator.record.finished
+    seat = game_of(high_card.records[0]).result()
+    assert (result["ranking"], result["state_hash"]) == (seat["ranking"], seat["state_hash"])
+    assert spectator.head == high_card.records[0].head
+    if offload:
+        # shuffles and tokens were checked in worker threads, and the fold took the results
+        assert watcher.offload is not None and watcher.offload.jobs_run > 0
+        assert spectator.proofs > 0
+    else:
+        assert watcher.offload is None
