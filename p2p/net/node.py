@@ -407,6 +407,7 @@ class Node(Opening, PlayerSeat):
             self.manifest.spectators,
             self.fetches,
             self.emit,
+            lambda: self.session.notices.all() if self.session is not None else [],
         )
 
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:

@@ -32,12 +32,13 @@ from tests.p2p._nethelpers import no_leaks
 from tests.p2p._tables import config
 
 SEATS = 3
-STEPS = 14
+STEPS = 18
 PACE_MS = 350
 """Each seat signs at most one demo entry per this interval: the others wait on it past
 the relay's first ask (p2p/table/relay.py, ``NUDGE_S``), so they ask their links again."""
-LEAVE_AT = 8
-"""The player of slot 1 leaves once the spectator holds this many record steps."""
+LEAVE_AT = 5
+"""The player of slot 1 leaves once the spectator holds this many record steps; a second
+spectator comes in once the first was told."""
 TIMEOUT_S = 60
 
 
@@ -47,7 +48,7 @@ async def test_a_spectator_follows_the_seats_is_told_who_left_and_is_asked_for_n
     nodes: list[Node] = []
     results: dict[int, Any] = {}
     joined = trio.Event()
-    told: list[SeatLeft] = []
+    told: dict[str, list[SeatLeft]] = {"Wes": [], "Lou": []}
     ticks: list[tuple[int, int, int, int]] = []
     """(seat, seat links, links counted by the silence rules, every link) at each tick of
     the opener, once its spectator is linked."""
@@ -91,31 +92,40 @@ async def test_a_spectator_follows_the_seats_is_told_who_left_and_is_asked_for_n
 
                 nursery.start_soon(run_joiner)
 
-            def seen(spectator: Spectator, event: SeatLeft) -> None:
-                told.append(event)
+            def watcher(name: str, links: int) -> Watcher:
+                def seen(spectator: Spectator, event: SeatLeft) -> None:
+                    told[name].append(event)
 
-            watcher = Watcher(
-                WatchConfig(name="Wes", peer=address, links=1, on_seat=seen)  # type: ignore[arg-type]
-            )
+                cfg = WatchConfig(name=name, peer=address, links=links, on_seat=seen)  # type: ignore[arg-type]
+                return Watcher(cfg)
+
+            first, late = watcher("Wes", 2), watcher("Lou", 1)
+            watched: dict[str, Any] = {}
 
             async def leave_mid_game() -> None:
-                while watcher.spectator is None or watcher.spectator.step <= LEAVE_AT:
+                while first.spectator is None or first.spectator.step <= LEAVE_AT:
                     await trio.sleep(0.05)
                 nodes[1]._run("leave")  # its player left: a bot plays the seat from now on
+                while not told["Wes"]:
+                    await trio.sleep(0.05)
+                watched["Lou"] = await late.run()  # comes in after the notice went round
 
             nursery.start_soon(leave_mid_game)
-            watched = await watcher.run()
+            watched["Wes"] = await first.run()
 
     seats = [results[i] for i in range(SEATS)]
-    assert {r.record.head for r in seats} == {watched.spectator.head}
-    assert watched.spectator.record.finished and watched.spectator.verdict is None
-    assert watched.spectator.step == seats[0].record.step
-    # told who left, in the players' words, once (every seat passes the notice on)
-    assert [(e.name, e.slot) for e in told] == [("p1", 1)]
-    assert told[0].describe() == "p1 left; a bot now plays their seat"
-    # the seats asked each other for late steps, but never the spectator
+    for name in ("Wes", "Lou"):
+        spectator = watched[name].spectator
+        assert {r.record.head for r in seats} == {spectator.head}
+        assert spectator.record.finished and spectator.verdict is None
+        # told who left, in the players' words, once (each linked seat passes it on), and
+        # the late spectator as it came in
+        assert [(e.name, e.slot) for e in told[name]] == [("p1", 1)], name
+        assert told[name][0].describe() == "p1 left; a bot now plays their seat"
+    # the seats asked each other for late steps, but never a spectator
     assert any(s.session is not None and s.session.nudge.asked for s in nodes)
-    assert watcher.ignored.get("fetch", 0) == 0, watcher.ignored
+    for w in (first, late):
+        assert w.ignored.get("fetch", 0) == 0, w.ignored
     # the opener's silence rules counted its seat links only while the spectator was linked
     assert ticks
     assert all(links == connected for _, links, connected, _ in ticks), ticks
