@@ -10,7 +10,8 @@ The whole story over real processes is tests/p2p/test_watch_procs.py; here, chea
 * while the spectator is linked, the seats' silence rules count links to seats only: a
   spectator's link is no sign that a seat is heard (or that we are not cut off);
 * a spectator checks shuffle proofs and tokens in worker threads, as a seat does
-  (p2p/net/offload.py), and reaches the seats' result.
+  (p2p/net/offload.py), and reaches the seats' result;
+* a seat notice is checked and told once; a forged one blames only the link.
 """
 
 from __future__ import annotations
@@ -21,10 +22,12 @@ from typing import Any
 import pytest
 import trio
 
+from crypto.identity import IdentityKey
 from p2p.net.node import Node
 from p2p.net.watcher import WatchConfig, Watcher
 from p2p.table import local_table
-from p2p.table.events import NodeEvent, SeatLeft, SpectatorJoined
+from p2p.table.events import NodeEvent, SeatBack, SeatLeft, SpectatorJoined
+from p2p.table.notice import Notices, sign_notice
 from p2p.table.seat import game_of
 from p2p.table.session import TableSession
 from p2p.table.spectator import Spectator
@@ -160,3 +163,24 @@ async def test_a_spectator_checks_proofs_off_the_loop_as_a_seat_does(high_card, 
         assert spectator.proofs > 0
     else:
         assert watcher.offload is None
+
+
+def test_a_notice_is_checked_told_once_and_a_forged_one_blames_only_the_link(high_card) -> None:
+    told: list[Any] = []
+    watcher = Watcher(WatchConfig(on_seat=lambda s, e: told.append(e)))
+    watcher.spectator = spectator = Spectator(high_card.genesis)
+    watcher.manifest = manifest = spectator.manifest
+    watcher.notices = Notices(manifest)
+    table_id, ann = manifest.table_id, high_card.drivers[1].identity
+    left = sign_notice(ann, table_id, 1, 0, 7, back=False)
+    forged = sign_notice(IdentityKey.generate(), table_id, 1, 1, 8, back=True)
+    watcher._take_notice(forged, 2)
+    assert told == [] and len(watcher.junk) == 1
+    assert watcher.junk[0].startswith(f"from {manifest.seats[2].name}'s link: a notice that")
+    assert "key did not sign it" in watcher.junk[0]
+    watcher._take_notice(left, 0)
+    watcher._take_notice(left, 2)  # the same notice from another link: told once
+    assert [(type(e), e.slot, e.step) for e in told] == [(SeatLeft, 1, 7)]
+    watcher._take_notice(sign_notice(ann, table_id, 1, 1, 9, back=True), 0)
+    assert [type(e) for e in told] == [SeatLeft, SeatBack]
+    assert told[-1].describe() == f"{manifest.seats[1].name} is back"
