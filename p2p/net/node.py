@@ -346,7 +346,7 @@ class Node(Opening, PlayerSeat):
         others = keys - {self.identity.public}
         with trio.move_on_after(MESH_TIMEOUT_S):
             await mesh.wait_connected(frozenset(others))
-        self.emit(Meshed(connected=len(mesh.connections), of=len(others)))
+        self.emit(Meshed(connected=len(self._seat_links()), of=len(others)))  # seats only
         for peer in self._seat_links():
             mesh.send_nowait(peer, wire.Fetch(manifest.table_id, self.record.step))
         for event in self.early:
