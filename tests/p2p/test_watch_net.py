@@ -26,7 +26,7 @@ from crypto.identity import IdentityKey
 from p2p.net.node import Node
 from p2p.net.watcher import WatchConfig, Watcher
 from p2p.table import local_table
-from p2p.table.events import NodeEvent, SeatBack, SeatLeft, SpectatorJoined
+from p2p.table.events import Meshed, NodeEvent, SeatBack, SeatLeft, SpectatorJoined
 from p2p.table.notice import Notices, sign_notice
 from p2p.table.seat import game_of
 from p2p.table.session import TableSession
@@ -40,8 +40,8 @@ PACE_MS = 350
 """Each seat signs at most one demo entry per this interval: the others wait on it past
 the relay's first ask (p2p/table/relay.py, ``NUDGE_S``), so they ask their links again."""
 LEAVE_AT = 5
-"""The player of slot 1 leaves once the spectator holds this many record steps; a second
-spectator comes in once the first was told."""
+"""The player p1 (its slot is the order it joined in) leaves once the spectator holds this
+many record steps; a second spectator comes in once the first was told."""
 TIMEOUT_S = 60
 
 
@@ -66,9 +66,13 @@ async def test_a_spectator_follows_the_seats_is_told_who_left_and_is_asked_for_n
 
     monkeypatch.setattr(TableSession, "tick", tick)
 
+    meshed: list[Meshed] = []
+
     def on_event(event: NodeEvent) -> None:
         if isinstance(event, SpectatorJoined):
             joined.set()
+        if isinstance(event, Meshed):
+            meshed.append(event)
 
     def cfg(i: int) -> Any:
         extra = {"on_event": on_event} if i == 0 else {}
@@ -123,12 +127,14 @@ async def test_a_spectator_follows_the_seats_is_told_who_left_and_is_asked_for_n
         assert spectator.record.finished and spectator.verdict is None
         # told who left, in the players' words, once (each linked seat passes it on), and
         # the late spectator as it came in
-        assert [(e.name, e.slot) for e in told[name]] == [("p1", 1)], name
+        assert [(e.name, e.slot) for e in told[name]] == [("p1", nodes[1].my_seat)], name
         assert told[name][0].describe() == "p1 left; a bot now plays their seat"
     # the seats asked each other for late steps, but never a spectator
     assert any(s.session is not None and s.session.nudge.asked for s in nodes)
     for w in (first, late):
         assert w.ignored.get("fetch", 0) == 0, w.ignored
+    # "connected to N of M seats" counts seats (a spectator may be linked already)
+    assert [(m.connected, m.of) for m in meshed] == [(SEATS - 1, SEATS - 1)]
     # the opener's silence rules counted its seat links only while the spectator was linked
     assert ticks
     assert all(links == connected for _, links, connected, _ in ticks), ticks
