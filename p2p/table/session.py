@@ -116,7 +116,7 @@ from p2p.table.game_rule import GameProtocol, SeatList, decide_limits
 from p2p.table.game_rule.survive import AbsentBody, PresentBody
 from p2p.table.notice import MAX_NOTICES, Notices, sign_notice
 from p2p.table.relay import Nudge, relay_to
-from p2p.table.results import CheatReport, TableResult
+from p2p.table.results import CheatReport, TableResult, evidence_step
 from p2p.table.seat import game_of
 from p2p.table.silence import Recovered, SilenceMonitor, Stalled
 from p2p.wire import Hash, Step, TableId
@@ -735,9 +735,12 @@ class TableSession:
         """On a game table a proven cheat ends the game: name the seat, spread the evidence."""
         if not self.is_game() or self.ended():
             return
-        self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via)
+        step = evidence_step(exc, self.record)
+        self.convicted = CheatReport(exc.seat, type(exc).__name__, exc.reason, via, step)
         kind = type(exc).__name__
-        self.out.append(Convicted(**self._culprit(exc.seat), kind=kind, reason=exc.reason))
+        self.out.append(
+            Convicted(**self._culprit(exc.seat), kind=kind, reason=exc.reason, step=step)
+        )
         # relay what convicts it, so a seat it fed a different story convicts it too
         for signed in self.record.signed_from(max(1, self.record.step - 1)):
             self.out.append(Broadcast(signed))
