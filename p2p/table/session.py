@@ -753,6 +753,8 @@ class TableSession:
         """Chain breaks that no equivocation explained are reported as broken chains."""
         suspects, self._suspects = self._suspects, []
         for exc, via in suspects:
+            if exc.evidence and self.record.took(exc.evidence[0]):
+                continue  # the fork was ours: the record took that very entry since (a refold)
             self._report_cheat(exc, via)
 
     def _report_cheat(self, exc: CheatDetected, via: int | None, blame_via: bool = False) -> None:

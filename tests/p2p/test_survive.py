@@ -7,12 +7,15 @@ lost at once, and a lost seat that comes back.  (Four real peers and ``kill -9``
 from __future__ import annotations
 
 import dataclasses
+import random
 from pathlib import Path
 
 import pytest
 
 from crypto.escrow import TokenShares, make_deal
 from crypto.group import G, add, random_scalar
+from engine import registry
+from engine.players import BotPlayer
 from p2p.errors import InvalidMove, LocalProtocolError
 from p2p.record.chain import Status
 from p2p.record.store import RecordFile
@@ -144,6 +147,54 @@ def test_the_lost_seat_comes_back_after_its_removal_and_follows(tmp_path):
     assert gone.record.owes(3) == frozenset()
     events = g.take_events()
     assert any(e.kind == "left" for e in events)
+
+
+class _Stop(Exception):
+    pass
+
+
+def test_a_lost_seat_whose_last_entry_never_left_takes_the_tables_record(tmp_path):
+    """The seat's machine signed (and saved) its entry for a step, then died before the
+    entry left: its own record closed that step as usual, while every other seat closed
+    it by absence naming it.  When it comes back, the others' record reaches it (the
+    whole record, as after a fork); the complete round of ``absent`` entries for that
+    step refolds its record: from that step on it holds the table's, it follows as a
+    spectator to the same head, nobody is named a cheat, and its file verifies."""
+    table = new_table("slajens", 4, {"survive": True, "rounds": 2})
+    victim = table.drivers[2]
+
+    def stop(t: LocalTable) -> None:
+        rec = victim.record
+        if len(t.log) >= 40 and rec.waiting_on() == {2} and game_of(rec).escrow_ready:
+            raise _Stop  # slot 2 alone owes the step now
+
+    with pytest.raises(_Stop):
+        run(table, on_entry=stop)
+    seat = game_of(victim.record).mine.seat
+    player = BotPlayer.make(registry.get("slajens").bots["heuristic"], seat, random.Random(1))
+    body = victim.next_body(player.choose)
+    assert body is not None
+    had = list(table.log)  # every entry its file holds, and then its own last one
+    last = victim.sign(body).accepted[0].signed  # saved, then the machine died: never sent
+    k = decode_body(last.entry, Entry).step
+    assert victim.record.step == k + 1  # its own record closed the step as usual
+    run(table, lost={2: 0})
+    rest = survivors(table, {2})
+    assert table.cheats == [] and all(d.record.removed == {2: k} for d in rest)
+    head = rest[0].record.head
+    # back: it fetches the table's whole record (p2p/table/session.py, a fork)
+    fetched = rest[0].record.signed_from(1)
+    for s in fetched:
+        victim.record.offer(s)  # never a broken chain here
+    assert victim.record.refolded == [k] and victim.record.removed == {2: k}
+    g = game_of(victim.record)
+    assert victim.record.finished and victim.record.head == head
+    assert g.removed_me and g.mine is None and g.done
+    # its file: what it had, its own late entry, then the table's record
+    path = write(tmp_path, table, "back.rec", signed=[*had, last, *fetched])
+    report = verify_record_file(path).to_json()
+    assert report["ok"] and report["culprit"] is None, report
+    assert report["head"] == head.hex() and [a["slot"] for a in report["absent"]] == [2]
 
 
 # ---- cheats inside the escrow -----------------------------------------------------------------
