@@ -67,7 +67,7 @@ FINAL_KIND = "final"
 
 MACHINE_KINDS = frozenset(
     {KEY_KIND, SHUFFLE_KIND, TOKENS_KIND, REMASK_KIND, PROOF_KIND, SEALED_KIND, COMMIT_KIND}
-    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND, opening.OPEN_KIND}
+    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND, opening.OPEN_KIND, opening.OPEN_SHARE_KIND}
     | survive.SURVIVE_KINDS
 )
 """Kinds a peer's software sends by itself (stall limits for machines apply)."""
@@ -568,7 +568,7 @@ class GameRule:
             self._for_me(everyone, self._make_final),
         )
         self.done = True
-        if self.open_hands and not self.gone:  # a seat that left cannot open its key
+        if self.open_hands:  # a seat that left: the others rebuild its key (survive)
             yield from opening.open_round(self)
 
     def _events(self, public: list[Event] | None, mine: list[Event] | None) -> None:
