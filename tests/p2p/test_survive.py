@@ -26,7 +26,7 @@ from p2p.table.game_rule.survive import AbsentBody, PresentBody
 from p2p.table.local_table import LocalTable, new_table, run
 from p2p.table.seat import game_of
 from p2p.table.session import TableSession
-from p2p.wire import Entry, decode_body
+from p2p.wire import Entry, Fetch, decode_body
 
 
 def write(tmp_path: Path, table: LocalTable, name: str = "t.rec", signed=None) -> Path:
@@ -197,6 +197,26 @@ def test_a_lost_seat_whose_last_entry_never_left_takes_the_tables_record(tmp_pat
     assert report["head"] == head.hex() and [a["slot"] for a in report["absent"]] == [2]
 
 
+async def test_a_whole_record_fetch_is_not_replaced_by_a_later_routine_one():
+    """A returning seat whose chain broke asks one seat for the whole record (from step 1);
+    its routine asks from its own step must not replace that request while it waits in
+    the answering seat's queue of one (that left the seat ending alone under load)."""
+    from p2p.net import fetch as fetch_module
+
+    class Nursery:  # the serving task is not started: only the queue is looked at
+        def start_soon(self, *args):
+            pass
+
+    server = fetch_module.FetchServer(Nursery(), None, lambda step: [])  # type: ignore[arg-type]
+    peer, table = b"p" * 32, b"t" * 16
+    server.request(peer, Fetch(table, 1))
+    server.request(peer, Fetch(table, 10))
+    assert server._wanted[peer].from_step == 1
+    server.request(peer, Fetch(table, 1))
+    server.request(peer, Fetch(table, 0))
+    assert server._wanted[peer].from_step == 0  # a request from an earlier step replaces
+
+
 # ---- cheats inside the escrow -----------------------------------------------------------------
 
 
@@ -249,6 +269,49 @@ def test_a_bad_token_share_convicts_its_maker(tmp_path):
     report = verify_record_file(write(tmp_path, table)).to_json()
     assert report["culprit_slot"] == 0 and "token shares" in report["error"], report
     assert [a["slot"] for a in report["absent"]] == [3]  # absent, not a cheat
+
+
+def test_one_seat_alone_may_not_name_every_other_seat_absent():
+    """Naming every other seat would need no other signature (the round completes with
+    the signer's alone) and end the table abandoned for everyone: an ``absent`` entry
+    must leave at least two seats to sign it.  Refused as our own entry, and a peer that
+    signs one anyway is convicted by every other seat."""
+    from p2p.errors import CheatDetected
+
+    table = new_table("slajens", 4, {"survive": True, "rounds": 1})
+
+    def escrowed(t: LocalTable) -> None:
+        g = game_of(t.drivers[0].record)
+        if g is not None and g.escrow_ready and not t.drivers[0].record.pending_seats():
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        run(table, on_entry=escrowed)
+    rec = table.drivers[0].record
+    r = rec.lane_round()
+    with pytest.raises(LocalProtocolError, match="leaves 1 seat to sign"):
+        table.drivers[0].sign(AbsentBody((1, 2, 3), r))
+    assert not rec.removed
+    # a peer that signs it anyway: every other seat refuses it and names its signer
+    force = Entry(rec.table_id, 0, rec.step, rec.head, AbsentBody((1, 2, 3), r))
+    signed = _sign_raw(table.drivers[0].identity, force)
+    for d in table.drivers[1:]:
+        with pytest.raises(CheatDetected, match="leaves 1 seat to sign") as ei:
+            d.record.offer(signed)
+        assert ei.value.seat == 0 and not d.record.removed
+    # two seats signing for the other two: the table ends abandoned, as it must when two
+    # machines are gone at once
+    a = min(rec.waiting_on() - {0})
+    two = (a, min({1, 2, 3} - {a}))
+    assert table.drivers[0].sign(AbsentBody(tuple(sorted(two)), r)).status is Status.ACCEPTED
+
+
+def _sign_raw(identity, entry):
+    from p2p.record.chain import entry_signing_input
+    from p2p.wire import Signed, encode_body
+
+    raw = encode_body(entry)
+    return Signed(raw, identity.sign(entry_signing_input(raw)))
 
 
 def test_nobody_may_name_a_seat_absent_without_survive():

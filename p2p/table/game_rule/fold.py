@@ -317,6 +317,13 @@ class GameRule:
             if e is None or e == me or e in self.gone:
                 raise InvalidMove(slot, f"{kind} at step {self.step_no} names slot {s}")
             seats.add(e)
+        left = self.n - len(self.gone) - len(seats)
+        if kind == ABSENT_KIND and left < 2:
+            # the round would complete with the signer's entry alone: one seat could end
+            # the table for everyone (two machines gone of three: the silence limits do)
+            raise InvalidMove(
+                slot, f"absent at step {self.step_no} leaves {left} seat to sign it (at least 2)"
+            )
         # owing, not unheard: a seat that signed may not have had the entry we hold
         owing = set(need.seats)
         if not seats or (kind == ABSENT_KIND and not seats & owing):
