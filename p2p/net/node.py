@@ -111,7 +111,7 @@ class Node(Opening, PlayerSeat):
         self.manifest: Manifest | None = None
         self.record: Record | None = None
         self.session: TableSession | None = None
-        """The record run's policy (p2p/table/session.py), once the table is formed."""
+        """The record run's policy (p2p/table/session/), once the table is formed."""
         self.store: RecordFile | None = None
         self.my_seat = -1
         self.early = EarlyBuffer()
@@ -236,6 +236,13 @@ class Node(Opening, PlayerSeat):
     def _result(self) -> TableResult:
         assert self.session is not None
         return self.session.result(self.store.path if self.store is not None else None)
+
+    def _seat_links(self) -> list[bytes]:
+        """The peers we hold a link to that hold a seat (no spectator, no stranger)."""
+        mesh = self.mesh
+        if mesh is None:
+            return []
+        return [peer for peer in mesh.connections if self._slot_of(peer) is not None]
 
     def _linked(self) -> frozenset[int]:
         mesh = self.mesh
@@ -372,7 +379,7 @@ class Node(Opening, PlayerSeat):
         elif isinstance(fx, effects.Send):
             mesh.send_nowait(fx.peer, fx.msg)
         elif isinstance(fx, effects.SendEach):
-            for peer in list(mesh.connections):
+            for peer in self._seat_links():  # a refetch: a spectator holds no record
                 mesh.send_nowait(peer, fx.msg)
 
     def _run(self, event: str, *args: Any) -> Any:
@@ -461,8 +468,8 @@ class Node(Opening, PlayerSeat):
         others = keys - {self.identity.public}
         with trio.move_on_after(MESH_TIMEOUT_S):
             await mesh.wait_connected(frozenset(others))
-        self.emit(Meshed(connected=len(mesh.connections), of=len(others)))
-        for peer in list(mesh.connections):
+        self.emit(Meshed(connected=len(self._seat_links()), of=len(others)))  # seats only
+        for peer in self._seat_links():
             mesh.send_nowait(peer, wire.Fetch(manifest.table_id, self.record.step))
         for event in self.early:
             await self._handle(event)
@@ -522,6 +529,7 @@ class Node(Opening, PlayerSeat):
             self.manifest.spectators,
             self.fetches,
             self.emit,
+            lambda: self.session.notices.all() if self.session is not None else [],
         )
 
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
