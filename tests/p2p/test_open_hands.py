@@ -29,7 +29,14 @@ from p2p.record.store import RecordFile
 from p2p.record.verify import verify_record_file
 from p2p.table import local_table
 from p2p.table.forming import open_genesis
-from p2p.table.game_rule import FINAL_KIND, OPEN_KIND, SEALED_KIND, SeatKeys, VerdictBody
+from p2p.table.game_rule import (
+    FINAL_KIND,
+    OPEN_KIND,
+    OPEN_SHARE_KIND,
+    SEALED_KIND,
+    SeatKeys,
+    VerdictBody,
+)
 from p2p.table.game_rule import gift as gift_module
 from p2p.table.game_rule.open import opened_hands
 from p2p.table.seat import SeatDriver, game_of, rule_factory
@@ -263,6 +270,65 @@ def test_a_false_key_share_in_open_is_convicted(how, tmp_path):
         assert report.failure is not None, how
         assert report.failure.culprit == 1 and report.failure.step == step, report.failure
         assert report.opened is None
+
+
+# ---- with survive: the hand of a seat that left opens too, from the escrow ---------------
+
+LOST_AFTER = 20
+"""Entries before slot 2 goes silent: past the escrow (3 seats: 15 entries), in the deal."""
+
+
+def _open_share_steps(table: local_table.LocalTable) -> list[tuple[int, int]]:
+    return [
+        (e.step, e.seat)
+        for e in (decode_body(s.entry) for s in table.log)
+        if e.body.TAG == OPEN_SHARE_KIND
+    ]
+
+
+def test_with_survive_the_others_open_the_hand_of_the_seat_that_left(tmp_path):
+    """Slot 2 leaves for good; the two others finish, open their own keys, then show their
+    escrow shares of slot 2's key (``open-share``): every deal opens to the whole deck,
+    which it cannot without slot 2's key share, and the record verifies."""
+    table = _cheat_table("high-card", 3, {"survive": True, "open_hands": True}, {})
+    local_table.run(table, lost={2: LOST_AFTER})
+    assert not table.cheats
+    kinds = _kinds(table)
+    assert kinds[-4:] == [OPEN_KIND, OPEN_KIND, OPEN_SHARE_KIND, OPEN_SHARE_KIND], kinds[-6:]
+    assert sorted(seat for _, seat in _open_share_steps(table)) == [0, 1]
+    g = game_of(table.drivers[0].record)
+    assert g is not None and g.done and g.gone and g.opened is not None
+    lost = g.gone[0]
+    assert (
+        g.opened == sum(game_of(d.record).mine.secret for d in table.drivers) % L
+    )  # slot 2's own key share rebuilt exactly
+    whole = sorted(g._face(k).code for k in range(g.size))
+    deals = opened_hands(g)
+    assert deals and all(sorted(d["deck"]) == whole for d in deals)
+    report = verify_record_file(_write_record(table, 0, tmp_path / "t.rec"))
+    assert report.ok and report.finished, report.failure
+    assert report.opened is not None
+    assert [x["hands"] for x in report.opened.deals] == [x["hands"] for x in deals]
+    assert [a["slot"] for a in report.to_json()["absent"]] == [2]
+    assert lost == g.engine_seat_of[2]
+
+
+class _FalseShare:
+    """Shows a false escrow share of the lost seat's key in the ``open-share`` round."""
+
+    def open_share(self, rule, share: bytes) -> bytes:
+        return bytes([share[0] ^ 1]) + share[1:]
+
+
+def test_a_false_shown_share_is_convicted(tmp_path):
+    table = _cheat_table("high-card", 3, {"survive": True, "open_hands": True}, {1: _FalseShare()})
+    local_table.run(table, lost={2: LOST_AFTER})
+    assert {exc.seat for exc in table.cheats} == {1}
+    assert all(isinstance(exc, InvalidMove) for exc in table.cheats)
+    step = next(k for k, seat in _open_share_steps(table) if seat == 1)
+    report = verify_record_file(_write_record(table, 0, tmp_path / "s0.rec"))
+    assert report.failure is not None and report.opened is None
+    assert report.failure.culprit == 1 and report.failure.step == step, report.failure
 
 
 # ---- a KING and SLAVE in collusion: a junk gift accepted, exposed once the hands open ------

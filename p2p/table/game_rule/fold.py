@@ -67,7 +67,7 @@ FINAL_KIND = "final"
 
 MACHINE_KINDS = frozenset(
     {KEY_KIND, SHUFFLE_KIND, TOKENS_KIND, REMASK_KIND, PROOF_KIND, SEALED_KIND, COMMIT_KIND}
-    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND, opening.OPEN_KIND}
+    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND, opening.OPEN_KIND, opening.OPEN_SHARE_KIND}
     | survive.SURVIVE_KINDS
 )
 """Kinds a peer's software sends by itself (stall limits for machines apply)."""
@@ -321,6 +321,13 @@ class GameRule:
             if e is None or e == me or e in self.gone:
                 raise InvalidMove(slot, f"{kind} at step {self.step_no} names slot {s}")
             seats.add(e)
+        left = self.n - len(self.gone) - len(seats)
+        if kind == ABSENT_KIND and left < 2:
+            # the round would complete with the signer's entry alone: one seat could end
+            # the table for everyone (two machines gone of three: the silence limits do)
+            raise InvalidMove(
+                slot, f"absent at step {self.step_no} leaves {left} seat to sign it (at least 2)"
+            )
         # owing, not unheard: a seat that signed may not have had the entry we hold
         owing = set(need.seats)
         if not seats or (kind == ABSENT_KIND and not seats & owing):
@@ -573,7 +580,7 @@ class GameRule:
             self._for_me(everyone, self._make_final),
         )
         self.done = True
-        if self.open_hands and not self.gone:  # a seat that left cannot open its key
+        if self.open_hands:  # a seat that left: the others rebuild its key (survive)
             yield from opening.open_round(self)
 
     def _events(self, public: list[Event] | None, mine: list[Event] | None) -> None:
