@@ -220,6 +220,10 @@ class GameRule:
         self.public_events: list[Event] = []
         self.proofs_checked = 0
         self.entries_checked = 0
+        self.states_compared = 0
+        """Comparisons of our seat engine with the table's (:meth:`_compare`)."""
+        self.hashes_compared = 0
+        """Of them, those that hashed both engines' states."""
         self.caveats: list[Caveat] = []
         """Checks made by one seat alone (accepted sealed gifts), for ``slaiga verify``."""
         self.open_hands = opening.enabled(manifest)
@@ -571,6 +575,7 @@ class GameRule:
             self._compare()
         self.outcome = self.engine.outcome()
         self.final_hash = self.engine.state_hash()
+        self._compare(hashes=True)
         everyone = tuple(range(self.n))
         yield Need(
             FINAL_KIND,
@@ -671,13 +676,32 @@ class GameRule:
             raise LocalProtocolError(f"no protocol for obligation {ob!r}")
         return (yield from discharge(self, ob))
 
-    def _compare(self) -> None:
+    def _compare(self, hashes: bool = False) -> None:
         """Our seat engine must agree with the table's (public) engine; a difference is
-        a bug on our side, never a peer's fault, so it is raised loudly as ours."""
+        a bug on our side, never a peer's fault, so it is raised loudly as ours.
+
+        Why after every action round: our seat engine learns faces the table's does
+        not, and the rules must never let a hidden face change the public state (our
+        bot would decide from a game the table is not playing, and we would sign
+        entries the others refuse).  A difference may start at any action or answer,
+        so each round is checked, but not by hashing both engines (``canonical`` walks
+        every value in Python: the largest cost left per action on the event loop).
+        Each round compares their :meth:`~engine.game.Game.hashed_state` (the very data
+        the hash digests) with ``==``, mostly in C (about a ninth of the hashing's
+        cost); only when that finds them unequal are the hashes compared, so the
+        verdict is the hash's.  ``==`` may call equal what the hash tells apart only
+        for values equal across types (``True == 1``), so with ``hashes`` (the game's
+        end, before the result is signed) the two state hashes are compared too
+        (:attr:`hashes_compared` counts them)."""
         mine = self.mine
         if mine is None or mine.lagging:
             return
-        if mine.engine.state_hash() != self.engine.state_hash():
+        self.states_compared += 1
+        if not hashes and mine.engine.hashed_state() == self.engine.hashed_state():
+            return
+        self.hashes_compared += 1
+        table = self.final_hash if hashes and self.final_hash else self.engine.state_hash()
+        if mine.engine.state_hash() != table:
             raise LocalProtocolError(
                 f"our seat engine's state hash differs from the table's at step {self.step_no}"
             )
