@@ -219,6 +219,9 @@ class Record:
         self._closing_round = 0
         self._late_lane: dict[tuple[int, int, int], _Slot] = {}
         """(step, round, seat) -> an ``absent`` entry of a step we closed as usual."""
+        self._past_lane: dict[int, dict[tuple[int, int], _Slot]] = {}
+        """Step closed as usual -> the lane entries ((round, seat) -> slot) it held then: a
+        late ``absent`` that differs from one of them is equivocation (:meth:`_late_absent`)."""
         self.refolded: list[int] = []
         """Steps we had closed as usual and refolded as closed by absence (a lost seat
         that comes back: :meth:`_late_absent`)."""
@@ -535,13 +538,19 @@ class Record:
         our record from ``k`` on becomes the table's, and our own late entry is moot.
         Naming one seat only, and with every other seat's signature: the seats that
         could remove that seat at any step anyway, never a smaller group rewriting a
-        step that closed as usual."""
+        step that closed as usual.  Never when a signer's lane entry of that round that
+        we held differs (equivocation), when a signer has an entry of a later step here
+        (it closed ``k`` as usual: not locked), or after a verdict (a conviction stays)."""
         entry = slot.entry
         k, seat, r = entry.step, entry.seat, entry.body.round  # type: ignore[attr-defined]
         named = frozenset(entry.body.seats)  # type: ignore[attr-defined]
         if entry.prev != self.hashes[k - 1] or self.failure is not None:
             return Offer(Status.MOOT)
-        prior = self._late_lane.get((k, r, seat))
+        if self.verdict is not None:
+            return Offer(Status.MOOT)  # a conviction is never folded away
+        # a lane entry of that round we held when we closed it (it died here: some seat
+        # signed something else in it) or kept since: a different one is equivocation
+        prior = self._past_lane.get(k, {}).get((r, seat)) or self._late_lane.get((k, r, seat))
         if prior is not None:
             return self._same_or_equivocation(prior, slot)  # two lane entries: raises
         if sum(1 for _, _, s in self._late_lane if s == seat) >= MAX_LATE_LANE_PER_SEAT:
@@ -560,6 +569,14 @@ class Record:
             if frozenset(got.entry.body.seats) != named:  # type: ignore[attr-defined]
                 return Offer(Status.MOOT)
             lane.append(got)
+        # a signer with an entry of a later step here closed k as usual, so it was not
+        # locked in that round (§12): the round is no table's, whoever lied in it
+        signers = {got.entry.seat for got in lane}
+        for j in range(k + 1, len(self.steps)):
+            if not signers.isdisjoint(self.steps[j]):
+                return Offer(Status.MOOT)
+        if not signers.isdisjoint(self._pending):
+            return Offer(Status.MOOT)
         return self._refold(k, lane)
 
     def _refold(self, k: int, lane: list[_Slot]) -> Offer:
@@ -602,6 +619,10 @@ class Record:
             refused.extend(got.refused)
         fresh.evidence = self.evidence
         fresh._late_lane = self._late_lane
+        fresh._past_lane = {
+            **{j: at for j, at in self._past_lane.items() if j < k},
+            **fresh._past_lane,
+        }
         fresh.refolded = [*self.refolded, k]
         vars(self).update(vars(fresh))
         return Offer(
@@ -854,6 +875,8 @@ class Record:
             absent = [a for a in absent if a[2] not in mine]  # a round we spoke in: done
             if absent:
                 self.unanswered[number] = absent
+            if self._lane:
+                self._past_lane[number] = self._lane
         self._pending = {}
         self._broken = {}
         self._lane = {}

@@ -411,3 +411,105 @@ def test_the_session_answers_present_when_it_holds_the_named_seats_entry():
 
 def late_step(signed) -> int:
     return decode_body(signed.entry, Entry).step
+
+
+# ---- a late complete round of ``absent`` is no way to rewrite a step (Record._late_absent) ---
+
+
+def test_a_late_absent_contradicting_a_lane_entry_of_that_step_is_equivocation():
+    """Seats 0 and 1 sign ``absent`` naming the slow seat 2, seat 3 says ``present``: that
+    round dies, seat 2's entry arrives, the step closes as usual everywhere.  Seat 3 then
+    signs ``absent`` naming seat 2 in that same round and hands seat 0 the round's other
+    two ``absent`` entries: with its lie the round looks complete.  One seat must not
+    remove an honest seat after the fact: seat 0 convicts seat 3 of equivocation (its
+    ``present`` and its ``absent`` of one round) and keeps its record."""
+    from p2p.errors import Equivocation
+
+    table = new_table("slajens", 4, {"survive": True, "rounds": 1})
+    lagging = table.drivers[2]
+    with pytest.raises(LocalProtocolError, match="stuck"):
+        run(table, lost={2: 30}, name_absent=False)
+    live = [table.drivers[i] for i in (0, 1, 3)]
+    rec0 = live[0].record
+    k = rec0.step
+    lane = [
+        live[0].sign(AbsentBody((2,), 0)).accepted[0].signed,
+        live[1].sign(AbsentBody((2,), 0)).accepted[0].signed,
+        live[2].sign(PresentBody((2,), 0)).accepted[0].signed,
+    ]
+    for s in lane:
+        for d in live:
+            if not d.record.holds(s):
+                d.record.offer(s)
+    _offer_everything(lagging, table.log + lane)
+    body = lagging.next_body(lambda engine, seat: engine.legal_actions(seat)[0])
+    own = lagging.sign(body).accepted[0].signed
+    for d in live:
+        assert d.record.offer(own).completed and d.record.step == k + 1  # as usual
+    head = rec0.head
+    lie = _sign_raw(
+        live[2].identity, Entry(rec0.table_id, 3, k, rec0.hashes[k - 1], AbsentBody((2,), 0))
+    )
+    for s in lane[:2]:
+        assert rec0.offer(s).status in (Status.MOOT, Status.DUPLICATE)
+    with pytest.raises(Equivocation) as ei:
+        rec0.offer(lie)
+    assert ei.value.seat == 3
+    assert rec0.refolded == [] and rec0.removed == {} and rec0.head == head
+
+
+def test_seats_that_played_on_after_a_step_cannot_remove_a_seat_there_later():
+    """Every seat but seat 0 signs, after the game went on (and ended), ``absent`` naming
+    seat 0 at a step where it owed and its entry came: a round that would rewrite seat
+    0's history from there.  Those seats signed later steps after that one as usual, so
+    none of them was locked there (p2p/RECORD_FORMAT.md §12): the round is moot at seat
+    0, whose record, its result and its moves stand."""
+    table = new_table("slajens", 4, {"survive": True, "rounds": 1})
+    steps: list[int] = []
+
+    def mark(t: LocalTable) -> None:
+        rec = t.drivers[0].record
+        g = game_of(rec)
+        if not steps and g is not None and g.escrow_ready and rec.waiting_on() == {0}:
+            steps.append(rec.step)
+
+    run(table, on_entry=mark)
+    (k,) = steps
+    rec0 = table.drivers[0].record
+    assert rec0.finished and rec0.step > k + 1
+    head = rec0.head
+    for d in table.drivers[1:]:
+        late = _sign_raw(
+            d.identity, Entry(rec0.table_id, d.slot, k, rec0.hashes[k - 1], AbsentBody((0,), 0))
+        )
+        assert rec0.offer(late).status is Status.MOOT
+    assert rec0.refolded == [] and rec0.removed == {} and rec0.head == head
+    assert game_of(rec0).done
+
+
+def test_a_record_with_a_verdict_is_never_refolded():
+    """The lost seat's case above, but its record holds a verdict (its own last entry
+    showed a lie, say): the table's complete round for that step stays moot there, and
+    the conviction stands (a refold would fold it away).  The verdict is set by hand: a
+    narrow check of the guard."""
+    table = new_table("slajens", 4, {"survive": True, "rounds": 2})
+    victim = table.drivers[2]
+
+    def stop(t: LocalTable) -> None:
+        rec = victim.record
+        if len(t.log) >= 40 and rec.waiting_on() == {2} and game_of(rec).escrow_ready:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        run(table, on_entry=stop)
+    seat = game_of(victim.record).mine.seat
+    player = BotPlayer.make(registry.get("slajens").bots["heuristic"], seat, random.Random(1))
+    body = victim.next_body(player.choose)
+    assert body is not None
+    victim.sign(body)  # saved, never sent
+    run(table, lost={2: 0})
+    verdict = InvalidMove(0, "a lie its reveal showed")
+    victim.record.verdict = verdict
+    _offer_everything(victim, table.drivers[0].record.signed_from(1))  # chains break
+    assert victim.record.refolded == [] and victim.record.verdict is verdict
+    assert victim.record.removed == {}
