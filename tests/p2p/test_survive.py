@@ -513,3 +513,24 @@ def test_a_record_with_a_verdict_is_never_refolded():
     _offer_everything(victim, table.drivers[0].record.signed_from(1))  # chains break
     assert victim.record.refolded == [] and victim.record.verdict is verdict
     assert victim.record.removed == {}
+
+
+def test_the_session_never_says_it_named_seats_absent_when_it_could_not():
+    """Three seats, two machines gone at once: naming both would leave one seat to sign
+    (refused: the silence limits end such a table).  The player is never told "we signed
+    that seat 2, seat 3 left the table for good", tick after tick, for nothing signed."""
+    table = new_table("slajens", 3, {"survive": True, "rounds": 1, "absent_after": 1})
+    with pytest.raises(LocalProtocolError, match="stuck"):
+        run(table, lost={1: 30, 2: 30}, name_absent=False)
+    d = table.drivers[0]
+    assert d.record.waiting_on() & {1, 2}
+    s = TableSession(d.record, d.identity, 0)
+    told = []
+    for i in range(8):
+        t = 100.0 + i / 2
+        s.beat(t)
+        s.tick(t, frozenset(), 0)
+        out = s.drain()
+        assert not _sent(out, "absent")
+        told += [e for e in out if isinstance(e, NamedAbsent)]
+    assert told == [] and not d.record.removed

@@ -12,7 +12,6 @@ seat is removed, every player is told who left (or that the game was abandoned).
 
 from __future__ import annotations
 
-import contextlib
 from collections.abc import Callable
 
 from p2p import wire
@@ -64,11 +63,15 @@ class AbsenceLane:
             return False
         return not rec.signed_lane(ctx.my_seat, rec.lane_round())
 
-    def _sign(self, body: wire.Body) -> None:
-        # if our record refuses it (our judgment was wrong), nothing was signed: a lane
-        # entry is never worth stopping the table for
-        with contextlib.suppress(LocalProtocolError):
+    def _sign(self, body: wire.Body) -> bool:
+        """Sign ``body``; ``False`` if our record refuses it (our judgment was wrong, or
+        the entry would leave fewer than two seats to sign it): nothing was signed, and a
+        lane entry is never worth stopping the table for."""
+        try:
             self.ctx.out.extend(self.own(body))
+        except LocalProtocolError:
+            return False
+        return True
 
     def _sign_past(self, step: int, named: tuple[int, ...], round_: int) -> None:
         """Sign ``present`` naming ``named`` for a past step's lane round, once."""
@@ -174,7 +177,8 @@ class AbsenceLane:
             named.add(slot)
         slots = tuple(sorted(named))
         step = rec.step
-        self._sign(AbsentBody(slots, r))
+        if not self._sign(AbsentBody(slots, r)):
+            return None  # nothing signed (two of three machines gone: the silence limits)
         ctx.out.append(
             NamedAbsent(
                 names=", ".join(ctx.who(s)["name"] for s in slots),
