@@ -416,7 +416,7 @@ def late_step(signed) -> int:
 # ---- a late complete round of ``absent`` is no way to rewrite a step (Record._late_absent) ---
 
 
-def test_a_late_absent_contradicting_a_lane_entry_of_that_step_is_equivocation():
+def test_a_late_absent_contradicting_a_lane_entry_of_that_step_is_equivocation(tmp_path):
     """Seats 0 and 1 sign ``absent`` naming the slow seat 2, seat 3 says ``present``: that
     round dies, seat 2's entry arrives, the step closes as usual everywhere.  Seat 3 then
     signs ``absent`` naming seat 2 in that same round and hands seat 0 the round's other
@@ -456,6 +456,10 @@ def test_a_late_absent_contradicting_a_lane_entry_of_that_step_is_equivocation()
         rec0.offer(lie)
     assert ei.value.seat == 3
     assert rec0.refolded == [] and rec0.removed == {} and rec0.head == head
+    # seat 0's file (the lie kept as evidence): verify names seat 3 the same way
+    path = write(tmp_path, table, signed=[*table.log, *lane, own, lie])
+    report = verify_record_file(path).to_json()
+    assert report["culprit_slot"] == 3 and "Equivocation" in str(report), report
 
 
 def test_seats_that_played_on_after_a_step_cannot_remove_a_seat_there_later():
