@@ -331,6 +331,8 @@ class Table:
         self.spawned = 0
         self.child_files = 0
         self.tmp_dir = ""
+        self.deadline: float | None = None
+        self.quota: int | None = None
         self.verified: dict[bytes, Any] = {}
         self.field_only: tuple[str, str | None] | None = None
         self.step_shifts: tuple[int, ...] = (-1, 1, 2)
@@ -578,7 +580,7 @@ class Table:
 
     def _dev_turn(self, d: SeatDriver, body: Body) -> None:
         self.turns += 1
-        if self.children and not self.verdict and self.crash is None:
+        if self.children and not self.verdict and self.crash is None and self._more():
             self.honest_after = None
             for _ in range(self.forks_per_turn):
                 if self.rng.random() < self.fork_rate:
@@ -614,6 +616,12 @@ class Table:
             self._send_honest(d, body)
 
     # ---- forked games (one process each) ---------------------------------------------------
+
+    def _more(self) -> bool:
+        """Whether more forked games are wanted (the run's quota and time)."""
+        if self.quota is not None and len(self.forks) + len(self.as_parent) >= self.quota:
+            return False
+        return self.deadline is None or time.perf_counter() < self.deadline
 
     def _spawn(self, d: SeatDriver, body: Body, kind: str, seed: int) -> None:
         """One forked game: this process is forked here, at the deviator's turn with
@@ -1319,8 +1327,11 @@ def play_one(
     game: str | None = None,
     kind: str | None = None,
     forks_per_turn: int = DEFAULT_FORKS_PER_TURN,
+    deadline: float | None = None,
+    quota: int | None = None,
 ) -> list[GameReport]:
-    """One table from ``seed``: its forked games, then its own game.
+    """One table from ``seed``: its forked games, then its own game.  Forked games
+    stop at ``deadline`` (:func:`time.perf_counter`) or after ``quota`` games.
 
     With ``circle`` ``None`` the table's players are its seeded circle
     (:func:`circle_for`) and every byte of the game comes from ``seed``, the deal
@@ -1334,6 +1345,7 @@ def play_one(
     with seeded(seed):
         table = Table(game, seats, seed, circle, fork_rate, kind, forks_per_turn)
         table.tmp_dir, table.verified = str(tmp), verified
+        table.deadline, table.quota = deadline, quota
         try:
             table.play()
         except _Crash as exc:
@@ -1389,6 +1401,8 @@ def _play_share(
     start = time.perf_counter()
     block = worker
     quota = None if games is None else -(-games // workers)
+    limit = seconds > 0
+    seconds = seconds if limit else DEFAULT_SECONDS
     with (
         memo(Memo()) as m,
         tempfile.TemporaryDirectory(prefix="slaiga-adversary-", dir=_scratch()) as tmp,
@@ -1397,12 +1411,21 @@ def _play_share(
             for j in range(CIRCLE_TABLES):
                 if quota is not None and totals.games >= quota:
                     break
-                if quota is None and time.perf_counter() - start >= seconds:
+                if (quota is None or limit) and time.perf_counter() - start >= seconds:
                     break
                 ts = table_seed(seed, block * CIRCLE_TABLES + j)
                 game = random.Random(ts).choice(only) if only else None
                 for r in play_one(
-                    ts, None, Path(tmp), verified, fork_rate, game, None, forks_per_turn
+                    ts,
+                    None,
+                    Path(tmp),
+                    verified,
+                    fork_rate,
+                    game,
+                    None,
+                    forks_per_turn,
+                    start + seconds,
+                    None if quota is None else quota - totals.games,
                 ):
                     totals.add(r)
                 totals.tables += 1
@@ -1424,7 +1447,7 @@ def run_inprocess(
 ) -> dict[str, Any]:
     """An in-process run over ``workers`` processes (1: this one)."""
     start = time.perf_counter()
-    args = (games, seconds or DEFAULT_SECONDS, seed, fork_rate, forks_per_turn, only)
+    args = (games, seconds or 0.0, seed, fork_rate, forks_per_turn, only)
     if workers <= 1:
         shares = [_play_share(0, 1, *args)]
     else:
@@ -1482,7 +1505,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="deviating games to play (default: as many as fit in about a minute)",
     )
-    p.add_argument("--seconds", type=float, default=None, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="stop after about this many seconds, even before --games are played",
+    )
     p.add_argument("--seed", type=int, default=None, help="seed of the run (default: random)")
     p.add_argument(
         "--game", action="append", choices=GAMES, default=None, help="only this game (repeatable)"
