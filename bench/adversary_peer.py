@@ -329,7 +329,28 @@ def twin_main(argv: list[str]) -> int:
     return main(argv)
 
 
+def verify_main(paths: list[str]) -> int:
+    """``slaiga verify --json`` (:func:`cli.verify.main`) on each file, in this one process:
+    one JSON line per file (``path``, exit ``code``, verify's own JSON ``out``).  The
+    bench's memo (:mod:`bench.memo`) checks a statement the files share once."""
+    import contextlib
+    import io
+
+    from bench.memo import memo
+    from cli import verify
+
+    with memo():
+        for path in paths:
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                code = verify.main(["verify", "--json", path])
+            print(json.dumps({"path": path, "code": code, "out": buf.getvalue()}), flush=True)
+    return 0
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "verify":
+        sys.exit(verify_main(sys.argv[2:]))
     if sys.argv[1] == "twin":
         sys.exit(twin_main(sys.argv[2:]))
     sys.exit(main(sys.argv[1:]))

@@ -139,7 +139,42 @@ def _common(i: int, state: Path) -> list[str]:
     ]
 
 
+def _verify_all(paths: list[str]) -> dict[str, Any]:
+    """``slaiga verify --json`` on every file in one subprocess
+    (``python -m bench.adversary_peer verify``): its JSON by path."""
+    paths = [p for p in paths if p]
+    if not paths:
+        return {}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.adversary_peer", "verify", *paths],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out: dict[str, Any] = {}
+    for line in proc.stdout.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        text = row.get("out", "")
+        try:
+            out[row["path"]] = json.loads(text)
+        except ValueError:
+            out[row["path"]] = {"crash": text[-400:]}
+    if "Traceback" in proc.stderr:
+        for p in paths:
+            out.setdefault(p, {"crash": proc.stderr[-800:]})
+    return out
+
+
+_VERIFIED: dict[str, Any] = {}
+"""Verify's JSON by file path, filled for a game's honest files at once (:func:`_judge`)."""
+
+
 def _verify(path: str) -> dict[str, Any] | None:
+    if path in _VERIFIED:
+        return _VERIFIED.pop(path)
     proc = subprocess.run(
         [sys.executable, "-m", "cli", "verify", "--json", path],
         capture_output=True,
@@ -277,6 +312,14 @@ def _judge(
 ) -> None:
     outcomes = Counter()
     names = {}
+    paths = []
+    for i, code in codes.items():
+        p = peers[i]
+        if code in (EXIT_OK, EXIT_ABANDONED, EXIT_CHEATER):
+            res = p.result() or {}
+            state = Path(p.proc.args[p.proc.args.index("--state-dir") + 1])
+            paths.append(res.get("record") or _record_file(state) or "")
+    _VERIFIED.update(_verify_all(paths))
     for i, code in codes.items():
         p = peers[i]
         err = "".join(p.err)
@@ -301,6 +344,10 @@ def _judge(
             if name != f"p{dev}":
                 report.failures.append("wrong_blame")
                 report.note = f"p{i} names {name}, deviator p{dev}"
+            cheat_kind = (res.get("cheat") or {}).get("kind")
+            if kind == "twin" and cheat_kind != "Equivocation":
+                report.failures.append("split")
+                report.note = f"p{i} convicts the twins of {cheat_kind}, not equivocation"
             outcomes["convicted"] += 1
             ver = _verify(res.get("record") or "")
             if ver is None or "crash" in ver:
