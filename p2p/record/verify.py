@@ -752,16 +752,20 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         if record.failure is not None:
             break  # our own fold failed (reported below): later entries cannot be judged
     for env, entry, first in unchaining if failure is None and record.failure is None else ():
+        verdict: CheatDetected = first  # unless judged now: the file does not chain
+        signed = Signed(env.entry, env.signature)
         try:
-            record.offer(Signed(env.entry, env.signature))
-        except BrokenChain:
-            failure = cheat_failure(first, env, entry, frames, who)  # the file does not chain
+            record.offer(signed)
         except CheatDetected as exc:
-            failure = cheat_failure(exc, env, entry, frames, who)
+            if not isinstance(exc, BrokenChain):
+                verdict = exc
         except P2PError:
-            failure = cheat_failure(first, env, entry, frames, who)
-        if failure is not None:
-            break
+            pass
+        else:
+            if record.holds(signed):
+                continue  # it chains now, and is taken
+        failure = cheat_failure(verdict, env, entry, frames, who)
+        break
     if undecodable is not None:
         failure = undecodable  # the first frame that does not decode is the verdict
     if failure is None and record.failure is not None:
