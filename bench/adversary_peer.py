@@ -71,6 +71,8 @@ class Deviant:
         self.alternative: Any = None
         self.report: dict[str, Any] = {"kind": self.kind}
         self.go: str = spec.get("go", "")
+        self.race_step: int | None = None
+        """The first twin: the step it waits at (it tells the bench when it signs it)."""
 
     def _log(self, **what: Any) -> None:
         """Tell the bench what was done (stderr, one JSON line)."""
@@ -87,6 +89,9 @@ class Deviant:
 
         def sign(key: Any, seat: int, body: Any) -> Any:
             self.own += 1
+            if self.kind == "twin" and self.race_step == record.step:
+                self.race_step = None  # our own version of the step the twin signed too
+                print(json.dumps({"event": "twin_signed"}), file=sys.stderr, flush=True)
             if self.kind == "field" and self._due() and body.TAG != ACTION_KIND:
                 body = self._mutated_body(body)
             elif self.kind == "kind" and self._due():
@@ -248,7 +253,8 @@ class _WaitingBot:
 
             dv.done = True
             go = Path(dv.go)
-            ready = {"event": "twin_ready", "step": dv.node.record.step}
+            dv.race_step = dv.node.record.step
+            ready = {"event": "twin_ready", "step": dv.race_step}
             print(json.dumps(ready), file=sys.stderr, flush=True)
             with trio.move_on_after(TWIN_WAIT_S):
                 while not go.exists():

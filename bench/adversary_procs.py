@@ -250,6 +250,10 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
         if twin is not None:
             ev = twin.event("deviation")
             report.detail = str(ev.get("detail", "")) if ev is not None else "no chance"
+            if report.detail == "other action" and peers[dev].event("twin_signed") is None:
+                # the first twin took its twin's entry before it signed its own (the
+                # node signs a decision only while it is owed): one version, no race
+                report.detail = "no chance"
         elif ev is not None:
             report.detail = str(ev.get("detail", "")) or "done"
         else:
