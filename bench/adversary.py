@@ -50,17 +50,17 @@ A complaint that nobody can settle (a ``Dispute``, in versions that had one) is 
 as ``dispute``.  Every failure is listed with its seed: ``--replay SEED`` plays
 that game alone.
 
-Forks.  A game is cheap to fork at a refused entry: a record refuses an entry
-without changing (``Record.offer`` raises before it stores anything).  So at
-each of the deviator's turns before its deviation, with probability
-``--fork-rate``, a deviation is also tried as a *forked game*: it is sent to
-every honest seat; if every one refuses it (conviction at that step), the
-game is counted and judged at once, its verdict checked against a seatless
-verifier record that followed the table (the check ``slaiga verify`` runs),
-and the table goes on from before it.  A forked deviation that any seat
-accepts becomes the table's own deviation.  ``tables`` counts tables,
-``games`` every deviating game (forked or not); ``verified_files`` the record
-files checked by ``slaiga verify`` itself.
+Forked games.  With ``--fork-rate`` above 0 (the default) each table is the
+parent of its deviating games: it plays honestly to its end, and at each of the
+deviator's turns it forks this process (``os.fork``) for each of
+``--forks-per-turn`` games; the child deviates (a kind drawn at random), plays
+that game to its conclusion, judges it as above (``slaiga verify`` on every honest
+seat's file included) and sends its report back (:meth:`Table._spawn`).  A
+deviation that changes no seat's record, or leaves every seat where the honest
+entry would, goes on as the parent's game, and ends as the parent ends
+(:meth:`Table.judge_parent`).  docs/design.md says why a forked prefix is the same
+game as one replayed.  ``tables`` counts tables, ``games`` every deviating game;
+``verified_files`` the record files checked by ``slaiga verify`` itself.
 
 ``--procs`` plays over peer processes instead (``cli.net`` bot peers on
 loopback; the deviating seat runs :mod:`bench.adversary_peer`), including
