@@ -33,13 +33,14 @@ play: $(VENV)/.installed
 test: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
-	@# The engine's and crypto's tests (pure computation: no socket, no child process) run
-	@# beside the rest, which waits on peer processes much of the time; both must pass.
-	@$(BIN)/python -m pytest -q -p no:cacheprovider tests/engine tests/crypto \
+	@# Pure computation (marked 'beside' by tests/conftest.py: no child process, no socket,
+	@# and the engine's and crypto's tests) runs beside the rest, which waits on peer
+	@# processes and sockets much of the time; both must pass. Together: every test, once.
+	@$(BIN)/python -m pytest -q -p no:cacheprovider -m beside --durations=25 \
 		> .pure-tests.log 2>&1 & bg=$$!; \
-	$(BIN)/python -m pytest -q --durations=25 --ignore=tests/engine --ignore=tests/crypto; \
-	rest=$$?; wait $$bg; pure=$$?; echo "--- tests/engine and tests/crypto (run beside the rest)"; \
-	tail -n 30 .pure-tests.log; test $$rest -eq 0 && test $$pure -eq 0
+	$(BIN)/python -m pytest -q --durations=25 -m "not beside"; \
+	rest=$$?; wait $$bg; pure=$$?; echo "--- the pure tests (-m beside, run beside the rest)"; \
+	tail -n 40 .pure-tests.log; test $$rest -eq 0 && test $$pure -eq 0
 
 # tests/conftest.py marks the tiers; a test that starts a child process unmarked fails
 check: install-dev

@@ -423,7 +423,7 @@ class Table:
         if signed is not None:
             kept = [signed]
             if isinstance(exc, Equivocation):
-                # both versions, as the node keeps them (p2p/table/session.py, _keep_evidence)
+                # both versions, as the node keeps them (p2p/table/session/blame.py, keep_evidence)
                 kept.insert(0, Signed(exc.evidence[0], exc.evidence[1]))
             for env in kept:
                 if env not in self.evidence[t]:
@@ -535,7 +535,7 @@ class Table:
                     self.log.append(signed)
                     # our own entry may complete a step whose fold convicts someone (a bad
                     # shuffle in the batch our last shuffle closes): the node routes those
-                    # verdicts too (p2p/table/session.py, own -> _after_offer)
+                    # verdicts too (p2p/table/session/core.py, own -> _after_offer)
                     refused = {id(exc): env for exc, env in getattr(offer, "refused", ())}
                     for exc in offer.cheats:
                         self._cheat(d.slot, exc, refused.get(id(exc)), None, offered=signed)
@@ -1025,7 +1025,7 @@ class Table:
         detail = dev.detail if dev is not None else "no chance"
         report = GameReport(self.seed, self.game, self.n, kind, detail, "")
         # chain breaks no equivocation explained are reported as what they look like, but
-        # convict nobody (the node does the same; p2p/table/session.py, _blame_suspects)
+        # convict nobody (the node does the same; p2p/table/session/blame.py, blame_suspects)
         reported = {
             exc.seat for t in self.honest if t not in self.verdict for exc in self.suspects[t]
         }

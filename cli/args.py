@@ -76,6 +76,24 @@ def player_name(text: str) -> str:
     return name
 
 
+def which_game(command: str) -> int:
+    """``slaiga play`` or ``rules`` with no game: list the games to choose from, each with
+    its players and what it is, and the command to type (exit 2, a usage error)."""
+    import sys
+
+    from engine import registry
+
+    lines = [f"slaiga {command}: which game? Type slaiga {command} GAME, GAME one of:"]
+    for name in registry.names():
+        spec = registry.get(name)
+        cls = spec.game_class
+        players = f"{cls.MIN_SEATS}-{cls.MAX_SEATS} players"
+        lines.append(f"  {name:<17} {players:<13} {spec.description}")
+    lines.append("(slaiga options GAME lists a game's table options)")
+    print("\n".join(lines), file=sys.stderr)
+    return EXIT_USAGE
+
+
 def game(text: str) -> str:
     """A game's name as a person may type it: any case, å for a, spaces for dashes
     (``Slave``, ``slåjens``, ``Aight of Spaides``); a near miss suggests the name meant."""

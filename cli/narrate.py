@@ -11,14 +11,14 @@ from __future__ import annotations
 
 from engine.game import Event
 from engine.words import tell
-from engine.words.names import BOT_NAMES, JOKER_GLYPH, Names, capital, unique_names, words
+from engine.words.names import BOT_NAMES, JOKER_GLYPH, Names, unique_names, words
 
 
 def narrate(event: Event, names: Names) -> str:
     """One event in plain words, with player names: told by its game's words from its typed
     detail, or else its text with names for seat numbers."""
     told = tell(event, names)
-    return told if told is not None else capital(names.tell(event.text))
+    return told if told is not None else names.sentence(names.tell(event.text))
 
 
 __all__ = ["BOT_NAMES", "JOKER_GLYPH", "Names", "narrate", "unique_names", "words"]

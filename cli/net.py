@@ -17,6 +17,7 @@ import contextlib
 import json
 import os
 import shlex
+import signal
 import sys
 import time
 from pathlib import Path
@@ -449,9 +450,8 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
     _out.print(table)
     if summary["culprit"] is not None:
         cheat = summary.get("cheat", {})
-        _out.print(
-            f"cheat proven: {names[summary['culprit']]} — {cheat.get('reason', '')}", style="red"
-        )
+        said = cheat.get("said") or f"{names[summary['culprit']]} — {cheat.get('reason', '')}"
+        _out.print(printable(f"cheat proven: {said}"), style="red")
     else:
         _out.print(
             f"{summary['entries']} signatures and {summary['proofs']} proofs checked, no cheat"
@@ -586,7 +586,6 @@ def take_back(folder: Path, table_id: str) -> bool:
     our own process, so that the person plays on from the same record (its entries are
     fsynced before they are sent, so stopping it is as safe as a crash).  Only the process
     noted at the hand-over, and only while it still holds the state folder."""
-    import signal
 
     note = bot_pid_path(folder, table_id)
     try:
@@ -641,14 +640,84 @@ def _crash_line(exc: BaseException, node: Node) -> str:
     )
 
 
+LEAVE_ON_CTRL_C_S = 2.0
+"""How long Ctrl-C at a game table may take to sign our "left" notice and send it to every
+linked seat before this process stops (a second Ctrl-C does not wait)."""
+
+
+def _mid_game(node: Node) -> bool:
+    """A game is running at our table and has not ended (Ctrl-C there is a leave)."""
+    session, record = node.session, node.record
+    return (
+        session is not None
+        and record is not None
+        and session.is_game()
+        and not session.ended()
+        and not record.finished
+    )
+
+
+async def _tell_left_on_ctrl_c(node: Node, action, told: dict[str, bool]):  # type: ignore[no-untyped-def]
+    """Run ``action``; on Ctrl-C in the middle of a game, first sign our "left" notice
+    and send it to every linked seat (fsynced first; bounded by :data:`LEAVE_ON_CTRL_C_S`),
+    so that the others read "Bob left" at once rather than wait for a silent seat; then
+    stop as Ctrl-C does (``KeyboardInterrupt``).  ``told["left"]``: the notice went out."""
+    interrupted = False
+    result = None
+
+    async def on_ctrl_c(cancel: trio.CancelScope) -> None:
+        nonlocal interrupted
+        with trio.open_signal_receiver(signal.SIGINT) as signals:
+            async for _ in signals:
+                interrupted = True
+                break
+        if _mid_game(node):
+            with trio.move_on_after(LEAVE_ON_CTRL_C_S):
+                await node._tell_left()
+                told["left"] = True
+        cancel.cancel()
+
+    try:
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(on_ctrl_c, nursery.cancel_scope)
+            try:
+                result = await action()
+            finally:
+                nursery.cancel_scope.cancel()
+    except BaseExceptionGroup as group:
+        leaves = _leaves(group)
+        if len(leaves) == 1:
+            raise leaves[0] from None
+        raise
+    if interrupted:
+        raise KeyboardInterrupt
+    return result
+
+
+def _leaves(group: BaseExceptionGroup) -> list[BaseException]:
+    out: list[BaseException] = []
+    for exc in group.exceptions:
+        out.extend(_leaves(exc) if isinstance(exc, BaseExceptionGroup) else [exc])
+    return out
+
+
 def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ignore[no-untyped-def]
     _running["node"] = node
     result = None
     watch = LoopWatch() if getattr(args, "loop_watch", False) else None
+    told: dict[str, bool] = {}
+    if getattr(args, "bot", None) is None:  # a person's seat: Ctrl-C tells the others first
+        inner = action
+
+        async def action():  # type: ignore[no-untyped-def]
+            return await _tell_left_on_ctrl_c(node, inner, told)
+
     try:
         result = trio.run(action) if watch is None else trio.run(watched, action, watch)
     except KeyboardInterrupt:
         close_player(node.player, None)
+        if told.get("left"):
+            _leave(node, args)  # the notice says a bot plays our seat: one does, to the end
         _err.print(resume_hint(node, args.state_dir, getattr(args, "bot", None)))
         return checked.EXIT_INTERRUPTED
     except PlayerQuit:

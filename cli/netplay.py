@@ -96,13 +96,18 @@ def player_event_text(event: NodeEvent, node: Any) -> str | None:
     """A node event in player words: names for seats, no slots, steps or hashes
     (``None``: not worth a person's attention)."""
     from cli.narrate import words
-    from p2p.table.events import SeatStalled
+    from p2p.table.events import CheatSeen, Convicted, SeatStalled
 
     kind = getattr(event, "KIND", "")
     if kind in NOT_FOR_PLAYERS:
         return None
     if isinstance(event, SeatStalled):
         return stall_words(event.name, event.silent_for)
+    if isinstance(event, Convicted):
+        return "CHEAT PROVEN: " + convicted_words(event, node)
+    session = getattr(node, "session", None)
+    if isinstance(event, CheatSeen) and event.kind in PROVEN_KINDS and _is_game(session):
+        return None  # a game table convicts it at once: the "CHEAT PROVEN" line says it
     if kind == "formed":
         return "the table is formed; connecting to every player"
     if kind == "resuming":  # not "entries" and "torn bytes"
@@ -113,6 +118,32 @@ def player_event_text(event: NodeEvent, node: Any) -> str | None:
         return text
     text = event.describe()  # events about a player name them
     return words(text.replace("every seat", "every player").replace("seats", "players"))
+
+
+PROVEN_KINDS = frozenset(
+    {"InvalidMove", "OutOfTurn", "Replay", "Equivocation", "Impersonation", "MalformedEntry"}
+)
+"""Cheats a game table convicts as soon as it sees them (its "convicted" event follows)."""
+
+
+def _is_game(session: Any) -> bool:
+    is_game = getattr(session, "is_game", None)
+    return bool(is_game()) if is_game is not None else False
+
+
+def convicted_words(event: Any, node: Any) -> str:
+    """A proven cheat as ``slaiga verify`` says it: who (name, seat counted from 1), what
+    they did in player words, and at which step (``p2p.record.verify.cheat_sentence``)."""
+    from p2p.record.verify import cheat_sentence, player_names
+    from p2p.table.session import seat_order
+
+    session = getattr(node, "session", None)
+    manifest = getattr(session, "manifest", None)
+    if manifest is None:
+        return f"{event.name}: {event.reason} (kind: {event.kind})"
+    order = seat_order(getattr(session, "record", None)) or None
+    who = player_names(manifest)
+    return cheat_sentence(event.kind, event.reason, event.culprit_slot, event.step, who, order)
 
 
 def tell_at_table(node: Any, text: str, as_event: bool = False) -> bool:

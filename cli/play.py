@@ -52,7 +52,12 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "printed move by move.",
         epilog=checked.EXIT_STATUS,
     )
-    p.add_argument("game", type=checked.game, help=f"one of: {', '.join(registry.names())}")
+    p.add_argument(
+        "game",
+        nargs="?",
+        type=checked.game,
+        help=f"one of: {', '.join(registry.names())} (with none, they are listed)",
+    )
     p.add_argument(
         "--local",
         action="store_true",
@@ -221,6 +226,8 @@ def bot_players(table: Table, kind: str, skip: int | None, game_no: int = 0) -> 
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.game is None:
+        return checked.which_game("play")
     from rich.console import Console
 
     err = Console(stderr=True, highlight=False)

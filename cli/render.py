@@ -339,7 +339,9 @@ def result_lines(
     ranking = list(summary.get("ranking") or (outcome.ranking if outcome else ()))
     scores = summary.get("scores") or (outcome.scores if outcome is not None else None)
     draw = summary.get("draw", outcome.draw if outcome is not None else False)
-    reason = _end_reason(summary.get("reason") or (outcome.reason if outcome is not None else ""))
+    reason = _end_reason(
+        summary.get("reason") or (outcome.reason if outcome is not None else ""), game
+    )
     if draw:
         out.append(Text(f"A draw: {names.tell(reason)}" if reason else "A draw.", style="bold"))
     elif ranking:
@@ -370,12 +372,15 @@ _HOW_PREFIX = re.compile(r"^(?:cap|win|vote|left|stop|end): ")
 _TURN_CAP = re.compile(r"^turn cap (\d+) reached$")
 
 
-def _end_reason(reason: str) -> str:
+def _end_reason(reason: str, game: str = "") -> str:
     """How a game ended, in player words: the engine's "cap: turn cap 25 reached" (its kind
-    of ending, then why) reads "the turn limit of 25 turns was reached"."""
+    of ending, then why) reads "the turn limit of 25 turns was reached"; a game's own
+    reasons read as its words say them (``GameWords.endings``)."""
     reason = _HOW_PREFIX.sub("", reason)
     cap = _TURN_CAP.match(reason)
-    return f"the turn limit of {cap.group(1)} turns was reached" if cap else reason
+    if cap:
+        return f"the turn limit of {cap.group(1)} turns was reached"
+    return words_for(game).endings.get(reason, reason) if game else reason
 
 
 def slaiga_command() -> str:
@@ -412,12 +417,16 @@ def record_lines(summary: Any, names: Names) -> list[Text]:
     out = []
     culprit = summary.get("culprit")
     if culprit is not None:
+        said = (summary.get("cheat") or {}).get("said")
         out.append(
             Text(
                 f"CHEAT: {names(culprit)} was caught cheating; the record holds the proof.",
                 style="bold red",
             )
         )
+        if said:
+            # what they did and at which step, as the live line and `slaiga verify` say it
+            out.append(Text(f"{said}.", style="red"))
     record = summary.get("record")
     if record:
         out.append(Text(f"Record: {record}"))

@@ -38,10 +38,12 @@ from cli.render import (
     end_lines,
     plain,
     record_lines,
+    render_page,
     render_screen,
     result_lines,
     wrap,
 )
+from cli.verify import RECORD_HELP, no_record_given
 from crypto.errors import CryptoError
 from crypto.group import base_mul
 from crypto.identity import IdentityKey
@@ -51,7 +53,7 @@ from engine.words.names import printable
 from p2p.errors import CorruptRecordFile, LocalError, P2PError, RemoteProtocolError
 from p2p.record.chain import Record
 from p2p.record.store import MAGIC, MAGIC_V1, load
-from p2p.record.verify import Failure, not_a_file, signature_at
+from p2p.record.verify import Failure, not_a_file, other_version, signature_at
 from p2p.table.game_rule import ACTION_KIND, GameProtocol, SeatKeys
 from p2p.table.seat import game_of, rule_factory
 from p2p.table.spectator import Spectator
@@ -66,7 +68,7 @@ EXIT_CHEAT = 4
 TABLE_SECRET_BYTES = 32
 """A table secret file holds the 32-byte table secret, then the table's 32-byte X25519
 seal key (written by the peer, ``p2p/net/node.py``, before its first entry)."""
-HINT = "→ ← step · PgDn PgUp move · Home End · type a step number, Enter · q quit"
+HINT = "→ ← step · PgDn PgUp move · Home End · type a step, rules or log, Enter · q quit"
 REDRAW_S = 0.2  # while a long fold runs, the screen says how far it got this often
 KIND_WORDS = {
     "key": "key shares",
@@ -155,6 +157,9 @@ class Replay:
             loaded = load(path)
         except CorruptRecordFile as exc:
             raise ReplayError(f"{path} is damaged: {exc}") from None
+        other = other_version(loaded.genesis)
+        if other is not None:
+            raise ReplayError(f"{path}: {other}")
         try:
             self.spectator = Spectator(loaded.genesis)
         except P2PError as exc:
@@ -505,14 +510,24 @@ class Screen:
             self.typed = ""
         elif key == "backspace":
             self.typed = self.typed[:-1]
+        elif len(key) == 1 and key.isalpha() and self.typed.isalpha():
+            self.typed = (self.typed + key)[:9]  # a word goes on: rules, log
         elif key in ("g", "G"):
             self.typed = ""
             self.message = "type a step number, then Enter"
         elif key.isdigit() and len(key) == 1:
             self.typed = (self.typed + key)[:9]
-        elif key == "enter" and self.typed:
+        elif len(key) == 1 and key.isalpha() and not self.typed:
+            self.typed = key  # a word begins: rules, log
+        elif key == "enter" and self.typed.isdigit():
             self.jump(int(self.typed))
             self.typed = ""
+        elif key == "enter" and self.typed:
+            word, self.typed = self.typed.lower(), ""
+            if word in ("rules", "log"):
+                self.page(word)
+            else:
+                self.message = f"{word!r}: type a step number, rules or log, then Enter"
         elif key == "right":
             self.go(self.at + 1)
         elif key == "left":
@@ -535,6 +550,35 @@ class Screen:
             while i > 0 and not r.stops[i].move:
                 i -= 1
             self.at = max(0, i)
+
+    def page(self, word: str) -> None:
+        """The rules of the table at this step (a rule book made at the table included),
+        or every event up to it, as full pages, as a player types them at the table."""
+        r = self.replay
+        stop = r.stops[min(self.at, len(r.stops) - 1)] if r.stops else None
+        if word == "rules":
+            from cli.rules import table_rules
+
+            title = "Rules"
+            body = table_rules(r.manifest.game, stop.view if stop is not None else None)
+        else:
+            title = "Log: every event so far, newest last"
+            body = list(r.events[: stop.events] if stop is not None else ()) or [
+                "(nothing has happened yet)"
+            ]
+        at = 10**9 if word == "log" else 0
+        while True:
+            width, height = self.term.size()
+            lines, pages = render_page(title, body, at, width, height, word == "log")
+            at = min(at, pages - 1)
+            self.term.draw(lines)
+            key = self.term.read_key(3600.0)
+            if key in (" ", "pgdn", "down", "right") and at < pages - 1:
+                at += 1
+            elif key in ("b", "pgup", "up", "left") and at > 0:
+                at -= 1
+            elif key in ("enter", "esc", "q", "eof", " ", "pgdn"):
+                return
 
     def go(self, index: int) -> None:
         r = self.replay
@@ -694,7 +738,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "proven to have cheated; 1: it fails otherwise (a damaged, forged or unfinished "
         "record); 2: unreadable, or a usage error.",
     )
-    p.add_argument("record", metavar="RECORD-FILE", help="a record file (tables/<id>.rec)")
+    p.add_argument("record", metavar="RECORD-FILE", nargs="?", help=RECORD_HELP)
     p.add_argument(
         "--seat",
         type=int,
@@ -718,6 +762,8 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 def run_replay(args: argparse.Namespace) -> int:
+    if args.record is None:
+        return no_record_given("replay")
     try:
         replay = Replay(Path(args.record), args.seat, args.secret)
         if args.plain or not (sys.stdin.isatty() and sys.stdout.isatty()):

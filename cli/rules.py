@@ -92,12 +92,19 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         help="print a game's rules for players",
         description="Print the rules of GAME, with its table options and their defaults.",
     )
-    p.add_argument("game", type=checked.game, help=f"one of: {', '.join(registry.names())}")
+    p.add_argument(
+        "game",
+        nargs="?",
+        type=checked.game,
+        help=f"one of: {', '.join(registry.names())} (with none, they are listed)",
+    )
     p.add_argument("--plain", action="store_true", help="print the text as it is, without styling")
     p.set_defaults(func=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    if args.game is None:
+        return checked.which_game("rules")
     from rich.console import Console
     from rich.markdown import Markdown
 

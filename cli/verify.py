@@ -61,9 +61,44 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "but those in the record. Exit 0: verified; 1: fails verification (forged, damaged); "
         "2: unreadable; 4: a player is proven to have cheated.",
     )
-    p.add_argument("record", metavar="RECORD-FILE", help="a record file (tables/<id>.rec)")
+    p.add_argument("record", metavar="RECORD-FILE", nargs="?", help=RECORD_HELP)
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.set_defaults(func=run_verify)
+
+
+RECORD_HELP = (
+    "a record file: every game you play keeps one, <table id>.rec in the tables folder of "
+    "your state folder (with no file, the newest are listed)"
+)
+RECENT = 5
+"""How many of the newest record files a command with no file lists."""
+
+
+def no_record_given(command: str) -> int:
+    """``slaiga verify`` or ``replay`` with no file: say where the player's record files
+    are, the newest first, each as a command to paste (exit 2, a usage error)."""
+    import shlex
+
+    from cli.render import slaiga_command
+    from cli.state import state_dir
+    from p2p.net.state import RECORD_SUFFIX
+
+    folder = state_dir() / "tables"
+    try:
+        paths = sorted(folder.glob(f"*{RECORD_SUFFIX}"), key=lambda p: -p.stat().st_mtime)
+    except OSError:
+        paths = []
+    lines = [f"slaiga {command}: give a record file to {command} (RECORD-FILE)."]
+    if paths:
+        lines.append(f"Your newest games' records (in {folder}):")
+        lines += [f"  {slaiga_command()} {command} {shlex.quote(str(p))}" for p in paths[:RECENT]]
+        if len(paths) > RECENT:
+            lines.append(f"  ... and {len(paths) - RECENT} older ones there")
+    else:
+        lines.append(f"No games of yours are recorded yet (they would be in {folder}).")
+    for line in lines:
+        _err.print(printable(line), markup=False, soft_wrap=True, highlight=False)
+    return EXIT_UNREADABLE  # 2: a usage error, as argparse says it
 
 
 def _culprit_text(report: VerifyReport) -> str:
@@ -333,12 +368,14 @@ def _print_human(report: VerifyReport) -> None:
 
 
 def run_verify(args: argparse.Namespace) -> int:
+    if args.record is None:
+        return no_record_given("verify")
     try:
         report = verify_record_file(args.record)
     except UnreadableRecord as exc:
         if args.json:
             print(json.dumps({"ok": False, "error": str(exc), "error_kind": "Unreadable"}))
-        _err.print(printable(f"error: {exc}"), style="red", markup=False)
+        _err.print(printable(f"error: {exc}"), style="red", markup=False, soft_wrap=True)
         return EXIT_UNREADABLE
     except Exception as exc:  # noqa: BLE001 - no file may give a traceback: our bug, one line
         message = f"this program failed while verifying {args.record} ({type(exc).__name__}: {exc})"

@@ -26,6 +26,7 @@ from rich.text import Text
 
 from cli import args as checked
 from cli.narrate import Names, narrate
+from cli.netplay import player_event_text
 from cli.render import PromptView, TableView, plain, render_screen, result_lines
 from cli.replay import KIND_WORDS, SEAT_VIEW_KEYS
 from engine.words.names import printable
@@ -41,6 +42,7 @@ from p2p.net.watcher import (
     verdict_line,
     watch,
 )
+from p2p.table.events import SeatBack, SeatLeft
 from p2p.table.game_rule import ACTION_KIND
 from p2p.table.spectator import Spectator, Update
 
@@ -74,6 +76,18 @@ class Show:
             print(f"· {text}", file=self.out, flush=True)
         elif self.mode == "json":
             print(f"· {text}", file=sys.stderr, flush=True)
+
+    def seat(self, s: Spectator, event: SeatLeft | SeatBack) -> None:
+        """A player left (a bot plays the seat now) or is back: told in the words the players
+        see, among the events on the screen, on its own line otherwise."""
+        text = player_event_text(event, None)
+        if text is None:
+            return
+        if self.mode == "screen":
+            self.events.append(text)
+            self.draw(s)
+        else:
+            self.note(text)
 
     def _names(self, s: Spectator) -> Names | None:
         if self.names is None and s.seat_order is not None:
@@ -253,6 +267,7 @@ def run_watch(args: argparse.Namespace) -> int:
         keepalive_dead=args.keepalive_dead,
         on_update=show.update,
         on_note=show.note,
+        on_seat=show.seat,
         trace=trace if args.trace else None,
     )
     result: WatchResult | None = None

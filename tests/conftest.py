@@ -13,11 +13,20 @@ Every test is classified at collection time, never by hand:
   play hundreds of random games or whole tables of real nodes (:data:`SLOW`, by file or
   by test function, with the reason).
 
+* ``net``: the test opens an internet socket (TCP links, zeroconf), found by the same
+  reading with :data:`NET_HELPERS` and :data:`NET_CALLS`.
+* ``beside``: pure computation (neither ``process`` nor ``net``; the engine's and crypto's
+  tests by folder, :data:`BESIDE_FOLDERS`). ``make test`` runs ``-m beside`` in a second
+  pytest process beside ``-m "not beside"`` (which waits on peers much of the time); the
+  two selections are complements, so every test runs once.
+
 ``make check`` deselects ``process`` and ``slow``; ``make test`` (CI) runs everything.
 
 The classification is enforced, not trusted: a test that is not marked ``process``
-and starts a child process anyway fails (``subprocess.Popen`` is refused for it), so
-the fast tier can never quietly grow a child process, and a miss here shows up in CI.
+and starts a child process anyway fails (``subprocess.Popen`` is refused for it), and a
+test marked neither ``net`` nor ``process`` that opens an internet socket fails (an audit
+hook refuses it), so the fast tier can never quietly grow a child process, the pure run
+never waits on a socket, and a miss here shows up in CI.
 """
 
 from __future__ import annotations
@@ -25,7 +34,10 @@ from __future__ import annotations
 import dis
 import functools
 import inspect
+import socket
 import subprocess
+import sys
+import threading
 import types
 from collections.abc import Iterator
 from pathlib import Path
@@ -51,6 +63,35 @@ PROCESS_CALLS = frozenset(
 )
 """Names of calls that start a child process from elsewhere (Trio's, asyncio's): naming one
 (``trio.run_process(...)``) marks the test too."""
+
+NET_HELPERS = frozenset({"socket", "zeroconf", "p2p.net.mesh", "p2p.net.discovery"})
+"""Modules whose use means a socket of the internet families: the standard one, zeroconf,
+and the project's two modules that open them (the mesh's TCP links, the lobby's mDNS); a
+test that runs a ``Node``, a watcher or a lobby reaches them through the code it names."""
+
+NET_CALLS = frozenset(
+    {"open_tcp_stream", "open_tcp_listeners", "serve_tcp", "create_connection", "getaddrinfo"}
+)
+"""Calls that open a TCP socket (or look a name up) from elsewhere (Trio's, asyncio's).
+:mod:`p2p.net.netguard` is not read: it names sockets only to watch them."""
+
+BESIDE_FOLDERS = ("tests/engine/", "tests/crypto/")
+"""The engine's and crypto's tests: pure computation by the layering rule (engine/ and
+crypto/ do no I/O), so they all run beside the rest, whatever else they are marked."""
+
+SLOW_BESIDE = frozenset(
+    {
+        "tests/p2p/test_late_lies.py",
+        "tests/p2p/test_survive.py",
+        "tests/p2p/test_open_hands.py",
+        "tests/test_bench_adversary.py",
+    }
+)
+"""Files whose slow in-process tests run beside the rest too; the other slow in-process
+tests (whole tables played in one process: pure computation as well) stay in the main run.
+This only balances ``make test``'s two runs (the engine's and crypto's slow tests are
+beside already): both end about together. Move a file across when ``--durations`` of the
+two runs says they drifted apart."""
 
 FILE_MARKS = {
     "tests/p2p/test_netns.py": ("netns", "process"),
@@ -117,8 +158,8 @@ SLOW = {
         "a colluding Slave table played to its end, every proof checked"
     ),
     "tests/p2p/test_gift.py": (
-        "each test plays its own Slave table, every proof checked, to the second deal's "
-        "exchange (a shared table would let it join make check)"
+        "each cheat's test plays its own Slave table, every proof checked, to the second "
+        "deal's exchange; the others share one honest four-deal table"
     ),
 }
 """In-process tests too long for ``make check``, by file or by ``file::function`` (every
@@ -177,56 +218,80 @@ def _ours(module_name: str | None, home: str) -> bool:
     )
 
 
-def _starts_processes(fn: types.FunctionType, seen: set[types.CodeType]) -> bool:
-    """Whether ``fn``, or a function or class of this project that it names (in its own
-    module, or as ``module.name`` of a project module), uses a module from
-    :data:`PROCESS_HELPERS` (as a module, or through a name imported from one; ``import``
-    statements inside functions count too)."""
-    module = fn.__module__
-    scope = fn.__globals__
-    for code in _code_objects(fn.__code__):
-        if code in seen or code in _CLEAN:
-            continue
-        seen.add(code)
-        for name in code.co_names:
-            if name in PROCESS_HELPERS or name in PROCESS_CALLS:
-                return True  # ``import subprocess``, ``from tests.p2p._procs``, ``.run_process``
-            value = scope.get(name)
-            if value is None:
+def _named(module_name: str | None, helpers: frozenset[str]) -> bool:
+    """``module_name`` is one of ``helpers`` or inside one (``zeroconf._core``)."""
+    return module_name is not None and any(
+        module_name == h or module_name.startswith(h + ".") for h in helpers
+    )
+
+
+class _Reading:
+    """Which tests reach code of ``helpers`` (modules) or call one of ``calls``."""
+
+    def __init__(
+        self, helpers: frozenset[str], calls: frozenset[str], unread: frozenset[str] = frozenset()
+    ) -> None:
+        self.helpers = helpers
+        self.calls = calls
+        self.unread = unread
+        """Modules of this project not read: they reach ``helpers`` only to guard them."""
+        self.clean: set[types.CodeType] = set()
+        """Code already read and found to reach nothing, with everything it names: a
+        test's reading that finds nothing adds all the code it read (each of it reaches
+        only code that was read too), so the tests of a module, its parametrisations and
+        fixtures read each function once."""
+
+    def reaches(self, fn: types.FunctionType, seen: set[types.CodeType]) -> bool:
+        """Whether ``fn``, or a function or class of this project that it names (in its
+        own module, or as ``module.name`` of a project module), uses a module from
+        ``helpers`` (as a module, or through a name imported from one; ``import``
+        statements inside functions count too) or calls one of ``calls``."""
+        module = fn.__module__
+        scope = fn.__globals__
+        for code in _code_objects(fn.__code__):
+            if code in seen or code in self.clean:
                 continue
-            if isinstance(value, types.ModuleType):
-                if value.__name__ in PROCESS_HELPERS:
-                    return True
-                if _ours(value.__name__, module):  # ``flood.measure``: read what it names
-                    for attr in _attributes_of(code, name):
-                        inner = getattr(value, attr, None)
-                        if getattr(inner, "__module__", None) == value.__name__ and any(
-                            _starts_processes(f, seen) for f in _functions_of(inner)
-                        ):
-                            return True
-                continue
-            if getattr(value, "__module__", None) in PROCESS_HELPERS:
-                return True
-            if _ours(getattr(value, "__module__", None), module):
-                for inner in _functions_of(value):
-                    if _starts_processes(inner, seen):
+            seen.add(code)
+            for name in code.co_names:
+                if name in self.calls or _named(name, self.helpers):
+                    return (
+                        True  # ``import subprocess``, ``from tests.p2p._procs``, ``.run_process``
+                    )
+                value = scope.get(name)
+                if value is None or _named(getattr(value, "__module__", None), self.unread):
+                    continue
+                if isinstance(value, types.ModuleType):
+                    if value.__name__ in self.unread:
+                        continue
+                    if _named(value.__name__, self.helpers):
                         return True
-    return False
-
-
-_CLEAN: set[types.CodeType] = set()
-"""Code already read and found to start no process, with everything it names: a test's
-reading that finds nothing adds all the code it read (each of it reaches only code that was
-read too), so the tests of a module, its parametrisations and fixtures read each function once."""
-
-
-def _clean(candidates: list[types.FunctionType]) -> bool:
-    """Whether none of ``candidates`` starts a process (see :func:`_starts_processes`)."""
-    seen: set[types.CodeType] = set()
-    if any(_starts_processes(f, seen) for f in candidates):
+                    if _ours(value.__name__, module):  # ``flood.measure``: read what it names
+                        for attr in _attributes_of(code, name):
+                            inner = getattr(value, attr, None)
+                            if getattr(inner, "__module__", None) == value.__name__ and any(
+                                self.reaches(f, seen) for f in _functions_of(inner)
+                            ):
+                                return True
+                    continue
+                if _named(getattr(value, "__module__", None), self.helpers):
+                    return True
+                if _ours(getattr(value, "__module__", None), module):
+                    for inner in _functions_of(value):
+                        if self.reaches(inner, seen):
+                            return True
         return False
-    _CLEAN.update(seen)
-    return True
+
+    def finds_nothing(self, candidates: list[types.FunctionType]) -> bool:
+        """Whether none of ``candidates`` reaches a helper (see :meth:`reaches`)."""
+        seen: set[types.CodeType] = set()
+        if any(self.reaches(f, seen) for f in candidates):
+            return False
+        self.clean.update(seen)
+        return True
+
+
+_PROCESSES = _Reading(PROCESS_HELPERS, PROCESS_CALLS)
+_SOCKETS = _Reading(NET_HELPERS, NET_CALLS, frozenset({"p2p.net.netguard"}))
 
 
 def _fixture_functions(item: pytest.Item) -> list[types.FunctionType]:
@@ -236,7 +301,7 @@ def _fixture_functions(item: pytest.Item) -> list[types.FunctionType]:
     root = item.config.rootpath
     found = []
     for name in item.fixturenames:
-        if name == GUARD:
+        if name in GUARDS:
             continue
         for fixturedef in info.name2fixturedefs.get(name, ()):
             # the project's own fixtures (defined under the root), not pytest's or a plugin's
@@ -262,11 +327,16 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
         candidates = _fixture_functions(item)
         if isinstance(fn, types.FunctionType):
             candidates.insert(0, fn)
-        if not _clean(candidates):
+        if not _PROCESSES.finds_nothing(candidates):
             marks.add("process")
+        if not _SOCKETS.finds_nothing(candidates):
+            marks.add("net")
         function = item.nodeid.split("[", 1)[0]
         if rel in SLOW or function in SLOW:
             marks.add("slow")
+        pure = not marks & {"process", "net"}
+        if rel.startswith(BESIDE_FOLDERS) or (pure and ("slow" not in marks or rel in SLOW_BESIDE)):
+            marks.add("beside")
         for mark in sorted(marks):
             item.add_marker(mark)
 
@@ -304,4 +374,61 @@ def _only_process_tests_start_processes(
     assert not tried, (
         f"this test started a child process ({tried[0]}) but tests/conftest.py did not mark "
         "it 'process': teach PROCESS_HELPERS or FILE_MARKS about what it uses"
+    )
+
+
+SOCKET_GUARD = "_only_net_tests_open_sockets"
+GUARDS = frozenset({GUARD, SOCKET_GUARD, "loopback_only"})
+"""The guards' own fixtures (tests/p2p/conftest.py's ``loopback_only`` arms the network
+guard): they start no process and open no socket, so the readings skip them."""
+
+
+class _SocketRefused(PermissionError):
+    pass
+
+
+class _SocketWatch:
+    """While ``test`` is set, an internet socket made by a thread other than those in
+    ``earlier`` (the threads alive before the test began, such as a previous test's
+    lingering zeroconf thread) is refused and noted in ``tried``."""
+
+    test: str | None = None
+    earlier: frozenset[int] = frozenset()
+    tried: list[str] = []
+
+
+def _audit(event: str, args: tuple) -> None:  # type: ignore[type-arg]
+    if event != "socket.__new__" or _SocketWatch.test is None:
+        return
+    family = args[1]
+    if family in (socket.AF_INET, socket.AF_INET6) and (
+        threading.get_ident() not in _SocketWatch.earlier
+    ):
+        _SocketWatch.tried.append(f"a socket of family {socket.AddressFamily(family).name}")
+        raise _SocketRefused(f"{_SocketWatch.test} opens a socket but is not marked 'net'")
+
+
+sys.addaudithook(_audit)  # an audit hook stays for the process; _SocketWatch.test arms it
+
+
+@pytest.fixture(autouse=True)
+def _only_net_tests_open_sockets(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked neither ``net`` nor ``process`` may not open an internet socket: it
+    runs beside the rest in ``make test`` as pure computation (see the module doc)."""
+    node = request.node
+    if node.get_closest_marker("net") or node.get_closest_marker("process"):
+        yield
+        return
+    main = threading.main_thread().ident
+    _SocketWatch.earlier = frozenset(t.ident for t in threading.enumerate() if t.ident != main)
+    _SocketWatch.tried = []
+    _SocketWatch.test = node.nodeid
+    try:
+        yield
+    finally:
+        _SocketWatch.test = None
+    tried = _SocketWatch.tried
+    assert not tried, (
+        f"this test opened {tried[0]} but tests/conftest.py did not mark it 'net': teach "
+        "NET_HELPERS or NET_CALLS about what it uses"
     )

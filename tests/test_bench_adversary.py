@@ -104,7 +104,7 @@ def test_an_entry_for_a_later_step_convicts_with_evidence(tmp_path):
     """Found by bench adversary: an entry for a later step, held and refused at its step,
     convicted its author at the seats it was shown to, which then stopped; a seat it was
     not shown to waited on them (about 1 table in 6).  The refused entry is now relayed
-    with the evidence (p2p/table/session.py, ``_keep_evidence``), so every seat convicts."""
+    with the evidence (p2p/table/session/blame.py, ``keep_evidence``), so every seat convicts."""
     for seed in range(8):
         table = _table(
             tmp_path,

@@ -105,3 +105,21 @@ def test_p2p_core_layers_do_no_io_and_never_reach_up_into_the_shell(layer):
         assert not io, f"{path.relative_to(ROOT)} imports I/O modules {sorted(io)}"
         up = sorted(n for n in names if n == "p2p.net" or n.startswith("p2p.net."))
         assert not up, f"{path.relative_to(ROOT)} imports the shell: {up}"
+
+
+def test_session_topics_never_import_the_session():
+    """The table session is one module per concern (docs/design.md): ``core`` routes events
+    to the topics, and a topic never reaches back into the session (nor the package, which
+    re-exports it); what a topic needs of another topic or of the session is handed to it.
+    ``context`` and ``messages``, which every topic shares, import no topic."""
+    folder = ROOT / "p2p" / "table" / "session"
+    session = {"p2p.table.session", "p2p.table.session.core"}
+    for path in sorted(folder.glob("*.py")):
+        if path.stem in {"__init__", "core"}:
+            continue
+        names = full_imports_of(path)
+        back = sorted(names & session)
+        assert not back, f"{path.relative_to(ROOT)} imports the session: {back}"
+        if path.stem in {"context", "messages"}:
+            topics = sorted(n for n in names if n.startswith("p2p.table.session."))
+            assert not topics, f"{path.relative_to(ROOT)} imports topics: {topics}"

@@ -121,3 +121,101 @@ def test_the_fast_tier_refuses_an_unmarked_child_process(session: pytest.Pyteste
     # code under test had swallowed that error
     result.assert_outcomes(passed=2, failed=1, errors=1, deselected=len(PROCESS_TESTS))
     result.stdout.fnmatch_lines(["*test_hidden*starts a child process*not marked 'process'*"])
+
+
+NET_SOURCE = '''
+import importlib
+import socket
+
+import trio
+
+
+def dial():
+    with socket.create_connection(("127.0.0.1", 9), timeout=1):
+        pass
+
+
+def test_a_socket():
+    with socket.socket():
+        pass
+
+
+def test_through_a_helper():
+    dial()
+
+
+def test_trio_style():
+    trio.open_tcp_stream
+
+
+def test_hidden():
+    """Opens a socket through a name the reading cannot see: only the guard catches it."""
+    name = "sock" + "et"
+    getattr(importlib.import_module(name), name)().close()
+
+
+def test_a_unix_pair_is_no_network():
+    """Trio's own wake-up pair (a Unix socket pair) is allowed anywhere."""
+    trio.run(trio.sleep, 0)
+    a, b = getattr(importlib.import_module("sock" + "et"), "socketpair")()
+    a.close()
+    b.close()
+
+
+def test_pure():
+    assert sum(range(4)) == 6
+'''
+
+NET_TESTS = ("test_a_socket", "test_through_a_helper", "test_trio_style")
+
+
+@pytest.fixture
+def net_session(pytester: pytest.Pytester) -> pytest.Pytester:
+    pytester.makeconftest(CONFTEST)
+    pytester.makeini(
+        "[pytest]\nmarkers =\n    process: x\n    slow: x\n    netns: x\n    tmux: x\n"
+        "    net: x\n    beside: x\n"
+    )
+    pytester.makepyfile(test_net=NET_SOURCE, test_cases=SOURCE)
+    return pytester
+
+
+def test_every_way_to_a_socket_that_can_be_read_is_marked_net(
+    net_session: pytest.Pytester,
+) -> None:
+    result = net_session.runpytest_inprocess("--collect-only", "-q", "-m", "net")
+    collected = {line.split("::")[1] for line in result.outlines if "::" in line}
+    assert collected == set(NET_TESTS)
+
+
+def test_beside_is_what_starts_no_process_and_opens_no_socket(
+    net_session: pytest.Pytester,
+) -> None:
+    """``make test`` runs ``-m beside`` and ``-m "not beside"``: together every test, once."""
+    beside = net_session.runpytest_inprocess("--collect-only", "-q", "-m", "beside")
+    rest = net_session.runpytest_inprocess("--collect-only", "-q", "-m", "not beside")
+    every = net_session.runpytest_inprocess("--collect-only", "-q")
+    ids = [{line for line in r.outlines if "::" in line} for r in (beside, rest, every)]
+    assert not ids[0] & ids[1] and ids[0] | ids[1] == ids[2]
+    assert {i.split("::")[1] for i in ids[1]} == set(NET_TESTS) | set(PROCESS_TESTS)
+
+
+def test_a_test_not_marked_net_may_not_open_a_socket(
+    net_session: pytest.Pytester, request: pytest.FixtureRequest
+) -> None:
+    # the session runs in this process: this test's own guard stands aside for it (the
+    # session's copy of the conftest guards its tests)
+    ours = next(
+        p
+        for p in request.config.pluginmanager.get_plugins()
+        if getattr(p, "__file__", None) == str(Path(__file__).with_name("conftest.py"))
+    )
+    watching, ours._SocketWatch.test = ours._SocketWatch.test, None
+    try:
+        result = net_session.runpytest_inprocess(
+            "-q", "-m", "not net and not process", "test_net.py"
+        )
+    finally:
+        ours._SocketWatch.test = watching
+    result.assert_outcomes(passed=2, failed=1, errors=1, deselected=len(NET_TESTS))
+    result.stdout.fnmatch_lines(["*test_hidden*opens a socket but is not marked 'net'*"])

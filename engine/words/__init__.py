@@ -45,6 +45,9 @@ class GameWords:
     moves: type[Moves] = GenericMoves
     look: Look = field(default_factory=GenericLook)
     tells: Mapping[type, Teller] = field(default_factory=dict)
+    endings: Mapping[str, str] = field(default_factory=dict)
+    """How the game's own end reasons (``Outcome.reason``) are said to players, where the
+    engine's words are too short to read alone ("one seat left")."""
 
 
 def register_words(name: str, words: GameWords) -> GameWords:

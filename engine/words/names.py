@@ -92,6 +92,13 @@ class Names:
             lambda m: m[0] if len(m[1].split(",")) != len(self) else _per(m, self), out
         )
 
+    def sentence(self, text: str) -> str:
+        """``text`` as a sentence: its first letter in capitals, unless it begins with a
+        player's name, which is shown as the player wrote it ("p3 plays 3♣", not "P3")."""
+        if any(text.startswith(n) for n in self.names):
+            return text
+        return capital(text)
+
     def per_seat(self, values: Sequence[object]) -> str:
         """``Ann 3, Bob 1, ...`` for one value per seat."""
         return ", ".join(f"{self(s)} {v}" for s, v in enumerate(values))

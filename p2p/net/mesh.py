@@ -117,6 +117,9 @@ KEEPALIVE_DEAD_S = 5.0
 """Close a connection after this long without receiving anything."""
 OUTBOX_BYTES = 8 << 20
 """Bytes queued per connection before the peer counts as too slow (``send_nowait`` drops it)."""
+WRITE_BATCH_BYTES = 256 << 10
+"""A writer sends the frames queued for a link together, up to about this many bytes in
+one write."""
 OUTBOX_FRAMES = 8192
 """Frames queued per connection, the same limit counted in frames (keepalives are tiny)."""
 INBOX_BYTES_PER_PEER = 4 << 20
@@ -270,9 +273,16 @@ class FramedStream:
     async def send_frame(self, data: bytes) -> None:
         """Write one encoded frame under the send lock (adding its MAC once authenticated);
         ConnectionClosed on failure."""
+        await self.send_frames((data,))
+
+    async def send_frames(self, frames: tuple[bytes, ...] | list[bytes]) -> None:
+        """Write encoded frames, in order, with one write to the socket (each gets its MAC,
+        in order, once authenticated); ConnectionClosed on failure."""
         async with self.send_lock:
-            if self._send_mac is not None:
-                data = wire.authenticated_frame(self._send_mac, data)
+            mac = self._send_mac
+            if mac is not None:
+                frames = [wire.authenticated_frame(mac, f) for f in frames]
+            data = frames[0] if len(frames) == 1 else b"".join(frames)
             try:
                 await self.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
@@ -880,13 +890,27 @@ class Connection:
             await self.mesh.inbox.put(Inbound(self.peer, msg, decoded.raw), shared)
 
     async def _writer(self) -> None:
+        """Send what the outbox holds: every frame queued by the time the writer runs goes
+        out in one write (up to :data:`WRITE_BATCH_BYTES`), so an entry and what follows
+        it (our next entry, a relay) cost the peer one wake-up, not one each (issue 19)."""
         while True:
             try:
                 frame_bytes = await self.outbox.get()
             except trio.EndOfChannel:
                 raise ConnectionClosed(self.close_reason or "closed locally", self.peer) from None
             assert isinstance(frame_bytes, bytes)
-            await self.framed.send_frame(frame_bytes)
+            frames = [frame_bytes]
+            size = len(frame_bytes)
+            while size < WRITE_BATCH_BYTES:
+                try:
+                    more = self.outbox.get_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break  # a closed outbox ends the writer at its next get()
+                assert isinstance(more, bytes)
+                frames.append(more)
+                size += len(more)
+            await self.framed.send_frames(frames)
+            self.mesh.writes += 1
 
     async def _keepalive(self) -> None:
         interval = self.mesh.keepalive_interval
@@ -981,6 +1005,8 @@ class Mesh:
         self._persistent: dict[bytes, _Persistent] = {}
         self._changed = trio.Event()
         self.stats_received = 0
+        self.writes = 0
+        """Socket writes made by the connections' writers (each may carry several frames)."""
         self.handshake_failures: collections.deque[str] = collections.deque(
             maxlen=HANDSHAKE_FAILURES_KEPT
         )
@@ -1171,7 +1197,7 @@ class Mesh:
             with trio.fail_after(CONNECT_TIMEOUT_S):
                 stream = await trio.open_tcp_stream(host, port, local_address=source)
         except (OSError, trio.TooSlowError) as exc:
-            raise ConnectionClosed(f"cannot connect to {address}: {exc!r}") from exc
+            raise ConnectionClosed(f"cannot connect to {address}: {_unreachable(exc)}") from exc
         framed = FramedStream(stream)
         try:
             with trio.fail_after(self.handshake_timeout):
@@ -1351,6 +1377,17 @@ async def open_mesh(
                 raise
             await mesh.drain()
             nursery.cancel_scope.cancel()
+
+
+def _unreachable(exc: BaseException) -> str:
+    """Why a dial failed, in words a player can act on (not an exception's repr)."""
+    if isinstance(exc, trio.TooSlowError):
+        return f"no answer within {CONNECT_TIMEOUT_S:g} s"
+    tried = getattr(exc.__cause__, "exceptions", None) or (exc,)
+    if all(isinstance(e, ConnectionRefusedError) for e in tried):
+        return "nothing listens there (is the table still open, and the address right?)"
+    first = tried[0]
+    return getattr(first, "strerror", None) or str(first) or type(first).__name__
 
 
 def _leaves(group: BaseExceptionGroup) -> list[BaseException]:

@@ -12,7 +12,13 @@ h11 and trio-websocket.  Around it the node keeps only what needs I/O:
   protocol the manifest names.  Our own entries (the seat's driver,
   :class:`p2p.table.seat.SeatDriver`) are fsynced before they are sent (so a
   restart can never sign something else for the same step: equivocation);
-  received ones are written before they are acted on.
+  received ones are written before they are acted on.  The record loop does not
+  wait for the disk itself: an own entry it signs is written at once, and what
+  it would send from then on is held back until one ``fsync``, in a worker thread,
+  has made every entry written so far durable (one ``fsync`` for a burst of
+  entries; :meth:`Node._settle`); a fetch answered meanwhile leaves such an entry
+  out.  What leaves the peer, and in what order, is what an ``fsync`` on the loop
+  would have sent (docs/design.md, "Durability").
 * **Our player.**  A bot answers at once; a person decides in a task of its own,
   while the loop keeps the table alive.
 * **Time.**  A heartbeat notices when we were away; the loop sleeps until the
@@ -23,6 +29,7 @@ h11 and trio-websocket.  Around it the node keeps only what needs I/O:
 from __future__ import annotations
 
 import contextlib
+import time
 from typing import Any
 
 import trio
@@ -72,6 +79,24 @@ MESH_TIMEOUT_S = 20.0
 # ---------------------------------------------------------------------------
 
 
+INLINE_FSYNC_S = 0.0005
+INLINE_AFTER = 8
+"""An ``fsync`` of our own entries is made in a worker thread unless the last
+:data:`INLINE_AFTER` ones each took under :data:`INLINE_FSYNC_S` (a tmpfs: handing it to a
+thread would cost more than it blocks the loop); one slow one sends it back to a thread."""
+
+
+def _timed(fn: Any) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
+SENDS = (effects.Broadcast, effects.Send, effects.SendEach, effects.SendOwn, effects.Serve)
+"""Effects that send something: held back while an own entry written before them is not
+yet durable (:meth:`Node._do`)."""
+
+
 class Node(Opening, PlayerSeat):
     """One peer's run at one table (opener, joiner or resumer)."""
 
@@ -86,7 +111,7 @@ class Node(Opening, PlayerSeat):
         self.manifest: Manifest | None = None
         self.record: Record | None = None
         self.session: TableSession | None = None
-        """The record run's policy (p2p/table/session.py), once the table is formed."""
+        """The record run's policy (p2p/table/session/), once the table is formed."""
         self.store: RecordFile | None = None
         self.my_seat = -1
         self.early = EarlyBuffer()
@@ -108,6 +133,25 @@ class Node(Opening, PlayerSeat):
         """Time we were away, from the heartbeat (which runs from the lobby on)."""
         self.watch: WatchServer | None = None
         """Our spectators once the record runs (p2p/net/watch_server.py)."""
+        self._loop_task: Any = None
+        """The record loop's task: an own entry it persists is fsynced off the loop."""
+        self._written = 0
+        """Own entries written by the record loop that must be fsynced before they leave."""
+        self._synced = 0
+        """How many of those an ``fsync`` has made durable."""
+        self._held: list[tuple[int, effects.Effect]] = []
+        """Sends held back until the write they follow is durable (``_written`` then),
+        in order."""
+        self._undurable: set[bytes] = set()
+        """Signatures of our own entries written but not yet fsynced (no fetch answer
+        carries them)."""
+        self.fsyncs = 0
+        """``fsync`` calls made for our own entries (tests count them)."""
+        self._received: tuple[wire.Signed, bytes] | None = None
+        """The entry being handed to the session and its bytes as received (canonical:
+        :func:`p2p.wire.decode_body` checked it), written as they are, not encoded again."""
+        self._fast_fsyncs = 0
+        """How many such ``fsync`` calls in a row took under :data:`INLINE_FSYNC_S`."""
 
     # -- helpers --------------------------------------------------------
 
@@ -150,7 +194,12 @@ class Node(Opening, PlayerSeat):
         nursery.start_soon(self._heartbeat)
 
         def entries_from(step: int) -> list[wire.Signed]:
-            return self.record.signed_from(step) if self.record is not None else []
+            if self.record is None:
+                return []
+            entries = self.record.signed_from(step)
+            if self._undurable:  # our own entries leave only once they are on disk
+                entries = [e for e in entries if e.signature not in self._undurable]
+            return entries
 
         def dropped(peer: bytes, reason: str) -> None:
             self.emit(SeatDropped(**self._who(self._slot_of(peer)), reason=reason))
@@ -188,6 +237,13 @@ class Node(Opening, PlayerSeat):
         assert self.session is not None
         return self.session.result(self.store.path if self.store is not None else None)
 
+    def _seat_links(self) -> list[bytes]:
+        """The peers we hold a link to that hold a seat (no spectator, no stranger)."""
+        mesh = self.mesh
+        if mesh is None:
+            return []
+        return [peer for peer in mesh.connections if self._slot_of(peer) is not None]
+
     def _linked(self) -> frozenset[int]:
         mesh = self.mesh
         if mesh is None:
@@ -198,8 +254,12 @@ class Node(Opening, PlayerSeat):
     # -- the session's effects --------------------------------------------
 
     def _do(self, todo: list[effects.Effect]) -> None:
-        """Carry out the session's effects, in order."""
-        mesh, store = self.mesh, self.store
+        """Carry out the session's effects, in order.
+
+        An own entry persisted by the record loop is written, not yet fsynced: every send
+        after it is held until :meth:`_settle` has made it durable (elsewhere, and for the
+        other durable writes, the ``fsync`` is made here and releases what was held)."""
+        store = self.store
         for fx in todo:
             if isinstance(fx, NodeEvent):
                 self.emit(fx)
@@ -207,24 +267,21 @@ class Node(Opening, PlayerSeat):
                     self._mark_bots()  # the table screen shows who a bot plays now
             elif isinstance(fx, effects.Persist):
                 assert store is not None
-                store.append(fx.signed, sync=fx.sync)
-            elif isinstance(fx, effects.Broadcast):
-                if mesh is None:
-                    continue
-                if fx.skip is None:
-                    mesh.broadcast(fx.msg)
-                elif targets := [  # seats and spectators; strangers get nothing of ours
-                    p for p, c in mesh.connections.items() if p not in fx.skip and not c.stranger
-                ]:
-                    mesh.broadcast(fx.msg, targets)
-            elif isinstance(fx, effects.Send):
-                if mesh is not None:
-                    mesh.send_nowait(fx.peer, fx.msg)
-            elif isinstance(fx, effects.SendEach):
-                for peer in list(mesh.connections if mesh is not None else ()):
-                    mesh.send_nowait(peer, fx.msg)  # type: ignore[union-attr]
-            elif isinstance(fx, effects.SendOwn):
-                self._send_own(fx.kind, fx.accepted)
+                got = self._received
+                raw = got[1] if got is not None and got[0] is fx.signed else None
+                if fx.sync and self._in_loop():
+                    store.append(fx.signed)  # written; fsynced (off the loop) before sends
+                    self._written += 1
+                    self._undurable.add(fx.signed.signature)
+                else:
+                    store.append(fx.signed, sync=fx.sync, raw=raw)
+                    if fx.sync:
+                        self._durable()
+            elif isinstance(fx, SENDS):
+                if self._written > self._synced:
+                    self._held.append((self._written, fx))
+                else:
+                    self._send(fx)
             elif isinstance(fx, effects.Trace):
                 if self.cfg.trace is not None:
                     self.cfg.trace(fx.what, fx.step, fx.seat)
@@ -235,23 +292,95 @@ class Node(Opening, PlayerSeat):
                     self.player.progress(fx.text)
             elif isinstance(fx, effects.AskEnd):
                 self._ask_end(fx)
-            elif isinstance(fx, effects.Serve):
-                if self.fetches is not None:
-                    self.fetches.request(fx.peer, fx.msg)  # answered off this loop
             elif isinstance(fx, effects.Sync):
                 if store is not None:
                     store.sync()
+                    self._durable()
             elif isinstance(fx, effects.PersistVote):
                 assert store is not None
                 store.append_vote(fx.vote)
+                self._durable()
             elif isinstance(fx, effects.PersistNotice):
                 assert store is not None
                 store.append_notice(fx.notice)
+                self._durable()
             elif isinstance(fx, effects.CloseWithVotes):
                 assert store is not None
                 store.close_with_votes(fx.votes)
+                self._durable()
             elif isinstance(fx, effects.Wake):
                 self._wake()
+
+    def _in_loop(self) -> bool:
+        """Is the record loop's task the one running (it settles before it waits)?"""
+        return self._loop_task is not None and trio.lowlevel.current_task() is self._loop_task
+
+    def _durable(self) -> None:
+        """An ``fsync`` just made everything written durable: send what was held."""
+        self._synced = self._written
+        self._release()
+
+    def _release(self) -> None:
+        """Send, in order, the held sends whose write is durable now."""
+        held = self._held
+        n = 0
+        while n < len(held) and held[n][0] <= self._synced:
+            n += 1
+        if n:
+            ready, self._held = held[:n], held[n:]
+            for _, fx in ready:
+                self._send(fx)
+        if self._synced >= self._written:
+            self._undurable.clear()
+
+    async def _settle(self) -> None:
+        """Make the own entries the record loop wrote durable with one ``fsync`` in a
+        worker thread (the loop runs on meanwhile: keepalives, frames, the watchdog), then
+        send what was held behind them.  No checkpoint when nothing waits."""
+        if self._written <= self._synced:
+            return
+        store = self.store
+        assert store is not None
+        target = self._written
+        store.flush()
+        if self._fast_fsyncs < INLINE_AFTER:
+            took = await trio.to_thread.run_sync(_timed, store.fsync_written)
+        else:  # a disk this fast (a tmpfs): the hand-off to a thread would cost more
+            took = _timed(store.fsync_written)
+        self._fast_fsyncs = self._fast_fsyncs + 1 if took < INLINE_FSYNC_S else 0
+        self.fsyncs += 1
+        self._synced = max(self._synced, target)
+        self._release()
+
+    def _settle_now(self) -> None:
+        """:meth:`_settle` on the loop (the record loop ends: nothing may stay held)."""
+        if self._written > self._synced and self.store is not None:
+            self.store.sync()
+            self.fsyncs += 1
+        self._durable()
+
+    def _send(self, fx: effects.Effect) -> None:
+        """Carry out one of :data:`SENDS`."""
+        mesh = self.mesh
+        if isinstance(fx, effects.SendOwn):
+            self._send_own(fx.kind, fx.accepted)
+        elif isinstance(fx, effects.Serve):
+            if self.fetches is not None:
+                self.fetches.request(fx.peer, fx.msg)  # answered off this loop
+        elif mesh is None:
+            return
+        elif isinstance(fx, effects.Broadcast):
+            if fx.skip is None:
+                mesh.broadcast(fx.msg)
+            elif targets := [  # seats and spectators; strangers get nothing of ours
+                p for p, c in mesh.connections.items() if p not in fx.skip and not c.stranger
+            ]:
+                mesh.broadcast(fx.msg, targets)
+        elif isinstance(fx, effects.Send):
+            mesh.send_nowait(fx.peer, fx.msg)
+        elif isinstance(fx, effects.SendEach):
+            for peer in self._seat_links():  # a refetch: a spectator holds no record
+                mesh.send_nowait(peer, fx.msg)
 
     def _run(self, event: str, *args: Any) -> Any:
         """Give the session an event (its method ``event``); its effects are carried out
@@ -339,8 +468,8 @@ class Node(Opening, PlayerSeat):
         others = keys - {self.identity.public}
         with trio.move_on_after(MESH_TIMEOUT_S):
             await mesh.wait_connected(frozenset(others))
-        self.emit(Meshed(connected=len(mesh.connections), of=len(others)))
-        for peer in list(mesh.connections):
+        self.emit(Meshed(connected=len(self._seat_links()), of=len(others)))  # seats only
+        for peer in self._seat_links():
             mesh.send_nowait(peer, wire.Fetch(manifest.table_id, self.record.step))
         for event in self.early:
             await self._handle(event)
@@ -400,6 +529,7 @@ class Node(Opening, PlayerSeat):
             self.manifest.spectators,
             self.fetches,
             self.emit,
+            lambda: self.session.notices.all() if self.session is not None else [],
         )
 
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
@@ -417,7 +547,13 @@ class Node(Opening, PlayerSeat):
             if isinstance(msg, wire.Signed) and self._offload is not None:
                 # its proof checked in a worker thread first
                 await self._offload.prework(game_of(rec), msg, manifest.table_id, rec.keys)
-            self._run("message", event.peer, msg)
+            if isinstance(msg, wire.Signed):
+                # its canonical bytes as received are what the record file stores
+                self._received = (msg, event.raw)
+            try:
+                self._run("message", event.peer, msg)
+            finally:
+                self._received = None
 
     def vote_end(self, slot: int) -> str | None:
         """Sign, persist (fsync) and send our vote to end the table for ``slot``: it owes
@@ -443,6 +579,8 @@ class Node(Opening, PlayerSeat):
                 exc.result = self._result()  # who was absent, the table, our record file
                 raise
             finally:
+                self._loop_task = None
+                self._settle_now()  # nothing we wrote stays held back, however the loop ended
                 self._nursery = None
                 nursery.cancel_scope.cancel()
 
@@ -451,16 +589,22 @@ class Node(Opening, PlayerSeat):
         assert mesh is not None and rec is not None and session is not None
         if self.cfg.demo_pace_ms > 0:  # think time before our first entry too
             self._pace_until = trio.current_time() + self.cfg.demo_pace_ms / 1000
+        self._loop_task = trio.lowlevel.current_task()
         self._run("tell_links", self._linked())
         self._deliver()
+        # the loop settles (one fsync in a worker thread, then the held sends) before each
+        # of its awaits, so nothing it wrote waits on a wait of its own
         while True:
             self._act(ahead=True)
+            await self._settle()
             while self._offload is not None and await self._offload.premake(game_of(rec)):
                 self._act(ahead=True)  # our own shuffle was made in a worker thread
+                await self._settle()
             now = trio.current_time()
             linked = self._linked()
             links = len(linked)  # links to seats: a spectator's link is no sign we are not cut off
             tick = self._run("tick", now, linked, links)
+            await self._settle()  # the tick may sign (a lane entry)
             if tick.done:
                 return
             deadline = tick.deadline
@@ -488,6 +632,7 @@ class Node(Opening, PlayerSeat):
                     await self._offload.prework_many(game_of(rec), signed, rec.table_id, rec.keys)
                 for event in batch:
                     await self._handle(event)
+                    await self._settle()
 
     def _entry_from_seat(self, e: Inbound | PeerUp | PeerDown) -> bool:
         ok = isinstance(e, Inbound) and isinstance(e.message, wire.Signed)

@@ -1,7 +1,9 @@
 """A seat's side of its spectators: the Trio adapter around :class:`p2p.table.watchers.WatchGate`.
 
 The node hands every mesh event of a peer that holds no seat to :meth:`WatchServer.handle`
-once its record runs.  An admitted spectator gets the genesis at once, its ``Fetch``
+once its record runs.  An admitted spectator gets the genesis at once, then every seat
+notice held so far (who left, who is back: p2p/table/notice.py; later ones reach it as
+the seats relay them), its ``Fetch``
 requests go to the node's rate-limited fetch server (:mod:`p2p.net.fetch`, bounded pieces
 off the main loop), and from then on the node's broadcasts and relays reach it like a seat
 (:meth:`p2p.net.mesh.Mesh.broadcast_raw` skips only strangers), each through its own small
@@ -32,12 +34,15 @@ class WatchServer:
         slots: int,
         fetches: FetchServer | None,
         emit: Callable[[NodeEvent], None],
+        notices: Callable[[], list[wire.SeatNotice]] = list,
     ) -> None:
         self.mesh = mesh
         self.genesis = genesis
         self.gate = WatchGate(table_id, slots)
         self.fetches = fetches
         self.emit = emit
+        self.notices = notices
+        """Every seat notice this seat holds, for a spectator that comes in mid-game."""
         mesh.open_to_watchers(slots)
 
     def handle(self, event: Inbound | PeerUp | PeerDown) -> None:
@@ -59,6 +64,8 @@ class WatchServer:
                 self.gate.gone(event.peer)
                 return
             self.mesh.send_nowait(event.peer, self.genesis)
+            for notice in self.notices():
+                self.mesh.send_nowait(event.peer, notice)
             self.emit(SpectatorJoined(**self.gate.describe(event.peer)))  # type: ignore[arg-type]
         elif verdict.decision is Decision.SERVE:
             if self.fetches is not None:

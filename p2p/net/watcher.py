@@ -16,6 +16,14 @@ signature, turn and proof exactly as a seat does and keeps only the public view)
   (``Fetch`` from the step it needs), then takes the entries every linked seat relays as
   it accepts them; on a stall it asks again.  Entries may come twice or out of order: the
   record holds future ones and ignores copies.
+* **Checking off the loop.**  As a seat does (:mod:`p2p.net.offload`, the very same
+  :class:`~p2p.net.offload.Offload`), the costly part of an entry of the step the record
+  is at (a shuffle proof, reveal tokens) is checked in a worker thread before the entry is
+  offered, side by side for entries that arrived together, so keepalives and the screen
+  are not held up by a shuffle step.
+* **Who left, who is back.**  The seats pass every signed seat notice on to their
+  spectators (p2p/table/notice.py); each is checked (this table, that seat's signature)
+  and told once, in the words the players see ("Ann left; a bot now plays their seat").
 * **Verdicts.**  The first proven cheat ends the watch (as it ends the game for the
   seats); a forged or foreign entry blames only the link that carried it; a broken chain
   makes it fetch the whole record from that seat and the author, like a seat.
@@ -34,12 +42,16 @@ import trio
 
 from crypto.identity import IdentityKey
 from p2p import wire
-from p2p.errors import ConnectionClosed, HandshakeFailed, NodeError, P2PError
+from p2p.errors import BadNotice, ConnectionClosed, HandshakeFailed, NodeError, P2PError
 from p2p.net import discovery
 from p2p.net.mesh import Connection, Mesh, open_mesh
+from p2p.net.offload import Offload
 from p2p.record.verify import Failure
+from p2p.table.events import SeatBack, SeatLeft
 from p2p.table.forming import Manifest, genesis_hash, open_genesis
+from p2p.table.notice import Notices
 from p2p.table.session import Finished, Links  # noqa: F401 - registers the seats' messages
+from p2p.table.session import who as seat_who
 from p2p.table.spectator import Spectator, Update
 from p2p.wire.events import Inbound, PeerDown, PeerUp
 
@@ -86,6 +98,11 @@ class WatchConfig:
     """Called after every envelope offered (the display draws from the spectator)."""
     on_note: Callable[[str], None] = field(default=lambda text: None)
     """Progress in player words (found, linked, a link lost)."""
+    on_seat: Callable[[Spectator, SeatLeft | SeatBack], None] = field(default=lambda s, e: None)
+    """A player left (a bot plays the seat now) or is back: the event the seats tell their
+    players, from a checked seat notice (once per notice, the latest of its seat only)."""
+    offload: bool = True
+    """Check shuffle proofs and tokens in worker threads, as a seat does (p2p/net/offload.py)."""
     trace: Callable[[int, float], None] | None = None
     """Benchmark hook: (step, monotonic time) as each record step completes here."""
 
@@ -147,6 +164,13 @@ class Watcher:
         self._linked: set[bytes] = set()
         self._fork_fetches: set[tuple[bytes, int]] = set()
         self.refused: dict[str, str] = {}
+        self.offload = Offload() if cfg.offload else None
+        """Checks proofs ahead in worker threads (``None``: on the event loop)."""
+        self.notices: Notices | None = None
+        """The seat notices told so far (checked; one per seat and number)."""
+        self.ignored: dict[str, int] = {}
+        """Messages from seats that are none of a spectator's business, by tag (a seat should
+        send it none but entries, fetched pieces, notices and its own bookkeeping)."""
 
     # ---- finding the table ---------------------------------------------------------------
 
@@ -278,6 +302,7 @@ class Watcher:
             raise WatchError("the player sent the genesis of another table")
         self.genesis, self.manifest = genesis, manifest
         self.spectator = Spectator(genesis)
+        self.notices = Notices(manifest)
         mesh.genesis = genesis_hash(genesis)  # a redial now refuses a seat on another fork
         self.cfg.on_note(
             f"watching {manifest.game} at table {manifest.table_id.hex()}"
@@ -334,16 +359,40 @@ class Watcher:
             event = None
             with trio.move_on_at(deadline):
                 event = await mesh.inbox.receive()
-            while event is not None:
-                self._handle(event)
+            if event is None:
+                continue
+            # take what is already queued too (as a seat does): entries that arrived
+            # together have their proofs checked side by side, off the loop
+            batch = [event]
+            while True:
                 try:
-                    event = mesh.inbox.receive_nowait()
+                    batch.append(mesh.inbox.receive_nowait())
                 except trio.WouldBlock:
-                    event = None
+                    break
+            await self._check_ahead(
+                [e.message for e in batch if isinstance(e, Inbound) and self._entry_from_seat(e)]
+            )
+            for event in batch:
+                await self._handle(event)
                 if spectator.verdict is not None:
                     return
 
-    def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
+    def _entry_from_seat(self, event: Inbound) -> bool:
+        assert self.manifest is not None
+        return isinstance(event.message, wire.Signed) and (
+            self.manifest.seat_of(event.peer) is not None
+        )
+
+    async def _check_ahead(self, entries: list[wire.Signed]) -> None:
+        """Check the costly part of these entries (those of the step the record is at)
+        in worker threads, side by side, before they are offered (p2p/net/offload.py)."""
+        spectator = self.spectator
+        if self.offload is None or spectator is None or not entries:
+            return
+        rec = spectator.record
+        await self.offload.prework_many(spectator.game, entries, rec.table_id, rec.keys)
+
+    async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
         mesh, manifest, spectator = self.mesh, self.manifest, self.spectator
         assert mesh is not None and manifest is not None and spectator is not None
         if isinstance(event, PeerUp):
@@ -379,6 +428,7 @@ class Watcher:
                 return
             before = spectator.step, spectator.entries
             for signed in msg.entries:
+                await self._check_ahead([signed])  # a piece of the record, step by step
                 self._offer(signed, event.peer)
                 if spectator.verdict is not None:
                     return
@@ -387,7 +437,27 @@ class Watcher:
         elif isinstance(msg, wire.Reject):
             self.refused[event.peer.hex()] = _refusal(msg.reason, msg.detail)
             self.cfg.on_note(f"{manifest.seats[slot].name}: {_refusal(msg.reason, msg.detail)}")
-        # Finished, Links, Fetch, votes: the seats' business, not ours
+        elif isinstance(msg, wire.SeatNotice):
+            self._take_notice(msg, slot)
+        else:
+            # Finished, Links, votes: the seats' business, not ours (counted, by kind)
+            self.ignored[msg.TAG] = self.ignored.get(msg.TAG, 0) + 1
+
+    def _take_notice(self, notice: wire.SeatNotice, via: int) -> None:
+        """A seat notice a seat passed on: checked and told once, as the seats tell their
+        players (only a seat's latest notice: an older one arriving late is no news)."""
+        manifest, spectator, notices = self.manifest, self.spectator, self.notices
+        assert manifest is not None and spectator is not None and notices is not None
+        try:
+            new = notices.add(notice)
+        except BadNotice as exc:  # the link's fault, never the seat's: a notice proves nothing
+            self.junk.append(f"from {manifest.seats[via].name}'s link: {exc}")
+            return
+        if new and notices.is_latest(notice):
+            kind = SeatBack if notice.back else SeatLeft
+            order = spectator.seat_order or ()
+            event = kind(**seat_who(manifest, order, notice.seat), step=notice.step)
+            self.cfg.on_seat(spectator, event)
 
     def _offer(self, signed: wire.Signed, peer: bytes) -> None:
         spectator = self.spectator

@@ -215,7 +215,7 @@ class Record:
         self._closing_round = 0
         self.unanswered: dict[int, list[tuple[int, frozenset[int], int]]] = {}
         """Step closed as usual -> the ``absent`` lane entries it held (signer, named slots,
-        round): a live peer answers them with ``present`` (p2p/table/session.py) and pops
+        round): a live peer answers them with ``present`` (p2p/table/session/lane.py) and pops
         them."""
 
     # -- queries --------------------------------------------------------

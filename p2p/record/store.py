@@ -45,6 +45,9 @@ power cut are simply fetched again from the peers.  The one exception is an
 own entry whose body is *re-derived*, not drawn (:data:`REDERIVED_KINDS`): a
 reboot that lost it makes the very same bytes again, so it leaves without an
 fsync (:func:`needs_sync`); the next entry that does need one makes it durable too.
+The node's record loop appends such an entry without ``sync``, then fsyncs with
+:meth:`RecordFile.fsync_written` in a worker thread before it sends anything
+(p2p/net/node.py): the same rule, with the loop free while the disk works.
 """
 
 from __future__ import annotations
@@ -302,9 +305,13 @@ class RecordFile:
         f.seek(loaded.good_bytes)
         return cls(p, f), loaded
 
-    def append(self, signed: Signed, sync: bool = False) -> None:
-        """Write and flush one accepted envelope; ``sync=True`` also fsyncs (own entries)."""
-        self._f.write(_frame(encode_body(signed)))
+    def append(self, signed: Signed, sync: bool = False, raw: bytes | None = None) -> None:
+        """Write and flush one accepted envelope; ``sync=True`` also fsyncs (own entries).
+
+        ``raw``: the envelope's canonical body bytes, if the caller holds them (a received
+        message, which :func:`p2p.wire.decode_body` checked is canonical): written as they
+        are, instead of encoding the envelope again (the same bytes)."""
+        self._f.write(_frame(raw if raw is not None else encode_body(signed)))
         self._f.flush()
         if sync:
             os.fsync(self._f.fileno())
@@ -327,6 +334,15 @@ class RecordFile:
     def sync(self) -> None:
         """fsync everything appended so far (call at step boundaries)."""
         self._f.flush()
+        os.fsync(self._f.fileno())
+
+    def flush(self) -> None:
+        """Hand everything appended so far to the OS (appends already do)."""
+        self._f.flush()
+
+    def fsync_written(self) -> None:
+        """fsync what was handed to the OS (after :meth:`flush`); safe to call from a
+        worker thread while the event loop appends more (which it then does not cover)."""
         os.fsync(self._f.fileno())
 
     def close(self) -> None:

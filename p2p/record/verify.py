@@ -32,6 +32,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import msgpack
+
 from crypto.identity import fingerprint
 from p2p.errors import (
     BrokenChain,
@@ -57,7 +59,7 @@ from p2p.table.forming import FormingRule, Manifest, table_rule
 from p2p.table.game_rule import GameProtocol
 from p2p.table.notice import problems as notice_problems
 from p2p.table.seat import game_of
-from p2p.wire import EndVote, Entry, Signed, decode_body
+from p2p.wire import PROTOCOL_VERSION, EndVote, Entry, Signed, decode_body
 
 Who = Callable[[int | None], str]
 """A seat slot in player words (its player's name): failure messages never show slots."""
@@ -411,6 +413,38 @@ def _in_player_words(reason: str, who: Who) -> str:
     return text
 
 
+OLD_PROTOCOLS = {
+    3: "before a table said how many spectators may watch",
+}
+"""What changed after each older protocol version, in a player's words (``Manifest``)."""
+
+
+def other_version(genesis: Any) -> str | None:
+    """One line when ``genesis`` was written by a Slaiga of another protocol version (which
+    version, and what to do), else ``None``.  A manifest's fields are signed as they were
+    written, and an older one lacks fields this version needs (the version 3 manifest has
+    no ``spectators``), so this version cannot check such a record."""
+    try:
+        tag, fields = msgpack.unpackb(genesis.manifest, raw=False, strict_map_key=False)
+        version = fields["version"]
+    except Exception:  # noqa: BLE001 - not a manifest we can read: the full check says why
+        return None
+    if tag != "table_manifest" or type(version) is not int or version == PROTOCOL_VERSION:
+        return None
+    if version < PROTOCOL_VERSION:
+        since = OLD_PROTOCOLS.get(version)
+        what = f" ({since})" if since else ""
+        return (
+            f"written by an older Slaiga, protocol version {version}{what}; this Slaiga speaks"
+            f" version {PROTOCOL_VERSION} and cannot check it: check it with the Slaiga that"
+            " played the game"
+        )
+    return (
+        f"written by a newer Slaiga, protocol version {version}; this Slaiga speaks version"
+        f" {PROTOCOL_VERSION}: update Slaiga to check it"
+    )
+
+
 def not_a_file(path: str | os.PathLike[str]) -> str | None:
     """What ``path`` is when it is not a regular file ("a named pipe"), else ``None``.
 
@@ -445,9 +479,15 @@ def _read(path: Path) -> None:
 
 
 def cheat_failure(
-    exc: CheatDetected, env: Envelope, entry: Entry, frames: dict[bytes, int], who: Who
+    exc: CheatDetected,
+    env: Envelope,
+    entry: Entry,
+    frames: dict[bytes, int],
+    who: Who,
+    order: tuple[int, ...] | None = None,
 ) -> Failure:
-    """Turn a violation found by the record into a :class:`Failure` naming step and seats."""
+    """Turn a violation found by the record into a :class:`Failure` naming step and seats
+    (``order``: the drawn seat order, when the record got that far)."""
     evidence: tuple[Envelope, ...] = (env,)
     if isinstance(exc, Equivocation):
         first, first_sig = exc.evidence[0], exc.evidence[1]
@@ -482,7 +522,7 @@ def cheat_failure(
         culprit = exc.seat
         # a game's own reason keeps its words; the record's name seats by slot
         reason = exc.reason if isinstance(exc, InvalidMove) else _in_player_words(exc.reason, who)
-        message = plain_cheat(type(exc).__name__, reason, who(exc.seat), entry.step)
+        message = cheat_sentence(type(exc).__name__, exc.reason, exc.seat, entry.step, who, order)
         return Failure(
             type(exc).__name__, message, culprit, entry.seat, entry.step, evidence, reason
         )
@@ -516,28 +556,87 @@ _PREFIX = re.compile(r"^(?P<what>[a-z][a-z -]*?)(?: at step \d+)?: ")
 _CHECK_FAILS = ("does not verify", "challenge mismatch", "does not match its commitment")
 
 
-def plain_cheat(kind: str, reason: str, name: str, step: int) -> str:
-    """A proven cheat as one sentence in player words, the step named once: "Bob's proof
-    for the cards he revealed at step 12 does not check out (kind: InvalidMove)". The
-    technical reason stays in ``--json`` (``error_kind`` and ``detail``)."""
+def drawn_order(record: Record) -> tuple[int, ...] | None:
+    """The seat order the record drew (slots in seat order), ``None`` before the draw."""
+    rule = record.rule
+    return rule.seat_order if isinstance(rule, FormingRule) else None
+
+
+def seated(who: Who, order: tuple[int, ...] | None) -> Who:
+    """A slot as a cheat sentence names it: "Bob (seat 2)", the seat counted from 1 in
+    the drawn seat order (just the name before the order is drawn)."""
+
+    def name(slot: int | None) -> str:
+        if order and slot in order:
+            return f"{who(slot)} (seat {order.index(slot) + 1})"
+        return who(slot)
+
+    return name
+
+
+def by_seat(who: Who, order: tuple[int, ...] | None) -> Callable[[int], str]:
+    """A seat of the seat order (from 0, as the game's engine counts) in player words:
+    "Cat (seat 2)"."""
+
+    def name(seat: int) -> str:
+        if order and 0 <= seat < len(order):
+            return f"{who(order[seat])} (seat {seat + 1})"
+        return f"seat {seat + 1}, which nobody holds"
+
+    return name
+
+
+def cheat_sentence(
+    kind: str,
+    reason: str,
+    culprit: int | None,
+    step: int | None,
+    who: Who,
+    order: tuple[int, ...] | None,
+) -> str:
+    """A proven cheat in the words ``slaiga verify`` uses, from what a live table knows:
+    the error ``kind``, the record's ``reason`` (slots in a record-level reason, engine
+    seats in a move's), the culprit's slot, the step of its evidence, the players by
+    slot (``who``) and the drawn seat order.  The live table's cheat line, its result
+    and ``slaiga verify`` all say a cheat with this."""
+    if kind != "InvalidMove":
+        reason = _in_player_words(reason, who)
+    return plain_cheat(kind, reason, seated(who, order)(culprit), step, by_seat(who, order))
+
+
+def plain_cheat(
+    kind: str,
+    reason: str,
+    name: str,
+    step: int | None,
+    seat_name: Callable[[int], str] | None = None,
+) -> str:
+    """A proven cheat as one sentence in player words, the step named once: "Bob (seat 2)'s
+    proof for the cards they revealed at step 12 does not check out (kind: InvalidMove)".
+    ``name`` is the culprit as the sentence names them; ``seat_name`` names a seat of the
+    seat order (from 0) that a move names.  The technical reason stays in ``--json``
+    (``error_kind`` and ``detail``)."""
     what, problem = "move", reason
     m = _PREFIX.match(reason)
     if m is not None and m.group("what") in _THINGS:
         what, problem = m.group("what"), reason[m.end() :]
     thing = _THINGS.get(what, what)
+    at = f" at step {step}" if step is not None else ""
     if kind == "OutOfTurn":
         owed = re.search(r"owed by (.+)$", problem)
-        return f"{name} spoke out of turn at step {step}" + (
+        return f"{name} spoke out of turn{at}" + (
             f"; it was owed by {owed.group(1)} (kind: {kind})" if owed else f" (kind: {kind})"
         )
     if kind == "Replay":
         back = re.search(r"chains to step (\d+), not (\d+)", problem)
         where = f": it follows step {back.group(1)}, not step {back.group(2)}" if back else ""
-        return f"{name} sent an old step again at step {step}{where} (kind: {kind})"
+        return f"{name} sent an old step again{at}{where} (kind: {kind})"
     if any(w in problem for w in _CHECK_FAILS):
         said = "does not check out"
     elif (moved := re.match(r"action names seat (\d+), sent by seat \d+", problem)) is not None:
-        said = f"names seat {int(moved.group(1)) + 1} of the seat order, which is not theirs"
+        seat = int(moved.group(1))
+        other = seat_name(seat) if seat_name is not None else f"seat {seat + 1}"
+        said = f"is made in the name of {other}, not their own"
     elif problem.startswith("illegal action: "):
         said = "breaks the rules: " + _no_repr(problem[len("illegal action: ") :])
     elif problem.startswith("false claim, shown by the reveal: "):
@@ -546,7 +645,7 @@ def plain_cheat(kind: str, reason: str, name: str, step: int) -> str:
         )
     else:
         said = "is not allowed: " + _no_repr(problem)
-    return f"{name}'s {thing} at step {step} {said} (kind: {kind})"
+    return f"{name}'s {thing}{at} {said} (kind: {kind})"
 
 
 def _no_repr(text: str) -> str:
@@ -616,7 +715,7 @@ def _other_version(
             except Equivocation as exc:
                 # the record kept the first version's (seat, step), whatever its chain
                 if exc.seat == entry.seat:
-                    return cheat_failure(exc, other, e, frames, who)
+                    return cheat_failure(exc, other, e, frames, who, drawn_order(record))
                 continue
             except P2PError:
                 continue
@@ -658,6 +757,9 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         return VerifyReport(path=name, failure=Failure(CORRUPT, str(exc)))
     except OSError as exc:
         raise UnreadableRecord(f"cannot read {p}: {exc.strerror or exc}") from None
+    other = other_version(loaded.genesis)
+    if other is not None:
+        raise UnreadableRecord(f"{p}: {other}")
     try:
         record = Record(loaded.genesis, table_rule)
     except ForgedSignature as exc:
@@ -726,10 +828,10 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             if entry.prev not in record.hashes:
                 unchaining.append((env, entry, exc))
                 continue
-            failure = cheat_failure(exc, env, entry, frames, who)
+            failure = cheat_failure(exc, env, entry, frames, who, drawn_order(record))
             break
         except CheatDetected as exc:
-            failure = cheat_failure(exc, env, entry, frames, who)
+            failure = cheat_failure(exc, env, entry, frames, who, drawn_order(record))
             break
         except ForeignEntry as exc:
             failure = foreign_failure(env, exc)
@@ -747,7 +849,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         if offer.cheats:
             exc = offer.cheats[0]
             found = _locate_evidence(exc, envelopes) or (env, entry)
-            failure = cheat_failure(exc, *found, frames, who)
+            failure = cheat_failure(exc, *found, frames, who, drawn_order(record))
             break
         if record.failure is not None:
             break  # our own fold failed (reported below): later entries cannot be judged
@@ -764,7 +866,7 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
         else:
             if record.holds(signed):
                 continue  # it chains now, and is taken
-        failure = cheat_failure(verdict, env, entry, frames, who)
+        failure = cheat_failure(verdict, env, entry, frames, who, drawn_order(record))
         break
     if undecodable is not None:
         failure = undecodable  # the first frame that does not decode is the verdict

@@ -24,7 +24,7 @@ class Send:
 
 @dataclass(frozen=True, slots=True)
 class SendEach:
-    """Queue ``msg`` for every linked peer, one by one."""
+    """Queue ``msg`` for every linked seat, one by one (a refetch: never a spectator)."""
 
     msg: wire.Message
 

@@ -426,13 +426,15 @@ class CheatSeen(NodeEvent):
 @_event("convicted", "CHEAT PROVEN: {name} ({kind}): {reason}")
 @dataclass(frozen=True, slots=True)
 class Convicted(NodeEvent):
-    """A player is proven to have cheated, with signed evidence; the game ends."""
+    """A player is proven to have cheated, with signed evidence; the game ends.  ``step``:
+    the record step of the evidence (``p2p.table.results.evidence_step``)."""
 
     name: str
     culprit: int | None
     culprit_slot: int
     kind: str
     reason: str
+    step: int | None = None
 
 
 @_event("aborted", "table ended: {name} is proven to have cheated ({reason})")

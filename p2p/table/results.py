@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,39 @@ class CheatReport:
     kind: str
     reason: str
     via_peer: int | None
+    step: int | None = None
+    """The record step of the signed entry that proves it (:func:`evidence_step`)."""
+
+
+def evidence_step(exc: Any, record: Any = None) -> int | None:
+    """The record step a proven cheat is about, as ``slaiga verify`` names it: the step of
+    the deviating entry (a lie shown by a later reveal: its action's step), else the step
+    of the signed entry that is its evidence, else the step its reason names (a rule's
+    refusal names the step it was checking: "action at step 55: ..."), else the step of
+    ``record`` it came up at: the step whose completion showed it, or the step being filled
+    whose entry was refused."""
+    if getattr(exc, "step", None) is not None:
+        return int(exc.step)
+    from p2p.wire import Entry, decode_body
+
+    for raw in getattr(exc, "evidence", ())[:1]:
+        try:
+            entry = decode_body(raw, Entry)
+        except Exception:  # noqa: BLE001 - evidence that does not decode names no step
+            break
+        if isinstance(entry, Entry):
+            return entry.step
+    named = _STEP_NAMED.search(str(getattr(exc, "reason", "")))
+    if named is not None:
+        return int(named.group(1))
+    if record is None:
+        return None
+    # the record's verdict came as a step completed (its fold stops there): that step;
+    # else an entry of the step being filled was refused (a dice value that does not open)
+    return record.step - 1 if getattr(record, "verdict", None) is exc else record.step
+
+
+_STEP_NAMED = re.compile(r"\b(?:at|for) step (\d+)\b")
 
 
 @dataclass(slots=True)
@@ -70,6 +104,16 @@ class TableResult:
             "name": self.manifest.seats[slot].name,
         }
 
+    def cheat_words(self, cheat: CheatReport) -> str:
+        """A proven cheat in the words of the live table's cheat line and ``slaiga verify``:
+        who (name, seat counted from 1), what they did and at which step."""
+        from p2p.record.verify import cheat_sentence, player_names
+
+        who = player_names(self.manifest)
+        return cheat_sentence(
+            cheat.kind, cheat.reason, cheat.culprit, cheat.step, who, self.seat_order or None
+        )
+
     def player(self, slot: int | None) -> dict[str, Any] | None:
         """A player as the results name it: ``seat`` (place in the seat order, from 0;
         ``None`` before the draw), ``slot`` (join order) and ``name``."""
@@ -105,7 +149,13 @@ class TableResult:
             "removed_me": self.my_seat in self.left,
         }
         if self.convicted is not None:
-            out["cheat"] = {"kind": self.convicted.kind, "reason": self.convicted.reason}
+            c = self.convicted
+            out["cheat"] = {
+                "kind": c.kind,
+                "reason": c.reason,
+                "step": c.step,
+                "said": self.cheat_words(c),
+            }
         return out
 
     def summary(self) -> dict[str, Any]:

@@ -45,6 +45,7 @@ from p2p.record.verify import (
     Envelope,
     Failure,
     cheat_failure,
+    drawn_order,
     foreign_failure,
     malformed_failure,
     player_names,
@@ -199,13 +200,18 @@ class Spectator:
             offer = self.record.offer(signed)
         except ForgedSignature as exc:
             return self._refused(
-                cheat_failure(exc, env, entry, self._arrived, self.who), junk=str(exc)
+                cheat_failure(exc, env, entry, self._arrived, self.who, drawn_order(self.record)),
+                junk=str(exc),
             )
         except BrokenChain as exc:
-            failure = cheat_failure(exc, env, entry, self._arrived, self.who)
+            failure = cheat_failure(
+                exc, env, entry, self._arrived, self.who, drawn_order(self.record)
+            )
             return Update(failure=failure, suspect=exc.seat)
         except CheatDetected as exc:
-            return self._refused(cheat_failure(exc, env, entry, self._arrived, self.who))
+            return self._refused(
+                cheat_failure(exc, env, entry, self._arrived, self.who, drawn_order(self.record))
+            )
         except ForeignEntry as exc:
             return self._refused(foreign_failure(env, exc), junk=str(exc))
         except FoldFailed as exc:
@@ -258,7 +264,12 @@ class Spectator:
         assert isinstance(entry, Entry)
         frame = self._arrived.get(signed.entry, self._arrivals)
         return cheat_failure(
-            exc, Envelope(frame, signed.entry, signed.signature), entry, self._arrived, self.who
+            exc,
+            Envelope(frame, signed.entry, signed.signature),
+            entry,
+            self._arrived,
+            self.who,
+            drawn_order(self.record),
         )
 
     def _refused(self, failure: Failure, junk: str | None = None) -> Update:

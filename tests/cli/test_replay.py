@@ -134,7 +134,7 @@ def test_replay_stops_where_a_cheat_is_proven_and_shows_the_evidence(tmp_path: P
     assert verified["error"] in out and "\nInvalidMove: " not in out
     # one plain sentence, the step once; the technical reason stays in --json
     assert verified["error"] == (
-        f"{name}'s proof for the cards they revealed at step {verified['step']}"
+        f"{name} (seat {seat})'s proof for the cards they revealed at step {verified['step']}"
         " does not check out (kind: InvalidMove)"
     )
     assert verified["error_kind"] == "InvalidMove" and "DLEQ" in verified["error_detail"]

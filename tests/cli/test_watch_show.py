@@ -65,3 +65,25 @@ def test_the_end_says_who_won_and_what_was_checked(played, capsys):
     assert "Game over" in out and "Winner:" in out
     assert f"{spectator.status_line()}." in out
     assert spectator.head.hex() in out
+
+
+def test_who_left_or_is_back_is_told_as_the_players_see_it(played, capsys):
+    from p2p.table.events import SeatBack, SeatLeft
+
+    spectator = Spectator(played.genesis)
+    name = spectator.manifest.seats[1].name
+    left, back = SeatLeft(name, 0, 1, 5), SeatBack(name, 0, 1, 9)
+    out = io.StringIO()
+    plain = Show(out, "plain")
+    plain.seat(spectator, left)
+    plain.seat(spectator, back)
+    assert out.getvalue().splitlines() == [
+        f"· {name} left; a bot now plays their seat",
+        f"· {name} is back",
+    ]
+    term = FakeTerminal(size=(100, 30))
+    screen = Show(io.StringIO(), "screen", term)
+    screen.seat(follow(played, screen), left)
+    assert f"{name} left; a bot now plays their seat" in "\n".join(x.plain for x in term.frames[-1])
+    Show(io.StringIO(), "json").seat(spectator, left)  # --json: on stderr, stdout stays JSON
+    assert capsys.readouterr().err == f"· {name} left; a bot now plays their seat\n"

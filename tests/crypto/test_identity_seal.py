@@ -6,7 +6,7 @@ import nacl.bindings as sodium
 import pytest
 
 from crypto.errors import InvalidEncoding, InvalidPoint, InvalidProof, InvalidSignature
-from crypto.group import FIELD_P, SMALL_ORDER_ENCODINGS, G, add, base_mul
+from crypto.group import FIELD_P, SMALL_ORDER_ENCODINGS, G, L, add, base_mul
 from crypto.identity import IdentityKey, check_identity_key, fingerprint, verify_signature
 from crypto.seal import SealKey, _seal_from_parts, open_sealed, seal
 from tests.crypto._helpers import SMALL_ORDER
@@ -122,6 +122,20 @@ def test_signatures_with_a_small_order_or_non_canonical_r_are_refused():
     for r in [*SMALL_ORDER, (FIELD_P + 3).to_bytes(32, "little")]:
         with pytest.raises(InvalidSignature, match="R refused"):
             verify_signature(k.public, b"m", r + sig[32:])
+
+
+def test_a_malleated_s_is_refused():
+    """``S + L`` verifies the same equation as ``S``; only the canonical ``S`` is a
+    signature (RFC 8032 5.1.7), whichever library checks it (libsodium here)."""
+    k = IdentityKey.generate()
+    for msg in (b"m", bytes(300)):
+        sig = k.sign(msg)
+        s = int.from_bytes(sig[32:], "little")
+        for big in (s + L, s + 2 * L):
+            if big < 2**256:
+                with pytest.raises(InvalidSignature):
+                    verify_signature(k.public, msg, sig[:32] + big.to_bytes(32, "little"))
+        verify_signature(k.public, msg, sig)
 
 
 def test_repeated_randomness_never_makes_a_two_time_pad():

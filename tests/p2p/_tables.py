@@ -1,4 +1,5 @@
-"""Shared table fixtures: an in-memory Table (record/store/silence tests, no network) and
+"""Shared table fixtures: an in-memory Table (record/store/silence tests, no network),
+:func:`write_seat_record` (one seat's record file of an in-process game table), and
 :func:`run_table`, which runs whole tables of real nodes in one Trio run (network tests)."""
 
 from __future__ import annotations
@@ -13,6 +14,7 @@ from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from p2p.net.node import Node, NodeConfig, TableResult
 from p2p.record.chain import Record, entry_signing_input
+from p2p.record.store import RecordFile
 from p2p.table.demo import DemoProtocol, next_body
 from p2p.table.forming import (
     Manifest,
@@ -24,7 +26,19 @@ from p2p.table.forming import (
     sign_manifest,
     table_rule,
 )
+from p2p.table.local_table import LocalTable
 from p2p.wire import PROTOCOL_VERSION, Body, Entry, Member, Signed, encode_body
+
+
+def write_seat_record(table: LocalTable, slot: int, path: Path) -> Path:
+    """Seat ``slot``'s record file of an in-process table, as its node writes it: the
+    entries it accepted, then (as evidence) every signed entry of the table it refused."""
+    accepted = table.records[slot].signed_from(1)
+    kept = {s.signature for s in accepted}
+    with RecordFile.create(path, table.genesis) as f:
+        for signed in accepted + [s for s in table.log if s.signature not in kept]:
+            f.append(signed)
+    return path
 
 
 class Table:

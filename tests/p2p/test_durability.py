@@ -9,13 +9,20 @@ secret) and the entries before it, and must come out byte for byte the same.
 
 from __future__ import annotations
 
-import pytest
+import os
+import threading
+from pathlib import Path
 
+import pytest
+import trio
+
+from p2p.net import node as node_module
 from p2p.record.chain import Record
 from p2p.record.store import REDERIVED_KINDS, needs_sync
 from p2p.table import local_table
 from p2p.table.seat import SeatDriver, rule_factory
 from p2p.wire import Entry, decode_body
+from tests.p2p._tables import run_table
 
 
 def _keys(driver: SeatDriver):  # type: ignore[no-untyped-def]
@@ -52,3 +59,43 @@ def test_drawn_and_chosen_entries_are_fsynced_before_they_leave():
         assert needs_sync(kind)
     for kind in REDERIVED_KINDS:
         assert not needs_sync(kind)
+
+
+class _Durability:
+    """``NodeConfig.behaviour``: at each own entry sent, is it in the fsynced part of the
+    sender's file?  (``fsynced`` maps a record file to the bytes the last fsync covered.)"""
+
+    def __init__(self, fsynced: dict[str, int]) -> None:
+        self.fsynced = fsynced
+        self.sent: list[tuple[str, bool]] = []
+
+    def send_own(self, node, kind: str, accepted) -> None:  # type: ignore[no-untyped-def]
+        path = str(node.store.path)
+        data = Path(path).read_bytes()[: self.fsynced.get(path, 0)]
+        self.sent.append((kind, accepted.signed.entry in data))
+        node.mesh.broadcast(accepted.signed)
+
+
+async def test_own_entries_are_fsynced_off_the_loop_before_they_leave(tmp_path, monkeypatch):
+    """On a slow disk the record loop makes its fsync in a worker thread (the loop runs
+    on meanwhile), and nothing it signed leaves before that fsync covered it."""
+    monkeypatch.setattr(node_module, "INLINE_FSYNC_S", 0.0, raising=False)  # all disks slow
+    fsynced: dict[str, int] = {}
+    threads: list[bool] = []
+    real_fsync = os.fsync
+
+    def fsync(fd: int) -> None:
+        path = os.readlink(f"/proc/self/fd/{fd}")
+        size = os.fstat(fd).st_size  # written (flushed) before the fsync: covered by it
+        real_fsync(fd)
+        fsynced[path] = max(fsynced.get(path, 0), size)
+        threads.append(threading.get_ident() != threading.main_thread().ident)
+
+    monkeypatch.setattr(os, "fsync", fsync)
+    hooks = [_Durability(fsynced) for _ in range(3)]
+    with trio.fail_after(60):
+        results = await run_table(tmp_path, 3, steps=30, per_node=lambda i: {"behaviour": hooks[i]})
+    assert len({r.record.head for r in results}) == 1
+    sent = [s for h in hooks for s in h.sent if needs_sync(s[0])]
+    assert sent and all(durable for _, durable in sent), sent
+    assert any(threads), "no fsync of an own entry was made off the event loop's thread"

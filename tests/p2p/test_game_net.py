@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+import p2p.table.game_rule  # noqa: F401  (registers the manifest's 'game' protocol)
 from crypto.seal import SealKey
 from p2p.net.state import SEAL_FILE
 from p2p.record.store import load

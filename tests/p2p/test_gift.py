@@ -25,7 +25,6 @@ from engine import registry
 from engine.cards import slave_key
 from p2p.errors import CheatDetected, InvalidMove
 from p2p.record.chain import Record, entry_signing_input
-from p2p.record.store import RecordFile
 from p2p.record.verify import verify_record_file
 from p2p.table import local_table
 from p2p.table.forming import table_rule
@@ -44,6 +43,7 @@ from p2p.table.game_rule.core import derive
 from p2p.table.game_rule.gift import GIFT_KEY_DOMAIN, seal_context
 from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.wire import Entry, Signed, decode_body, encode_body
+from tests.p2p._tables import write_seat_record
 from tests.p2p.cheaters import Cheater, force_signing, make_bot
 
 REPO = Path(__file__).resolve().parents[2]
@@ -92,13 +92,21 @@ def _note_lowest_given(lows: list[int]):
     return on_entry
 
 
-def test_every_gift_entry_has_one_size_whatever_the_hands():
-    """Hole: the box's length (and the proof's) gave away the lowest given card."""
-    shapes: list[list[tuple[str, int, int]]] = []
+@pytest.fixture(scope="module")
+def honest_table() -> tuple[local_table.LocalTable, list[int]]:
+    """One honest Slave table of four deals played to its end (three exchanges, six proven
+    gifts), and the key of each gift's lowest card: shared by the tests that only read it."""
     lows: list[int] = []
     table = local_table.new_table("slave", 4, {"games": 4})
     local_table.run(table, on_entry=_note_lowest_given(lows))
     assert not table.cheats
+    return table, lows
+
+
+def test_every_gift_entry_has_one_size_whatever_the_hands(honest_table):
+    """Hole: the box's length (and the proof's) gave away the lowest given card."""
+    table, lows = honest_table
+    shapes: list[list[tuple[str, int, int]]] = []
     shapes += _exchange_shapes(table)
     assert len(shapes) == 6  # three later deals, two proven gifts each
     assert len(set(lows)) > 2, f"the hands gave too few different lowest gifts: {lows}"
@@ -141,17 +149,6 @@ def _gift_steps(table) -> dict[str, list]:
     return out
 
 
-def _write_record(table, slot: int, path: Path) -> Path:
-    """Seat ``slot``'s record file as its node writes it: the entries it accepted, then
-    (as evidence) any signed entry it refused."""
-    accepted = table.records[slot].signed_from(1)
-    kept = {s.signature for s in accepted}
-    with RecordFile.create(path, table.genesis) as f:
-        for signed in accepted + [s for s in table.log if s.signature not in kept]:
-            f.append(signed)
-    return path
-
-
 def _convicted(table, culprit_slot: int, step: int, tmp_path: Path) -> None:
     honest = [d.slot for d in table.drivers if d.slot != culprit_slot]
     named = {}
@@ -160,7 +157,7 @@ def _convicted(table, culprit_slot: int, step: int, tmp_path: Path) -> None:
         named.setdefault(exc.seat, []).append(exc)
     assert set(named) == {culprit_slot}, table.cheats
     for slot in honest:
-        path = _write_record(table, slot, tmp_path / f"seat{slot}.rec")
+        path = write_seat_record(table, slot, tmp_path / f"seat{slot}.rec")
         report = verify_record_file(path)
         assert report.failure is not None
         assert report.failure.culprit == culprit_slot, report.failure
@@ -198,11 +195,10 @@ def test_a_receiver_who_falsely_complains_is_convicted(tmp_path):
     assert "false complaint" in str(table.cheats[0])
 
 
-def test_verify_lists_each_gift_checked_by_its_receiver_alone(tmp_path):
+def test_verify_lists_each_gift_checked_by_its_receiver_alone(honest_table, tmp_path):
     """Hole: a KING colluding with the SLAVE may accept junk; the record said only ok."""
-    table = local_table.run(local_table.new_table("slave", 4, {"games": 2}))
-    assert not table.cheats
-    path = _write_record(table, 0, tmp_path / "t.rec")
+    table, _ = honest_table
+    path = write_seat_record(table, 0, tmp_path / "t.rec")
     report = verify_record_file(path)
     assert report.ok
     gifts = [e for e, _, _ in _entries(table) if e.body.TAG == SEALED_KIND]
@@ -216,7 +212,7 @@ def test_verify_lists_each_gift_checked_by_its_receiver_alone(tmp_path):
     )
     assert out.returncode == 0, out.stderr
     data = json.loads(out.stdout)
-    assert len(data["caveats"]) == 2
+    assert len(data["caveats"]) == len(gifts) == 6  # two gifts in each of three exchanges
     for c, e in zip(data["caveats"], gifts, strict=True):
         assert c["kind"] == "gift" and c["step"] == e.step
         assert "alone" in c["message"]
@@ -228,28 +224,17 @@ def test_verify_lists_each_gift_checked_by_its_receiver_alone(tmp_path):
         timeout=120,
     )
     assert human.returncode == 0
-    assert human.stdout.count("checked by its receiver alone") == 2, human.stdout
+    assert human.stdout.count("checked by its receiver alone") == len(gifts), human.stdout
 
 
 # ---- every field of the gift entries, tampered: the record alone convicts ----
 
 
 @pytest.fixture(scope="module")
-def honest_gift():
-    """An honest Slave table up to its first gift: the entries before it, the sealed gift,
-    the receiver's slot, the keys and the giver's table secret."""
-    table = local_table.new_table("slave", 4, {"games": 2})
-
-    class _Stop(Exception):
-        pass
-
-    def stop_at_verdict(t: local_table.LocalTable) -> None:
-        if decode_body(t.log[-1].entry).body.TAG == VERDICT_KIND:
-            raise _Stop
-
-    with pytest.raises(_Stop):
-        local_table.run(table, on_entry=stop_at_verdict)
-    assert not table.cheats
+def honest_gift(honest_table):
+    """The shared honest Slave table up to its first gift: the entries before it, the sealed
+    gift, the receiver's slot, the keys and the giver's table secret."""
+    table, _ = honest_table
     entries = [decode_body(s.entry) for s in table.log]
     at = next(i for i, e in enumerate(entries) if e.body.TAG == SEALED_KIND)
     receiver = next(e.seat for e in entries[at:] if e.body.TAG == VERDICT_KIND)

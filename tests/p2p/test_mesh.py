@@ -95,6 +95,23 @@ async def test_handshake_and_messages_both_ways() -> None:
             assert back.peer == a.public and back.message.from_step == 7
 
 
+async def test_frames_queued_together_leave_in_one_write() -> None:
+    """Frames queued for a link before its writer runs go out in one write (each with its
+    own MAC, in order): an entry and what follows it wake the peer once, not once each."""
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with listener_and_dialer(a, b, table) as (ma, mb):
+            await mb.dial(ma.address, expect_identity=a.public)
+            await next_of(ma, PeerUp)
+            before = mb.writes
+            for i in range(20):  # no checkpoint between them: all queued at once
+                mb.send_nowait(a.public, wire.Fetch(table, i))
+            got = [await next_of(ma, Inbound) for _ in range(20)]
+            assert [g.message.from_step for g in got] == list(range(20))
+            assert mb.writes - before <= 2  # one (a keepalive ping may take a second)
+
+
 async def test_version_mismatch_is_refused_by_listener() -> None:
     a, b = IdentityKey.generate(), IdentityKey.generate()
     table = secrets.token_bytes(16)

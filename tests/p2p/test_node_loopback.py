@@ -8,6 +8,8 @@ from pathlib import Path
 import pytest
 import trio
 
+from p2p import wire
+from p2p.record import store as store_module
 from p2p.record.store import load
 from tests.p2p._nethelpers import no_leaks
 from tests.p2p._procs import CliPeers, run_cli
@@ -107,3 +109,23 @@ def test_join_errors_are_clear(tmp_path: Path) -> None:
     refused = run_cli("join", "--peer", "127.0.0.1:9", "--json", "--state-dir", str(tmp_path / "x"))
     assert refused.returncode == 1
     assert "cannot reach" in json.loads(refused.stdout)["error"]
+
+
+async def test_received_entries_are_stored_as_the_bytes_they_came_in(tmp_path, monkeypatch):
+    """A peer writes another seat's entry to its record file as the canonical bytes it
+    received (checked on decode), not encoded again: only its own entries are encoded."""
+    encoded: list[int] = []
+    real = store_module.encode_body
+
+    def encode_body(msg):  # type: ignore[no-untyped-def]
+        if isinstance(msg, wire.Signed):
+            encoded.append(1)
+        return real(msg)
+
+    monkeypatch.setattr(store_module, "encode_body", encode_body)
+    with trio.fail_after(TIMEOUT_S):
+        results = await run_table(tmp_path, 3, steps=30)
+    stored = sum(len(load(r.record_file).entries) for r in results)
+    assert len({r.record.head for r in results}) == 1
+    # each entry is stored by all three peers, and encoded for that only by its author
+    assert 0 < len(encoded) <= stored // 3 + 3, (len(encoded), stored)

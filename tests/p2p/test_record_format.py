@@ -1,14 +1,20 @@
 """An independent verifier written from p2p/RECORD_FORMAT.md alone, run on real record files.
 
-It imports nothing of ours (only hashlib, msgpack and ``cryptography``), so
-if the code and the document drift apart this test fails.  The files come
-from a real table over loopback TCP.
+The checker (everything down to :func:`verify_file`) imports nothing of ours (only
+hashlib, msgpack and ``cryptography``), so if the code and the document drift apart
+this test fails.  The files come from a real table over loopback TCP (a demo record,
+folded whole), and from game tables played in process by every seat's real protocol
+code and written by the peers' own record writer: one where a seat is lost for good
+and the others close a step by absence, with a player's notices (sections 11 and 12),
+and one ended by vote (section 10).  A game record is checked in everything but the
+game's own fold (section 9).
 """
 
 from __future__ import annotations
 
 import hashlib
 import struct
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import msgpack
@@ -138,10 +144,8 @@ def _seat_order(table_id: bytes, values: dict[int, bytes]) -> list[int]:
     return perm
 
 
-def verify_file(path: Path) -> tuple[bytes, list[int]]:
-    """Check a record file as RECORD_FORMAT.md says; return (head, seat order).
-
-    Every rule parameter comes from the signed manifest (its ``protocol``)."""
+def _frames(path: Path) -> list[bytes]:
+    """The payloads of a record file's frames, a torn tail dropped (section 1)."""
     data = path.read_bytes()
     if data[:16] != MAGIC:
         raise Bad("magic")
@@ -166,6 +170,100 @@ def verify_file(path: Path) -> tuple[bytes, list[int]]:
             raise Bad("corrupt frame")
         payloads.append(payload)
         pos = end
+    return payloads
+
+
+VOTE_FIELDS = ["table_id", "seat", "step", "head", "absent", "signature"]
+NOTICE_FIELDS = ["table_id", "seat", "number", "step", "back", "signature"]
+LANE = ("absent", "present")
+
+
+@dataclass
+class Checked:
+    """What a file says, checked: the head, the seat order, and the rest of sections
+    10 to 12 (for a ``game`` record every check but the game's own fold, section 9)."""
+
+    head: bytes
+    order: list[int]
+    current: int
+    """The first step that never completed (one past the last step)."""
+    removed: dict[int, int] = field(default_factory=dict)
+    """Slots out by absence (section 12), and the step that closed them out."""
+    notices: list[tuple[int, int, int, bool]] = field(default_factory=list)
+    """Every notice that holds, as (seat, number, step, back), by seat and number."""
+    ended_by_vote: int | None = None
+    """The absent slot, when every other seat's vote holds (section 10)."""
+
+
+def _vote(raw: list, table_id: bytes, keys: list[bytes]) -> dict:
+    """An ``end_vote`` body (section 10) whose fields and signature hold."""
+    if raw[0] != "end_vote" or list(raw[1]) != VOTE_FIELDS:
+        raise Bad("end_vote fields")
+    v = raw[1]
+    n = len(keys)
+    if v["table_id"] != table_id or not v["seat"] < n or not v["absent"] < n:
+        raise Bad("vote of another table or seat")
+    if v["seat"] == v["absent"]:
+        raise Bad("a vote naming its own voter")
+    msg = b"slaiga/v1/end" + table_id + v["step"].to_bytes(8, "big") + v["head"]
+    _verify(keys[v["seat"]], msg + bytes([v["absent"]]), v["signature"])
+    return v
+
+
+def _notice(raw: list, table_id: bytes, keys: list[bytes]) -> dict:
+    """A ``seat_notice`` body (section 11) whose fields and signature hold."""
+    if raw[0] != "seat_notice" or list(raw[1]) != NOTICE_FIELDS:
+        raise Bad("seat_notice fields")
+    v = raw[1]
+    if v["table_id"] != table_id or not v["seat"] < len(keys):
+        raise Bad("notice of another table or seat")
+    msg = (
+        b"slaiga/v1/notice"
+        + table_id
+        + bytes([v["seat"]])
+        + v["number"].to_bytes(4, "big")
+        + v["step"].to_bytes(8, "big")
+        + bytes([int(v["back"])])
+    )
+    _verify(keys[v["seat"]], msg, v["signature"])
+    return v
+
+
+def _step_hash(k: int, prev: bytes, entries: dict[int, bytes]) -> bytes:
+    h = hashlib.sha256(b"slaiga/v1/step" + k.to_bytes(8, "big") + prev)
+    for s in sorted(entries):
+        h.update(bytes([s]) + hashlib.sha256(entries[s]).digest())
+    return h.digest()
+
+
+def _completing(rounds: dict[int, dict[int, bytes]], at_table: set[int]) -> dict[int, bytes]:
+    """The ``absent`` entries of the round of a step that completes (section 12), if any:
+    every slot still at the table outside a set ``S`` signed, in that round, ``absent``
+    naming exactly ``S``."""
+    for r in sorted(rounds):
+        said = {s: _canonical(raw)[1]["body"] for s, raw in rounds[r].items()}
+        for kind, fields in said.values():
+            if kind != "absent":
+                continue
+            named = set(fields["seats"])
+            voters = at_table - named
+            if voters and all(
+                said.get(s, ("", {}))[0] == "absent" and set(said[s][1]["seats"]) == named
+                for s in voters
+            ):
+                return {s: rounds[r][s] for s in voters}
+    return {}
+
+
+def check_file(path: Path) -> Checked:
+    """Check a record file as RECORD_FORMAT.md says.
+
+    Every rule parameter comes from the signed manifest (its ``protocol``).  A ``demo``
+    record is folded whole (section 5); a ``game`` record is checked in everything but
+    the game's fold (section 9): frames, signatures, equivocation, the hash chain with
+    its steps closed by absence (section 12), end votes (section 10) and notices
+    (section 11)."""
+    payloads = _frames(path)
     genesis = _body(payloads[0], "genesis", ["manifest", "signatures"])
     raw_manifest = genesis["manifest"]
     manifest = _body(
@@ -185,9 +283,12 @@ def verify_file(path: Path) -> tuple[bytes, list[int]]:
     )
     assert manifest["version"] == 4
     protocol_kind, params = manifest["protocol"]
-    if protocol_kind != "demo" or list(params) != ["steps", "round_every"]:
+    if protocol_kind == "demo" and list(params) == ["steps", "round_every"]:
+        demo = True
+    elif protocol_kind == "game" and list(params) == ["decide_stall_ms", "decide_max_ms"]:
+        demo = False
+    else:
         raise Bad(f"unknown protocol {protocol_kind!r}")
-    demo_steps, round_every = params["steps"], params["round_every"]
     keys = [m["identity"] for m in manifest["seats"]]
     n, table_id = len(keys), manifest["table_id"]
     assert len(genesis["signatures"]) == n
@@ -197,59 +298,190 @@ def verify_file(path: Path) -> tuple[bytes, list[int]]:
         _verify(key, b"slaiga/v1/manifest" + raw_manifest, sig)
     hashes = [hashlib.sha256(b"slaiga/v1/genesis" + raw_manifest).digest()]
     by_step: dict[int, dict[int, bytes]] = {}
-    for payload in payloads[1:]:
+    lanes: dict[int, dict[int, dict[int, bytes]]] = {}  # step -> round -> seat -> entry
+    votes: dict[int, bytes] = {}  # voter -> its vote's bytes
+    notices: dict[tuple[int, int], bytes] = {}  # (seat, number) -> the notice's bytes
+    for i, payload in enumerate(payloads[1:], start=1):
+        tag = _canonical(payload)[0]
+        if tag == "end_votes":
+            if i != len(payloads) - 1:
+                raise Bad("a frame after the closing end_votes frame")
+            closing = _body(payload, "end_votes", ["votes"])
+            raws = [msgpack.packb(v, use_bin_type=True) for v in closing["votes"]]
+        elif tag in ("end_vote", "seat_notice"):
+            raws = [payload]
+        elif tag == "signed":
+            raws = []
+        else:
+            raise Bad(f"a frame of unknown kind {tag!r}")
+        for raw in raws:
+            value = _canonical(raw)
+            if value[0] == "end_vote":
+                v = _vote(value, table_id, keys)
+                if votes.setdefault(v["seat"], raw) != raw:
+                    raise Bad("BadVote: one seat signed two different votes")
+            else:
+                v = _notice(value, table_id, keys)
+                if notices.setdefault((v["seat"], v["number"]), raw) != raw:
+                    raise Bad("BadNotice: two different notices under one number")
+        if tag != "signed":
+            continue
         env = _body(payload, "signed", ["entry", "signature"])
         entry = _body(env["entry"], "entry", ["table_id", "seat", "step", "prev", "body"])
-        _verify(keys[entry["seat"]], b"slaiga/v1/entry" + env["entry"], env["signature"])
         if entry["table_id"] != table_id:
             raise Bad("wrong table")
-        seats = by_step.setdefault(entry["step"], {})
+        _verify(keys[entry["seat"]], b"slaiga/v1/entry" + env["entry"], env["signature"])
+        kind, fields = entry["body"]
+        if kind in LANE:
+            if demo or list(fields) != ["seats", "round"]:
+                raise Bad(f"a lane entry {kind!r} out of place")
+            seats = lanes.setdefault(entry["step"], {}).setdefault(fields["round"], {})
+        else:
+            seats = by_step.setdefault(entry["step"], {})
         if entry["seat"] in seats and seats[entry["seat"]] != env["entry"]:
             raise Bad("equivocation")
         seats[entry["seat"]] = env["entry"]
-    commitments: dict[int, bytes] = {}
-    values: dict[int, bytes] = {}
+    if demo:
+        head, order, current = _demo(by_step, params, n, table_id, hashes)
+        removed: dict[int, int] = {}
+    else:
+        # the fold alone knows what a step owes: a file ended by vote says where it stops
+        steps = {_canonical(raw)[1]["step"] for raw in votes.values()}
+        until = steps.pop() if len(steps) == 1 else None
+        head, order, current, removed = _chain(by_step, lanes, n, table_id, hashes, until)
+    checked = Checked(head, order, current, removed)
+    for (seat, number), raw in sorted(notices.items()):
+        v = _canonical(raw)[1]
+        checked.notices.append((seat, number, v["step"], v["back"]))
+    if votes:
+        said = [_canonical(raw)[1] for raw in votes.values()]
+        for v in said:
+            # the absent seat owes the current step, which the file does not hold from it
+            if v["step"] != current or v["head"] != hashes[current - 1]:
+                raise Bad("BadVote: a vote for another step or head")
+            if v["absent"] in by_step.get(current, {}):
+                raise Bad("BadVote: a vote for a seat whose entry the file holds")
+        absent = {v["absent"] for v in said}
+        if len(absent) != 1:
+            raise Bad("BadVote: votes naming different players")
+        (gone,) = absent
+        if set(votes) == set(range(n)) - {gone}:
+            checked.ended_by_vote = gone
+    return checked
+
+
+def _seat_order_steps(k: int, got: dict[int, bytes], n: int, table_id: bytes, state: dict) -> None:
+    """Steps 1 and 2 (section 5): every slot commits, then opens its commitment."""
+    if set(got) != set(range(n)):
+        raise Bad(f"step {k}: entries from {sorted(got)}, owed by every seat")
+    for s in sorted(got):
+        kind, fields = _canonical(got[s])[1]["body"]
+        if kind != ("commit" if k == 1 else "reveal"):
+            raise Bad(f"step {k} seat {s}: kind")
+        if kind == "commit":
+            state.setdefault("commitments", {})[s] = fields["commitment"]
+        else:
+            ctx = b"slaiga/v1/seat-order" + table_id + bytes([s])
+            opened = hashlib.sha256(
+                b"slaiga/v1/commit" + _lp(ctx) + fields["nonce"] + _lp(fields["value"])
+            ).digest()
+            if opened != state["commitments"][s]:
+                raise Bad(f"seat {s}: reveal does not open its commitment")
+            state.setdefault("values", {})[s] = fields["value"]
+
+
+def _chained(k: int, entries: dict[int, bytes], prev: bytes) -> None:
+    for s, raw in entries.items():
+        if _canonical(raw)[1]["prev"] != prev:
+            raise Bad(f"step {k} seat {s}: chain")
+
+
+def _chain(by_step, lanes, n: int, table_id: bytes, hashes: list[bytes], until: int | None):  # type: ignore[no-untyped-def]
+    """A game record's chain (sections 5 and 12) without its fold: the seat order, then
+    each step closed by the absence round that completes, else by every entry of the
+    seats still at the table.  The last step with entries is taken as complete, unless
+    the file's end votes name the step it stops at (``until``)."""
+    state: dict = {}
+    removed: dict[int, int] = {}
+    order: list[int] = []
+    last = max([*by_step, *lanes], default=0)
+    current = last + 1
+    if until is not None:
+        if last > until:
+            raise Bad(f"entries for step {last}, after step {until} that the votes end at")
+        last, current = until - 1, until
+    for k in range(1, last + 1):
+        got = by_step.get(k, {})
+        rounds = lanes.get(k, {})
+        for r in rounds.values():
+            _chained(k, r, hashes[-1])
+        _chained(k, got, hashes[-1])
+        if k <= 2:
+            _seat_order_steps(k, got, n, table_id, state)
+            if k == 2:
+                order = _seat_order(table_id, state["values"])
+            hashes.append(_step_hash(k, hashes[-1], got))
+            continue
+        at_table = set(range(n)) - set(removed)
+        closing = _completing(rounds, at_table)
+        if closing:
+            for s in at_table - set(closing):
+                removed[s] = k
+            hashes.append(_step_hash(k, hashes[-1], closing))
+            continue
+        contributing = {s: raw for s, raw in got.items() if s in at_table}
+        if not contributing:
+            current = k
+            break
+        hashes.append(_step_hash(k, hashes[-1], contributing))
+    if until is not None and current == until:
+        _chained(until, by_step.get(until, {}), hashes[-1])  # the step the votes end at
+    return hashes[-1], order, current, removed
+
+
+def _demo(by_step, params, n: int, table_id: bytes, hashes: list[bytes]):  # type: ignore[no-untyped-def]
+    """A demo record folded whole (section 5)."""
+    demo_steps, round_every = params["steps"], params["round_every"]
+    state: dict = {}
     order: list[int] = []
     count = turns = 0
     total = 2 + demo_steps
     if by_step and max(by_step) > total:
         raise Bad(f"entries for step {max(by_step)} after the last step {total}")
     for k in range(1, total + 1):
+        got = by_step.get(k, {})
+        _chained(k, got, hashes[-1])
+        if k <= 2:
+            _seat_order_steps(k, got, n, table_id, state)
+            if k == 2:
+                order = _seat_order(table_id, state["values"])
+            hashes.append(_step_hash(k, hashes[-1], got))
+            continue
         d = k - 2
-        if k <= 2 or (round_every > 0 and d % round_every == 0):
-            owed = {s: ("commit" if k == 1 else "reveal" if k == 2 else "echo") for s in range(n)}
+        if round_every > 0 and d % round_every == 0:
+            owed = {s: "echo" for s in range(n)}
         else:
             owed = {order[turns % n]: "count"}
-        got = by_step.get(k, {})
         if set(got) != set(owed):
             raise Bad(f"step {k}: entries from {sorted(got)}, owed by {sorted(owed)}")
-        h = hashlib.sha256(b"slaiga/v1/step" + k.to_bytes(8, "big") + hashes[-1])
         for s in sorted(got):
-            entry = _canonical(got[s])[1]
-            kind, fields = entry["body"]
-            if entry["prev"] != hashes[-1] or kind != owed[s]:
+            kind, fields = _canonical(got[s])[1]["body"]
+            if kind != owed[s]:
                 raise Bad(f"step {k} seat {s}: chain or kind")
-            if kind == "commit":
-                commitments[s] = fields["commitment"]
-            elif kind == "reveal":
-                ctx = b"slaiga/v1/seat-order" + table_id + bytes([s])
-                opened = hashlib.sha256(
-                    b"slaiga/v1/commit" + _lp(ctx) + fields["nonce"] + _lp(fields["value"])
-                ).digest()
-                if opened != commitments[s]:
-                    raise Bad(f"seat {s}: reveal does not open its commitment")
-                values[s] = fields["value"]
-            elif kind == "echo" and fields["value"] != count:
+            if kind == "echo" and fields["value"] != count:
                 raise Bad("echo value")
-            elif kind == "count" and fields["value"] != count + 1:
+            if kind == "count" and fields["value"] != count + 1:
                 raise Bad("count value")
-            h.update(bytes([s]) + hashlib.sha256(got[s]).digest())
-        if k == 2:
-            order = _seat_order(table_id, values)
-        elif owed.get(next(iter(owed))) == "count":
+        if "count" in owed.values():
             count, turns = count + 1, turns + 1
-        hashes.append(h.digest())
-    return hashes[-1], order
+        hashes.append(_step_hash(k, hashes[-1], got))
+    return hashes[-1], order, total + 1
+
+
+def verify_file(path: Path) -> tuple[bytes, list[int]]:
+    """Check a record file as RECORD_FORMAT.md says; return (head, seat order)."""
+    checked = check_file(path)
+    return checked.head, checked.order
 
 
 async def test_independent_verifier_agrees_with_the_peers(tmp_path: Path) -> None:
@@ -275,3 +507,139 @@ async def test_independent_verifier_agrees_with_the_peers(tmp_path: Path) -> Non
     path.write_bytes(bytes(data))
     with pytest.raises(Bad, match="signature"):
         verify_file(path)
+
+
+# ---- records with a lost seat, notices and end votes (sections 10 to 12) -------------------
+# Played in process by every seat's real protocol code (p2p.table.local_table) and written
+# by the peers' own record writer (p2p.record.store.RecordFile): the frames are the bytes a
+# peer's file holds. Only the checks above read them.
+
+LOST = 2
+
+
+def _lane_record(tmp_path: Path):  # type: ignore[no-untyped-def]
+    """A Slave table with ``survive`` on whose seat ``LOST`` goes silent for good: the
+    others sign ``absent`` and play on; seat 1's player leaves and is back (its notices)."""
+    from p2p.record.store import RecordFile
+    from p2p.table import local_table
+    from p2p.table.notice import sign_notice
+    from p2p.wire import Entry, decode_body
+
+    options = {"games": 1, "survive": True, "absent_after": 30}
+    table = local_table.run(local_table.new_table("slave", 4, options), lost={LOST: 40})
+    path = tmp_path / "lane.rec"
+    told = []
+    with RecordFile.create(path, table.genesis) as f:
+        for i, signed in enumerate(table.log):  # every entry, in the order it was signed
+            f.append(signed)
+            if i in (30, 60):
+                step = decode_body(signed.entry, Entry).step  # type: ignore[attr-defined]
+                number = len(told)
+                notice = sign_notice(
+                    table.drivers[1].identity, table.records[0].table_id, 1, number, step, i == 60
+                )
+                f.append_notice(notice)
+                f.append_notice(notice)  # a relayed copy counts once
+                told.append((1, number, step, i == 60))
+    return path, table, told
+
+
+def test_the_independent_verifier_follows_a_seat_out_by_absence_and_its_notices(
+    tmp_path: Path,
+) -> None:
+    from p2p.record.verify import verify_record_file
+    from p2p.table.seat import game_of
+
+    path, table, told = _lane_record(tmp_path)
+    record = table.records[0]
+    assert record.finished and LOST in record.removed
+    lanes = 0
+    for payload in _frames(path)[1:]:
+        value = _canonical(payload)
+        if value[0] == "signed":
+            entry = _canonical(value[1]["entry"])[1]
+            lanes += entry["body"][0] in LANE
+    assert lanes >= 3  # the file holds the absence lane's entries
+    checked = check_file(path)
+    assert checked.head == record.head
+    assert tuple(checked.order) == game_of(record).order
+    assert checked.removed == {LOST: record.removed[LOST]}
+    assert checked.notices == told
+    ours = verify_record_file(path)  # and our own verifier says the same
+    assert ours.ok and ours.absent == (LOST,)
+    assert [(n.slot, n.number, n.step, n.back) for n in ours.notices] == told
+    # a notice whose signature does not hold fails the file
+    data = bytearray(path.read_bytes())
+    raw = _notice_bytes(path)
+    at = bytes(data).index(raw)
+    data[at + len(raw) - 1] ^= 0x01
+    _fix_checksums(data, at)
+    path.write_bytes(bytes(data))
+    with pytest.raises(Bad, match="signature"):
+        check_file(path)
+
+
+def _notice_bytes(path: Path) -> bytes:
+    return next(p for p in _frames(path) if _canonical(p)[0] == "seat_notice")
+
+
+def _fix_checksums(data: bytearray, payload_at: int) -> None:
+    """Make the frame whose payload starts at ``payload_at`` read as intact again."""
+    frame = payload_at - HEADER
+    (length,) = struct.unpack_from(">I", data, frame)
+    payload = bytes(data[payload_at : payload_at + length])
+    data[frame + 4 : frame + 12] = hashlib.blake2b(payload, digest_size=8).digest()
+    data[frame + 12 : frame + 16] = hashlib.blake2b(
+        data[frame : frame + 12], digest_size=4
+    ).digest()
+
+
+def _vote_record(tmp_path: Path, other_step: bool = False) -> tuple[Path, object]:
+    """A Slajens table whose seat ``LOST`` vanishes while it owes a step: the two others
+    vote to end it (an ``end_vote`` frame, then the closing ``end_votes`` frame)."""
+    from p2p.errors import LocalProtocolError
+    from p2p.record.store import RecordFile
+    from p2p.table import local_table
+    from p2p.table.endvote import sign_vote
+    from p2p.wire import EndVotes
+
+    table = local_table.new_table("slajens", 3, {"rounds": 1})
+    with pytest.raises(LocalProtocolError, match="stuck"):
+        local_table.run(table, lost={LOST: 15}, name_absent=False)
+    record = table.records[0]
+    assert sorted(record.waiting_on()) == [LOST]
+    step = record.step + (1 if other_step else 0)
+    voters = [s for s in range(3) if s != LOST]
+    votes = [
+        sign_vote(table.drivers[s].identity, record.table_id, s, step, record.head, LOST)
+        for s in voters
+    ]
+    path = tmp_path / "vote.rec"
+    with RecordFile.create(path, table.genesis) as f:
+        for signed in record.signed_from(1):  # the steps, then the pending entries
+            f.append(signed)
+        f.append_vote(votes[0])
+        f.close_with_votes(EndVotes(tuple(votes)))
+    return path, record
+
+
+def test_the_independent_verifier_reads_end_votes(tmp_path: Path) -> None:
+    from p2p.record.verify import verify_record_file
+
+    path, record = _vote_record(tmp_path)
+    checked = check_file(path)
+    assert checked.ended_by_vote == LOST
+    assert checked.current == record.step and checked.head == record.head  # type: ignore[attr-defined]
+    assert verify_record_file(path).ended_by_vote == LOST  # ours agrees
+    # votes for a step the record is not at do not hold
+    (tmp_path / "other").mkdir()
+    bad, _ = _vote_record(tmp_path / "other", other_step=True)
+    with pytest.raises(Bad, match="BadVote"):
+        check_file(bad)
+    # no frame may follow the closing frame: here, a copy of the genesis frame
+    data = path.read_bytes()
+    (genesis_len,) = struct.unpack_from(">I", data, 16)
+    with path.open("ab") as f:
+        f.write(data[16 : 16 + HEADER + genesis_len])
+    with pytest.raises(Bad, match="after the closing"):
+        check_file(path)

@@ -250,3 +250,22 @@ def test_every_other_seat_voting_ends_the_table_with_the_votes_on_file():
     (closing,) = _of(out, fx.CloseWithVotes)
     assert sorted(v.seat for v in closing.votes.votes) == [THIRD, ME]
     assert _of(out, fx.Wake) and s.ended_by_vote == OTHER and s.convicted is None
+
+
+def test_the_state_each_topic_owns_is_the_state_the_session_names():
+    """The session routes to one object per concern (p2p/table/session/); what the shell
+    and the tests read on the session is that topic's very state, not a copy, and only
+    the end vote may be set from outside (a restart's reload, in tests)."""
+    s, _, _ = _table()
+    assert s.unlinked_since is s.connectivity.unlinked_since
+    assert s.cheats is s.blame.cheats and s.evidence is s.blame.evidence
+    assert s.votes is s.ballot.others and s.notices is s.seat_notices.notices
+    assert s.finished_peers is s.linger.finished_peers and s.stalls is s.silence.stalls
+    assert s.out is s.ctx.out
+    s.tick(100.0, frozenset({THIRD}), 1)
+    s.unlinked_since[OTHER] = 0.0  # read by the vote's check through the links topic
+    assert s.vote(OTHER, 100.0) is None and s.my_vote is s.ballot.mine is not None
+    s.my_vote = None  # as a test does before a reload
+    assert s.ballot.mine is None
+    with pytest.raises(AttributeError, match="read-only"):
+        s.convicted = None

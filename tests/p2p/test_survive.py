@@ -236,7 +236,7 @@ def test_a_lane_round_that_cannot_complete_is_followed_by_the_next(tmp_path):
     assert report["culprit"] is None and [a["slot"] for a in report["absent"]] == [2], report
 
 
-# ---- the session's policy (sans-I/O: p2p/table/session.py) ---------------------------------
+# ---- the session's policy (sans-I/O: p2p/table/session/) ------------------------------------
 
 
 def _stuck_table():

@@ -989,9 +989,19 @@ TELLS = {
 }
 
 
+ENDINGS = {
+    "one seat left": "the game ends when only one player is left in play: the others went out",
+    "turn cap reached": "the turn limit was reached before the others went out",
+}
+"""The engine's end reasons (``agenda.Agenda.outcome``) in player words."""
+
+
 LOOK = SlaigaLook()
-register_words("slaiga", GameWords(title="Slaiga", moves=SlaigaMoves, look=LOOK, tells=TELLS))
+register_words(
+    "slaiga",
+    GameWords(title="Slaiga", moves=SlaigaMoves, look=LOOK, tells=TELLS, endings=ENDINGS),
+)
 register_words(
     "honest-slaiga",
-    GameWords(title="Honest Slaiga", moves=SlaigaMoves, look=LOOK, tells=TELLS),
+    GameWords(title="Honest Slaiga", moves=SlaigaMoves, look=LOOK, tells=TELLS, endings=ENDINGS),
 )

@@ -11,3 +11,14 @@ class GameOver:
     """The last round is over: ``totals`` per seat."""
 
     totals: tuple[int, ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Berserker:
+    """Three or more dice of ``face``: the plain sum ``base`` of the five, then two dice
+    rolled again (``extra``) and added, for ``score``."""
+
+    face: int
+    base: int
+    extra: tuple[int, ...]
+    score: int

@@ -78,7 +78,7 @@ from engine.games.slajens.actions import (
     RollDice,
     Stop,
 )
-from engine.games.slajens.events import GameOver
+from engine.games.slajens.events import Berserker, GameOver
 from engine.obligations import Roll
 from engine.options import OptionSpec
 
@@ -313,6 +313,7 @@ class Slajens(Game):
                 seat=seat,
                 base=base,
                 extra=tuple(extra),
+                detail=Berserker(face, base, tuple(extra), score),
             )
         else:
             score = plain_score(dice, self.options["slalt_double"])

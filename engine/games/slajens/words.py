@@ -9,7 +9,7 @@ from typing import Any
 from engine.cards import Card
 from engine.game import Action, Event, Game
 from engine.games.slajens.actions import Keep, Respond, RollDice, Stop
-from engine.games.slajens.events import GameOver
+from engine.games.slajens.events import Berserker, GameOver
 from engine.words import GameWords, register_words
 from engine.words.look import (
     Look,
@@ -296,7 +296,21 @@ def tell_end(g: GameOver, event: Event, names: Names) -> str:
     return f"Game over. Totals: {names.per_seat(g.totals)}"
 
 
+def tell_berserker(b: Berserker, event: Event, names: Names) -> str:
+    """ "Cat has a Berserker of 6s: 24, and rerolls two dice (2 and 6) for 32"."""
+    extra = " and ".join(map(str, b.extra))
+    return (
+        f"{names(event.seat)} has a Berserker of {b.face}s: {b.base}, and rerolls two dice"
+        f" ({extra}) for {b.score}"
+    )
+
+
 register_words(
     "slajens",
-    GameWords(title="Slåjens", moves=SlajensMoves, look=SlajensLook(), tells={GameOver: tell_end}),
+    GameWords(
+        title="Slåjens",
+        moves=SlajensMoves,
+        look=SlajensLook(),
+        tells={GameOver: tell_end, Berserker: tell_berserker},
+    ),
 )
