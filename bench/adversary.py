@@ -1003,8 +1003,11 @@ class Table:
             except Exception:  # noqa: BLE001
                 must = True
         signed = _sign(d.identity, new)
+        # a still-valid re-signed action is the deviator's move: it plays on from it (its
+        # honest entry after it would be a second version of the step, an equivocation)
+        believe = signed if must is False else None
         return Deviation(
-            "replay", f"re-signed {e.body.TAG}", entry.step, [(signed, others)], None, must
+            "replay", f"re-signed {e.body.TAG}", entry.step, [(signed, others)], believe, must
         )
 
     def _dev_foreign(self, d, body, entry, others) -> Deviation:  # type: ignore[no-untyped-def]
