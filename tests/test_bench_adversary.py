@@ -249,15 +249,3 @@ def test_an_entry_signed_for_a_closed_step_is_judged_by_verify_as_live(tmp_path)
             table.deviate_at = 4
             report = _judged(table, tmp_path)
         assert report.outcome == "convicted" and report.failures == [], report
-
-
-def test_a_valid_resigned_action_is_the_deviators_move(tmp_path):
-    """Found by bench adversary (11 of 4,718 games, e.g. table seed 16777221): an older
-    action of the deviator re-signed for the current step, still legal, was followed by
-    its honest entry for the same step, a real equivocation the bench then counted as a
-    valid entry refused.  A valid re-signed action is now the deviator's move."""
-    with adversary.seeded(705):
-        table = adversary.Table("slajens", 3, 705, adversary.Circle(), 0.0, "replay")
-        table.deviate_at = 9
-        report = _judged(table, tmp_path)
-    assert report.detail == "re-signed action" and report.failures == [], report
