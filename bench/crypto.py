@@ -33,6 +33,10 @@ Figures:
   proofs, four shuffles with TW proofs each verified by the three other seats,
   6 cards dealt privately to each seat, 28 revealed publicly, every token
   proven and verified by every seat that uses it;
+* ``shuffle_prepare_{52,104}`` and ``shuffle_finish_{52,104}``: a seat's shuffle and
+  its commitment-form proof in two halves (:mod:`crypto.shuffle_prepared`): what a
+  table computes while the seat waits its turn, and what is left once the pile is in
+  (``shuffle_finish_ms_*`` in the summary, beside ``tw_prove_ms_*`` plus the remask);
 * ``tw_verify_batch3_52`` and ``deal4_batched``: the same with TW proofs in
   commitment form, each seat verifying the three other seats' shuffles in one
   batch (:mod:`crypto.shuffle_proof_tw_batch`);
@@ -84,6 +88,7 @@ from crypto.reveal import (
     verify_tokens,
 )
 from crypto.shuffle import shuffle_deck
+from crypto.shuffle_prepared import finish_shuffle, prepare_shuffle
 from crypto.transcript import Context
 
 SEATS = 4
@@ -279,6 +284,24 @@ def bench_shuffles(report: Report, sizes: list[int], repeat: int, cc_repeat: int
                 cc_repeat,
                 rounds=cc_rounds,
             )
+
+
+def bench_prepared(report: Report, sizes: list[int], repeat: int) -> None:
+    """A shuffle made in two halves: the pile-independent one (while the seat waits its
+    turn) and the one that needs the pile (on the table's critical path)."""
+    ctxs = iter(Context(b"bench", 1, STEP_SHUFFLE + k, 0) for k in range(10**6))
+    for n in sizes:
+        pk, pile = _table(n)
+        finish_shuffle(prepare_shuffle(n, pk, next(ctxs)), pile)  # warm
+        report.measure(
+            f"shuffle_prepare_{n}", lambda n=n, pk=pk: prepare_shuffle(n, pk, next(ctxs)), repeat
+        )
+        ready = [prepare_shuffle(n, pk, next(ctxs)) for _ in range(repeat)]
+        report.measure(
+            f"shuffle_finish_{n}",
+            lambda pile=pile, ready=ready: finish_shuffle(ready.pop(), pile),
+            repeat,
+        )
 
 
 def bench_tw_batch(report: Report, repeat: int, n: int = DECK) -> None:
@@ -987,6 +1010,7 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
     report = Report(units)
     log("shuffles and shuffle proofs (52 and 104 cards) ...")
     bench_shuffles(report, [52, 104], repeat, cc_repeat, cc_rounds)
+    bench_prepared(report, [52, 104], repeat)
     bench_tw_batch(report, repeat)
     log("reveal tokens and hand proofs ...")
     bench_tokens(report, repeat)
@@ -1007,6 +1031,10 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
         "tw_verify_ms_52": fig["tw_verify_52"]["ms"],
         "tw_prove_ms_104": fig["tw_prove_104"]["ms"],
         "tw_verify_ms_104": fig["tw_verify_104"]["ms"],
+        "shuffle_prepare_ms_52": fig["shuffle_prepare_52"]["ms"],
+        "shuffle_finish_ms_52": fig["shuffle_finish_52"]["ms"],
+        "shuffle_prepare_ms_104": fig["shuffle_prepare_104"]["ms"],
+        "shuffle_finish_ms_104": fig["shuffle_finish_104"]["ms"],
         "tw_proof_bytes_52": fig["tw_prove_52"]["proof_bytes"],
         "tw_proof_bytes_104": fig["tw_prove_104"]["proof_bytes"],
         "deal4_s": fig["deal4"]["ms"] / 1e3,

@@ -60,6 +60,14 @@ Operation counts (n seats; ``m`` cards):
 * :func:`verify_token_shares`: 1 base + 2m+1 mul + 2m add.
 * :func:`combine_token_shares`: ``n - 1`` mul + ``n - 2`` add for the check against
   ``PK_j``, then ``(n-1) m`` mul + ``(n-2) m`` add.
+* :func:`check_shown_share`: 1 base + the seat's ``Y_i``; :func:`recover_key_share`:
+  scalar arithmetic + 1 base.
+
+**Shown shares** (hands opened after the game, option ``open_hands``).  Once every seat
+publishes its key share at the end, the escrow's secrecy has nothing left to guard, so
+for a seat that left, every other seat shows its share ``s_i`` itself; anyone checks
+``s_i G == Y_i`` (:func:`check_shown_share`) and interpolates ``x_j = sum_i lambda_i
+s_i``, then checks ``x_j G == PK_j`` (:func:`recover_key_share`).
 """
 
 from __future__ import annotations
@@ -500,3 +508,28 @@ def combine_token_shares(
         except InvalidPoint as exc:
             raise InvalidProof("token shares combine to the identity") from exc
     return out
+
+
+def check_shown_share(public: EscrowPublic, seat: int, share: bytes) -> int:
+    """The share of ``public.dealer``'s key share that ``seat`` shows in the open: a
+    reduced, non-zero scalar with ``s G == Y_seat``; returns ``s``."""
+    s = scalar_from_bytes(share, nonzero=True)
+    if base_mul(s) != public.share_public(seat):
+        raise BadShare(
+            f"the share of seat {public.dealer}'s key that seat {seat} showed does not"
+            " match the escrow's commitments"
+        )
+    return s
+
+
+def recover_key_share(public: EscrowPublic, shares: Mapping[int, int]) -> int:
+    """``x_j`` from every other seat's shown share (each checked by
+    :func:`check_shown_share`), by Lagrange interpolation at 0; checked against
+    ``PK_j``."""
+    lam = lagrange_at_zero(public.n, public.dealer)
+    if set(shares) != set(lam):
+        raise InvalidEncoding(f"shares of seats {sorted(shares)}; all of {sorted(lam)} are needed")
+    x = sum(lam[i] * check_scalar(shares[i]) for i in lam) % L
+    if x == 0 or base_mul(x) != public.dealer_public:
+        raise InvalidProof(f"the shares shown do not interpolate to seat {public.dealer}'s key")
+    return x

@@ -582,6 +582,16 @@ class Game:
 
     def state_hash(self) -> str:
         """SHA-256 of the public state: equal on every honest peer at the same point."""
+        blob = json.dumps(canonical(self.hashed_state()), separators=(",", ":"), ensure_ascii=False)
+        return hashlib.sha256(blob.encode()).hexdigest()
+
+    def hashed_state(self) -> dict[str, Any]:
+        """The public state that ``state_hash`` digests, as plain engine data (before
+        ``canonical``). Two engines whose ``hashed_state()`` are equal (``==``) have
+        equal state hashes, unless two values are equal in Python yet rendered apart
+        (``True == 1``, a ``Card`` and a plain pair, a class whose own ``__eq__``
+        ignores something); comparing them costs far less than hashing both, so a peer
+        compares its seat engine with the table's this way after every action."""
         public_faces = {h: f for h, f in self.faces.items() if self.is_public(h)}
         data = {
             "game": self.NAME,
@@ -600,8 +610,7 @@ class Game:
         }
         if self.gone:
             data["gone"] = list(self.gone)
-        blob = json.dumps(canonical(data), separators=(",", ":"), ensure_ascii=False)
-        return hashlib.sha256(blob.encode()).hexdigest()
+        return data
 
     def check_conservation(self) -> None:
         self.zones.check(len(self.deck))

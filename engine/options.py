@@ -139,7 +139,8 @@ OPEN_HANDS = OptionSpec(
     False,
     "when the game is over every seat publishes its key, so anyone holding the record can "
     "read every card ever dealt in this game, and checks that only one player could make "
-    "(the Slave gift) become public; the game's cards are secret only until it ends",
+    "(the Slave gift) become public; the game's cards are secret only until it ends "
+    "(with survive, the others open the key of a player who left, from the escrow)",
     hashed_at_default=False,
 )
 """Issue 20: hands opened after the game (docs/design.md, "Hands opened after the game";

@@ -113,6 +113,9 @@ SLOW = {
     "tests/engine/test_slajens.py::test_random_play_score_arithmetic": "random games per option",
     "tests/p2p/test_node_loopback.py": "whole tables of real nodes, up to 8 seats, 300 steps",
     "tests/p2p/test_game_privacy.py": "whole games with every proof, privacy checked throughout",
+    "tests/p2p/test_survive_privacy.py": (
+        "whole games with escrow, every coalition's privacy checked throughout"
+    ),
     "tests/p2p/test_offload.py::test_the_receiver_checks_a_gift_ahead_and_not_on_the_loop": (
         "a whole Slave exchange with the worst-case gift proof"
     ),

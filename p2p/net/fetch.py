@@ -9,7 +9,10 @@ and again, and made one small request cost the whole record.  Here:
   most :data:`REPLY_BYTES` (``more`` says whether entries are left); the
   asker asks again from where it got to.
 * **Off the main loop.**  Each asking peer gets a task of its own with a
-  queue of one request (a newer request replaces an older one); the task
+  queue of one request (a newer request replaces an older one, unless the
+  older asks from an earlier step: it asks for more, and the entries a
+  forked or returning seat fetches from step 1 must not give way to its
+  routine ask from its own step); the task
   waits for room in that peer's outbox, and a peer that takes longer than
   :data:`REPLY_TIMEOUT_S` to read one piece is disconnected.
 * **Rate-limited.**  A token bucket per peer (:data:`RATE_PER_S`, burst
@@ -94,13 +97,16 @@ class FetchServer:
         self.answered = 0
 
     def request(self, peer: bytes, fetch: wire.Fetch) -> None:
-        """Queue ``fetch`` from ``peer`` (replacing one not yet answered), if its rate allows."""
+        """Queue ``fetch`` from ``peer`` (replacing one not yet answered that asks from the
+        same or a later step), if its rate allows."""
         now = trio.current_time()
         bucket = self._buckets.setdefault(peer, _Bucket(BURST, now))
         if not bucket.take(now):
             self.limited += 1
             return
-        self._wanted[peer] = fetch
+        old = self._wanted.get(peer)
+        if old is None or fetch.from_step <= old.from_step:
+            self._wanted[peer] = fetch
         if peer not in self._serving:
             self._serving.add(peer)
             self._nursery.start_soon(self._serve, peer)

@@ -18,6 +18,14 @@ game rule for *jobs* (:meth:`p2p.table.game_rule.GameRule.prework` and ``premake
   so a machine with two cores checks two at once; an entry checked already is not
   checked again when it is offered.
 
+Work that no step waits for yet runs in one background thread of its own
+(:attr:`Offload.background`, given to the game rule as ``GameRule.background``): our
+next shuffle's pile-independent half, and the checks of a round's earlier shuffles
+while the later seats shuffle (:mod:`p2p.table.game_rule.shuffle`).  It runs at the
+same CPU priority as the rest: a lower one let a loaded machine starve it for
+seconds while the round's last step waited for it (longer than a survive table's
+absence limit).
+
 A job touches only values captured when it was made (immutable points, bytes),
 never the :class:`~p2p.record.chain.Record` or the rule; what it returns is called on
 the event loop to keep the result, and the fold uses a kept result only for the
@@ -29,6 +37,7 @@ itself and names the fault exactly as without this module.
 
 from __future__ import annotations
 
+from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 import trio
@@ -43,6 +52,8 @@ class Offload:
     """Runs a node's jobs; remembers which are under way or were tried."""
 
     def __init__(self) -> None:
+        self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slaiga-background")
+        """Work no step waits for yet (see the module docstring)."""
         self._running: set[tuple[int, int]] = set()
         self._checked: set[tuple[int, int]] = set()
         """(seat, step) of entries whose job ran and kept its result."""
@@ -50,12 +61,19 @@ class Offload:
         self.jobs_run = 0
         """Check jobs run (a count for tests)."""
 
+    def attach(self, rule: Any) -> None:
+        """Give ``rule`` (a game rule) our background executor, once."""
+        if rule is not None and getattr(rule, "background", False) is None:
+            rule.background = self.background
+
     def wants_premake(self, rule: Any) -> bool:
         """Is there our own entry to make ahead, not tried yet at this step?"""
+        self.attach(rule)
         return rule is not None and self._premade_for != rule.step_no and rule.premake() is not None
 
     async def premake(self, rule: Any) -> bool:
         """Make our own entry for the current step in a worker thread; ``True`` if a job ran."""
+        self.attach(rule)
         if rule is None or self._premade_for == rule.step_no:
             return False
         job = rule.premake()
@@ -72,6 +90,7 @@ class Offload:
     async def prework(self, rule: Any, signed: Signed, table_id: bytes, keys: Any) -> None:
         """Check the signature and proof of ``signed`` in a worker thread, if its step is
         the one the record is at and its proof is one the rule can check ahead."""
+        self.attach(rule)
         need = rule.need if rule is not None else None
         if need is None or need.pre is None:
             return  # nothing to check ahead at this step: do not even decode

@@ -75,6 +75,9 @@ STEP_HASH_DOMAIN = b"slaiga/v1/step"
 MAX_STEPS_AHEAD = 1024
 """Entries further ahead than this are not held (they are fetched when their step comes)."""
 MAX_HELD_PER_SEAT = 256
+MAX_LATE_LANE_PER_SEAT = 8
+"""``absent`` entries of steps we closed as usual kept per signing seat (a lost seat
+that comes back: :meth:`Record._late_absent`); more are moot."""
 """Future entries held per signing seat; more are not held (fetched later)."""
 MAX_HELD_BYTES_PER_SEAT = 4 << 20
 """Bytes of future entries held per signing seat (a seat cannot make us hold more)."""
@@ -178,6 +181,7 @@ class Record:
         self.manifest = open_genesis(genesis)
         self.table_id = self.manifest.table_id
         self.keys = tuple(m.identity for m in self.manifest.seats)
+        self._rule_factory = rule_factory
         self.rule = rule_factory(self.manifest)
         self.hashes: list[bytes] = [genesis_hash(genesis)]  # hashes[k] = hash of step k
         self._hash_index: dict[bytes, int] = {self.hashes[0]: 0}
@@ -213,6 +217,11 @@ class Record:
         """Step -> the slots it removed."""
         self._me: int | None = None
         self._closing_round = 0
+        self._late_lane: dict[tuple[int, int, int], _Slot] = {}
+        """(step, round, seat) -> an ``absent`` entry of a step we closed as usual."""
+        self.refolded: list[int] = []
+        """Steps we had closed as usual and refolded as closed by absence (a lost seat
+        that comes back: :meth:`_late_absent`)."""
         self.unanswered: dict[int, list[tuple[int, frozenset[int], int]]] = {}
         """Step closed as usual -> the ``absent`` lane entries it held (signer, named slots,
         round): a live peer answers them with ``present`` (p2p/table/session/lane.py) and pops
@@ -438,6 +447,8 @@ class Record:
                 and entry.body.round == self._closed_round.get(step)  # type: ignore[attr-defined]
             ):
                 return self._same_or_equivocation(prior, slot)  # two lane entries: raises
+            if entry.kind == ABSENT_KIND and step not in self.closed_by_absence:
+                return self._late_absent(slot)
             # a lane entry of a step that closed as usual, or any other entry of a step that
             # closed by absence: it changes nothing, and blames nobody
             return Offer(Status.MOOT)
@@ -490,6 +501,109 @@ class Record:
                     continue
                 if got is not None:
                     accepted.append(got)
+        return Offer(
+            Status.ACCEPTED, tuple(accepted), tuple(completed), tuple(cheats), tuple(refused)
+        )
+
+    def took(self, entry_bytes: bytes) -> bool:
+        """Whether an entry of exactly these bytes joined the record (a completed step's,
+        or the current step's)."""
+        try:
+            entry = decode_body(entry_bytes, Entry)
+        except RemoteProtocolError:
+            return False
+        k, seat = entry.step, entry.seat  # type: ignore[attr-defined]
+        if 0 < k < len(self.steps):
+            slot = self.steps[k].get(seat)
+        elif k == self.step:
+            slot = self._pending.get(seat)
+        else:
+            return False
+        return slot is not None and slot.signed.entry == entry_bytes
+
+    # -- a lost seat that comes back (p2p/RECORD_FORMAT.md §12) -------------------
+
+    def _late_absent(self, slot: _Slot) -> Offer:
+        """An ``absent`` entry of a step ``k`` that we closed as usual.
+
+        Moot (§12), unless it completes, with the ones kept before, a round of ``k``
+        naming one seat, signed by every other seat still at the table at ``k``.  Then
+        the table closed ``k`` by absence and we alone did not: we are (or follow) the
+        seat it names, which signed its entry for ``k`` and was stopped before that entry
+        left its machine (``kill -9`` between its fsync and its send).  No other seat
+        closed ``k`` as usual (each signed ``absent`` there, §12's lock), so we refold:
+        our record from ``k`` on becomes the table's, and our own late entry is moot.
+        Naming one seat only, and with every other seat's signature: the seats that
+        could remove that seat at any step anyway, never a smaller group rewriting a
+        step that closed as usual."""
+        entry = slot.entry
+        k, seat, r = entry.step, entry.seat, entry.body.round  # type: ignore[attr-defined]
+        named = frozenset(entry.body.seats)  # type: ignore[attr-defined]
+        if entry.prev != self.hashes[k - 1] or self.failure is not None:
+            return Offer(Status.MOOT)
+        prior = self._late_lane.get((k, r, seat))
+        if prior is not None:
+            return self._same_or_equivocation(prior, slot)  # two lane entries: raises
+        if sum(1 for _, _, s in self._late_lane if s == seat) >= MAX_LATE_LANE_PER_SEAT:
+            return Offer(Status.MOOT)
+        self._late_lane[(k, r, seat)] = slot
+        at_table = [s for s in range(len(self.keys)) if self.removed.get(s, k) >= k]
+        if len(named) != 1 or not named <= set(at_table):
+            return Offer(Status.MOOT)
+        lane = []
+        for s in at_table:
+            if s in named:
+                continue
+            got = self._late_lane.get((k, r, s))
+            if got is None or got.entry.kind != ABSENT_KIND:
+                return Offer(Status.MOOT)
+            if frozenset(got.entry.body.seats) != named:  # type: ignore[attr-defined]
+                return Offer(Status.MOOT)
+            lane.append(got)
+        return self._refold(k, lane)
+
+    def _refold(self, k: int, lane: list[_Slot]) -> Offer:
+        """Fold our steps ``1 .. k-1`` again into a fresh rule, close ``k`` by absence
+        with ``lane``, and take the table's later entries we hold (held, or refused at the
+        current step as chained elsewhere); the result replaces this record."""
+        fresh = Record(self.genesis, self._rule_factory)
+        fresh._me = self._me
+        fresh._verified = dict(self._verified)
+        later = sorted(
+            [*(s for at in self._held.values() for s in at.values()), *self._broken.values()],
+            key=lambda s: s.entry.step,
+        )
+        accepted: list[Accepted] = []
+        completed: list[StepView] = []
+        try:
+            for j in range(1, k):
+                for s in sorted(self.steps[j]):
+                    fresh.offer(self.steps[j][s].signed)
+            if fresh.step != k or fresh.failure is not None or fresh.verdict is not None:
+                return Offer(Status.MOOT)  # cannot happen: these steps folded before
+            for s in lane:
+                got = fresh.offer(s.signed)
+                accepted.extend(got.accepted)
+                completed.extend(got.completed)
+        except (CheatDetected, RemoteProtocolError):
+            return Offer(Status.MOOT)  # the rule refuses that round here: it stays moot
+        if k not in fresh.closed_by_absence:
+            return Offer(Status.MOOT)
+        cheats: list[CheatDetected] = []
+        refused: list[tuple[CheatDetected, Signed]] = []
+        for s in later:
+            try:
+                got = fresh.offer(s.signed)
+            except (CheatDetected, RemoteProtocolError):
+                continue  # our own fork's, or not chained yet: fetched again if needed
+            accepted.extend(got.accepted)
+            completed.extend(got.completed)
+            cheats.extend(got.cheats)
+            refused.extend(got.refused)
+        fresh.evidence = self.evidence
+        fresh._late_lane = self._late_lane
+        fresh.refolded = [*self.refolded, k]
+        vars(self).update(vars(fresh))
         return Offer(
             Status.ACCEPTED, tuple(accepted), tuple(completed), tuple(cheats), tuple(refused)
         )

@@ -551,6 +551,7 @@ _THINGS = {
     "escrow-open": "opened escrow share",
     "token-shares": "token shares for a player who left",
     "open": "opened key",
+    "open-share": "shown escrow share of a key",
 }
 _PREFIX = re.compile(r"^(?P<what>[a-z][a-z -]*?)(?: at step \d+)?: ")
 _CHECK_FAILS = ("does not verify", "challenge mismatch", "does not match its commitment")

@@ -19,6 +19,7 @@ from crypto.escrow import (
     BadShare,
     EscrowDeal,
     TokenShares,
+    check_shown_share,
     combine_token_shares,
     complaint_key,
     eval_point,
@@ -29,9 +30,20 @@ from crypto.escrow import (
     open_share,
     public_shares,
     receivers,
+    recover_key_share,
     verify_token_shares,
 )
-from crypto.group import COUNTERS, G, L, add, base_mul, hash_to_point, mul, random_scalar
+from crypto.group import (
+    COUNTERS,
+    G,
+    L,
+    add,
+    base_mul,
+    hash_to_point,
+    mul,
+    random_scalar,
+    scalar_to_bytes,
+)
 from crypto.keys import joint_key
 from crypto.reveal import make_token, reveal_index, unmask
 from crypto.seal import SealKey, seal_openable
@@ -443,3 +455,49 @@ def test_operation_counts():
 
 def test_eval_points_are_never_zero():
     assert [eval_point(s) for s in range(4)] == [1, 2, 3, 4]
+
+
+# ---- shown shares (hands opened after the game) ------------------------------------------
+
+
+def test_shown_shares_rebuild_the_key_share_of_the_seat_that_left(table):
+    shown = {
+        i: check_shown_share(table.public, i, scalar_to_bytes(s)) for i, s in table.shares.items()
+    }
+    assert recover_key_share(table.public, shown) == table.secrets[table.dealer]
+
+
+@pytest.mark.parametrize("how", ["bit-flip", "negated", "other-seat", "other-scalar"])
+def test_a_false_shown_share_is_refused(table, how):
+    i = 2
+    s = table.shares[i]
+    false = {
+        "bit-flip": scalar_to_bytes(s ^ 1),
+        "negated": scalar_to_bytes(L - s),
+        "other-seat": scalar_to_bytes(table.shares[0]),
+        "other-scalar": scalar_to_bytes(random_scalar()),
+    }[how]
+    with pytest.raises(BadShare, match="does not match"):
+        check_shown_share(table.public, i, false)
+
+
+@pytest.mark.parametrize(
+    "raw", [bytes(32), (L + 5).to_bytes(32, "little"), b"\xff" * 32, bytes(31), bytes(33)]
+)
+def test_a_shown_share_that_is_no_scalar_is_refused(table, raw):
+    with pytest.raises(InvalidEncoding):
+        check_shown_share(table.public, 2, raw)
+
+
+def test_the_dealer_itself_shows_no_share(table):
+    with pytest.raises(InvalidEncoding, match="holds no share"):
+        check_shown_share(table.public, table.dealer, scalar_to_bytes(table.secrets[1]))
+
+
+def test_recovery_needs_every_other_seats_share_and_checks_the_result(table):
+    shares = dict(table.shares)
+    with pytest.raises(InvalidEncoding, match="all of"):
+        recover_key_share(table.public, {i: s for i, s in shares.items() if i != 0})
+    shares[3] = (shares[3] + 1) % L  # not checked one by one: the result is off
+    with pytest.raises(InvalidProof, match="do not interpolate"):
+        recover_key_share(table.public, shares)

@@ -25,31 +25,27 @@ from engine.games.slave.actions import Give
 from engine.games.slave.rules import Slave
 from p2p.errors import InvalidMove, LocalProtocolError, TableAbandoned
 from p2p.record.chain import Record
-from p2p.record.store import RecordFile
 from p2p.record.verify import verify_record_file
 from p2p.table import local_table
 from p2p.table.forming import open_genesis
-from p2p.table.game_rule import FINAL_KIND, OPEN_KIND, SEALED_KIND, SeatKeys, VerdictBody
+from p2p.table.game_rule import (
+    FINAL_KIND,
+    OPEN_KIND,
+    OPEN_SHARE_KIND,
+    SEALED_KIND,
+    SeatKeys,
+    VerdictBody,
+)
 from p2p.table.game_rule import gift as gift_module
 from p2p.table.game_rule.open import opened_hands
 from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.table.silence import SilenceMonitor
 from p2p.table.spectator import Spectator
 from p2p.wire import decode_body
+from tests.p2p._tables import write_seat_record
 from tests.p2p.cheaters import Cheater, force_signing, make_bot
 
 REPO = Path(__file__).resolve().parents[2]
-
-
-def _write_record(table: local_table.LocalTable, slot: int, path: Path) -> Path:
-    """Seat ``slot``'s record file as its node writes it: the entries it accepted, then
-    (as evidence) any signed entry it refused."""
-    accepted = table.records[slot].signed_from(1)
-    kept = {s.signature for s in accepted}
-    with RecordFile.create(path, table.genesis) as f:
-        for signed in accepted + [s for s in table.log if s.signature not in kept]:
-            f.append(signed)
-    return path
 
 
 def _kinds(table: local_table.LocalTable) -> list[str]:
@@ -105,7 +101,7 @@ def test_an_opened_record_shows_every_hand_as_each_seat_saw_it(game, seats, opti
     whole = sorted(g._face(k).code for k in range(g.size))
     for d in deals:
         assert sorted(d["deck"]) == whole
-    path = _write_record(table, 1, tmp_path / "t.rec")
+    path = write_seat_record(table, 1, tmp_path / "t.rec")
     report = verify_record_file(path)
     assert report.ok and report.finished, report.failure
     assert report.opened is not None
@@ -200,7 +196,7 @@ def test_a_withheld_open_entry_names_the_seat_as_silent(tmp_path):
     with pytest.raises(TableAbandoned) as ei:
         monitor.update(monitor.max_wait + 1, rec.step, frozenset(rec.waiting_on()))
     assert ei.value.seat == 2
-    report = verify_record_file(_write_record(table, 0, tmp_path / "t.rec"))
+    report = verify_record_file(write_seat_record(table, 0, tmp_path / "t.rec"))
     assert report.failure is not None and report.failure.kind == "Unfinished"
     assert report.failure.culprit is None
     assert "silent, not a cheat" in report.failure.message
@@ -259,10 +255,69 @@ def test_a_false_key_share_in_open_is_convicted(how, tmp_path):
     opens = [decode_body(s.entry) for s in table.log]
     step = next(e.step for e in opens if e.body.TAG == OPEN_KIND and e.seat == 1)
     for slot in (0, 2):
-        report = verify_record_file(_write_record(table, slot, tmp_path / f"s{slot}.rec"))
+        report = verify_record_file(write_seat_record(table, slot, tmp_path / f"s{slot}.rec"))
         assert report.failure is not None, how
         assert report.failure.culprit == 1 and report.failure.step == step, report.failure
         assert report.opened is None
+
+
+# ---- with survive: the hand of a seat that left opens too, from the escrow ---------------
+
+LOST_AFTER = 20
+"""Entries before slot 2 goes silent: past the escrow (3 seats: 15 entries), in the deal."""
+
+
+def _open_share_steps(table: local_table.LocalTable) -> list[tuple[int, int]]:
+    return [
+        (e.step, e.seat)
+        for e in (decode_body(s.entry) for s in table.log)
+        if e.body.TAG == OPEN_SHARE_KIND
+    ]
+
+
+def test_with_survive_the_others_open_the_hand_of_the_seat_that_left(tmp_path):
+    """Slot 2 leaves for good; the two others finish, open their own keys, then show their
+    escrow shares of slot 2's key (``open-share``): every deal opens to the whole deck,
+    which it cannot without slot 2's key share, and the record verifies."""
+    table = _cheat_table("high-card", 3, {"survive": True, "open_hands": True}, {})
+    local_table.run(table, lost={2: LOST_AFTER})
+    assert not table.cheats
+    kinds = _kinds(table)
+    assert kinds[-4:] == [OPEN_KIND, OPEN_KIND, OPEN_SHARE_KIND, OPEN_SHARE_KIND], kinds[-6:]
+    assert sorted(seat for _, seat in _open_share_steps(table)) == [0, 1]
+    g = game_of(table.drivers[0].record)
+    assert g is not None and g.done and g.gone and g.opened is not None
+    lost = g.gone[0]
+    assert (
+        g.opened == sum(game_of(d.record).mine.secret for d in table.drivers) % L
+    )  # slot 2's own key share rebuilt exactly
+    whole = sorted(g._face(k).code for k in range(g.size))
+    deals = opened_hands(g)
+    assert deals and all(sorted(d["deck"]) == whole for d in deals)
+    report = verify_record_file(write_seat_record(table, 0, tmp_path / "t.rec"))
+    assert report.ok and report.finished, report.failure
+    assert report.opened is not None
+    assert [x["hands"] for x in report.opened.deals] == [x["hands"] for x in deals]
+    assert [a["slot"] for a in report.to_json()["absent"]] == [2]
+    assert lost == g.engine_seat_of[2]
+
+
+class _FalseShare:
+    """Shows a false escrow share of the lost seat's key in the ``open-share`` round."""
+
+    def open_share(self, rule, share: bytes) -> bytes:
+        return bytes([share[0] ^ 1]) + share[1:]
+
+
+def test_a_false_shown_share_is_convicted(tmp_path):
+    table = _cheat_table("high-card", 3, {"survive": True, "open_hands": True}, {1: _FalseShare()})
+    local_table.run(table, lost={2: LOST_AFTER})
+    assert {exc.seat for exc in table.cheats} == {1}
+    assert all(isinstance(exc, InvalidMove) for exc in table.cheats)
+    step = next(k for k, seat in _open_share_steps(table) if seat == 1)
+    report = verify_record_file(write_seat_record(table, 0, tmp_path / "s0.rec"))
+    assert report.failure is not None and report.opened is None
+    assert report.failure.culprit == 1 and report.failure.step == step, report.failure
 
 
 # ---- a KING and SLAVE in collusion: a junk gift accepted, exposed once the hands open ------
@@ -342,7 +397,7 @@ def test_a_colluding_junk_gift_is_exposed_by_the_opened_hands(tmp_path, accompli
     assert table.cheats
     assert {exc.seat for exc in table.cheats} == {gift.seat}
     assert "not its highest" in str(table.cheats[0])
-    path = _write_record(table, next(s for s in range(4) if s != gift.seat), tmp_path / "t.rec")
+    path = write_seat_record(table, next(s for s in range(4) if s != gift.seat), tmp_path / "t.rec")
     report = verify_record_file(path)
     assert report.failure is not None
     assert report.failure.culprit == gift.seat and report.failure.step == gift.step
@@ -355,7 +410,7 @@ def test_without_the_option_the_colluding_gift_stays_a_caveat(tmp_path, accompli
     table, player = _colluding_table(open_hands=False)
     local_table.run(table, make_player=player)
     assert not table.cheats
-    report = verify_record_file(_write_record(table, 0, tmp_path / "t.rec"))
+    report = verify_record_file(write_seat_record(table, 0, tmp_path / "t.rec"))
     assert report.ok and report.opened is None
     assert len(report.caveats) == 2
 

@@ -7,12 +7,15 @@ lost at once, and a lost seat that comes back.  (Four real peers and ``kill -9``
 from __future__ import annotations
 
 import dataclasses
+import random
 from pathlib import Path
 
 import pytest
 
 from crypto.escrow import TokenShares, make_deal
 from crypto.group import G, add, random_scalar
+from engine import registry
+from engine.players import BotPlayer
 from p2p.errors import InvalidMove, LocalProtocolError
 from p2p.record.chain import Status
 from p2p.record.store import RecordFile
@@ -23,7 +26,7 @@ from p2p.table.game_rule.survive import AbsentBody, PresentBody
 from p2p.table.local_table import LocalTable, new_table, run
 from p2p.table.seat import game_of
 from p2p.table.session import TableSession
-from p2p.wire import Entry, decode_body
+from p2p.wire import Entry, Fetch, decode_body
 
 
 def write(tmp_path: Path, table: LocalTable, name: str = "t.rec", signed=None) -> Path:
@@ -146,6 +149,74 @@ def test_the_lost_seat_comes_back_after_its_removal_and_follows(tmp_path):
     assert any(e.kind == "left" for e in events)
 
 
+class _Stop(Exception):
+    pass
+
+
+def test_a_lost_seat_whose_last_entry_never_left_takes_the_tables_record(tmp_path):
+    """The seat's machine signed (and saved) its entry for a step, then died before the
+    entry left: its own record closed that step as usual, while every other seat closed
+    it by absence naming it.  When it comes back, the others' record reaches it (the
+    whole record, as after a fork); the complete round of ``absent`` entries for that
+    step refolds its record: from that step on it holds the table's, it follows as a
+    spectator to the same head, nobody is named a cheat, and its file verifies."""
+    table = new_table("slajens", 4, {"survive": True, "rounds": 2})
+    victim = table.drivers[2]
+
+    def stop(t: LocalTable) -> None:
+        rec = victim.record
+        if len(t.log) >= 40 and rec.waiting_on() == {2} and game_of(rec).escrow_ready:
+            raise _Stop  # slot 2 alone owes the step now
+
+    with pytest.raises(_Stop):
+        run(table, on_entry=stop)
+    seat = game_of(victim.record).mine.seat
+    player = BotPlayer.make(registry.get("slajens").bots["heuristic"], seat, random.Random(1))
+    body = victim.next_body(player.choose)
+    assert body is not None
+    had = list(table.log)  # every entry its file holds, and then its own last one
+    last = victim.sign(body).accepted[0].signed  # saved, then the machine died: never sent
+    k = decode_body(last.entry, Entry).step
+    assert victim.record.step == k + 1  # its own record closed the step as usual
+    run(table, lost={2: 0})
+    rest = survivors(table, {2})
+    assert table.cheats == [] and all(d.record.removed == {2: k} for d in rest)
+    head = rest[0].record.head
+    # back: it fetches the table's whole record (p2p/table/session.py, a fork)
+    fetched = rest[0].record.signed_from(1)
+    for s in fetched:
+        victim.record.offer(s)  # never a broken chain here
+    assert victim.record.refolded == [k] and victim.record.removed == {2: k}
+    g = game_of(victim.record)
+    assert victim.record.finished and victim.record.head == head
+    assert g.removed_me and g.mine is None and g.done
+    # its file: what it had, its own late entry, then the table's record
+    path = write(tmp_path, table, "back.rec", signed=[*had, last, *fetched])
+    report = verify_record_file(path).to_json()
+    assert report["ok"] and report["culprit"] is None, report
+    assert report["head"] == head.hex() and [a["slot"] for a in report["absent"]] == [2]
+
+
+async def test_a_whole_record_fetch_is_not_replaced_by_a_later_routine_one():
+    """A returning seat whose chain broke asks one seat for the whole record (from step 1);
+    its routine asks from its own step must not replace that request while it waits in
+    the answering seat's queue of one (that left the seat ending alone under load)."""
+    from p2p.net import fetch as fetch_module
+
+    class Nursery:  # the serving task is not started: only the queue is looked at
+        def start_soon(self, *args):
+            pass
+
+    server = fetch_module.FetchServer(Nursery(), None, lambda step: [])  # type: ignore[arg-type]
+    peer, table = b"p" * 32, b"t" * 16
+    server.request(peer, Fetch(table, 1))
+    server.request(peer, Fetch(table, 10))
+    assert server._wanted[peer].from_step == 1
+    server.request(peer, Fetch(table, 1))
+    server.request(peer, Fetch(table, 0))
+    assert server._wanted[peer].from_step == 0  # a request from an earlier step replaces
+
+
 # ---- cheats inside the escrow -----------------------------------------------------------------
 
 
@@ -198,6 +269,51 @@ def test_a_bad_token_share_convicts_its_maker(tmp_path):
     report = verify_record_file(write(tmp_path, table)).to_json()
     assert report["culprit_slot"] == 0 and "token shares" in report["error"], report
     assert [a["slot"] for a in report["absent"]] == [3]  # absent, not a cheat
+
+
+def test_one_seat_alone_may_not_name_every_other_seat_absent():
+    """Naming every other seat would need no other signature (the round completes with
+    the signer's alone) and end the table abandoned for everyone: an ``absent`` entry
+    must leave at least two seats to sign it.  Refused as our own entry, and a peer that
+    signs one anyway is convicted by every other seat."""
+    from p2p.errors import CheatDetected
+
+    table = new_table("slajens", 4, {"survive": True, "rounds": 1})
+
+    def escrowed(t: LocalTable) -> None:
+        rec = t.drivers[0].record
+        g = game_of(rec)
+        owing = rec.waiting_on()
+        if g is not None and g.escrow_ready and owing and 0 not in owing:
+            raise _Stop
+
+    with pytest.raises(_Stop):
+        run(table, on_entry=escrowed)
+    rec = table.drivers[0].record
+    r = rec.lane_round()
+    with pytest.raises(LocalProtocolError, match="leaves 1 seat to sign"):
+        table.drivers[0].sign(AbsentBody((1, 2, 3), r))
+    assert not rec.removed
+    # a peer that signs it anyway: every other seat refuses it and names its signer
+    force = Entry(rec.table_id, 0, rec.step, rec.head, AbsentBody((1, 2, 3), r))
+    signed = _sign_raw(table.drivers[0].identity, force)
+    for d in table.drivers[1:]:
+        with pytest.raises(CheatDetected, match="leaves 1 seat to sign") as ei:
+            d.record.offer(signed)
+        assert ei.value.seat == 0 and not d.record.removed
+    # two seats signing for the other two: the table ends abandoned, as it must when two
+    # machines are gone at once
+    a = min(rec.waiting_on() - {0})
+    two = (a, min({1, 2, 3} - {a}))
+    assert table.drivers[0].sign(AbsentBody(tuple(sorted(two)), r)).status is Status.ACCEPTED
+
+
+def _sign_raw(identity, entry):
+    from p2p.record.chain import entry_signing_input
+    from p2p.wire import Signed, encode_body
+
+    raw = encode_body(entry)
+    return Signed(raw, identity.sign(entry_signing_input(raw)))
 
 
 def test_nobody_may_name_a_seat_absent_without_survive():

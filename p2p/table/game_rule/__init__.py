@@ -143,7 +143,7 @@ from p2p.table.game_rule.gift import (
 )
 from p2p.table.game_rule.held import PROOF_KIND, ProofBody
 from p2p.table.game_rule.keys import KEY_KIND, KeyBody
-from p2p.table.game_rule.open import OPEN_KIND, OpenBody
+from p2p.table.game_rule.open import OPEN_KIND, OPEN_SHARE_KIND, OpenBody, OpenShareBody
 from p2p.table.game_rule.reveal import REMASK_KIND, TOKENS_KIND, RemaskBody, TokensBody
 from p2p.table.game_rule.shuffle import SHUFFLE_KIND, ShuffleBody
 
@@ -163,6 +163,7 @@ __all__ = [
     "MACHINE_KINDS",
     "MAX_ACTION_BYTES",
     "OPEN_KIND",
+    "OPEN_SHARE_KIND",
     "PROOF_KIND",
     "PROOF_SHAPES",
     "REMASK_KIND",
@@ -180,6 +181,7 @@ __all__ = [
     "Job",
     "KeyBody",
     "OpenBody",
+    "OpenShareBody",
     "Need",
     "Point32",
     "Proof64",

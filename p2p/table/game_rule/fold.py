@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
+from concurrent.futures import Executor
 from dataclasses import dataclass, replace
 from typing import Annotated, Any
 
@@ -67,7 +68,7 @@ FINAL_KIND = "final"
 
 MACHINE_KINDS = frozenset(
     {KEY_KIND, SHUFFLE_KIND, TOKENS_KIND, REMASK_KIND, PROOF_KIND, SEALED_KIND, COMMIT_KIND}
-    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND, opening.OPEN_KIND}
+    | {UNSEAL_KIND, DICE_KIND, FINAL_KIND, opening.OPEN_KIND, opening.OPEN_SHARE_KIND}
     | survive.SURVIVE_KINDS
 )
 """Kinds a peer's software sends by itself (stall limits for machines apply)."""
@@ -219,6 +220,10 @@ class GameRule:
         self.public_events: list[Event] = []
         self.proofs_checked = 0
         self.entries_checked = 0
+        self.states_compared = 0
+        """Comparisons of our seat engine with the table's (:meth:`_compare`)."""
+        self.hashes_compared = 0
+        """Of them, those that hashed both engines' states."""
         self.caveats: list[Caveat] = []
         """Checks made by one seat alone (accepted sealed gifts), for ``slaiga verify``."""
         self.open_hands = opening.enabled(manifest)
@@ -247,6 +252,10 @@ class GameRule:
         """step -> our own shuffle or gift made ahead by a job of :meth:`premake`."""
         self._checked_ahead: list[ShuffleStatement] = []
         """Shuffle statements of this round already verified ahead (not batched again)."""
+        self.background: Executor | None = None
+        """Where a live peer's rule does work that no step waits for yet (our shuffle's
+        pile-independent half, the checks of a round's earlier shuffles): set by
+        :mod:`p2p.net.offload`; ``None``: all of it is done by the fold and its jobs."""
         self.survive = bool(dict(manifest.options).get("survive"))
         self.gone: tuple[int, ...] = ()
         """Engine seats removed by the absence lane, in the order they left."""
@@ -317,6 +326,13 @@ class GameRule:
             if e is None or e == me or e in self.gone:
                 raise InvalidMove(slot, f"{kind} at step {self.step_no} names slot {s}")
             seats.add(e)
+        left = self.n - len(self.gone) - len(seats)
+        if kind == ABSENT_KIND and left < 2:
+            # the round would complete with the signer's entry alone: one seat could end
+            # the table for everyone (two machines gone of three: the silence limits do)
+            raise InvalidMove(
+                slot, f"absent at step {self.step_no} leaves {left} seat to sign it (at least 2)"
+            )
         # owing, not unheard: a seat that signed may not have had the entry we hold
         owing = set(need.seats)
         if not seats or (kind == ABSENT_KIND and not seats & owing):
@@ -559,6 +575,7 @@ class GameRule:
             self._compare()
         self.outcome = self.engine.outcome()
         self.final_hash = self.engine.state_hash()
+        self._compare(hashes=True)
         everyone = tuple(range(self.n))
         yield Need(
             FINAL_KIND,
@@ -568,7 +585,7 @@ class GameRule:
             self._for_me(everyone, self._make_final),
         )
         self.done = True
-        if self.open_hands and not self.gone:  # a seat that left cannot open its key
+        if self.open_hands:  # a seat that left: the others rebuild its key (survive)
             yield from opening.open_round(self)
 
     def _events(self, public: list[Event] | None, mine: list[Event] | None) -> None:
@@ -659,13 +676,32 @@ class GameRule:
             raise LocalProtocolError(f"no protocol for obligation {ob!r}")
         return (yield from discharge(self, ob))
 
-    def _compare(self) -> None:
+    def _compare(self, hashes: bool = False) -> None:
         """Our seat engine must agree with the table's (public) engine; a difference is
-        a bug on our side, never a peer's fault, so it is raised loudly as ours."""
+        a bug on our side, never a peer's fault, so it is raised loudly as ours.
+
+        Why after every action round: our seat engine learns faces the table's does
+        not, and the rules must never let a hidden face change the public state (our
+        bot would decide from a game the table is not playing, and we would sign
+        entries the others refuse).  A difference may start at any action or answer,
+        so each round is checked, but not by hashing both engines (``canonical`` walks
+        every value in Python: the largest cost left per action on the event loop).
+        Each round compares their :meth:`~engine.game.Game.hashed_state` (the very data
+        the hash digests) with ``==``, mostly in C (about a ninth of the hashing's
+        cost); only when that finds them unequal are the hashes compared, so the
+        verdict is the hash's.  ``==`` may call equal what the hash tells apart only
+        for values equal across types (``True == 1``), so with ``hashes`` (the game's
+        end, before the result is signed) the two state hashes are compared too
+        (:attr:`hashes_compared` counts them)."""
         mine = self.mine
         if mine is None or mine.lagging:
             return
-        if mine.engine.state_hash() != self.engine.state_hash():
+        self.states_compared += 1
+        if not hashes and mine.engine.hashed_state() == self.engine.hashed_state():
+            return
+        self.hashes_compared += 1
+        table = self.final_hash if hashes and self.final_hash else self.engine.state_hash()
+        if mine.engine.state_hash() != table:
             raise LocalProtocolError(
                 f"our seat engine's state hash differs from the table's at step {self.step_no}"
             )

@@ -14,6 +14,14 @@ gift accepted by its receiver alone (:class:`p2p.table.game_rule.gift.Caveat`) i
 re-checked against the giver's whole hand, and a gift that was not the giver's highest
 convicts the giver.  What this gives away: every card ever dealt in this game becomes
 readable by anyone holding the record (no forward secrecy for this game).
+
+With the option ``survive`` as well, a seat that left the table (``p2p/RECORD_FORMAT.md``
+§12) cannot publish its key share; the remaining seats rebuild it instead: after the
+``open`` round each of them shows, in an ``open-share`` entry, its escrow share of the
+lost seat's key (:func:`crypto.escrow.check_shown_share`: ``s_i G == Y_i``), and every
+peer interpolates the lost seat's ``x_j`` and checks it against its key-round share
+(:func:`crypto.escrow.recover_key_share`).  So the hands open, and the gifts are checked,
+as if it had stayed.  A share that does not match convicts its signer.
 ``p2p/RECORD_FORMAT.md`` (the ``open`` round) and docs/design.md ("Hands opened after the
 game") have the details.
 """
@@ -26,6 +34,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 from crypto.elgamal import Ciphertext
 from crypto.errors import InvalidEncoding
+from crypto.escrow import check_shown_share, recover_key_share
 from crypto.group import L, base_mul, mul, scalar_from_bytes, scalar_to_bytes, sub
 from engine.cards import ORDERS, Card
 from p2p.errors import InvalidMove
@@ -36,6 +45,7 @@ if TYPE_CHECKING:
     from p2p.table.game_rule.fold import GameRule
 
 OPEN_KIND = "open"
+OPEN_SHARE_KIND = "open-share"
 OPTION = "open_hands"
 
 
@@ -45,6 +55,15 @@ class OpenBody(Body):
     """A seat's secret key share ``x`` (32 bytes, little-endian, in ``[1, L)``)."""
 
     secret: Annotated[bytes, Bytes(size=32)]
+
+
+@body(OPEN_SHARE_KIND)
+@dataclass(frozen=True, slots=True)
+class OpenShareBody(Body):
+    """A remaining seat's escrow share of the key share of the seat that left (32 bytes,
+    little-endian, in ``[1, L)``), shown once the hands are opened."""
+
+    share: Annotated[bytes, Bytes(size=32)]
 
 
 @dataclass(slots=True)
@@ -97,9 +116,26 @@ def open_round(rule: GameRule) -> Flow:
         "opening their hands",
         rule._for_me(everyone, lambda: _make_open(rule)),
     )
-    if any(s not in shares for s in range(rule.n)):
-        return  # a seat left for good (option survive) without its key: nothing opens
-    rule.opened = sum(shares[s] for s in range(rule.n)) % L
+    keys = dict(shares)
+    lost = [s for s in everyone if s not in keys]
+    if lost:
+        # a seat left for good (option survive): the others show their escrow shares of
+        # its key, and everyone rebuilds it
+        if len(lost) != 1 or not rule.escrow_ready:
+            return  # cannot happen: with two seats gone the table ended (abandoned)
+        (j,) = lost
+        present = tuple(s for s in everyone if s != j)
+        shown = yield Need(
+            OPEN_SHARE_KIND,
+            present,
+            lambda seat, b: _check_open_share(rule, j, seat, b),
+            "opening the hand of the player who left",
+            rule._for_me(present, lambda: _make_open_share(rule, j)),
+        )
+        if set(shown) != set(present):
+            return  # another seat left during this round: the table ended (abandoned)
+        keys[j] = recover_key_share(rule.escrow_pub[j], dict(shown))
+    rule.opened = sum(keys[s] for s in everyone) % L
     _check_gifts(rule)
 
 
@@ -109,6 +145,18 @@ def _make_open(rule: GameRule) -> Body:
     secret = scalar_to_bytes(mine.secret)
     forged = rule._cheat("open", secret)
     return OpenBody(forged if forged is not None else secret)
+
+
+def _make_open_share(rule: GameRule, lost: int) -> Body:
+    mine = rule.mine
+    assert mine is not None
+    share = scalar_to_bytes(mine.escrow_shares[lost])
+    forged = rule._cheat("open_share", share)
+    return OpenShareBody(forged if forged is not None else share)
+
+
+def _check_open_share(rule: GameRule, lost: int, seat: int, b: OpenShareBody) -> int:
+    return check_shown_share(rule.escrow_pub[lost], seat, b.share)
 
 
 def _check_open(rule: GameRule, seat: int, b: OpenBody) -> int:

@@ -1,15 +1,32 @@
 """``Shuffle(handles)``: one ``shuffle`` step per seat in engine-seat order, the pile
 permuted and re-masked with a Terelius-Wikstrom proof checked by every peer.
 
-Each seat shuffles the previous output at once; the proofs are checked together, in
-one batch (``crypto.shuffle_proof_tw_batch``), when the last shuffle is in.  A
-received shuffle may be checked, and our own made, ahead of the fold in a worker
-thread (:data:`p2p.table.game_rule.core.Job`).
+Each seat shuffles the previous output at once.  With a background executor
+(:attr:`GameRule.background`, which :mod:`p2p.net.offload` gives the rule of a live
+peer), the work is spread over the time the seats wait for each other:
+
+* when the round starts, our own shuffle's pile-independent half (the re-masking
+  terms and the proof's commitments that do not depend on the pile, see
+  :mod:`crypto.shuffle_prepared`) is computed in the background, so only the
+  pile-dependent half is left when the previous pile comes in;
+* each shuffle but the round's last is checked in the background as it arrives,
+  while the later seats shuffle;
+* the round's last shuffle is checked ahead (a prework job), after waiting for the
+  earlier checks; an earlier check not yet started by then is done in the same batch
+  (``crypto.shuffle_proof_tw_batch``) as the last one.
+
+Soundness: shuffling on top of an unchecked pile reveals nothing (the output is the
+input re-masked with fresh randomness and permuted, and its proof is zero-knowledge),
+and no token of these cards is made before every shuffle of the round is checked: the
+round ends (and the tokens step can start) only once the fold has every check's
+verdict, a failed one convicting its author.  Without a background executor every
+shuffle is checked in one batch when the last one is in, as before.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -17,6 +34,7 @@ from crypto.elgamal import Ciphertext, decode_pile, encode_pile
 from crypto.errors import CryptoError
 from crypto.group import Point
 from crypto.shuffle import shuffle_deck
+from crypto.shuffle_prepared import PreparedShuffle, finish_shuffle, prepare_shuffle
 from crypto.shuffle_proof_tw_batch import (
     ShuffleStatement,
     TWCommitmentProof,
@@ -44,72 +62,107 @@ class ShuffleBody(Body):
     proof: Blob
 
 
+@dataclass(frozen=True, slots=True)
+class _Pending:
+    """A received shuffle of the round and its background check (``None``: none)."""
+
+    statement: ShuffleStatement
+    check: Future[None] | None
+
+
 def discharge(rule: GameRule, ob: Shuffle) -> Flow:
-    """Every seat in turn permutes and re-masks the pile.  Each seat shuffles the
-    previous output at once; the proofs are checked together, in one batch
-    (``crypto.shuffle_proof_tw_batch``), when the last shuffle is in: nothing
-    about these cards is revealed before that, so a bad shuffle is caught in
-    time, and the seats' turns are not held up by each other's checks."""
+    """Every seat in turn permutes and re-masks the pile (see the module docstring for
+    where each proof is made and checked)."""
     hs = rule._check_handles(ob.handles)
     if not hs:
         return None, None
-    statements: list[ShuffleStatement] = []
+    prepared = _start_prepare(rule, len(hs))
+    pending: list[_Pending] = []
     for s in range(rule.n):
         if s in rule.gone:
             continue  # a seat that is gone shuffles no more
         inputs = tuple(rule.cts[h] for h in hs)
-        # Only the round's last shuffle is checked ahead, in one batch with the round's
-        # earlier ones (captured now: the statements are immutable): a batch costs about
-        # 6 multiplications a card and shuffle where one proof alone costs about 9, and
-        # the seats before the last shuffle at once instead of waiting for each check.
-        pending = tuple(statements) if s == rule.n - 1 else None
+        # The round's last shuffle is checked ahead after the earlier checks (captured
+        # now: the statements are immutable); the seats before it shuffle at once.
+        last = tuple(pending) if s == _last_seat(rule) else None
         out = yield Need(
             SHUFFLE_KIND,
             (s,),
             lambda seat, b, inputs=inputs: _parse(rule, seat, inputs, b),
             "shuffling",
-            rule._for_me((s,), lambda inputs=inputs: _make(rule, inputs)),
-            pre=lambda seat, b, inputs=inputs, pending=pending: _pre(
-                rule, seat, inputs, b, pending
-            ),
-            premake=lambda inputs=inputs, pending=pending: _premake(rule, inputs, pending or ()),
+            rule._for_me((s,), lambda inputs=inputs: _make(rule, inputs, prepared)),
+            pre=lambda seat, b, inputs=inputs, last=last: _pre(rule, seat, inputs, b, last),
+            premake=lambda inputs=inputs, last=last: _premake(rule, inputs, last or (), prepared),
         )
         if s not in out:
             continue  # it left while we waited for its shuffle
         statement = out[s]
         if not rule._trusted(s) and not any(statement is v for v in rule._checked_ahead):
-            statements.append(statement)
+            check = None
+            if rule.background is not None and s != _last_seat(rule):
+                check = rule.background.submit(_check_alone, statement)
+            pending.append(_Pending(statement, check))
         for h, ct in zip(hs, statement.outputs, strict=True):
             rule.cts[h] = ct
             rule.ptok[h] = {}  # no token opens the new ciphertexts
             if rule.mine is not None:
                 rule.mine.known.pop(h, None)
-    left = [st for st in statements if not any(st is v for v in rule._checked_ahead)]
-    rule.proofs_checked += len(statements) - len(left)  # checked ahead, in one batch
+    if prepared is not None:
+        prepared.cancel()  # unused (we left, or our turn came at another step)
+    left = [p for p in pending if not any(p.statement is v for v in rule._checked_ahead)]
+    rule.proofs_checked += len(pending) - len(left)  # checked ahead
     rule._checked_ahead.clear()
     _verify(rule, left)
     return None, None
 
 
-def _shuffle_and_prove(
-    inputs: tuple[Ciphertext, ...], joint: Point, ctx: Context
-) -> tuple[tuple[Ciphertext, ...], Any]:
-    """Permute and re-mask ``inputs``, and prove it (pure: may run in a worker thread)."""
-    out, witness = shuffle_deck(inputs, joint)
-    return out, prove_shuffle_batchable(inputs, out, joint, witness, ctx)
+def _last_seat(rule: GameRule) -> int:
+    return max(s for s in range(rule.n) if s not in rule.gone)
 
 
-def _decode(
-    inputs: tuple[Ciphertext, ...], joint: Point, ctx: Context, b: ShuffleBody
-) -> ShuffleStatement:
-    """A shuffle entry as a statement, every point and scalar validated (pure)."""
-    n = len(inputs)
-    out = tuple(decode_pile(b.pile, n))
-    proof = TWCommitmentProof.decode(b.proof, expected_size=n)
-    return ShuffleStatement(inputs, out, joint, proof, ctx)
+def _start_prepare(rule: GameRule, n: int) -> Future[PreparedShuffle] | None:
+    """Our shuffle's pile-independent half, computed in the background from now on, for
+    the step our turn comes at if nobody leaves before it."""
+    mine, joint = rule.mine, rule.joint
+    if rule.background is None or mine is None or joint is None or mine.seat in rule.gone:
+        return None
+    step = rule.step_no + sum(1 for s in range(mine.seat) if s not in rule.gone)
+    return rule.background.submit(prepare_shuffle, n, joint, rule._ctx(mine.seat, step))
 
 
-def _verify(rule: GameRule, statements: list[ShuffleStatement]) -> None:
+def _check_alone(statement: ShuffleStatement) -> None:
+    """A background check of one shuffle (raises :class:`CryptoError` if it is false)."""
+    verify_shuffles_batch([statement])
+
+
+def _check_round(pending: tuple[_Pending, ...], last: ShuffleStatement | None) -> None:
+    """Wait for the round's background checks (in a worker thread: never on the loop);
+    the ones not started yet are checked now, in one batch with ``last``."""
+    batch = []
+    for p in pending:
+        if p.check is not None and not p.check.cancel():
+            p.check.result()  # done or running: its verdict (raises if false)
+        else:
+            batch.append(p.statement)
+    if last is not None:
+        batch.append(last)
+    if batch:
+        verify_shuffles_batch(batch)
+
+
+def _verify(rule: GameRule, left: list[_Pending]) -> None:
+    """The fold's verdict on the round's shuffles not checked ahead: a background check
+    that passed counts; every other one is checked here (one batch; on failure each
+    alone, to name the culprit)."""
+    statements = []
+    for p in left:
+        c = p.check
+        if c is not None and c.done() and not c.cancelled() and c.exception() is None:
+            rule.proofs_checked += 1
+        else:
+            if c is not None:
+                c.cancel()
+            statements.append(p.statement)
     if not statements:
         return
     try:
@@ -125,7 +178,55 @@ def _verify(rule: GameRule, statements: list[ShuffleStatement]) -> None:
     rule.proofs_checked += len(statements)
 
 
-def _make(rule: GameRule, inputs: tuple[Ciphertext, ...]) -> Body:
+def _shuffle_and_prove(
+    inputs: tuple[Ciphertext, ...],
+    joint: Point,
+    ctx: Context,
+    prepared: PreparedShuffle | None = None,
+) -> tuple[tuple[Ciphertext, ...], Any]:
+    """Permute and re-mask ``inputs``, and prove it (pure: may run in a worker thread):
+    the pile-dependent half only when ``prepared`` holds the rest for this very context
+    and key, and was not used before (its nonces answer one challenge only)."""
+    fits = prepared is not None and prepared.context == ctx and prepared.joint_key == joint
+    if fits and not prepared.used and prepared.size == len(inputs):  # type: ignore[union-attr]
+        try:
+            return finish_shuffle(prepared, inputs)  # type: ignore[arg-type]
+        except CryptoError:
+            pass  # used meanwhile by another thread: a fresh shuffle
+    out, witness = shuffle_deck(inputs, joint)
+    return out, prove_shuffle_batchable(inputs, out, joint, witness, ctx)
+
+
+def _ready(prepared: Future[PreparedShuffle] | None, wait: bool) -> PreparedShuffle | None:
+    """The prepared half if it is done; if it is being computed, waiting for it when
+    ``wait`` (worker threads only, never the loop).  ``None`` (shuffle from scratch) if
+    there is none, it failed, or it has not started (it is then cancelled: a background
+    thread busy with checks must not hold up our turn)."""
+    if prepared is None or prepared.cancel() or prepared.cancelled():
+        return None
+    if not (wait or prepared.done()):
+        return None
+    try:
+        return prepared.result()
+    except Exception:  # noqa: BLE001 - a failed preparation: shuffle from scratch
+        return None
+
+
+def _decode(
+    inputs: tuple[Ciphertext, ...], joint: Point, ctx: Context, b: ShuffleBody
+) -> ShuffleStatement:
+    """A shuffle entry as a statement, every point and scalar validated (pure)."""
+    n = len(inputs)
+    out = tuple(decode_pile(b.pile, n))
+    proof = TWCommitmentProof.decode(b.proof, expected_size=n)
+    return ShuffleStatement(inputs, out, joint, proof, ctx)
+
+
+def _make(
+    rule: GameRule,
+    inputs: tuple[Ciphertext, ...],
+    prepared: Future[PreparedShuffle] | None = None,
+) -> Body:
     mine = rule.mine
     assert mine is not None and rule.joint is not None
     made = rule._made.pop(rule.step_no, None)
@@ -133,8 +234,9 @@ def _make(rule: GameRule, inputs: tuple[Ciphertext, ...]) -> Body:
     if made is not None and made[0] is inputs and made[1] == rule._ctx(mine.seat):
         out, proof = made[2], made[3]
         rule._checked_ahead.extend(made[4])  # the round's earlier shuffles, checked
-    else:
-        out, proof = _shuffle_and_prove(inputs, rule.joint, rule._ctx(mine.seat))
+    else:  # on the loop: the prepared half only if it is ready (never wait here)
+        ctx = rule._ctx(mine.seat)
+        out, proof = _shuffle_and_prove(inputs, rule.joint, ctx, _ready(prepared, False))
     forged = rule._cheat("shuffle", inputs, out, proof)
     if forged is not None:
         return forged
@@ -142,21 +244,25 @@ def _make(rule: GameRule, inputs: tuple[Ciphertext, ...]) -> Body:
 
 
 def _premake(
-    rule: GameRule, inputs: tuple[Ciphertext, ...], pending: tuple[ShuffleStatement, ...] = ()
+    rule: GameRule,
+    inputs: tuple[Ciphertext, ...],
+    pending: tuple[_Pending, ...] = (),
+    prepared: Future[PreparedShuffle] | None = None,
 ) -> Job:
-    """Our shuffle and its proof; when ours is the round's last, the same job also checks
-    the round's earlier shuffles (``pending``) in one batch."""
+    """Our shuffle and its proof (its pile-independent half prepared in the background,
+    if there is one); when ours is the round's last, the same job also waits for (or
+    makes) the checks of the round's earlier shuffles (``pending``)."""
     mine, joint, step = rule.mine, rule.joint, rule.step_no
     assert mine is not None and joint is not None
     ctx = rule._ctx(mine.seat)
 
     def job() -> Callable[[], None]:
-        out, proof = _shuffle_and_prove(inputs, joint, ctx)
+        out, proof = _shuffle_and_prove(inputs, joint, ctx, _ready(prepared, True))
         checked: tuple[ShuffleStatement, ...] = ()
         if pending:
             try:
-                verify_shuffles_batch(pending)
-                checked = pending
+                _check_round(pending, None)
+                checked = tuple(p.statement for p in pending)
             except CryptoError:
                 pass  # the fold checks them again and names the culprit
 
@@ -172,8 +278,9 @@ def _premake(
 def _parse(
     rule: GameRule, seat: int, inputs: tuple[Ciphertext, ...], b: ShuffleBody
 ) -> ShuffleStatement:
-    """Decode (validating every point and scalar); the proof is checked in a batch,
-    unless a job of :meth:`GameRule.prework` checked this very statement already."""
+    """Decode (validating every point and scalar); the proof is checked in the
+    background or in a batch, unless a job of :meth:`GameRule.prework` checked this
+    very statement already."""
     assert rule.joint is not None
     ctx = rule._ctx(seat)
     ahead = rule._ahead.pop((SHUFFLE_KIND, seat, rule.step_no), None)
@@ -181,9 +288,9 @@ def _parse(
         body_, st, pending = ahead
         if body_ == b and st.inputs == inputs and st.joint_key == rule.joint and st.context == ctx:
             if pending is None:
-                return st  # decoded (every point validated) ahead; checked in the batch
+                return st  # decoded (every point validated) ahead; checked later
             rule._checked_ahead.append(st)
-            rule._checked_ahead.extend(pending)  # counted when the round ends
+            rule._checked_ahead.extend(p.statement for p in pending)  # counted at the end
             rule.proofs_checked += 1
             return st
     return _decode(inputs, rule.joint, ctx, b)
@@ -194,11 +301,11 @@ def _pre(
     seat: int,
     inputs: tuple[Ciphertext, ...],
     b: ShuffleBody,
-    pending: tuple[ShuffleStatement, ...] | None = None,
+    pending: tuple[_Pending, ...] | None = None,
 ) -> Job:
     """Decode a shuffle (every point validated: about 5 points a card, too slow for the
-    loop); for the round's last one (``pending``: the round's earlier statements, the
-    very ones the fold holds) also check it together with the earlier ones in one batch."""
+    loop); for the round's last one (``pending``: the round's earlier shuffles, the
+    very ones the fold holds) also check it, once the earlier checks are in."""
     joint, step = rule.joint, rule.step_no
     assert joint is not None
     ctx = rule._ctx(seat)
@@ -206,7 +313,7 @@ def _pre(
     def job() -> Callable[[], None]:
         st = _decode(inputs, joint, ctx, b)
         if pending is not None:
-            verify_shuffles_batch([*pending, st])
+            _check_round(pending, st)
         return lambda: rule._keep_ahead((SHUFFLE_KIND, seat, step), (b, st, pending))
 
     return job

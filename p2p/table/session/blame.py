@@ -151,6 +151,8 @@ class Blame:
         """Chain breaks that no equivocation explained are reported as broken chains."""
         suspects, self.suspects = self.suspects, []
         for exc, via in suspects:
+            if exc.evidence and self.ctx.record.took(exc.evidence[0]):
+                continue  # the fork was ours: the record took that very entry since (a refold)
             self.report(exc, via)
 
     def report(self, exc: CheatDetected, via: int | None, blame_via: bool = False) -> None:

@@ -1,0 +1,195 @@
+"""A shuffle and its commitment-form proof made in two halves: the part that does not
+depend on the pile, while the seat waits its turn, and the rest once the pile is in.
+
+The proof is :class:`crypto.shuffle_proof_tw_batch.TWCommitmentProof`, unchanged on
+the wire and checked by the same verifier; only the prover's order of work differs.
+In the notation of Haenni, Locher, Koenig and Dubuis, "Pseudo-code algorithms for
+verifiable re-encryption mix-nets" (FC 2017, GenShuffleProof), a shuffle of ``N``
+cards under the joint key ``PK`` costs ``6N`` variable-base and ``4N + 4`` fixed-base
+multiplications.  These do not depend on the input pile ``e``:
+
+* the witness: the permutation ``pi`` and the re-randomisers ``rho_i``;
+* the re-masking terms ``rho_i G`` and ``rho_i PK`` (``N`` of each);
+* the permutation commitments ``c_{pi(i)} = r_{pi(i)} G + h_i``;
+* every prover nonce, and the commitments ``t1 = w1 G``, ``t2 = w2 G`` and
+  ``t3 = w3 G + sum w'_i h_i``.
+
+:func:`prepare_shuffle` computes them (``2N`` variable-base and ``2N + 3`` fixed-base
+multiplications).  :func:`finish_shuffle` then does what needs the pile: the outputs
+(``e'_i = e_{pi(i)} + (rho_i G, rho_i PK)``, additions only), the challenges ``u``
+(which must hash the outputs, else a prover who knew them could fit a false output to
+them), the commitment chain ``c^``, ``t41``, ``t42`` and ``t^`` (``4N`` variable-base
+and ``2N + 1`` fixed-base multiplications), and the responses.
+
+**One use only.**  The nonces of a prepared shuffle answer one challenge: two
+proofs from the same nonces on two piles give the challenge differences, hence the
+permutation.  So a :class:`PreparedShuffle` is consumed by :func:`finish_shuffle`
+(taking its one use is a single ``list.pop``, atomic even between threads), and a
+second call raises :class:`crypto.errors.InvalidEncoding`.
+
+**Randomness.**  The pile is not known when the witness and nonces are drawn, so
+they are hedged (:mod:`crypto.nonces`) on the context (table, game, step, seat),
+the joint key, the card count and fresh randomness, and the nonces also on the
+witness; a repeated ``insecure_test_seed`` (tests only) repeats them only for the
+same context, where the step is never shuffled twice.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+from crypto.elgamal import Ciphertext
+from crypto.errors import DeckMismatch, InvalidEncoding
+from crypto.group import L, Point, add, base_mul, mul, scalar_to_bytes, sub
+from crypto.nonces import NonceStream
+from crypto.shuffle import MAX_CARDS, ShuffleWitness, random_witness
+from crypto.shuffle_proof_tw import (
+    _final_challenge,
+    _lincomb,
+    _statement_transcript,
+    generators,
+)
+from crypto.shuffle_proof_tw_batch import TWCommitmentProof
+from crypto.transcript import Context
+
+_WITNESS_LABEL = "shuffle.prepared.witness"
+_NONCE_LABEL = "tw-prover.prepared"
+
+
+@dataclass(slots=True)
+class PreparedShuffle:
+    """Everything of one seat's shuffle that does not depend on the input pile (secret:
+    never leaves the seat).  Consumed by :func:`finish_shuffle`, once."""
+
+    size: int
+    joint_key: Point
+    context: Context
+    witness: ShuffleWitness
+    masks: tuple[tuple[Point, Point], ...]
+    """``(rho_i G, rho_i PK)`` for output position ``i``."""
+    r: tuple[int, ...]
+    permutation_commitments: tuple[Point, ...]
+    r_hat: tuple[int, ...]
+    w: tuple[int, int, int, int]
+    w_hat: tuple[int, ...]
+    w_prime: tuple[int, ...]
+    t123: tuple[Point, Point, Point]
+    _use: list[bool] = field(default_factory=lambda: [True], repr=False)
+
+    def take(self) -> None:
+        """Mark it used; raise :class:`InvalidEncoding` if it was used already."""
+        try:
+            self._use.pop()
+        except IndexError:
+            raise InvalidEncoding("a prepared shuffle is used once only (its nonces)") from None
+
+    @property
+    def used(self) -> bool:
+        return not self._use
+
+
+def prepare_shuffle(
+    n: int,
+    joint_key: Point,
+    context: Context,
+    *,
+    insecure_test_seed: bytes | None = None,
+) -> PreparedShuffle:
+    """The pile-independent half of a shuffle of ``n`` cards under ``joint_key``:
+    ``2N`` variable-base and ``2N + 3`` fixed-base multiplications."""
+    if type(n) is not int or not 0 < n <= MAX_CARDS:
+        raise DeckMismatch(f"shuffle size {n} outside 1..{MAX_CARDS}")
+    if not isinstance(joint_key, Point) or not isinstance(context, Context):
+        raise InvalidEncoding("prepare_shuffle needs a Point joint key and a Context")
+    public = (context.encode(), joint_key.data, n.to_bytes(2, "little"))
+    witness = random_witness(
+        n, NonceStream(_WITNESS_LABEL, public=public, insecure_test_seed=insecure_test_seed)
+    )
+    secret = b"".join(i.to_bytes(2, "little") for i in witness.permutation) + b"".join(
+        scalar_to_bytes(k) for k in witness.rerandomisers
+    )
+    rand = NonceStream(
+        _NONCE_LABEL, public=public, secret=(secret,), insecure_test_seed=insecure_test_seed
+    )
+    masks = tuple((base_mul(rho), mul(rho, joint_key)) for rho in witness.rerandomisers)
+    _, hs = generators(n)
+    r = tuple(rand() for _ in range(n))
+    commitments: list[Point | None] = [None] * n
+    for i, j in enumerate(witness.permutation):
+        commitments[j] = add(base_mul(r[j]), hs[i])
+    c = tuple(p for p in commitments if p is not None)
+    r_hat = tuple(rand() for _ in range(n))
+    w = (rand(), rand(), rand(), rand())
+    w_hat = tuple(rand() for _ in range(n))
+    w_prime = tuple(rand() for _ in range(n))
+    t1 = base_mul(w[0])
+    t2 = base_mul(w[1])
+    t3 = _lincomb(zip(w_prime, hs, strict=True), w[2])
+    return PreparedShuffle(
+        n, joint_key, context, witness, masks, r, c, r_hat, w, w_hat, w_prime, (t1, t2, t3)
+    )
+
+
+def finish_shuffle(
+    prepared: PreparedShuffle, inputs: Sequence[Ciphertext]
+) -> tuple[tuple[Ciphertext, ...], TWCommitmentProof]:
+    """The shuffled pile and its proof: ``4N`` variable-base and ``2N + 1`` fixed-base
+    multiplications.  Consumes ``prepared`` (a second call raises)."""
+    n = prepared.size
+    inputs = tuple(inputs)
+    if len(inputs) != n:
+        raise DeckMismatch(f"prepared for {n} cards, the pile has {len(inputs)}")
+    for i, ct in enumerate(inputs):
+        if not isinstance(ct, Ciphertext):
+            raise InvalidEncoding(f"input card {i} is not a Ciphertext")
+    prepared.take()
+    pk, perm = prepared.joint_key, prepared.witness.permutation
+    outputs = tuple(
+        Ciphertext(add(inputs[j].c1, g), add(inputs[j].c2, p))
+        for j, (g, p) in zip(perm, prepared.masks, strict=True)
+    )
+    h, _ = generators(n)
+    c = prepared.permutation_commitments
+    tr = _statement_transcript(prepared.context, pk, inputs, outputs, c)
+    u = tr.challenges("u", n)
+    u_perm = [u[j] for j in perm]
+    r_hat = prepared.r_hat
+    chain: list[Point] = []
+    prev = h
+    for i in range(n):
+        prev = add(base_mul(r_hat[i]), mul(u_perm[i], prev))
+        chain.append(prev)
+    w1, w2, w3, w4 = prepared.w
+    w_hat, w_prime = prepared.w_hat, prepared.w_prime
+    t1, t2, t3 = prepared.t123
+    t41 = sub(_lincomb(zip(w_prime, (ct.c1 for ct in outputs), strict=True)), base_mul(w4))
+    t42 = sub(_lincomb(zip(w_prime, (ct.c2 for ct in outputs), strict=True)), mul(w4, pk))
+    t_hat = tuple(
+        add(base_mul(w_hat[i]), mul(w_prime[i], chain[i - 1] if i else h)) for i in range(n)
+    )
+    ts = (t1, t2, t3, t41, t42)
+    ch = _final_challenge(tr, chain, ts, t_hat)
+    r = prepared.r
+    v = [0] * n  # v_i = u'_{i+1} * .. * u'_n, as in crypto.shuffle_proof_tw.prove_shuffle
+    acc = 1
+    for i in range(n - 1, -1, -1):
+        v[i] = acc
+        acc = acc * u_perm[i] % L
+    r_bar = sum(r) % L
+    r_hat_sum = sum(a * b for a, b in zip(r_hat, v, strict=True)) % L
+    r_tilde = sum(a * b for a, b in zip(r, u, strict=True)) % L
+    r_prime = sum(a * b for a, b in zip(prepared.witness.rerandomisers, u_perm, strict=True)) % L
+    proof = TWCommitmentProof(
+        permutation_commitments=c,
+        chain_commitments=tuple(chain),
+        t=ts,
+        t_hat=t_hat,
+        s1=(w1 + ch * r_bar) % L,
+        s2=(w2 + ch * r_hat_sum) % L,
+        s3=(w3 + ch * r_tilde) % L,
+        s4=(w4 + ch * r_prime) % L,
+        s_hat=tuple((w_hat[i] + ch * r_hat[i]) % L for i in range(n)),
+        s_prime=tuple((w_prime[i] + ch * u_perm[i]) % L for i in range(n)),
+    )
+    return outputs, proof

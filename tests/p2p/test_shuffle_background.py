@@ -1,0 +1,230 @@
+"""A shuffle round with background work (p2p/table/game_rule/shuffle.py, the rule's
+``background`` executor that p2p/net/offload.py gives a live peer's rule).
+
+In-process tables (``p2p.table.local_table``), each seat's background executor under
+the test's control (:class:`Deferred`: a submitted call runs when the test drains it),
+and every prework and premake job run where the node would run it.  The tests count
+group operations, never time: our shuffle's pile-independent half is done in the
+background, each earlier shuffle is checked there as it arrives, only the last one is
+left when the round ends; and a bad shuffle is caught before any card is shown.
+"""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from concurrent.futures import Executor, Future, ThreadPoolExecutor
+
+import pytest
+
+from crypto.elgamal import decode_pile, encode_pile
+from crypto.group import COUNTERS
+from engine import registry
+from engine.players import BotPlayer
+from p2p.errors import CheatDetected, InvalidMove
+from p2p.table import local_table
+from p2p.table.game_rule import SHUFFLE_KIND, ShuffleBody, TokensBody
+from p2p.table.seat import game_of
+from p2p.wire import Entry, decode_body
+
+GAME, SEATS, OPTIONS, CARDS = "slave", 4, {"games": 1}, 52
+
+
+class Deferred(Executor):
+    """A background executor run by hand: :meth:`drain` runs what was submitted."""
+
+    def __init__(self) -> None:
+        self.queue: list = []
+        self.ran: Counter = Counter()
+        self.muls = 0
+
+    def submit(self, fn, /, *args, **kwargs):  # noqa: ANN001, ANN201
+        future: Future = Future()
+        self.queue.append((future, fn, args, kwargs))
+        return future
+
+    def drain(self) -> None:
+        while self.queue:
+            future, fn, args, kwargs = self.queue.pop(0)
+            if not future.set_running_or_notify_cancel():
+                continue  # cancelled: the rule did it another way
+            before = COUNTERS.mul
+            try:
+                future.set_result(fn(*args, **kwargs))
+            except Exception as exc:  # noqa: BLE001 - kept in the future, as a thread would
+                future.set_exception(exc)
+            self.muls += COUNTERS.mul - before
+            self.ran[fn.__name__] += 1
+
+
+def _run(job) -> int:
+    """Run a job as Offload does (one that raises keeps nothing); its multiplications."""
+    COUNTERS.reset()
+    try:
+        keep = job()
+    except Exception:  # noqa: BLE001 - the fold checks the entry itself
+        return COUNTERS.mul
+    keep()
+    return COUNTERS.mul
+
+
+def _play(table, backgrounds, drain: bool, tamper_first: bool = False, max_entries: int = 5000):
+    """Play ``table`` with every job run ahead; returns the multiplications per place:
+    ``fold`` (offering shuffle entries), ``premake`` (our shuffle's jobs), ``last``
+    (the jobs checking a round's last shuffle), ``pre`` (the other shuffle jobs).  With
+    ``drain`` every seat runs its background work as soon as it is submitted.  With
+    ``tamper_first`` the first shuffle is sent with two of its ciphertexts swapped."""
+    spec = registry.get(GAME)
+    muls = Counter()
+    tampered = False
+    for _ in range(max_entries):
+        if all(r.finished for r in table.records) or table.cheats:
+            return muls
+        moved = False
+        for d in table.drivers:
+            rule = game_of(d.record)
+            if rule is not None:
+                if rule.background is None:
+                    rule.background = backgrounds[d.slot]
+                if drain:
+                    backgrounds[d.slot].drain()
+                need = rule.need
+                job = rule.premake()
+                if job is not None:
+                    n = _run(job)
+                    if need is not None and need.kind == SHUFFLE_KIND:
+                        muls["premake"] += n
+            COUNTERS.reset()
+            body = d.machine_body()
+            if isinstance(body, ShuffleBody):
+                muls["produce"] += COUNTERS.mul
+            if body is None and d.owes_decision():
+                engine, seat = d.seat_view()
+                player = table.players.setdefault(
+                    d.slot, BotPlayer.make(spec.bots["heuristic"], seat, random.Random(seat))
+                )
+                body = d.decision_body(player.choose(engine, seat))
+            if body is None:
+                continue
+            if isinstance(body, ShuffleBody) and tamper_first and not tampered:
+                tampered = True
+                pile = list(decode_pile(body.pile, len(body.pile) // 64))
+                pile[0], pile[1] = pile[1], pile[0]
+                body = ShuffleBody(encode_pile(pile), body.proof)
+            offer = d.sign(body)
+            table.cheats.extend(offer.cheats)
+            signed = offer.accepted[0].signed
+            step = decode_body(signed.entry, Entry).step
+            for other in table.drivers:
+                if other is d:
+                    continue
+                rule = game_of(other.record)
+                if rule is not None:
+                    last = rule.need is not None and rule.need.kind == SHUFFLE_KIND
+                    last = last and rule.need.seats[0] == max(
+                        s for s in range(rule.n) if s not in rule.gone
+                    )
+                    job = rule.prework(d.slot, step, body)
+                    if job is not None and isinstance(body, ShuffleBody):
+                        muls["last" if last else "pre"] += _run(job)
+                    elif job is not None:
+                        _run(job)
+                COUNTERS.reset()
+                try:
+                    got = other.record.offer(signed)
+                except CheatDetected as exc:
+                    table.cheats.append(exc)
+                    continue
+                if isinstance(body, ShuffleBody):
+                    muls["fold"] += COUNTERS.mul
+                table.cheats.extend(got.cheats)
+                if drain:
+                    backgrounds[other.slot].drain()
+            moved = True
+        assert moved, "table stuck"
+    raise AssertionError("no end")
+
+
+def _finished(table) -> None:
+    assert not table.cheats
+    assert all(r.finished for r in table.records)
+    assert len({r.head for r in table.records}) == 1
+    assert all(game_of(r).done for r in table.records)
+
+
+def test_background_work_leaves_only_the_pile_dependent_half_and_the_last_check():
+    table = local_table.new_table(GAME, SEATS, OPTIONS)
+    backgrounds = {d.slot: Deferred() for d in table.drivers}
+    muls = _play(table, backgrounds, drain=True)
+    _finished(table)
+    n = CARDS
+    # every seat prepared its shuffle in the background (2N multiplications), and checked
+    # each shuffle of the others but the round's last one there (8N + 7 each, alone)
+    for bg in backgrounds.values():
+        assert bg.ran["prepare_shuffle"] == 1
+    checks = sorted(bg.ran["_check_alone"] for bg in backgrounds.values())
+    assert checks == [2, 2, 2, 3]  # the last shuffler checks all three others there
+    # (the first shuffle's input is the public deck, every card masked by G: its N input
+    # first halves are one point, so its check costs N - 1 fewer)
+    first, later = 7 * n + 8, 8 * n + 7
+    assert sum(bg.muls for bg in backgrounds.values()) == SEATS * 2 * n + 3 * first + 6 * later
+    # when the pile comes in, only the pile-dependent half is left: 4N + 1 a shuffle
+    assert muls["premake"] == SEATS * (4 * n + 1)
+    assert muls["produce"] == 0
+    # the round's last shuffle: each of the other seats checks it alone (8N + 7), the
+    # earlier ones checked already; earlier shuffles are only decoded ahead; the fold
+    # checks nothing
+    assert muls["last"] == (SEATS - 1) * (8 * n + 7)
+    assert muls["pre"] == 0
+    assert muls["fold"] == 0
+    for r in table.records:
+        assert game_of(r).proofs_checked >= SEATS - 1
+
+
+def test_background_work_not_started_is_done_in_the_last_batch():
+    """A background thread that never got to run: the prepared half is cancelled (our
+    shuffle is made whole), and the earlier checks are cancelled and made in one batch
+    with the last shuffle's check; every shuffle is still checked once."""
+    table = local_table.new_table(GAME, SEATS, OPTIONS)
+    backgrounds = {d.slot: Deferred() for d in table.drivers}
+    muls = _play(table, backgrounds, drain=False)
+    _finished(table)
+    n = CARDS
+    assert all(not bg.ran for bg in backgrounds.values())
+    # a batch of k shuffles touching p piles costs (3N + 5)k + N + 2 + 2Np (less N - 1
+    # when the public deck, all first halves G, is one of them): the last shuffler's job
+    # checks the three others' (k = 3, p = 4, the deck among them) with its own shuffle
+    # made whole; each other seat checks the last with its two others' (k = 3; p = 4 for
+    # the first shuffler, p = 5 with the deck for the second and third)
+    assert muls["premake"] == SEATS * (6 * n + 1) + (18 * n + 17) - (n - 1)
+    assert muls["last"] == (18 * n + 17) + 2 * ((20 * n + 17) - (n - 1))
+    assert muls["fold"] == 0
+
+
+@pytest.mark.parametrize("drain", [True, False])
+def test_a_bad_shuffle_is_caught_before_any_card_is_shown(drain):
+    """The round's first shuffle, sent with two ciphertexts swapped, is shuffled on by the
+    later seats (before its check is in), but the round ends with every other seat
+    convicting its author, and nobody made a token on top of it."""
+    table = local_table.new_table(GAME, SEATS, OPTIONS)
+    backgrounds = {d.slot: Deferred() for d in table.drivers}
+    _play(table, backgrounds, drain=drain, tamper_first=True)
+    bad = [c for c in table.cheats if isinstance(c, InvalidMove)]
+    assert len(bad) == SEATS - 1
+    assert len({c.seat for c in bad}) == 1
+    assert all("bad shuffle" in str(c) for c in bad)
+    kinds = [[e.body.TAG for e in r.entries()] for r in table.records]
+    assert all(TokensBody.TAG not in k for k in kinds)
+    assert max(k.count(SHUFFLE_KIND) for k in kinds) == SEATS  # later seats shuffled on
+
+
+def test_a_game_with_background_threads_agrees():
+    """Real worker threads (one per seat, as a node has): the same record everywhere."""
+    table = local_table.new_table(GAME, SEATS, {"games": 2})
+    pools = {d.slot: ThreadPoolExecutor(max_workers=1) for d in table.drivers}
+    try:
+        _play(table, pools, drain=False)
+    finally:
+        for pool in pools.values():
+            pool.shutdown(wait=True)
+    _finished(table)
