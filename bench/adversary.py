@@ -50,17 +50,17 @@ A complaint that nobody can settle (a ``Dispute``, in versions that had one) is 
 as ``dispute``.  Every failure is listed with its seed: ``--replay SEED`` plays
 that game alone.
 
-Forks.  A game is cheap to fork at a refused entry: a record refuses an entry
-without changing (``Record.offer`` raises before it stores anything).  So at
-each of the deviator's turns before its deviation, with probability
-``--fork-rate``, a deviation is also tried as a *forked game*: it is sent to
-every honest seat; if every one refuses it (conviction at that step), the
-game is counted and judged at once, its verdict checked against a seatless
-verifier record that followed the table (the check ``slaiga verify`` runs),
-and the table goes on from before it.  A forked deviation that any seat
-accepts becomes the table's own deviation.  ``tables`` counts tables,
-``games`` every deviating game (forked or not); ``verified_files`` the record
-files checked by ``slaiga verify`` itself.
+Forked games.  With ``--fork-rate`` above 0 (the default) each table is the
+parent of its deviating games: it plays honestly to its end, and at each of the
+deviator's turns it forks this process (``os.fork``) for each of
+``--forks-per-turn`` games; the child deviates (a kind drawn at random), plays
+that game to its conclusion, judges it as above (``slaiga verify`` on every honest
+seat's file included) and sends its report back (:meth:`Table._spawn`).  A
+deviation that changes no seat's record, or leaves every seat where the honest
+entry would, goes on as the parent's game, and ends as the parent ends
+(:meth:`Table.judge_parent`).  docs/design.md says why a forked prefix is the same
+game as one replayed.  ``tables`` counts tables, ``games`` every deviating game;
+``verified_files`` the record files checked by ``slaiga verify`` itself.
 
 ``--procs`` plays over peer processes instead (``cli.net`` bot peers on
 loopback; the deviating seat runs :mod:`bench.adversary_peer`), including
@@ -75,8 +75,10 @@ import dataclasses
 import hashlib
 import json
 import os
+import pickle
 import random
 import secrets
+import signal
 import sys
 import tempfile
 import time
@@ -130,9 +132,6 @@ KINDS = (
     "withhold",
     "stop",
 )
-FORKABLE = ("field", "raw", "kind", "replay", "foreign", "lie")
-"""Kinds tried as forked games too (a stop, a split send or a withheld entry is not
-an entry every seat can refuse)."""
 FAILURES = (
     "wrong_blame",
     "crashes",
@@ -147,6 +146,8 @@ DEFAULT_SECONDS = 60.0
 DEFAULT_FORK_RATE = 1.0
 DEFAULT_FORKS_PER_TURN = 2
 MAX_ENTRIES = 20_000
+CHILD_SECONDS = 600
+"""A forked game still running after this long is killed and counted as a hang."""
 SAMPLE_KEPT = 20
 
 
@@ -319,6 +320,20 @@ class Table:
         self.deviate_at = self.rng.randrange(1, TURNS[game])
         self.deviation: Deviation | None = None
         self.forks: list[GameReport] = []
+        """Reports of the forked games (one child process each; see :meth:`_spawn`)."""
+        self.children = fork_rate > 0 and hasattr(os, "fork")
+        """Forked games: this table is their parent and plays honestly to its end."""
+        if self.children:
+            self.deviate_at = MAX_ENTRIES + 1
+        self.as_parent: list[GameReport] = []
+        self.honest_after: Any = None
+        """The table's state after this turn's honest entry (:meth:`_probe`)."""
+        self.spawned = 0
+        self.child_files = 0
+        self.tmp_dir = ""
+        self.deadline: float | None = None
+        self.quota: int | None = None
+        self.verified: dict[bytes, Any] = {}
         self.field_only: tuple[str, str | None] | None = None
         self.step_shifts: tuple[int, ...] = (-1, 1, 2)
         self.prev_old_share = 0.5
@@ -555,6 +570,7 @@ class Table:
         try:
             offer = d.sign(body)
             signed = offer.accepted[0].signed
+            self.accepted[d.slot].append(signed)
         except Exception:  # noqa: BLE001 - its own record refuses: sign it as it stands
             rec = d.record
             signed = _sign(d.identity, Entry(rec.table_id, d.slot, rec.step, rec.head, body))
@@ -562,26 +578,16 @@ class Table:
         self.log.append(signed)
         self.deliver(signed, range(self.n), d.slot)
 
-    def _forking(self) -> bool:
-        """Forks are tried before the table's own deviation, and after one that every
-        seat took as valid (the game then goes on as an honest one)."""
-        dev = self.deviation
-        if dev is None:
-            return True
-        return dev.must_convict is False and dev.kind in ("replay", "withhold", "field", "raw")
-
     def _dev_turn(self, d: SeatDriver, body: Body) -> None:
         self.turns += 1
-        # a table whose own kind cannot fork (an equivocation, a withheld entry, a stop)
-        # tries no fork before its deviation: a forked deviation that is not refused at
-        # once (held, or a fork to look into) would become the table's own and take its turn
-        early = self.deviation is None and self.kind not in FORKABLE
-        if self._forking() and not self.verdict and not early:
+        if self.children and not self.verdict and self.crash is None and self._more():
+            self.honest_after = None
             for _ in range(self.forks_per_turn):
                 if self.rng.random() < self.fork_rate:
-                    taken = self._fork(d, body)
-                    if taken:
-                        return  # a forked deviation was taken: it is the table's own
+                    kind = self.rng.choice(KINDS)
+                    if kind == "withhold" and self.honest_after is None:
+                        self.honest_after = self._probe(d, body)
+                    self._spawn(d, body, kind, self.rng.randrange(1 << 62))
         if self.deviation is None and self.turns >= self.deviate_at:
             dev = self._make(self.kind, d, body)
             if dev is not None:
@@ -609,120 +615,192 @@ class Table:
         if own is None and not any(s in self.verdict for s in self.honest):
             self._send_honest(d, body)
 
-    def _fork(self, d: SeatDriver, body: Body) -> bool:
-        """Try a deviation as a forked game (see the module docstring); ``True`` if it
-        became the table's own deviation."""
-        kind = self.rng.choice(FORKABLE)
+    # ---- forked games (one process each) ---------------------------------------------------
+
+    def _more(self) -> bool:
+        """Whether more forked games are wanted (the run's quota and time)."""
+        if self.quota is not None and len(self.forks) + len(self.as_parent) >= self.quota:
+            return False
+        return self.deadline is None or time.perf_counter() < self.deadline
+
+    def _spawn(self, d: SeatDriver, body: Body, kind: str, seed: int) -> None:
+        """One forked game: this process is forked here, at the deviator's turn with
+        ``body`` made and not yet sent; the child deviates (``kind``), plays the game to
+        its conclusion, judges it (every honest seat, ``slaiga verify`` on every honest
+        seat's file) and sends its report back; this process then goes on honestly."""
+        if not self.tmp_dir:
+            return
+        self.circle.previous_pool()  # built once, here, not in every child
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            os.close(read_end)
+            payload: Any
+            try:
+                signal.alarm(CHILD_SECONDS)
+                payload = self._child_game(d, body, kind, seed)
+            except BaseException as exc:  # noqa: BLE001 - reported, the bench never dies
+                payload = ("error", "".join(traceback.format_exception(exc))[-1500:])
+            try:
+                data = pickle.dumps(payload)
+                with os.fdopen(write_end, "wb") as out:
+                    out.write(data)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as inp:
+            data = inp.read()
+        os.waitpid(pid, 0)
+        self.spawned += 1
+        turn = f"turn {self.turns}"
+        if not data:
+            rep = GameReport(self.seed, self.game, self.n, kind, turn, "hang", ["hangs"])
+            rep.note = f"the forked game did not end within {CHILD_SECONDS} s"
+            rep.forked = True
+            self.forks.append(rep)
+            return
+        payload = pickle.loads(data)
+        if isinstance(payload, tuple) and payload[0] == "error":
+            rep = GameReport(self.seed, self.game, self.n, kind, turn, "crash", ["crashes"])
+            rep.note, rep.forked = payload[1], True
+            self.forks.append(rep)
+            return
+        reports, files, as_parent = payload
+        self.child_files += files
+        for r in reports:
+            self.forks.append(GameReport(**r))
+        self.as_parent.extend(GameReport(**r) for r in as_parent)
+
+    def _table_state(self) -> Any:
+        """Every seat's record as it stands: its chain head and step, the envelopes of its
+        open step, what it holds for later steps."""
+        return [
+            (
+                r.step,
+                r.head,
+                frozenset((e.entry, e.signature) for e in r.signed_from(r.step)),
+                r.held_count(),
+            )
+            for r in (x.record for x in self.drivers)
+        ]
+
+    def _probe(self, d: SeatDriver, body: Body) -> Any:
+        """The table's state after the deviator's honest entry of this turn reaches every
+        seat (found in a child process, so that this one has not sent it yet)."""
+        read_end, write_end = os.pipe()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_end)
+            try:
+                self._send_honest(d, body)
+                payload = pickle.dumps(None if self.verdict else self._table_state())
+                with os.fdopen(write_end, "wb") as out:
+                    out.write(payload)
+            finally:
+                os._exit(0)
+        os.close(write_end)
+        with os.fdopen(read_end, "rb") as inp:
+            data = inp.read()
+        os.waitpid(pid, 0)
+        return pickle.loads(data) if data else None
+
+    def _child_game(self, d: SeatDriver, body: Body, kind: str, seed: int) -> Any:
+        """The forked game, in the child: (reports, files verified, games whose deviation
+        every seat let pass without a trace, which go on as this table's own game)."""
+        self.rng = random.Random(seed)
+        self.children = False
+        self.kind = kind
         dev = self._make(kind, d, body)
         if dev is None:
-            return False
-        if self.deviation is None and not self._may_fork(dev):
-            return False
-        before = {s: _state(self.drivers[s].record) for s in self.honest}
-        vstate = _state(self.verifier)
-        saved = (
-            dict(self.verdict),
-            {s: list(v) for s, v in self.evidence.items()},
-            {s: list(v) for s, v in self.suspects.items()},
-            set(self.fetched),
-            set(self.spread),
-        )
-        (signed, targets), *_ = dev.sends
-        self.deliver(signed, targets, d.slot)
-        changed = any(_state(self.drivers[s].record) != before[s] for s in self.honest)
-        refused_by_all = all(s in self.verdict for s in self.honest)
-        ignored = (
-            not changed and self.crash is None and not any(s in self.verdict for s in self.honest)
-        )
-        if ignored and not any(self.suspects[s] for s in self.honest):
-            # every seat let it pass without a trace (a duplicate, another table's entry,
-            # too far ahead to hold): the game goes on as before, a forked game of its own
-            report = GameReport(self.seed, self.game, self.n, dev.kind, dev.detail, "", forked=True)
-            report.outcome = "accepted_valid"
-            if dev.must_convict is True:
-                report.failures.append("missed")
-            self.forks.append(report)
-            self.queue.clear()
-            self.verdict, self.evidence, self.suspects, self.fetched, self.spread = saved
-            return False
-        if changed or self.crash is not None or not refused_by_all:
-            # not a clean refusal everywhere: this is the table's own deviation now
-            # after a deviation every seat took as valid, the game is an honest one: this
-            # is the deviation it is judged by
-            if self.deviation is not None:
-                # the valid deviation before it was taken by every seat and the game went
-                # on (the deviator has had another turn): a game of its own, judged so
-                prev = self.deviation
-                self.forks.append(
-                    GameReport(
-                        self.seed, self.game, self.n, prev.kind, prev.detail, "accepted_valid"
-                    )
-                )
-                dev.detail += f" (after a valid {prev.kind})"
-            self.deviation = dev
-            if self.crash is None:
-                self._carry_on(d, body, dev, sent=True)
-            return True
-        report = GameReport(self.seed, self.game, self.n, dev.kind, dev.detail, "", forked=True)
-        self._judge_fork(report, dev, signed)
-        self.forks.append(report)
-        self.queue.clear()
-        self.verdict, self.evidence, self.suspects, self.fetched, self.spread = saved
-        assert _state(self.verifier) == vstate
-        return False
-
-    def _may_fork(self, dev: Deviation) -> bool:
-        """Whether a forked deviation may be tried before the table's own: one that every
-        seat must refuse, or one of the table's own kind (a deviation that seats accept,
-        a lie or a still-valid change, becomes the table's own deviation; were it of
-        another kind, the kinds that cannot fork, an equivocation, a withheld entry, a
-        stop, would hardly ever have their turn)."""
-        if dev.kind in (self.kind, "foreign"):
-            return True
-        return dev.must_convict is True and dev.kind != "lie"
-
-    def _judge_fork(self, report: GameReport, dev: Deviation, signed: Signed) -> None:
-        named = {exc.seat for exc, _ in self.verdict.values()}
-        steps = {step for _, step in self.verdict.values()}
-        kinds = {type(exc).__name__ for exc, _ in self.verdict.values()}
-        if any(type(exc).__name__ == "Dispute" for exc, _ in self.verdict.values()):
-            report.outcome = "dispute"
-            return
-        if named != {self.dev}:
-            report.failures.append("wrong_blame")
-            report.note = f"named {sorted(named)}; deviator {self.dev}"
-            return
-        report.outcome = "convicted"
-        if len(steps) != 1 or len(kinds) != 1:
-            report.failures.append("split")
-            report.note = f"steps {steps} kinds {kinds}"
-        if dev.must_convict is False:
-            report.failures.append("refused_valid")
-        step = next(iter(steps))
-        equivocation = any(isinstance(exc, Equivocation) for exc, _ in self.verdict.values())
-        if not equivocation and any(signed not in self.evidence[s] for s in self.honest):
-            report.failures.append("verify_mismatch")
-            report.note = "the refused entry is not kept as evidence"
-        # the check slaiga verify runs on the file: the seatless record, then this entry
-        try:
-            self.verifier.offer(signed)
-        except CheatDetected as exc:
-            vstep = step
-            if exc.evidence:
-                entry = _entry_of(Signed(exc.evidence[0], b"\0" * 64))
-                vstep = entry.step if entry is not None else -1
-            if exc.seat != self.dev or vstep != step or type(exc).__name__ not in kinds:
-                report.failures.append("verify_mismatch")
-                report.note = f"verifier: {type(exc).__name__} seat {exc.seat} step {vstep}"
-        except P2PError as exc:
-            report.failures.append("verify_mismatch")
-            report.note = f"verifier: {type(exc).__name__}: {exc}"
-        except Exception as exc:  # noqa: BLE001
-            report.failures.append("crashes")
-            report.note = f"verifier crashed: {type(exc).__name__}: {exc}"
+            return [], 0, []
+        dev.detail += f" (turn {self.turns})"
+        self.deviation = dev
+        files_before = self.verified.get("__files__", 0)
+        if dev.kind != "stop" and dev.believe is None:
+            before = [_state(x.record) for x in self.drivers]
+            for signed, targets in dev.sends:
+                self.log.append(signed)
+                self.deliver(signed, targets, d.slot)
+            if (
+                [_state(x.record) for x in self.drivers] == before
+                and not self.verdict
+                and not any(self.suspects.values())
+                and self.crash is None
+                and not self.dev_stopped
+            ):
+                # nothing changed anywhere: the deviator sends its honest entry next, as
+                # the parent table does; the rest of this game is the parent's game
+                report = GameReport(self.seed, self.game, self.n, dev.kind, dev.detail, "")
+                report.forked = True
+                report.note = "must_convict" if dev.must_convict is True else ""
+                return [], 0, [report.to_json()]
+            if not any(s in self.verdict for s in self.honest):
+                self._send_honest(d, body)
         else:
-            report.failures.append("verify_mismatch")
-            report.note = "the seatless verifier accepts what every seat refused"
+            self._carry_on(d, body, dev, sent=False)
+            if (
+                self.honest_after is not None
+                and not self.verdict
+                and not any(self.suspects.values())
+                and self.crash is None
+                and not self.dev_stopped
+                and self._table_state() == self.honest_after
+            ):
+                # every seat now holds what the honest entry would have given it (a withheld
+                # entry relayed): the rest of this game is the parent's game
+                report = GameReport(self.seed, self.game, self.n, dev.kind, dev.detail, "")
+                report.forked = True
+                report.note = "must_convict" if dev.must_convict is True else ""
+                return [], 0, [report.to_json()]
+        try:
+            self._observe()
+            self.play()
+        except _Crash as exc:
+            self.crash = exc
+        except Exception as exc:  # noqa: BLE001 - the bench itself must report, not die
+            self.crash = _Crash(-1, exc)
+        report = self.judge(Path(self.tmp_dir), self.verified)
+        report.forked = True
+        files = self.verified.get("__files__", 0) - files_before
+        return [report.to_json()], files, []
+
+    def judge_parent(self, tmp: Path, verified: dict[bytes, Any]) -> list[GameReport]:
+        """The parent table of forked games played honestly to its end: it must end with
+        every seat finished, nobody named, and ``slaiga verify`` content with every seat's
+        file.  The forked games whose deviation every seat let pass without a trace end
+        as it does (``accepted_valid``, or ``missed`` for an entry owed a conviction)."""
+        failures: list[str] = []
+        note = ""
+        if self.crash is not None:
+            failures, note = ["crashes"], self.crash.text
+        elif self.verdict:
+            failures = ["wrong_blame"]
+            note = "honest table: " + ", ".join(
+                f"seat {t} named seat {exc.seat}" for t, (exc, _) in self.verdict.items()
+            )
+        elif not all(x.record.finished for x in self.drivers):
+            waiting = {w for x in self.drivers for w in x.record.waiting_on()}
+            failures, note = ["hangs"], f"honest table waits on {sorted(waiting)}"
+        else:
+            for t in range(self.n):
+                got = self._verify_file(t, tmp, verified)
+                if got is not None:
+                    failures = ["crashes" if got[0] == "crash" else "verify_mismatch"]
+                    note = f"honest table, seat {t}'s file: verify {got}"
+                    break
+        out = []
+        for r in self.as_parent:
+            r.outcome = "accepted_valid" if not failures else "failed"
+            r.failures = list(failures)
+            if r.note == "must_convict":
+                r.failures.append("missed")
+            r.note = note
+            out.append(r)
+        if failures:
+            out.append(
+                GameReport(self.seed, self.game, self.n, "none", "honest", "failed", failures, note)
+            )
+        return out
 
     # ---- deviations ------------------------------------------------------------------------
 
@@ -925,8 +1003,11 @@ class Table:
             except Exception:  # noqa: BLE001
                 must = True
         signed = _sign(d.identity, new)
+        # a still-valid re-signed action is the deviator's move: it plays on from it (its
+        # honest entry after it would be a second version of the step, an equivocation)
+        believe = signed if must is False else None
         return Deviation(
-            "replay", f"re-signed {e.body.TAG}", entry.step, [(signed, others)], None, must
+            "replay", f"re-signed {e.body.TAG}", entry.step, [(signed, others)], believe, must
         )
 
     def _dev_foreign(self, d, body, entry, others) -> Deviation:  # type: ignore[no-untyped-def]
@@ -1009,28 +1090,35 @@ class Table:
             self._verify(report, tmp, verified)
         return report
 
+    def _verify_file(self, t: int, tmp: Path, verified: dict[bytes, Any]) -> Any:
+        """``slaiga verify`` (:func:`verify_record_file`) on seat ``t``'s record file, as a
+        node writes it (its accepted entries, then the evidence it kept): (kind, culprit,
+        step) of its failure, or ``None``.  Files of the same bytes are verified once."""
+        envs = self.accepted[t] + self.evidence[t]
+        h = hashlib.sha256(self.genesis.manifest)
+        for env in envs:
+            h.update(env.entry + env.signature)
+        key = h.digest()
+        if key in verified:
+            return verified[key]
+        path = tmp / f"{os.getpid()}-{secrets.token_hex(8)}.slaiga"
+        with RecordFile.create(path, self.genesis) as f:
+            for env in envs:
+                f.append(env)
+        try:
+            vr = verify_record_file(path)
+            f_ = vr.failure
+            got = (f_.kind, f_.culprit, f_.step) if f_ is not None else None
+        except Exception as exc:  # noqa: BLE001 - verify must never crash
+            got = ("crash", None, f"{type(exc).__name__}: {exc}")
+        path.unlink()
+        verified[key] = got
+        verified["__files__"] = verified.get("__files__", 0) + 1
+        return got
+
     def _verify(self, report: GameReport, tmp: Path, verified: dict[bytes, Any]) -> None:
         for t in self.honest:
-            envs = self.accepted[t] + self.evidence[t]
-            h = hashlib.sha256()
-            for env in envs:
-                h.update(env.entry + env.signature)
-            key = h.digest()
-            got = verified.get(key)
-            if got is None:
-                path = tmp / f"{secrets.token_hex(8)}.slaiga"
-                with RecordFile.create(path, self.genesis) as f:
-                    for env in envs:
-                        f.append(env)
-                try:
-                    vr = verify_record_file(path)
-                    f_ = vr.failure
-                    got = (f_.kind, f_.culprit, f_.step) if f_ is not None else None
-                except Exception as exc:  # noqa: BLE001 - verify must never crash
-                    got = ("crash", None, f"{type(exc).__name__}: {exc}")
-                path.unlink()
-                verified[key] = got
-                verified["__files__"] = verified.get("__files__", 0) + 1
+            got = self._verify_file(t, tmp, verified)
             live = self.verdict.get(t)
             if report.outcome == "accepted_valid":
                 ok = got is None
@@ -1242,8 +1330,11 @@ def play_one(
     game: str | None = None,
     kind: str | None = None,
     forks_per_turn: int = DEFAULT_FORKS_PER_TURN,
+    deadline: float | None = None,
+    quota: int | None = None,
 ) -> list[GameReport]:
-    """One table from ``seed``: its forked games, then its own game.
+    """One table from ``seed``: its forked games, then its own game.  Forked games
+    stop at ``deadline`` (:func:`time.perf_counter`) or after ``quota`` games.
 
     With ``circle`` ``None`` the table's players are its seeded circle
     (:func:`circle_for`) and every byte of the game comes from ``seed``, the deal
@@ -1256,6 +1347,8 @@ def play_one(
         circle = circle_for(seed)
     with seeded(seed):
         table = Table(game, seats, seed, circle, fork_rate, kind, forks_per_turn)
+        table.tmp_dir, table.verified = str(tmp), verified
+        table.deadline, table.quota = deadline, quota
         try:
             table.play()
         except _Crash as exc:
@@ -1263,11 +1356,21 @@ def play_one(
         except Exception as exc:  # noqa: BLE001 - the bench itself must report, not die
             table.crash = _Crash(-1, exc)
         reports = list(table.forks)
-        if table.deviation is not None or table.crash is not None:
+        verified["__files__"] = verified.get("__files__", 0) + table.child_files
+        if table.children:
+            reports.extend(table.judge_parent(tmp, verified))
+        elif table.deviation is not None or table.crash is not None:
             reports.append(table.judge(tmp, verified))
     if legacy:
         circle.previous = table.log
     return reports
+
+
+def _scratch() -> str | None:
+    """Where the record files ``slaiga verify`` reads are written: memory if the system
+    has a memory file system (the store's fsync costs nothing there), else the default."""
+    shm = Path("/dev/shm")
+    return str(shm) if shm.is_dir() and os.access(shm, os.W_OK) else None
 
 
 def table_seed(seed: int, i: int) -> int:
@@ -1301,20 +1404,31 @@ def _play_share(
     start = time.perf_counter()
     block = worker
     quota = None if games is None else -(-games // workers)
+    limit = seconds > 0
+    seconds = seconds if limit else DEFAULT_SECONDS
     with (
         memo(Memo()) as m,
-        tempfile.TemporaryDirectory(prefix="slaiga-adversary-") as tmp,
+        tempfile.TemporaryDirectory(prefix="slaiga-adversary-", dir=_scratch()) as tmp,
     ):
         while True:
             for j in range(CIRCLE_TABLES):
                 if quota is not None and totals.games >= quota:
                     break
-                if quota is None and time.perf_counter() - start >= seconds:
+                if (quota is None or limit) and time.perf_counter() - start >= seconds:
                     break
                 ts = table_seed(seed, block * CIRCLE_TABLES + j)
                 game = random.Random(ts).choice(only) if only else None
                 for r in play_one(
-                    ts, None, Path(tmp), verified, fork_rate, game, None, forks_per_turn
+                    ts,
+                    None,
+                    Path(tmp),
+                    verified,
+                    fork_rate,
+                    game,
+                    None,
+                    forks_per_turn,
+                    start + seconds,
+                    None if quota is None else quota - totals.games,
                 ):
                     totals.add(r)
                 totals.tables += 1
@@ -1336,7 +1450,7 @@ def run_inprocess(
 ) -> dict[str, Any]:
     """An in-process run over ``workers`` processes (1: this one)."""
     start = time.perf_counter()
-    args = (games, seconds or DEFAULT_SECONDS, seed, fork_rate, forks_per_turn, only)
+    args = (games, seconds or 0.0, seed, fork_rate, forks_per_turn, only)
     if workers <= 1:
         shares = [_play_share(0, 1, *args)]
     else:
@@ -1394,7 +1508,12 @@ def build_parser() -> argparse.ArgumentParser:
         default=None,
         help="deviating games to play (default: as many as fit in about a minute)",
     )
-    p.add_argument("--seconds", type=float, default=None, help=argparse.SUPPRESS)
+    p.add_argument(
+        "--seconds",
+        type=float,
+        default=None,
+        help="stop after about this many seconds, even before --games are played",
+    )
     p.add_argument("--seed", type=int, default=None, help="seed of the run (default: random)")
     p.add_argument(
         "--game", action="append", choices=GAMES, default=None, help="only this game (repeatable)"

@@ -18,8 +18,12 @@ entry (or the first one after it that gives the kind a chance):
 * ``lie``: an action the table accepts now but its own cards make false;
 * ``withhold``: its entry sent to only one peer (the others get it relayed);
 * ``stop``: it exits without a word;
-* ``twin``: nothing here: the bench starts a second process on a copy of this
-  seat's state (``resume``, :func:`twin_main`), so two processes run one seat.
+* ``twin``: at its ``at``-th decision it tells the bench (``twin_ready``) and waits,
+  its table still running, until the bench creates the file ``go``: meanwhile the
+  bench copies this seat's state and starts a second process on the copy
+  (``resume``, :func:`twin_main`), which chooses another legal action for the same
+  step (``twin-b``).  Then both sign their version: two processes with the same
+  keys and the same state race two different entries for one step.
 
 Bench-only: the product has no way to deviate on purpose.
 """
@@ -31,6 +35,7 @@ import json
 import os
 import random
 import sys
+from pathlib import Path
 from typing import Any
 
 import msgpack
@@ -65,6 +70,9 @@ class Deviant:
         self.node: Any = None
         self.alternative: Any = None
         self.report: dict[str, Any] = {"kind": self.kind}
+        self.go: str = spec.get("go", "")
+        self.race_step: int | None = None
+        """The first twin: the step it waits at (it tells the bench when it signs it)."""
 
     def _log(self, **what: Any) -> None:
         """Tell the bench what was done (stderr, one JSON line)."""
@@ -81,6 +89,9 @@ class Deviant:
 
         def sign(key: Any, seat: int, body: Any) -> Any:
             self.own += 1
+            if self.kind == "twin" and self.race_step == record.step:
+                self.race_step = None  # our own version of the step the twin signed too
+                print(json.dumps({"event": "twin_signed"}), file=sys.stderr, flush=True)
             if self.kind == "field" and self._due() and body.TAG != ACTION_KIND:
                 body = self._mutated_body(body)
             elif self.kind == "kind" and self._due():
@@ -187,6 +198,14 @@ class Deviant:
 
     def choose(self, rule: Any, engine: Any, seat: int, honest: Any) -> Any:
         self.decisions += 1
+        if self.kind == "twin-b" and not self.done:
+            # the twin's first decision is the step the first process waits at: another
+            # legal action, so that the two versions differ
+            self.done = True
+            others = [a for a in engine.legal_actions(seat) if a != honest]
+            choice = self.rng.choice(others) if others else honest
+            self._log(detail="other action" if others else "same action", step=rule.step_no - 1)
+            return choice
         due = not self.done and self.own + 1 >= self.at
         if self.kind == "equivocate" and due:
             others = [a for a in engine.legal_actions(seat) if a != honest]
@@ -216,6 +235,39 @@ class Deviant:
         return honest
 
 
+class _WaitingBot:
+    """The first of two twins: a player the node asks in a task of its own (not a
+    :class:`BotPlayer`, which it asks at once), so that the table keeps running while it
+    waits for the second twin at its decision."""
+
+    def __init__(self, bot: _Bot) -> None:
+        self.bot = bot
+
+    def observe(self, game: Any, seat: int, events: Any) -> None:
+        self.bot.observe(game, seat, events)
+
+    async def decide(self, game: Any, seat: int) -> Any:
+        dv = self.bot.deviant
+        if not dv.done and dv.decisions + 1 >= dv.at:
+            import trio
+
+            dv.done = True
+            go = Path(dv.go)
+            dv.race_step = dv.node.record.step
+            ready = {"event": "twin_ready", "step": dv.race_step}
+            print(json.dumps(ready), file=sys.stderr, flush=True)
+            with trio.move_on_after(TWIN_WAIT_S):
+                while not go.exists():
+                    await trio.sleep(0.05)
+        return self.bot.choose(game, seat)
+
+    def progress(self, text: str) -> None:
+        pass
+
+    def finish(self, summary: Any) -> None:
+        pass
+
+
 def _seat(signed: Any) -> int | None:
     try:
         return decode_body(signed.entry, Entry).seat  # type: ignore[attr-defined]
@@ -234,18 +286,22 @@ class _Bot(BotPlayer):
         return self.deviant.choose(rule, game, seat, honest)
 
 
+TWIN_WAIT_S = 180.0
+"""How long the first of two twins waits for the second before it plays on alone."""
+
+
 def main(argv: list[str]) -> int:
     spec, rest = json.loads(argv[0]), argv[1:]
     deviant = Deviant(spec)
     make_config = net._config
 
-    def config(args, use_discovery):  # type: ignore[no-untyped-def]
-        cfg = make_config(args, use_discovery)
+    def config(args, use_discovery, **kw):  # type: ignore[no-untyped-def]
+        cfg = make_config(args, use_discovery, **kw)
         cfg.behaviour = deviant
 
         def make_player(names, seat, game):  # type: ignore[no-untyped-def]
             bot = registry.get(game).bots["heuristic"](seat, random.Random(seat))
-            return _Bot(bot, deviant)
+            return _WaitingBot(_Bot(bot, deviant)) if deviant.kind == "twin" else _Bot(bot, deviant)
 
         cfg.make_player = make_player
         return cfg
@@ -264,22 +320,43 @@ def main(argv: list[str]) -> int:
 
 def twin_main(argv: list[str]) -> int:
     """A twin: ``resume`` a copy of a seat's state on any free port (the seat's own
-    port is taken by the first process), so two processes run one seat."""
-    from p2p.net import mesh
+    port is taken by the first process), so two processes run one seat; its first
+    decision is another legal action (``twin-b``).  ``argv``: SPEC, then ``cli.net``'s."""
+    from p2p.net import opening
 
-    real = mesh.parse_address
-    calls = []
+    real = opening.parse_address
 
     def parse_address(address: str) -> tuple[str, int]:
-        host, port = real(address)
-        calls.append(address)
-        return (host, 0) if len(calls) == 1 else (host, port)  # the first: our own seat's
+        host, _ = real(address)
+        return host, 0  # resume listens on its seat's address: ours is the first's
 
-    mesh.parse_address = parse_address  # type: ignore[assignment]
-    return net.main(argv)
+    # resuming is the one place the opening reads an address: our own seat's
+    opening.parse_address = parse_address  # type: ignore[assignment]
+    return main(argv)
+
+
+def verify_main(paths: list[str]) -> int:
+    """``slaiga verify --json`` (:func:`cli.verify.main`) on each file, in this one process:
+    one JSON line per file (``path``, exit ``code``, verify's own JSON ``out``).  The
+    bench's memo (:mod:`bench.memo`) checks a statement the files share once."""
+    import contextlib
+    import io
+
+    from bench.memo import memo
+    from cli import verify
+
+    with memo():
+        for path in paths:
+            buf = io.StringIO()
+            with contextlib.redirect_stdout(buf):
+                code = verify.main(["verify", "--json", path])
+            print(json.dumps({"path": path, "code": code, "out": buf.getvalue()}), flush=True)
+    return 0
 
 
 if __name__ == "__main__":
+    if sys.argv[1] == "verify":
+        sys.exit(verify_main(sys.argv[2:]))
     if sys.argv[1] == "twin":
         sys.exit(twin_main(sys.argv[2:]))
     sys.exit(main(sys.argv[1:]))

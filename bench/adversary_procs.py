@@ -17,7 +17,6 @@ import json
 import os
 import random
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -51,8 +50,8 @@ DECIDE_MAX_MS = 12000
 30 minutes: a person may think); the table's own limit, within the game's time."""
 STALL_MS = 1500
 ADDRESS_TIMEOUT_S = 60.0
-TWIN_LEAD_S = 4.0
-"""How long the twin plays alone (the first process paused) before both run."""
+TWIN_LEAD_S = 90.0
+"""How long the first twin waits for the second to sign its version at most."""
 
 
 class _Peer:
@@ -140,7 +139,42 @@ def _common(i: int, state: Path) -> list[str]:
     ]
 
 
+def _verify_all(paths: list[str]) -> dict[str, Any]:
+    """``slaiga verify --json`` on every file in one subprocess
+    (``python -m bench.adversary_peer verify``): its JSON by path."""
+    paths = [p for p in paths if p]
+    if not paths:
+        return {}
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench.adversary_peer", "verify", *paths],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    out: dict[str, Any] = {}
+    for line in proc.stdout.splitlines():
+        try:
+            row = json.loads(line)
+        except ValueError:
+            continue
+        text = row.get("out", "")
+        try:
+            out[row["path"]] = json.loads(text)
+        except ValueError:
+            out[row["path"]] = {"crash": text[-400:]}
+    if "Traceback" in proc.stderr:
+        for p in paths:
+            out.setdefault(p, {"crash": proc.stderr[-800:]})
+    return out
+
+
+_VERIFIED: dict[str, Any] = {}
+"""Verify's JSON by file path, filled for a game's honest files at once (:func:`_judge`)."""
+
+
 def _verify(path: str) -> dict[str, Any] | None:
+    if path in _VERIFIED:
+        return _VERIFIED.pop(path)
     proc = subprocess.run(
         [sys.executable, "-m", "cli", "verify", "--json", path],
         capture_output=True,
@@ -168,7 +202,7 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
     seats = 4 if game == "slave" else rng.choice((3, 4))
     kind = kind or rng.choice(KINDS)
     dev = rng.randrange(1, seats)
-    at = rng.randrange(1, 25)
+    at = rng.randrange(1, 25) if kind != "twin" else rng.randrange(1, 4)
     report = GameReport(seed, game, seats, kind, "", "")
     opts = [f"--option={k}={v}" for k, v in OPTIONS.get(game, {}).items()]
     peers: list[_Peer] = []
@@ -181,8 +215,9 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
             else:
                 args = ["join", "--peer", address]  # noqa: F821 - set by the opener first
             args += _common(i, states[i])
-            if i == dev and kind != "twin":
-                spec = json.dumps({"kind": kind, "at": at, "seed": seed})
+            if i == dev:
+                go = str(tmp / f"g{seed}" / "go")
+                spec = json.dumps({"kind": kind, "at": at, "seed": seed, "go": go})
                 cmd = [sys.executable, "-m", "bench.adversary_peer", spec, *args]
             else:
                 cmd = [sys.executable, "-m", "cli.net", *args]
@@ -202,7 +237,7 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
                 address = ev["address"]  # noqa: F841 - read by the joiners above
         deadline = time.monotonic() + GAME_TIMEOUT_S
         if kind == "twin":
-            twin = _start_twin(rng, peers[dev], states[dev], dev, deadline)
+            twin = _start_twin(seed, peers[dev], states[dev], dev, deadline, tmp / f"g{seed}")
             report.detail = "started" if twin is not None else "no chance"
         codes = {i: peers[i].wait(deadline) for i in range(seats) if i != dev}
         twin_text = ""
@@ -212,9 +247,16 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
             twin_text = f"twin exit {code}: {' | '.join(tail)}"
         peers[dev].wait(time.monotonic() + 10)
         ev = peers[dev].event("deviation")
-        if ev is not None:
+        if twin is not None:
+            ev = twin.event("deviation")
+            report.detail = str(ev.get("detail", "")) if ev is not None else "no chance"
+            if report.detail == "other action" and peers[dev].event("twin_signed") is None:
+                # the first twin took its twin's entry before it signed its own (the
+                # node signs a decision only while it is owed): one version, no race
+                report.detail = "no chance"
+        elif ev is not None:
             report.detail = str(ev.get("detail", "")) or "done"
-        elif kind != "twin":
+        else:
             report.detail = "no chance"
         _judge(report, peers, codes, dev, kind, ev)
         if twin_text:
@@ -229,37 +271,39 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
 
 
 def _start_twin(
-    rng: random.Random, original: _Peer, state: Path, dev: int, deadline: float
+    seed: int, original: _Peer, state: Path, dev: int, deadline: float, game_dir: Path
 ) -> _Peer | None:
-    """Copy the seat's state once its game runs, and resume the copy as a second process."""
-    wait_until = min(deadline, time.monotonic() + 60)
-    steps = rng.randrange(5, 40)
-    while time.monotonic() < wait_until:
-        seen = sum(1 for line in list(original.err) if '"event": "step' in line)
-        rec = _record_file(state)
-        if rec is not None and (seen >= steps or os.path.getsize(rec) > 4000 + 500 * steps):
-            break
-        if original.proc.poll() is not None:
-            return None
-        time.sleep(0.1)
-    rec = _record_file(state)
-    if rec is None:
-        return None
-    # a consistent copy: the first process is paused while its state is copied, and stays
-    # paused while the twin catches up and plays on; then both run the seat at once
-    original.proc.send_signal(signal.SIGSTOP)
+    """The twin race: once the seat waits at its decision (``twin_ready``), copy its
+    state and resume the copy as a second process, which signs another action for that
+    step; then let the first one sign its own (see :mod:`bench.adversary_peer`)."""
+    go = game_dir / "go"
     try:
+        while time.monotonic() < deadline:
+            if original.event("twin_ready") is not None:
+                break
+            if original.proc.poll() is not None:
+                return None
+            time.sleep(0.1)
+        else:
+            return None
+        rec = _record_file(state)
+        if rec is None:
+            return None
         copy = state.parent / f"p{dev}-twin"
         shutil.copytree(state, copy)
         table_id = Path(rec).stem
+        spec = json.dumps({"kind": "twin-b", "at": 1, "seed": seed})
         args = ["resume", table_id, *_common(dev, copy)]
-        twin = _Peer([sys.executable, "-m", "bench.adversary_peer", "twin", *args], _env(dev))
-        until = time.monotonic() + TWIN_LEAD_S
+        twin = _Peer([sys.executable, "-m", "bench.adversary_peer", "twin", spec, *args], _env(dev))
+        until = min(deadline, time.monotonic() + TWIN_LEAD_S)
         while time.monotonic() < until and twin.proc.poll() is None:
+            if twin.event("deviation") is not None:
+                time.sleep(0.5)  # its entry is signed and on its way
+                break
             time.sleep(0.1)
+        return twin
     finally:
-        original.proc.send_signal(signal.SIGCONT)
-    return twin
+        go.touch()
 
 
 def _judge(
@@ -272,6 +316,14 @@ def _judge(
 ) -> None:
     outcomes = Counter()
     names = {}
+    paths = []
+    for i, code in codes.items():
+        p = peers[i]
+        if code in (EXIT_OK, EXIT_ABANDONED, EXIT_CHEATER):
+            res = p.result() or {}
+            state = Path(p.proc.args[p.proc.args.index("--state-dir") + 1])
+            paths.append(res.get("record") or _record_file(state) or "")
+    _VERIFIED.update(_verify_all(paths))
     for i, code in codes.items():
         p = peers[i]
         err = "".join(p.err)
@@ -296,6 +348,10 @@ def _judge(
             if name != f"p{dev}":
                 report.failures.append("wrong_blame")
                 report.note = f"p{i} names {name}, deviator p{dev}"
+            cheat_kind = (res.get("cheat") or {}).get("kind")
+            if kind == "twin" and cheat_kind != "Equivocation":
+                report.failures.append("split")
+                report.note = f"p{i} convicts the twins of {cheat_kind}, not equivocation"
             outcomes["convicted"] += 1
             ver = _verify(res.get("record") or "")
             if ver is None or "crash" in ver:
@@ -334,6 +390,9 @@ def _judge(
     if len({n for n in names.values()}) > 1:
         report.failures.append("split")
     report.outcome = outcomes.most_common(1)[0][0] if outcomes else "none"
+    if kind == "twin" and report.detail == "other action" and report.outcome != "convicted":
+        report.failures.append("missed")  # two versions of one step, and nobody convicted
+        report.note = (report.note + " twins signed two actions for one step").strip()
     if kind == "stop" and report.outcome == "convicted":
         report.failures.append("wrong_blame")  # silence named as a cheat
     report.failures = sorted(set(report.failures))

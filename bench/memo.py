@@ -16,7 +16,15 @@ real peers never use either:
     that failed is never kept, so a bad proof fails every time;
   - every 32-byte encoding that :meth:`crypto.group.Point.decode` accepted, with the
     point it gave (a frozen value).  An encoding not seen before is validated for
-    real; one that failed is never kept.
+    real; one that failed is never kept;
+  - every entry signature that :func:`crypto.identity.verify_signature` accepted, as the
+    exact (key, signed bytes, signature) it accepted (the record's check,
+    :mod:`p2p.record.chain`); any other triple is checked for real;
+  - every Sigma-protocol commitment :func:`crypto.dleq.lincomb_sub` recomputed
+    (``s p - c q``), and every linear combination of points the batched DLEQ check
+    (``crypto.dleq._fold``) and the inequality proof (``crypto.inequality._lincomb``)
+    computed, by their exact scalars and points: pure functions, so the value kept is
+    the value the computation gives; one that raised is never kept.
 
   So the memo changes how often an honest proof is checked, never the answer: a
   seat's verdict on an entry is the one the real check gives for those exact bytes.
@@ -39,10 +47,12 @@ import secrets
 from collections.abc import Iterator, Sequence
 from typing import Any
 
-from crypto import group, shuffle_proof_tw_batch
+from crypto import dleq, group, hand_proofs, inequality, keys, shuffle_proof_tw_batch
+from p2p.record import chain
 
 MAX_POINTS = 1 << 20
 MAX_STATEMENTS = 1 << 18
+MAX_SIGNATURES = 1 << 20
 
 
 class Memo:
@@ -51,15 +61,22 @@ class Memo:
     def __init__(self) -> None:
         self.points: dict[bytes, group.Point] = {}
         self.statements: set[bytes] = set()
+        self.signatures: set[bytes] = set()
+        self.lincombs: dict[tuple[int, bytes, int, bytes], group.Point] = {}
+        self.combos: dict[tuple[int, int, bytes], group.Point] = {}
         self.hits = 0
         self.checked = 0
         self.point_hits = 0
+        self.signature_hits = 0
+        self.lincomb_hits = 0
 
     def stats(self) -> dict[str, int]:
         return {
             "shuffle_checks": self.checked,
             "shuffle_memo_hits": self.hits,
             "point_memo_hits": self.point_hits,
+            "signature_memo_hits": self.signature_hits,
+            "lincomb_memo_hits": self.lincomb_hits,
         }
 
 
@@ -119,13 +136,94 @@ def memo(m: Memo | None = None) -> Iterator[Memo]:
         m.points[p.data] = p
         return p
 
+    real_verify = chain.verify_signature
+
+    def verify_signature(public: bytes, msg: bytes, sig: bytes) -> None:
+        try:
+            h = hashlib.sha256(b"slaiga bench memo: signature v1")
+            for part in (public, sig, msg):
+                h.update(len(part).to_bytes(8, "little") + part)
+            key = h.digest()
+        except TypeError:  # not bytes: the real check says what is wrong
+            return real_verify(public, msg, sig)
+        if key in m.signatures:
+            m.signature_hits += 1
+            return None
+        real_verify(public, msg, sig)  # raises on a bad one: nothing is kept
+        if len(m.signatures) > MAX_SIGNATURES:
+            m.signatures.clear()
+        m.signatures.add(key)
+        return None
+
+    real_lincomb = dleq.lincomb_sub
+
+    def lincomb_sub(s: int, p: group.Point, c: int, q: group.Point) -> group.Point:
+        try:
+            key = (s, p.data, c, q.data)
+        except AttributeError:
+            return real_lincomb(s, p, c, q)
+        got = m.lincombs.get(key)
+        if got is not None:
+            m.lincomb_hits += 1
+            return got
+        got = real_lincomb(s, p, c, q)  # raises on the identity: nothing is kept
+        if len(m.lincombs) > MAX_POINTS:
+            m.lincombs.clear()
+        m.lincombs[key] = got
+        return got
+
+    real_fold = dleq._fold
+
+    def fold(weights: Sequence[int], points: Sequence[group.Point]) -> group.Point:
+        h = hashlib.sha256(b"fold")
+        for w, pt in zip(weights, points, strict=False):
+            h.update(w.to_bytes(64, "little") + pt.data)
+        key = (len(weights), len(points), h.digest())
+        got = m.combos.get(key)
+        if got is not None:
+            m.lincomb_hits += 1
+            return got
+        got = real_fold(weights, points)
+        if len(m.combos) > MAX_STATEMENTS:
+            m.combos.clear()
+        m.combos[key] = got
+        return got
+
+    real_ineq = inequality._lincomb
+
+    def ineq_lincomb(terms: Sequence[tuple[int, group.Point]], what: str) -> group.Point:
+        h = hashlib.sha256(b"lincomb")
+        for k, pt in terms:
+            h.update(k.to_bytes(64, "little") + pt.data)
+        key = (-1, len(terms), h.digest())
+        got = m.combos.get(key)
+        if got is not None:
+            m.lincomb_hits += 1
+            return got
+        got = real_ineq(terms, what)
+        if len(m.combos) > MAX_STATEMENTS:
+            m.combos.clear()
+        m.combos[key] = got
+        return got
+
+    dleq._fold = fold  # type: ignore[assignment]
+    inequality._lincomb = ineq_lincomb  # type: ignore[assignment]
+    lincomb_users = (dleq, hand_proofs, keys)
     shuffle_proof_tw_batch._verify_batch = verify_batch
     group.Point.decode = classmethod(decode)  # type: ignore[assignment]
+    chain.verify_signature = verify_signature  # type: ignore[assignment]
+    for mod in lincomb_users:
+        mod.lincomb_sub = lincomb_sub  # type: ignore[attr-defined]
     try:
         yield m
     finally:
         shuffle_proof_tw_batch._verify_batch = real_batch
         group.Point.decode = real_decode  # type: ignore[assignment]
+        chain.verify_signature = real_verify  # type: ignore[assignment]
+        for mod in lincomb_users:
+            mod.lincomb_sub = real_lincomb  # type: ignore[attr-defined]
+        dleq._fold = real_fold  # type: ignore[assignment]
+        inequality._lincomb = real_ineq  # type: ignore[assignment]
 
 
 @contextlib.contextmanager

@@ -179,20 +179,73 @@ def test_a_table_seed_replays_the_whole_game(tmp_path):
     assert logs[0] == logs[1] and len(logs[0]) > 20
 
 
-@pytest.mark.parametrize("kind", ["equivocate", "withhold", "stop"])
-def test_a_table_of_a_kind_that_cannot_fork_gets_its_turn(tmp_path, kind):
-    """Found by reading a run's counts: forked deviations that seats did not refuse at
-    once became the table's own, so equivocations, withheld entries and stops hardly
-    ever had their turn (1, 0 and 4 of 3,022 games)."""
+def test_forked_games_run_to_their_conclusion_in_child_processes(tmp_path):
+    """The parent table plays honestly to its end; at the deviator's turns it forks a
+    child process per deviating game, which plays that game to its conclusion and judges
+    it (every honest seat, slaiga verify on every honest seat's file).  Every kind gets
+    its games, none fails, and the parent's own game is checked too."""
     seen = set()
-    for i in range(3):
+    outcomes = set()
+    for i in range(2):
         seed = adversary.table_seed(17, i)
-        with adversary.seeded(seed):
-            table = adversary.Table("slajens", 3, seed, adversary.circle_for(seed), 1.0, kind, 2)
-            table.play()
-        assert table.deviation is not None
-        reports = [*table.forks, table.judge(tmp_path, {})]
+        reports = adversary.play_one(seed, None, tmp_path, {}, 1.0, "slajens", None, 3)
         for report in reports:
             assert report.failures == [], report
+            assert report.forked
             seen.add(report.kind)
-    assert kind in seen
+            outcomes.add(report.outcome)
+    assert {"field", "kind", "replay", "withhold", "stop"} <= seen
+    assert {"convicted", "accepted_valid", "silence"} <= outcomes
+    assert not list(tmp_path.iterdir())  # each child removed the files it verified
+
+
+def test_a_withheld_entry_that_reaches_every_seat_goes_on_as_the_parent_game(tmp_path):
+    """A forked game whose deviation leaves every seat exactly where the honest entry
+    would (a withheld entry, relayed) is the parent's game from there on: it is judged
+    with the parent's end, not played again."""
+    seed = adversary.table_seed(18, 0)
+    with adversary.seeded(seed):
+        table = adversary.Table("slajens", 3, seed, adversary.circle_for(seed), 1.0, None, 1)
+        table.tmp_dir = str(tmp_path)
+        real = adversary.KINDS
+        adversary.KINDS = ("withhold",)
+        try:
+            table.play()
+        finally:
+            adversary.KINDS = real
+    reports = table.forks + table.judge_parent(tmp_path, {})
+    assert table.as_parent and all(r.kind == "withhold" for r in table.as_parent)
+    assert all(r.outcome == "accepted_valid" and r.failures == [] for r in reports), reports
+
+
+def test_a_broken_honest_parent_fails_the_games_that_went_on_as_it():
+    """The games that went on as the parent fail with it: an honest table that did not
+    end cleanly is a failure of every one of them, and of its own."""
+    seed = adversary.table_seed(18, 1)
+    with adversary.seeded(seed):
+        table = adversary.Table("slajens", 3, seed, adversary.circle_for(seed), 1.0, None, 1)
+    table.as_parent = [adversary.GameReport(seed, "slajens", 3, "foreign", "own", "")]
+    reports = table.judge_parent(Path("/nonexistent"), {})  # never played: not finished
+    assert [r.failures for r in reports] == [["hangs"], ["hangs"]]
+
+
+def test_an_entry_signed_for_a_closed_step_is_judged_by_verify_as_live(tmp_path):
+    """Found by bench adversary's forked games (table seed 285212672): a seat signs an
+    entry for the step before its own, chained to the head after it.  Live seats convict
+    it as a replay of a closed step; slaiga verify sorted it into that step, before the
+    entry closing it, saw a broken chain and named nobody.  Verify now judges an entry
+    that chains to a head the file reaches later once the rest is folded."""
+    for seed in range(600, 603):
+        with adversary.seeded(seed):
+            table = _table(
+                tmp_path,
+                "slajens",
+                4,
+                seed,
+                "field",
+                field_only=("entry", "step"),
+                step_shifts=(-1,),
+            )
+            table.deviate_at = 4
+            report = _judged(table, tmp_path)
+        assert report.outcome == "convicted" and report.failures == [], report

@@ -813,15 +813,23 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
 
     failure: Failure | None = None
     duplicates = unchained = 0
+    # an entry that does not chain where the canonical order puts it may chain to a head
+    # the file reaches later (an entry for a closed step, signed on the step after it):
+    # it is judged again once the rest is folded, as a live seat judged it on arrival
+    unchaining: list[tuple[Envelope, Entry, BrokenChain]] = []
     for env, entry in canonical:
         try:
             offer = record.offer(Signed(env.entry, env.signature))
         except BrokenChain as exc:
             # two signed entries of one seat for one step are equivocation whichever chain
             # each names (as live: p2p/record/chain.py); else the file does not chain
-            failure = _other_version(record, env, entry, envelopes, frames, who) or cheat_failure(
-                exc, env, entry, frames, who, drawn_order(record)
-            )
+            failure = _other_version(record, env, entry, envelopes, frames, who)
+            if failure is not None:
+                break
+            if entry.prev not in record.hashes:
+                unchaining.append((env, entry, exc))
+                continue
+            failure = cheat_failure(exc, env, entry, frames, who, drawn_order(record))
             break
         except CheatDetected as exc:
             failure = cheat_failure(exc, env, entry, frames, who, drawn_order(record))
@@ -846,6 +854,21 @@ def verify_record_file(path: str | os.PathLike[str]) -> VerifyReport:
             break
         if record.failure is not None:
             break  # our own fold failed (reported below): later entries cannot be judged
+    for env, entry, first in unchaining if failure is None and record.failure is None else ():
+        verdict: CheatDetected = first  # unless judged now: the file does not chain
+        signed = Signed(env.entry, env.signature)
+        try:
+            record.offer(signed)
+        except CheatDetected as exc:
+            if not isinstance(exc, BrokenChain):
+                verdict = exc
+        except P2PError:
+            pass
+        else:
+            if record.holds(signed):
+                continue  # it chains now, and is taken
+        failure = cheat_failure(verdict, env, entry, frames, who, drawn_order(record))
+        break
     if undecodable is not None:
         failure = undecodable  # the first frame that does not decode is the verdict
     if failure is None and record.failure is not None:
