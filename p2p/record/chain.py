@@ -76,6 +76,12 @@ MAX_STEPS_AHEAD = 1024
 """Entries further ahead than this are not held (they are fetched when their step comes)."""
 MAX_HELD_PER_SEAT = 256
 MAX_LATE_LANE_PER_SEAT = 8
+MAX_LANE_ROUNDS = 16
+"""Lane rounds per step (p2p/RECORD_FORMAT.md §12): a lane entry of round
+``MAX_LANE_ROUNDS`` or later is an invalid move by its signer.  An honest seat signs in
+round ``r`` only once round ``r - 1`` is dead, which takes a seat silent past the absence
+limit and back again each time; without a bound one seat could sign thousands of
+``present`` entries at one step, each kept, relayed and scanned per round."""
 """``absent`` entries of steps we closed as usual kept per signing seat (a lost seat
 that comes back: :meth:`Record._late_absent`); more are moot."""
 """Future entries held per signing seat; more are not held (fetched later)."""
@@ -764,6 +770,13 @@ class Record:
         if prior is not None:
             self._same_or_equivocation(prior, slot)  # raises unless identical
             return None
+        if entry.body.round >= MAX_LANE_ROUNDS:  # type: ignore[attr-defined]
+            raise OutOfTurn(
+                seat,
+                f"sent {entry.kind!r} in lane round {entry.body.round} of step "  # type: ignore[attr-defined]
+                f"{entry.step}: a step has at most {MAX_LANE_ROUNDS} lane rounds",
+                (signed.entry,),
+            )
         check = getattr(self.rule, "check_absent", None)
         if check is None:
             raise OutOfTurn(

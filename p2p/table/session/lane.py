@@ -16,6 +16,7 @@ from collections.abc import Callable
 
 from p2p import wire
 from p2p.errors import LocalProtocolError, RemoteProtocolError
+from p2p.record.chain import MAX_LANE_ROUNDS
 from p2p.record.order import ABSENT_KIND
 from p2p.table.effects import Broadcast, Effect, Persist
 from p2p.table.events import LeftAbandoned, NamedAbsent, Removed, SeatRemoved
@@ -61,7 +62,9 @@ class AbsenceLane:
             return False
         if ctx.my_seat in rec.removed or self.votes.mine is not None:
             return False
-        return not rec.signed_lane(ctx.my_seat, rec.lane_round())
+        r = rec.lane_round()
+        # past the last lane round a step may have (§12), the decision limit decides
+        return r < MAX_LANE_ROUNDS and not rec.signed_lane(ctx.my_seat, r)
 
     def _sign(self, body: wire.Body) -> bool:
         """Sign ``body``; ``False`` if our record refuses it (our judgment was wrong, or
