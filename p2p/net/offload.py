@@ -61,6 +61,12 @@ class Offload:
         self.jobs_run = 0
         """Check jobs run (a count for tests)."""
 
+    def close(self) -> None:
+        """Let the background thread end once its job (if any) is done; jobs not started
+        are dropped.  Called when the table's mesh closes: a node or a spectator that
+        ends leaves no thread behind."""
+        self.background.shutdown(wait=False, cancel_futures=True)
+
     def attach(self, rule: Any) -> None:
         """Give ``rule`` (a game rule) our background executor, once."""
         if rule is not None and getattr(rule, "background", False) is None:

@@ -217,6 +217,13 @@ class Watcher:
     # ---- running ---------------------------------------------------------------------------
 
     async def run(self) -> WatchResult:
+        try:
+            return await self._run()
+        finally:
+            if self.offload is not None:
+                self.offload.close()
+
+    async def _run(self) -> WatchResult:
         address, expect_fp, table_id = await self._find()
         async with open_mesh(
             self.identity,
