@@ -123,3 +123,33 @@ def test_session_topics_never_import_the_session():
         if path.stem in {"context", "messages"}:
             topics = sorted(n for n in names if n.startswith("p2p.table.session."))
             assert not topics, f"{path.relative_to(ROOT)} imports topics: {topics}"
+
+
+RECORD_WRITES = {
+    "append",
+    "append_vote",
+    "append_notice",
+    "close_with_votes",
+    "sync",
+    "flush",
+    "fsync_written",
+}
+
+
+def test_only_durable_writes_the_running_tables_record_file():
+    """Our own entries leave only once on disk (p2p/net/durable.py, docs/design.md): every
+    write of the record file goes through ``Durable``, which holds the sends behind an own
+    entry until it is fsynced.  A write or fsync of the ``store`` elsewhere in the shell
+    would let a send overtake the fsync, or leave the held sends waiting."""
+    found = []
+    for path in sorted((ROOT / "p2p" / "net").glob("*.py")):
+        if path.stem == "durable":
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if not (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute)):
+                continue
+            target = node.func.value
+            name = target.attr if isinstance(target, ast.Attribute) else getattr(target, "id", "")
+            if name == "store" and node.func.attr in RECORD_WRITES:
+                found.append(f"{path.relative_to(ROOT)}:{node.lineno} store.{node.func.attr}")
+    assert not found, f"the record file written outside p2p/net/durable.py: {found}"

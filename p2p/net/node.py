@@ -9,16 +9,9 @@ the effects it returns (send, persist, report, ask our player), in the manner of
 h11 and trio-websocket.  Around it the node keeps only what needs I/O:
 
 * **Record.**  Steps 1-2 are the commit-reveal seat-order rounds, then the
-  protocol the manifest names.  Our own entries (the seat's driver,
-  :class:`p2p.table.seat.SeatDriver`) are fsynced before they are sent (so a
-  restart can never sign something else for the same step: equivocation);
-  received ones are written before they are acted on.  The record loop does not
-  wait for the disk itself: an own entry it signs is written at once, and what
-  it would send from then on is held back until one ``fsync``, in a worker thread,
-  has made every entry written so far durable (one ``fsync`` for a burst of
-  entries; :meth:`Node._settle`); a fetch answered meanwhile leaves such an entry
-  out.  What leaves the peer, and in what order, is what an ``fsync`` on the loop
-  would have sent (docs/design.md, "Durability").
+  protocol the manifest names.  Our own entries are fsynced before they leave, the
+  record loop's ``fsync`` in a worker thread while the sends behind it wait
+  (:mod:`p2p.net.durable`); received ones are written before they are acted on.
 * **Our player.**  A bot answers at once; a person decides in a task of its own,
   while the loop keeps the table alive.
 * **Time.**  A heartbeat notices when we were away; the loop sleeps until the
@@ -29,7 +22,6 @@ h11 and trio-websocket.  Around it the node keeps only what needs I/O:
 from __future__ import annotations
 
 import contextlib
-import time
 from typing import Any
 
 import trio
@@ -40,6 +32,7 @@ from p2p import wire
 from p2p.errors import NodeError, TableAbandoned
 from p2p.net import discovery
 from p2p.net.config import NodeConfig
+from p2p.net.durable import SENDS, WRITES, Durable
 from p2p.net.fetch import FetchServer
 from p2p.net.mesh import Inbound, Mesh, PeerDown, PeerUp, open_mesh, open_task_nursery
 from p2p.net.offload import Offload
@@ -79,24 +72,6 @@ MESH_TIMEOUT_S = 20.0
 # ---------------------------------------------------------------------------
 
 
-INLINE_FSYNC_S = 0.0005
-INLINE_AFTER = 8
-"""An ``fsync`` of our own entries is made in a worker thread unless the last
-:data:`INLINE_AFTER` ones each took under :data:`INLINE_FSYNC_S` (a tmpfs: handing it to a
-thread would cost more than it blocks the loop); one slow one sends it back to a thread."""
-
-
-def _timed(fn: Any) -> float:
-    start = time.perf_counter()
-    fn()
-    return time.perf_counter() - start
-
-
-SENDS = (effects.Broadcast, effects.Send, effects.SendEach, effects.SendOwn, effects.Serve)
-"""Effects that send something: held back while an own entry written before them is not
-yet durable (:meth:`Node._do`)."""
-
-
 class Node(Opening, PlayerSeat):
     """One peer's run at one table (opener, joiner or resumer)."""
 
@@ -133,25 +108,11 @@ class Node(Opening, PlayerSeat):
         """Time we were away, from the heartbeat (which runs from the lobby on)."""
         self.watch: WatchServer | None = None
         """Our spectators once the record runs (p2p/net/watch_server.py)."""
-        self._loop_task: Any = None
-        """The record loop's task: an own entry it persists is fsynced off the loop."""
-        self._written = 0
-        """Own entries written by the record loop that must be fsynced before they leave."""
-        self._synced = 0
-        """How many of those an ``fsync`` has made durable."""
-        self._held: list[tuple[int, effects.Effect]] = []
-        """Sends held back until the write they follow is durable (``_written`` then),
-        in order."""
-        self._undurable: set[bytes] = set()
-        """Signatures of our own entries written but not yet fsynced (no fetch answer
-        carries them)."""
-        self.fsyncs = 0
-        """``fsync`` calls made for our own entries (tests count them)."""
+        self.durable = Durable(lambda: self.store, self._send)
+        """The record file's writes; our own entries leave only once on disk."""
         self._received: tuple[wire.Signed, bytes] | None = None
         """The entry being handed to the session and its bytes as received (canonical:
         :func:`p2p.wire.decode_body` checked it), written as they are, not encoded again."""
-        self._fast_fsyncs = 0
-        """How many such ``fsync`` calls in a row took under :data:`INLINE_FSYNC_S`."""
 
     # -- helpers --------------------------------------------------------
 
@@ -198,10 +159,7 @@ class Node(Opening, PlayerSeat):
         def entries_from(step: int) -> list[wire.Signed]:
             if self.record is None:
                 return []
-            entries = self.record.signed_from(step)
-            if self._undurable:  # our own entries leave only once they are on disk
-                entries = [e for e in entries if e.signature not in self._undurable]
-            return entries
+            return self.durable.leaving(self.record.signed_from(step))
 
         def dropped(peer: bytes, reason: str) -> None:
             self.emit(SeatDropped(**self._who(self._slot_of(peer)), reason=reason))
@@ -256,34 +214,17 @@ class Node(Opening, PlayerSeat):
     # -- the session's effects --------------------------------------------
 
     def _do(self, todo: list[effects.Effect]) -> None:
-        """Carry out the session's effects, in order.
-
-        An own entry persisted by the record loop is written, not yet fsynced: every send
-        after it is held until :meth:`_settle` has made it durable (elsewhere, and for the
-        other durable writes, the ``fsync`` is made here and releases what was held)."""
-        store = self.store
+        """Carry out the session's effects, in order (writes and sends through
+        :attr:`durable`: a send waits for the fsync of an own entry written before it)."""
         for fx in todo:
             if isinstance(fx, NodeEvent):
                 self.emit(fx)
                 if isinstance(fx, SeatLeft | SeatBack) and self.player is not None:
                     self._mark_bots()  # the table screen shows who a bot plays now
-            elif isinstance(fx, effects.Persist):
-                assert store is not None
-                got = self._received
-                raw = got[1] if got is not None and got[0] is fx.signed else None
-                if fx.sync and self._in_loop():
-                    store.append(fx.signed)  # written; fsynced (off the loop) before sends
-                    self._written += 1
-                    self._undurable.add(fx.signed.signature)
-                else:
-                    store.append(fx.signed, sync=fx.sync, raw=raw)
-                    if fx.sync:
-                        self._durable()
+            elif isinstance(fx, WRITES):
+                self.durable.write(fx, self._received)
             elif isinstance(fx, SENDS):
-                if self._written > self._synced:
-                    self._held.append((self._written, fx))
-                else:
-                    self._send(fx)
+                self.durable.send(fx)
             elif isinstance(fx, effects.Trace):
                 if self.cfg.trace is not None:
                     self.cfg.trace(fx.what, fx.step, fx.seat)
@@ -294,72 +235,8 @@ class Node(Opening, PlayerSeat):
                     self.player.progress(fx.text)
             elif isinstance(fx, effects.AskEnd):
                 self._ask_end(fx)
-            elif isinstance(fx, effects.Sync):
-                if store is not None:
-                    store.sync()
-                    self._durable()
-            elif isinstance(fx, effects.PersistVote):
-                assert store is not None
-                store.append_vote(fx.vote)
-                self._durable()
-            elif isinstance(fx, effects.PersistNotice):
-                assert store is not None
-                store.append_notice(fx.notice)
-                self._durable()
-            elif isinstance(fx, effects.CloseWithVotes):
-                assert store is not None
-                store.close_with_votes(fx.votes)
-                self._durable()
             elif isinstance(fx, effects.Wake):
                 self._wake()
-
-    def _in_loop(self) -> bool:
-        """Is the record loop's task the one running (it settles before it waits)?"""
-        return self._loop_task is not None and trio.lowlevel.current_task() is self._loop_task
-
-    def _durable(self) -> None:
-        """An ``fsync`` just made everything written durable: send what was held."""
-        self._synced = self._written
-        self._release()
-
-    def _release(self) -> None:
-        """Send, in order, the held sends whose write is durable now."""
-        held = self._held
-        n = 0
-        while n < len(held) and held[n][0] <= self._synced:
-            n += 1
-        if n:
-            ready, self._held = held[:n], held[n:]
-            for _, fx in ready:
-                self._send(fx)
-        if self._synced >= self._written:
-            self._undurable.clear()
-
-    async def _settle(self) -> None:
-        """Make the own entries the record loop wrote durable with one ``fsync`` in a
-        worker thread (the loop runs on meanwhile: keepalives, frames, the watchdog), then
-        send what was held behind them.  No checkpoint when nothing waits."""
-        if self._written <= self._synced:
-            return
-        store = self.store
-        assert store is not None
-        target = self._written
-        store.flush()
-        if self._fast_fsyncs < INLINE_AFTER:
-            took = await trio.to_thread.run_sync(_timed, store.fsync_written)
-        else:  # a disk this fast (a tmpfs): the hand-off to a thread would cost more
-            took = _timed(store.fsync_written)
-        self._fast_fsyncs = self._fast_fsyncs + 1 if took < INLINE_FSYNC_S else 0
-        self.fsyncs += 1
-        self._synced = max(self._synced, target)
-        self._release()
-
-    def _settle_now(self) -> None:
-        """:meth:`_settle` on the loop (the record loop ends: nothing may stay held)."""
-        if self._written > self._synced and self.store is not None:
-            self.store.sync()
-            self.fsyncs += 1
-        self._durable()
 
     def _send(self, fx: effects.Effect) -> None:
         """Carry out one of :data:`SENDS`."""
@@ -483,32 +360,6 @@ class Node(Opening, PlayerSeat):
             _erase_secret(secret_path(self.cfg.state_dir, manifest.table_id))
         return self._result()
 
-    def _act(self, ahead: bool = False) -> None:
-        """Sign, persist (fsync) and send every entry we owe, as long as we owe one.
-
-        Decisions go to our player: a bot answers at once, a person in a task of its
-        own while this loop keeps the table alive.  With ``demo_pace_ms`` set, at
-        most one demo entry goes out per pace interval.  With ``ahead`` (the record
-        loop), an entry that can be made in a worker thread is left to the loop.
-        """
-        rec, driver, session = self.record, self.driver, self.session
-        assert rec is not None and driver is not None and session is not None
-        pace = self.cfg.demo_pace_ms / 1000
-        while not session.ended() and session.my_vote is None:  # a voter signs nothing more
-            if not rec.owes(self.my_seat):
-                return
-            if pace > 0:
-                now = trio.current_time()
-                if now < self._pace_until:
-                    return
-                self._pace_until = now + pace
-            if ahead and self._offload is not None and self._offload.wants_premake(game_of(rec)):
-                return  # the record loop makes it in a worker thread (p2p/net/offload.py)
-            body = driver.next_body(self._choose)
-            if body is None:
-                return  # our person decides in a task of its own
-            self._run("own", body)
-
     def _send_own(self, kind: str, accepted: Any) -> None:
         """Our own entry, fsynced: send it (through the test hooks of ``behaviour``)."""
         assert self.mesh is not None
@@ -581,8 +432,8 @@ class Node(Opening, PlayerSeat):
                 exc.result = self._result()  # who was absent, the table, our record file
                 raise
             finally:
-                self._loop_task = None
-                self._settle_now()  # nothing we wrote stays held back, however the loop ended
+                self.durable.loop_task = None
+                self.durable.settle_now()  # nothing we wrote stays held back, however the loop ended
                 self._nursery = None
                 nursery.cancel_scope.cancel()
 
@@ -591,22 +442,22 @@ class Node(Opening, PlayerSeat):
         assert mesh is not None and rec is not None and session is not None
         if self.cfg.demo_pace_ms > 0:  # think time before our first entry too
             self._pace_until = trio.current_time() + self.cfg.demo_pace_ms / 1000
-        self._loop_task = trio.lowlevel.current_task()
+        self.durable.loop_task = trio.lowlevel.current_task()
         self._run("tell_links", self._linked())
         self._deliver()
         # the loop settles (one fsync in a worker thread, then the held sends) before each
         # of its awaits, so nothing it wrote waits on a wait of its own
         while True:
             self._act(ahead=True)
-            await self._settle()
+            await self.durable.settle()
             while self._offload is not None and await self._offload.premake(game_of(rec)):
                 self._act(ahead=True)  # our own shuffle was made in a worker thread
-                await self._settle()
+                await self.durable.settle()
             now = trio.current_time()
             linked = self._linked()
             links = len(linked)  # links to seats: a spectator's link is no sign we are not cut off
             tick = self._run("tick", now, linked, links)
-            await self._settle()  # the tick may sign (a lane entry)
+            await self.durable.settle()  # the tick may sign (a lane entry)
             if tick.done:
                 return
             deadline = tick.deadline
@@ -634,7 +485,7 @@ class Node(Opening, PlayerSeat):
                     await self._offload.prework_many(game_of(rec), signed, rec.table_id, rec.keys)
                 for event in batch:
                     await self._handle(event)
-                    await self._settle()
+                    await self.durable.settle()
 
     def _entry_from_seat(self, e: Inbound | PeerUp | PeerDown) -> bool:
         ok = isinstance(e, Inbound) and isinstance(e.message, wire.Signed)

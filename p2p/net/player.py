@@ -1,4 +1,5 @@
-"""Our player at a running table: the part of :class:`p2p.net.node.Node` that asks it.
+"""Our player at a running table: the part of :class:`p2p.net.node.Node` that asks it,
+and signs every entry our seat owes (:meth:`PlayerSeat._act`).
 
 A bot answers at once; a person decides in a task of its own while the record loop
 keeps the table alive, and a move the engine refuses is asked again with the reason
@@ -40,6 +41,9 @@ class PlayerSeat:
     _deciding: int | None
     _said: str | None
     _run: Callable[..., Any]
+    my_seat: int
+    _offload: Any
+    _pace_until: float
 
     def _choose(self, engine: Any, seat: int) -> Any:
         """A bot's decision at once; ``None`` after handing a person's to its own task."""
@@ -96,6 +100,32 @@ class PlayerSeat:
         mesh = getattr(self, "mesh", None)
         if not self.cfg.bot_after_leave and mesh is not None:
             await mesh.drain(LEAVE_DRAIN_S)
+
+    def _act(self, ahead: bool = False) -> None:
+        """Sign, persist (fsync) and send every entry we owe, as long as we owe one.
+
+        Decisions go to our player: a bot answers at once, a person in a task of its
+        own while the record loop keeps the table alive.  With ``demo_pace_ms`` set, at
+        most one demo entry goes out per pace interval.  With ``ahead`` (the record
+        loop), an entry that can be made in a worker thread is left to the loop.
+        """
+        rec, driver, session = self.record, self.driver, self.session
+        assert rec is not None and driver is not None and session is not None
+        pace = self.cfg.demo_pace_ms / 1000
+        while not session.ended() and session.my_vote is None:  # a voter signs nothing more
+            if not rec.owes(self.my_seat):
+                return
+            if pace > 0:
+                now = trio.current_time()
+                if now < self._pace_until:
+                    return
+                self._pace_until = now + pace
+            if ahead and self._offload is not None and self._offload.wants_premake(game_of(rec)):
+                return  # the record loop makes it in a worker thread (p2p/net/offload.py)
+            body = driver.next_body(self._choose)
+            if body is None:
+                return  # our person decides in a task of its own
+            self._run("own", body)
 
     def _start_decision(self) -> None:
         rec = self.record

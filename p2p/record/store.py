@@ -47,7 +47,7 @@ reboot that lost it makes the very same bytes again, so it leaves without an
 fsync (:func:`needs_sync`); the next entry that does need one makes it durable too.
 The node's record loop appends such an entry without ``sync``, then fsyncs with
 :meth:`RecordFile.fsync_written` in a worker thread before it sends anything
-(p2p/net/node.py): the same rule, with the loop free while the disk works.
+(p2p/net/durable.py): the same rule, with the loop free while the disk works.
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 import trio
 
-from p2p.net import node as node_module
+from p2p.net import durable as durable_module
 from p2p.record.chain import Record
 from p2p.record.store import REDERIVED_KINDS, needs_sync
 from p2p.table import local_table
@@ -79,7 +79,7 @@ class _Durability:
 async def test_own_entries_are_fsynced_off_the_loop_before_they_leave(tmp_path, monkeypatch):
     """On a slow disk the record loop makes its fsync in a worker thread (the loop runs
     on meanwhile), and nothing it signed leaves before that fsync covered it."""
-    monkeypatch.setattr(node_module, "INLINE_FSYNC_S", 0.0, raising=False)  # all disks slow
+    monkeypatch.setattr(durable_module, "INLINE_FSYNC_S", 0.0)  # all disks slow
     fsynced: dict[str, int] = {}
     threads: list[bool] = []
     real_fsync = os.fsync
