@@ -321,10 +321,15 @@ class Node(Opening, PlayerSeat):
         assert self.mesh is not None and self.manifest is not None and self.genesis is not None
         mesh, manifest = self.mesh, self.manifest
         keys = {m.identity for m in manifest.seats}
-        mesh.admit = lambda peer: (
-            None if peer in keys or manifest.spectators else ("full", "not seated at this table")
+        # from now on every message of a peer that holds no seat goes to the spectators' server
+        self.watch = WatchServer.open(
+            mesh,
+            self.genesis,
+            manifest,
+            self.fetches,
+            self.emit,
+            lambda: self.session.notices.all() if self.session is not None else [],
         )
-        self._open_to_spectators()
         if fresh:
             played = already_played(self.cfg.state_dir, manifest.table_id)
             if played:
@@ -370,20 +375,6 @@ class Node(Opening, PlayerSeat):
             self.mesh.broadcast(accepted.signed)
         if behaviour is not None and hasattr(behaviour, "after_send"):
             behaviour.after_send(self, kind, accepted)
-
-    def _open_to_spectators(self) -> None:
-        """The record runs: spectators may watch as the manifest allows (every message of a
-        peer that holds no seat goes to :attr:`watch` from now on)."""
-        assert self.mesh is not None and self.manifest is not None and self.genesis is not None
-        self.watch = WatchServer(
-            self.mesh,
-            self.genesis,
-            self.manifest.table_id,
-            self.manifest.spectators,
-            self.fetches,
-            self.emit,
-            lambda: self.session.notices.all() if self.session is not None else [],
-        )
 
     async def _handle(self, event: Inbound | PeerUp | PeerDown) -> None:
         rec, manifest = self.record, self.manifest

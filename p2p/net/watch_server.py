@@ -19,6 +19,7 @@ from p2p import wire
 from p2p.net.fetch import FetchServer
 from p2p.net.mesh import Mesh
 from p2p.table.events import NodeEvent, SpectatorJoined, SpectatorLeft
+from p2p.table.forming import Manifest
 from p2p.table.watchers import Decision, WatchGate
 from p2p.wire.events import Inbound, PeerDown, PeerUp
 
@@ -44,6 +45,24 @@ class WatchServer:
         self.notices = notices
         """Every seat notice this seat holds, for a spectator that comes in mid-game."""
         mesh.open_to_watchers(slots)
+
+    @classmethod
+    def open(
+        cls,
+        mesh: Mesh,
+        genesis: wire.Genesis,
+        manifest: Manifest,
+        fetches: FetchServer | None,
+        emit: Callable[[NodeEvent], None],
+        notices: Callable[[], list[wire.SeatNotice]] = list,
+    ) -> WatchServer:
+        """The record runs: the seats may link to us, and spectators may watch as the
+        manifest allows; anyone else is told the table is full."""
+        keys = {m.identity for m in manifest.seats}
+        mesh.admit = lambda peer: (
+            None if peer in keys or manifest.spectators else ("full", "not seated at this table")
+        )
+        return cls(mesh, genesis, manifest.table_id, manifest.spectators, fetches, emit, notices)
 
     def handle(self, event: Inbound | PeerUp | PeerDown) -> None:
         """One mesh event of a peer that holds no seat."""
