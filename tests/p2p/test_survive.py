@@ -271,13 +271,9 @@ def test_a_bad_token_share_convicts_its_maker(tmp_path):
     assert [a["slot"] for a in report["absent"]] == [3]  # absent, not a cheat
 
 
-def test_one_seat_alone_may_not_name_every_other_seat_absent():
-    """Naming every other seat would need no other signature (the round completes with
-    the signer's alone) and end the table abandoned for everyone: an ``absent`` entry
-    must leave at least two seats to sign it.  Refused as our own entry, and a peer that
-    signs one anyway is convicted by every other seat."""
-    from p2p.errors import CheatDetected
-
+def escrowed_table() -> LocalTable:
+    """A four-seat Slåjens table with ``survive``, stopped once the escrow is ready at a
+    step that another seat than seat 0 owes."""
     table = new_table("slajens", 4, {"survive": True, "rounds": 1})
 
     def escrowed(t: LocalTable) -> None:
@@ -289,6 +285,17 @@ def test_one_seat_alone_may_not_name_every_other_seat_absent():
 
     with pytest.raises(_Stop):
         run(table, on_entry=escrowed)
+    return table
+
+
+def test_one_seat_alone_may_not_name_every_other_seat_absent():
+    """Naming every other seat would need no other signature (the round completes with
+    the signer's alone) and end the table abandoned for everyone: an ``absent`` entry
+    must leave at least two seats to sign it.  Refused as our own entry, and a peer that
+    signs one anyway is convicted by every other seat."""
+    from p2p.errors import CheatDetected
+
+    table = escrowed_table()
     rec = table.drivers[0].record
     r = rec.lane_round()
     with pytest.raises(LocalProtocolError, match="leaves 1 seat to sign"):
@@ -552,17 +559,7 @@ def test_a_lane_round_past_the_last_convicts_its_signer_and_ours_never_gets_ther
     from p2p.errors import CheatDetected
     from p2p.record.chain import MAX_LANE_ROUNDS
 
-    table = new_table("slajens", 4, {"survive": True, "rounds": 1})
-
-    def escrowed(t: LocalTable) -> None:
-        rec = t.drivers[0].record
-        g = game_of(rec)
-        owing = rec.waiting_on()
-        if g is not None and g.escrow_ready and owing and 0 not in owing:
-            raise _Stop
-
-    with pytest.raises(_Stop):
-        run(table, on_entry=escrowed)
+    table = escrowed_table()
     rec = table.drivers[0].record
     owing = min(rec.waiting_on())
     late = Entry(rec.table_id, 0, rec.step, rec.head, PresentBody((owing,), MAX_LANE_ROUNDS))
