@@ -151,8 +151,11 @@ SLOW = {
     "tests/test_bench_adversary.py::test_a_seeded_run_holds_the_property": (
         "25 seeded adversary tables"
     ),
-    "tests/test_bench_adversary.py::test_a_table_of_a_kind_that_cannot_fork_gets_its_turn": (
-        "three seeded adversary tables per kind"
+    "tests/test_bench_adversary.py::test_forked_games_run_to_their_conclusion_in_child_processes": (
+        "seeded adversary tables whose deviating games run in forked child processes"
+    ),
+    "tests/test_bench_adversary.py::test_a_withheld_entry_that_reaches_every_seat_goes_on_as_the_parent_game": (
+        "seeded adversary tables played until a withheld entry reaches every seat"
     ),
     "tests/p2p/test_open_hands.py::test_a_colluding_junk_gift_is_exposed_by_the_opened_hands": (
         "a colluding Slave table played to its end, every proof checked"
