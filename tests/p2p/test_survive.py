@@ -9,6 +9,7 @@ from __future__ import annotations
 import dataclasses
 import random
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -153,13 +154,9 @@ class _Stop(Exception):
     pass
 
 
-def test_a_lost_seat_whose_last_entry_never_left_takes_the_tables_record(tmp_path):
-    """The seat's machine signed (and saved) its entry for a step, then died before the
-    entry left: its own record closed that step as usual, while every other seat closed
-    it by absence naming it.  When it comes back, the others' record reaches it (the
-    whole record, as after a fork); the complete round of ``absent`` entries for that
-    step refolds its record: from that step on it holds the table's, it follows as a
-    spectator to the same head, nobody is named a cheat, and its file verifies."""
+def victim_owes_alone() -> tuple[LocalTable, Any, Any]:
+    """A four-seat Slåjens table with ``survive``, stopped past the escrow where slot 2
+    alone owes the step; returns the table, slot 2's driver and the body it would sign."""
     table = new_table("slajens", 4, {"survive": True, "rounds": 2})
     victim = table.drivers[2]
 
@@ -174,6 +171,17 @@ def test_a_lost_seat_whose_last_entry_never_left_takes_the_tables_record(tmp_pat
     player = BotPlayer.make(registry.get("slajens").bots["heuristic"], seat, random.Random(1))
     body = victim.next_body(player.choose)
     assert body is not None
+    return table, victim, body
+
+
+def test_a_lost_seat_whose_last_entry_never_left_takes_the_tables_record(tmp_path):
+    """The seat's machine signed (and saved) its entry for a step, then died before the
+    entry left: its own record closed that step as usual, while every other seat closed
+    it by absence naming it.  When it comes back, the others' record reaches it (the
+    whole record, as after a fork); the complete round of ``absent`` entries for that
+    step refolds its record: from that step on it holds the table's, it follows as a
+    spectator to the same head, nobody is named a cheat, and its file verifies."""
+    table, victim, body = victim_owes_alone()
     had = list(table.log)  # every entry its file holds, and then its own last one
     last = victim.sign(body).accepted[0].signed  # saved, then the machine died: never sent
     k = decode_body(last.entry, Entry).step
@@ -503,20 +511,7 @@ def test_a_record_with_a_verdict_is_never_refolded():
     showed a lie, say): the table's complete round for that step stays moot there, and
     the conviction stands (a refold would fold it away).  The verdict is set by hand: a
     narrow check of the guard."""
-    table = new_table("slajens", 4, {"survive": True, "rounds": 2})
-    victim = table.drivers[2]
-
-    def stop(t: LocalTable) -> None:
-        rec = victim.record
-        if len(t.log) >= 40 and rec.waiting_on() == {2} and game_of(rec).escrow_ready:
-            raise _Stop
-
-    with pytest.raises(_Stop):
-        run(table, on_entry=stop)
-    seat = game_of(victim.record).mine.seat
-    player = BotPlayer.make(registry.get("slajens").bots["heuristic"], seat, random.Random(1))
-    body = victim.next_body(player.choose)
-    assert body is not None
+    table, victim, body = victim_owes_alone()
     victim.sign(body)  # saved, never sent
     run(table, lost={2: 0})
     verdict = InvalidMove(0, "a lie its reveal showed")
