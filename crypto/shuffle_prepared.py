@@ -41,7 +41,7 @@ from dataclasses import dataclass, field
 
 from crypto.elgamal import Ciphertext
 from crypto.errors import DeckMismatch, InvalidEncoding
-from crypto.group import L, Point, add, base_mul, mul, scalar_to_bytes, sub
+from crypto.group import Point, add, base_mul, mul, scalar_to_bytes, sub
 from crypto.nonces import NonceStream
 from crypto.shuffle import MAX_CARDS, ShuffleWitness, random_witness
 from crypto.shuffle_proof_tw import (
@@ -49,6 +49,7 @@ from crypto.shuffle_proof_tw import (
     _lincomb,
     _statement_transcript,
     generators,
+    responses,
 )
 from crypto.shuffle_proof_tw_batch import TWCommitmentProof
 from crypto.transcript import Context
@@ -160,7 +161,7 @@ def finish_shuffle(
     for i in range(n):
         prev = add(base_mul(r_hat[i]), mul(u_perm[i], prev))
         chain.append(prev)
-    w1, w2, w3, w4 = prepared.w
+    w4 = prepared.w[3]
     w_hat, w_prime = prepared.w_hat, prepared.w_prime
     t1, t2, t3 = prepared.t123
     t41 = sub(_lincomb(zip(w_prime, (ct.c1 for ct in outputs), strict=True)), base_mul(w4))
@@ -170,26 +171,21 @@ def finish_shuffle(
     )
     ts = (t1, t2, t3, t41, t42)
     ch = _final_challenge(tr, chain, ts, t_hat)
-    r = prepared.r
-    v = [0] * n  # v_i = u'_{i+1} * .. * u'_n, as in crypto.shuffle_proof_tw.prove_shuffle
-    acc = 1
-    for i in range(n - 1, -1, -1):
-        v[i] = acc
-        acc = acc * u_perm[i] % L
-    r_bar = sum(r) % L
-    r_hat_sum = sum(a * b for a, b in zip(r_hat, v, strict=True)) % L
-    r_tilde = sum(a * b for a, b in zip(r, u, strict=True)) % L
-    r_prime = sum(a * b for a, b in zip(prepared.witness.rerandomisers, u_perm, strict=True)) % L
     proof = TWCommitmentProof(
         permutation_commitments=c,
         chain_commitments=tuple(chain),
         t=ts,
         t_hat=t_hat,
-        s1=(w1 + ch * r_bar) % L,
-        s2=(w2 + ch * r_hat_sum) % L,
-        s3=(w3 + ch * r_tilde) % L,
-        s4=(w4 + ch * r_prime) % L,
-        s_hat=tuple((w_hat[i] + ch * r_hat[i]) % L for i in range(n)),
-        s_prime=tuple((w_prime[i] + ch * u_perm[i]) % L for i in range(n)),
+        **responses(
+            ch,
+            prepared.w,
+            w_hat,
+            w_prime,
+            r=prepared.r,
+            r_hat=r_hat,
+            u=u,
+            u_perm=u_perm,
+            rerandomisers=prepared.witness.rerandomisers,
+        ),
     )
     return outputs, proof

@@ -399,28 +399,64 @@ def prove_shuffle_with_commitments(
     ts = (t1, t2, t3, t41, t42)
     ch = _final_challenge(tr, chain, ts, t_hat)
 
-    r_bar = sum(r) % L
+    proof = TWShuffleProof(
+        permutation_commitments=c,
+        chain_commitments=tuple(chain),
+        challenge=ch,
+        **responses(
+            ch,
+            (w1, w2, w3, w4),
+            w_hat,
+            w_prime,
+            r=r,
+            r_hat=r_hat,
+            u=u,
+            u_perm=u_perm,
+            rerandomisers=witness.rerandomisers,
+        ),
+    )
+    return proof, ts, tuple(t_hat)
+
+
+def responses(
+    ch: int,
+    w: Sequence[int],
+    w_hat: Sequence[int],
+    w_prime: Sequence[int],
+    *,
+    r: Sequence[int],
+    r_hat: Sequence[int],
+    u: Sequence[int],
+    u_perm: Sequence[int],
+    rerandomisers: Sequence[int],
+) -> dict[str, Any]:
+    """The prover's responses to challenge ``ch`` (GenShuffleProof, Haenni et al. FC 2017).
+
+    ``w = (w1, w2, w3, w4)``, ``w_hat`` and ``w_prime`` are the nonces; ``r`` the
+    permutation-commitment randomness, ``r_hat`` the chain's, ``u`` the challenges and
+    ``u_perm`` them permuted, ``rerandomisers`` the shuffle's. Returns the fields
+    ``s1``..``s4``, ``s_hat`` and ``s_prime`` of both proof forms.
+    """
+    n = len(u_perm)
     # v_i = u'_{i+1} * .. * u'_n (v_n = 1), so that c^_n = (sum r^_i v_i) G + (prod u) h.
     v = [0] * n
     acc = 1
     for i in range(n - 1, -1, -1):
         v[i] = acc
         acc = acc * u_perm[i] % L
+    r_bar = sum(r) % L
     r_hat_sum = sum(a * b for a, b in zip(r_hat, v, strict=True)) % L
     r_tilde = sum(a * b for a, b in zip(r, u, strict=True)) % L
-    r_prime = sum(a * b for a, b in zip(witness.rerandomisers, u_perm, strict=True)) % L
-    proof = TWShuffleProof(
-        permutation_commitments=c,
-        chain_commitments=tuple(chain),
-        challenge=ch,
-        s1=(w1 + ch * r_bar) % L,
-        s2=(w2 + ch * r_hat_sum) % L,
-        s3=(w3 + ch * r_tilde) % L,
-        s4=(w4 + ch * r_prime) % L,
-        s_hat=tuple((w_hat[i] + ch * r_hat[i]) % L for i in range(n)),
-        s_prime=tuple((w_prime[i] + ch * u_perm[i]) % L for i in range(n)),
-    )
-    return proof, ts, tuple(t_hat)
+    r_prime = sum(a * b for a, b in zip(rerandomisers, u_perm, strict=True)) % L
+    w1, w2, w3, w4 = w
+    return {
+        "s1": (w1 + ch * r_bar) % L,
+        "s2": (w2 + ch * r_hat_sum) % L,
+        "s3": (w3 + ch * r_tilde) % L,
+        "s4": (w4 + ch * r_prime) % L,
+        "s_hat": tuple((w_hat[i] + ch * r_hat[i]) % L for i in range(n)),
+        "s_prime": tuple((w_prime[i] + ch * u_perm[i]) % L for i in range(n)),
+    }
 
 
 def verify_shuffle(
