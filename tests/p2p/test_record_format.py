@@ -6,8 +6,9 @@ this test fails.  The files come from a real table over loopback TCP (a demo rec
 folded whole), and from game tables played in process by every seat's real protocol
 code and written by the peers' own record writer: one where a seat is lost for good
 and the others close a step by absence, with a player's notices (sections 11 and 12),
-and one ended by vote (section 10).  A game record is checked in everything but the
-game's own fold (section 9).
+and one ended by vote (section 10); and closes by absence forged from the first with the
+seats' own keys, which only section 12's two-signer rule and 16-round bound refuse.  A game
+record is checked in everything but the game's own fold (section 9).
 """
 
 from __future__ import annotations
@@ -176,6 +177,7 @@ def _frames(path: Path) -> list[bytes]:
 VOTE_FIELDS = ["table_id", "seat", "step", "head", "absent", "signature"]
 NOTICE_FIELDS = ["table_id", "seat", "number", "step", "back", "signature"]
 LANE = ("absent", "present")
+MAX_LANE_ROUNDS = 16  # section 12: lane rounds 0 to 15 per step
 
 
 @dataclass
@@ -253,6 +255,21 @@ def _completing(rounds: dict[int, dict[int, bytes]], at_table: set[int]) -> dict
             ):
                 return {s: rounds[r][s] for s in voters}
     return {}
+
+
+def _two_signers(k: int, rounds: dict[int, dict[int, bytes]], at_table: set[int]) -> None:
+    """Section 12: an ``absent`` must leave at least two slots at the table to sign it
+    (else one seat alone could end the table for everyone).  A seat already out signs
+    nothing that counts."""
+    for r, said in sorted(rounds.items()):
+        for s, raw in sorted(said.items()):
+            kind, fields = _canonical(raw)[1]["body"]
+            left = at_table - set(fields["seats"])
+            if kind == "absent" and s in at_table and len(left) < 2:
+                raise Bad(
+                    f"step {k} round {r} seat {s}: absent naming {sorted(fields['seats'])} "
+                    f"leaves {len(left)} seat to sign it (at least 2)"
+                )
 
 
 def check_file(path: Path) -> Checked:
@@ -335,6 +352,11 @@ def check_file(path: Path) -> Checked:
         if kind in LANE:
             if demo or list(fields) != ["seats", "round"]:
                 raise Bad(f"a lane entry {kind!r} out of place")
+            if fields["round"] >= MAX_LANE_ROUNDS:
+                raise Bad(
+                    f"step {entry['step']} seat {entry['seat']}: {kind} in lane round "
+                    f"{fields['round']}, past the last ({MAX_LANE_ROUNDS - 1})"
+                )
             seats = lanes.setdefault(entry["step"], {}).setdefault(fields["round"], {})
         else:
             seats = by_step.setdefault(entry["step"], {})
@@ -423,6 +445,7 @@ def _chain(by_step, lanes, n: int, table_id: bytes, hashes: list[bytes], until: 
             hashes.append(_step_hash(k, hashes[-1], got))
             continue
         at_table = set(range(n)) - set(removed)
+        _two_signers(k, rounds, at_table)
         closing = _completing(rounds, at_table)
         if closing:
             for s in at_table - set(closing):
@@ -517,16 +540,22 @@ async def test_independent_verifier_agrees_with_the_peers(tmp_path: Path) -> Non
 LOST = 2
 
 
-def _lane_record(tmp_path: Path):  # type: ignore[no-untyped-def]
+@pytest.fixture(scope="module")
+def lane_table():  # type: ignore[no-untyped-def]
     """A Slave table with ``survive`` on whose seat ``LOST`` goes silent for good: the
-    others sign ``absent`` and play on; seat 1's player leaves and is back (its notices)."""
-    from p2p.record.store import RecordFile
+    others sign ``absent`` and play on (played once for the tests below)."""
     from p2p.table import local_table
+
+    options = {"games": 1, "survive": True, "absent_after": 30}
+    return local_table.run(local_table.new_table("slave", 4, options), lost={LOST: 40})
+
+
+def _lane_record(tmp_path: Path, table):  # type: ignore[no-untyped-def]
+    """``lane_table``'s record file, with seat 1's player leaving and back (its notices)."""
+    from p2p.record.store import RecordFile
     from p2p.table.notice import sign_notice
     from p2p.wire import Entry, decode_body
 
-    options = {"games": 1, "survive": True, "absent_after": 30}
-    table = local_table.run(local_table.new_table("slave", 4, options), lost={LOST: 40})
     path = tmp_path / "lane.rec"
     told = []
     with RecordFile.create(path, table.genesis) as f:
@@ -545,12 +574,12 @@ def _lane_record(tmp_path: Path):  # type: ignore[no-untyped-def]
 
 
 def test_the_independent_verifier_follows_a_seat_out_by_absence_and_its_notices(
-    tmp_path: Path,
+    tmp_path: Path, lane_table
 ) -> None:
     from p2p.record.verify import verify_record_file
     from p2p.table.seat import game_of
 
-    path, table, told = _lane_record(tmp_path)
+    path, table, told = _lane_record(tmp_path, lane_table)
     record = table.records[0]
     assert record.finished and LOST in record.removed
     lanes = 0
@@ -577,6 +606,59 @@ def test_the_independent_verifier_follows_a_seat_out_by_absence_and_its_notices(
     path.write_bytes(bytes(data))
     with pytest.raises(Bad, match="signature"):
         check_file(path)
+
+
+def _closed_by(tmp_path: Path, table, bodies: dict) -> Path:  # type: ignore[no-untyped-def]
+    """``table``'s record up to the step that closed ``LOST`` out, with that step's entries
+    replaced by ``bodies`` (lane bodies by seat), each signed by its seat's own key."""
+    from p2p.record.store import RecordFile
+    from p2p.wire import Entry, Signed, decode_body, encode_body
+
+    k = table.records[0].removed[LOST]
+    entries = [(decode_body(s.entry, Entry), s) for s in table.log]
+    prev = next(e.prev for e, _ in entries if e.step == k)  # the hash of step k - 1
+    path = tmp_path / f"forged-{len(list(tmp_path.iterdir()))}.rec"
+    with RecordFile.create(path, table.genesis) as f:
+        for e, signed in entries:
+            if e.step < k:
+                f.append(signed)
+        for seat, body in bodies.items():
+            raw = encode_body(Entry(table.records[0].table_id, seat, k, prev, body))
+            f.append(Signed(raw, table.drivers[seat].identity.sign(b"slaiga/v1/entry" + raw)))
+    return path
+
+
+def test_the_independent_verifier_holds_absent_to_two_signers_and_sixteen_rounds(
+    tmp_path: Path, lane_table
+) -> None:
+    """Section 12: an ``absent`` leaves at least two slots at the table to sign it, and a
+    step has at most 16 lane rounds.  Each forged close below is signed by the seats' own
+    keys and chained right; only these two rules tell it from the table's own close."""
+    from p2p.record.verify import verify_record_file
+    from p2p.table.game_rule.survive import AbsentBody
+
+    k = lane_table.records[0].removed[LOST]
+    others = [s for s in range(4) if s != LOST]
+    # the table's own close, in round 0 and in the last round allowed: it holds
+    for r in (0, MAX_LANE_ROUNDS - 1):
+        path = _closed_by(tmp_path, lane_table, {s: AbsentBody((LOST,), r) for s in others})
+        assert check_file(path).removed == {LOST: k}
+        assert verify_record_file(path).failure.kind == "Unfinished"  # type: ignore[union-attr]
+    # the same close one round later: past the last round, an invalid move
+    path = _closed_by(
+        tmp_path, lane_table, {s: AbsentBody((LOST,), MAX_LANE_ROUNDS) for s in others}
+    )
+    with pytest.raises(Bad, match="lane round 16, past the last"):
+        check_file(path)
+    assert verify_record_file(path).failure.culprit == 0  # type: ignore[union-attr]  # ours too
+    # two seats naming the other two leave two to sign it: that close holds (abandoned)
+    path = _closed_by(tmp_path, lane_table, {s: AbsentBody((2, 3), 0) for s in (0, 1)})
+    assert check_file(path).removed == {2: k, 3: k}
+    # one seat naming every other would close the step with its own entry alone
+    path = _closed_by(tmp_path, lane_table, {0: AbsentBody((1, 2, 3), 0)})
+    with pytest.raises(Bad, match="leaves 1 seat to sign it"):
+        check_file(path)
+    assert verify_record_file(path).failure.culprit == 0  # type: ignore[union-attr]  # ours too
 
 
 def _notice_bytes(path: Path) -> bytes:
