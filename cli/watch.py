@@ -17,7 +17,9 @@ from __future__ import annotations
 import argparse
 import copy
 import json
+import shutil
 import sys
+import textwrap
 import time
 from typing import Any
 
@@ -70,12 +72,23 @@ class Show:
         self.drawn_at = 0.0
         self.seated = False
         self.trace: list[tuple[int, float]] = []
+        self.notes: list[str] = []
+        """What the watch did so far (shown on the screen until the table is)."""
+        self.spectator: Spectator | None = None
+        self.table_shown = False
 
     def note(self, text: str) -> None:
+        """What the watch is doing (looking for the table, connecting, waiting for it to
+        start, a link lost): a line of its own, or on the screen at once."""
         if self.mode == "plain":
             print(f"· {text}", file=self.out, flush=True)
         elif self.mode == "json":
             print(f"· {text}", file=sys.stderr, flush=True)
+        else:
+            self.notes.append(text)
+            if self.table_shown:
+                self.events.append(text)  # among the game's events, once the table is up
+            self.draw(self.spectator)
 
     def seat(self, s: Spectator, event: SeatLeft | SeatBack) -> None:
         """A player left (a bot plays the seat now) or is back: told in the words the players
@@ -96,6 +109,7 @@ class Show:
         return self.names
 
     def update(self, s: Spectator, u: Update) -> None:
+        self.spectator = s
         names = self._names(s)
         if names is not None:
             self.events.extend(narrate(e, names) for e in u.events)
@@ -130,17 +144,17 @@ class Show:
             print(verdict_line(u.verdict, s.manifest, order), file=out)
         out.flush()
 
-    def draw(self, s: Spectator) -> None:
+    def draw(self, s: Spectator | None) -> None:
         if self.term is None:
             return
         self.drawn_at = time.monotonic()
         width, height = self.term.size()
-        game = s.game
-        names = self._names(s)
-        if game is None or game.joint is None or names is None:
-            lines = [Text(f"Watching… {s.status_line()}", style="bold")]
-            self.term.draw(lines + [Text("")] * (height - 1))
+        game = s.game if s is not None else None
+        names = self._names(s) if s is not None else None
+        if s is None or game is None or game.joint is None or names is None:
+            self.term.draw(self._preface(s, width, height))
             return
+        self.table_shown = True
         view = copy.deepcopy(game.engine.view(0))
         view.update({k: v for k, v in SEAT_VIEW_KEYS.items() if k in view})
         if "seat" in view:
@@ -156,6 +170,35 @@ class Show:
         head = out[0].plain.split(" · you are ")[0]
         out[0] = Text(f"{head} · watching, public view"[:width], style="bold")
         self.term.draw(out)
+
+    def _preface(self, s: Spectator | None, width: int, height: int) -> list[Text]:
+        """The screen until the table is: what the watch did so far, and what the table
+        is doing (drawing the seat order, exchanging keys), with the running count."""
+        lines = [Text("Slaiga watch · public view"[:width], style="bold"), Text("")]
+        for note in self.notes:
+            lines += [Text(x) for x in fit(f"· {note}", width, indent="  ")]
+        if s is not None:
+            if s.seat_order is None:
+                doing = "the players are drawing the seat order"
+            else:
+                doing = "the players are exchanging keys; the deal follows"
+            lines.append(Text(""))
+            lines += [Text(x) for x in fit(f"step {s.step}: {doing}", width)]
+            lines += [Text(x, style="dim") for x in fit(s.status_line(), width)]
+        lines = lines[: height - 1]
+        return lines + [Text("")] * (height - 1 - len(lines)) + [Text(HINT[:width], style="dim")]
+
+
+def fit(text: str, width: int, indent: str = "") -> list[str]:
+    """``text`` wrapped on words to ``width`` columns (a word longer than the width, such as
+    a hash, stays whole on a line of its own)."""
+    return textwrap.wrap(
+        text,
+        max(width, 20),
+        subsequent_indent=indent,
+        break_long_words=False,
+        break_on_hyphens=False,
+    ) or [""]
 
 
 def _kinds(s: Spectator, step: int) -> dict[str, list[str]]:
@@ -274,6 +317,7 @@ def run_watch(args: argparse.Namespace) -> int:
     try:
         if term is not None:
             term.start()
+            show.draw(None)  # at once: the screen says what the watch does from the start
         try:
             result = trio.run(_watch_until_quit, cfg, term)
         finally:
@@ -341,7 +385,8 @@ def _print_end(result: WatchResult, show: Show, as_json: bool) -> int:
         "culprit": summary["culprit"],
     }
     if s.verdict is not None:
-        print(verdict_line(s.verdict, result.manifest, s.seat_order or ()), flush=True)
+        verdict = verdict_line(s.verdict, result.manifest, s.seat_order or ())
+        print("\n".join(fit(verdict, _width(), indent="  ")), flush=True)
     elif s.record.finished:
         print(plain(result_lines(page, names)), flush=True)
         for n, d in enumerate(deals, start=1):
@@ -352,11 +397,26 @@ def _print_end(result: WatchResult, show: Show, as_json: bool) -> int:
     else:
         print(f"the watch stopped at step {s.step}", flush=True)
     print(f"{s.status_line()}.", flush=True)
-    print(
-        f"table {summary['table_id']}, the last step's hash {summary['record_head']}; every"
-        " player keeps the record file (slaiga verify checks it, slaiga replay steps through it)",
-        flush=True,
-    )
+    for line in closing_lines(summary["table_id"], summary["record_head"], _width()):
+        print(line, flush=True)
     for junk in result.junk[:5]:
         print(f"· dropped (no player's fault): {junk}", file=sys.stderr)
     return code
+
+
+def _width() -> int:
+    """The terminal's width, or no limit when the output is not a terminal (a file or a
+    pipe gets whole lines)."""
+    if not sys.stdout.isatty():
+        return 1 << 16
+    return shutil.get_terminal_size((80, 24)).columns
+
+
+def closing_lines(table_id: str, head: str, width: int) -> list[str]:
+    """The watch's last words: the table and the last step's hash (whole), then where the
+    record is, each wrapped on words to ``width``."""
+    record = (
+        "Every player keeps the record file: `slaiga verify` checks it, `slaiga replay`"
+        " steps through it."
+    )
+    return fit(f"table {table_id}, the last step's hash {head}.", width) + fit(record, width)

@@ -87,3 +87,46 @@ def test_who_left_or_is_back_is_told_as_the_players_see_it(played, capsys):
     assert f"{name} left; a bot now plays their seat" in "\n".join(x.plain for x in term.frames[-1])
     Show(io.StringIO(), "json").seat(spectator, left)  # --json: on stderr, stdout stays JSON
     assert capsys.readouterr().err == f"· {name} left; a bot now plays their seat\n"
+
+
+def test_the_screen_says_what_the_watch_does_before_the_table_is_up(played):
+    """No blank screen while the watch looks for the table, connects, waits for it to start
+    and the seats draw their order and keys: each note is on the screen at once, then
+    the stage the table is at, with the running count."""
+    term = FakeTerminal(size=(80, 24))
+    show = Show(io.StringIO(), "screen", term)
+    show.draw(None)  # as `slaiga watch` does at once
+    assert "Slaiga watch" in "\n".join(x.plain for x in term.frames[-1])
+    show.note("connecting to 192.0.2.10:7431…")
+    show.note("the table is still waiting for players; watching once it starts")
+    screen = "\n".join(x.plain for x in term.frames[-1])
+    assert "· connecting to 192.0.2.10:7431…" in screen
+    assert "· the table is still waiting for players" in screen
+    assert "q quit" in screen.splitlines()[-1]
+    spectator = Spectator(played.genesis)
+    seen = []
+    for signed in played.records[0].signed_from(1):
+        show.drawn_at = 0.0  # every envelope redraws (the screen draws at most every 0.1 s)
+        show.update(spectator, spectator.offer(signed))
+        seen.append("\n".join(x.plain for x in term.frames[-1]))
+    assert "step 1: the players are drawing the seat order" in seen[0]
+    assert "connecting to 192.0.2.10:7431…" in seen[0]
+    assert any("the players are exchanging keys" in f for f in seen)
+    assert "watching, public view" in seen[-1]  # then the table itself
+    assert all(len(line) <= 80 for f in seen for line in f.splitlines())
+
+
+def test_the_last_words_wrap_on_words_at_the_terminal_width(played, capsys, monkeypatch):
+    from cli import watch
+
+    show = Show(io.StringIO(), "plain")
+    spectator = follow(played, show)
+    monkeypatch.setattr(watch, "_width", lambda: 80, raising=False)
+    watch._print_end(WatchResult(spectator, spectator.manifest), show, as_json=False)
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines), lines
+    assert spectator.head.hex() + "." in [w for line in lines for w in line.split()]
+    assert lines[-2:] == [
+        "Every player keeps the record file: `slaiga verify` checks it, `slaiga replay`",
+        "steps through it.",
+    ]
