@@ -174,6 +174,16 @@ def test_events_name_players_instead_of_seat_numbers():
     assert narrate(match, names) == "Match over. Points: Ann 3, Bob 1, Cat 0"
 
 
+def test_the_deal_names_the_players_not_seats():
+    game = registry.get("slaiga").factory(3, {})
+    events = runner.start(game, LocalDealer(game.deck, 1))
+    (deal,) = [e for e in events if e.kind == "deal"]
+    assert (
+        narrate(deal, Names(["Ann", "Bob", "Cat"], 1)) == "Ann, Bob and Cat are dealt 6 cards each"
+    )
+    assert deal.text == "6 cards dealt to each of 3 players"  # without names (statistics, logs)
+
+
 def test_repeated_names_are_told_apart():
     names = Names(["bob", "Bob", ""], 2)
     assert names.names == ("bob", "Bob 2", "Seat 3")

@@ -538,7 +538,7 @@ def test_replay_a_finished_slaiga_game_with_arrow_keys(tmp_path: Path) -> None:
         screen = pane.wait_for("Replay step 4 of")
         pane.send("right", "right", "right", "right", "right", "right", "right")
         screen = pane.wait_for("Replay step 11 of")
-        assert "· 6 cards dealt to each of 3 seats" in screen and "Your hand" not in screen
+        assert " are dealt 6 cards each" in screen and "Your hand" not in screen
         pane.send("left")
         pane.wait_for("Replay step 10 of")
         pane.send("g", "40", "enter")

@@ -75,7 +75,14 @@ from engine.games.slaiga.actions import (
     ShotCard,
     Swap,
 )
-from engine.games.slaiga.events import CheckCalled, Handed, Played, Verdict, VolleyEnded
+from engine.games.slaiga.events import (
+    CheckCalled,
+    Dealt,
+    Handed,
+    Played,
+    Verdict,
+    VolleyEnded,
+)
 from engine.games.slaiga.hands import (
     CHECK_PLACE,
     FALSE_MISS_PENALTY,
@@ -192,7 +199,11 @@ class SlaigaAgenda(Game):
             for h in hand:
                 self.zones.move(h, f"hand:{s}")
             yield Reveal(hand, frozenset((s,)), "deal")
-        self.emit("deal", f"{HAND_SIZE} cards dealt to each of {self.seats} seats")
+        self.emit(
+            "deal",
+            f"{HAND_SIZE} cards dealt to each of {self.seats} players",
+            detail=Dealt(HAND_SIZE, self.seats),
+        )
         if self.options["turn_up_discard"]:
             h = self.zones[DRAW][0]
             self.zones.move(h, DISCARD, 0)

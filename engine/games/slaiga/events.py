@@ -61,3 +61,11 @@ class Handed:
 
     giver: int
     receiver: int
+
+
+@dataclass(frozen=True, slots=True)
+class Dealt:
+    """The deal: ``cards`` cards to each of ``seats`` players, face down to the others."""
+
+    cards: int
+    seats: int

@@ -10,7 +10,14 @@ from typing import Any
 import engine.games.slaiga.actions as act
 from engine.cards import ACE, JOKER_RANK, SUIT_SYMBOLS, Card
 from engine.game import Action, Event, Game
-from engine.games.slaiga.events import CheckCalled, Handed, Played, Verdict, VolleyEnded
+from engine.games.slaiga.events import (
+    CheckCalled,
+    Dealt,
+    Handed,
+    Played,
+    Verdict,
+    VolleyEnded,
+)
 from engine.games.slaiga.hands import is_shoot
 from engine.words import GameWords, register_words
 from engine.words.look import (
@@ -981,7 +988,15 @@ def tell_volley_end(v: VolleyEnded, event: Event, names: Names) -> str:
     )
 
 
+def tell_dealt(d: Dealt, event: Event, names: Names) -> str:
+    """ "Ann, Bob and Cy are dealt 6 cards each" (in the order they play)."""
+    who = [names(s) for s in range(d.seats)]
+    listed = f"{', '.join(who[:-1])} and {who[-1]}" if len(who) > 1 else who[0]
+    return words(f"{listed} are dealt {d.cards} card(s) each")
+
+
 TELLS = {
+    Dealt: tell_dealt,
     Played: tell_played,
     CheckCalled: tell_check,
     Verdict: tell_verdict,
