@@ -283,3 +283,17 @@ def test_a_draw_at_the_turn_limit_lists_no_places_and_says_why_in_words():
     assert "A draw: the turn limit of 25 turns was reached" in text
     assert "cap:" not in text and "1st" not in text and "place" not in text
     assert text.index("Ann") < text.index("Cat") < text.index("Bob")
+
+
+def test_every_slaiga_task_is_said_in_words():
+    """The line under Slaiga's table says what the game waits for; an automatic step (the
+    volley going to the discard pile while its cards are proved) has words too, never the
+    task's identifier."""
+    from engine.games.slaiga.agenda import Task
+    from engine.games.slaiga.rules import Slaiga
+    from engine.games.slaiga.words import slaiga_task_text
+
+    names = Names(["Ann", "Bob", "Cat"], 0)
+    for kind in Slaiga.PHASES:
+        text = slaiga_task_text(Task(kind, 0, 1, n=2), names, {})
+        assert text != kind and "_" not in text, kind

@@ -947,6 +947,14 @@ def slaiga_task_text(step: Any, names: Names, v: dict[str, Any]) -> str:
         "reload": f"{who} reloads to {step.n} cards",
         "give_back": f"{who} gives {other} a card back",
         "win_ask": f"{who} may check {other}'s slaiga",
+        # automatic steps: shown while the table proves what they reveal
+        "setup": "the players shuffle and deal",
+        "volley_discard": "the volley's cards go to the discard pile",
+        "jack_pick": f"{who} takes a blind card from {other}",
+        "look": f"{who} looks at the top of the draw pile",
+        "resolve_check": "the check is settled",
+        "finish": f"{who} goes out",
+        "next_turn": "the turn passes",
     }
     return texts.get(step.kind, step.kind)
 
