@@ -949,6 +949,7 @@ def slaiga_task_text(step: Any, names: Names, v: dict[str, Any]) -> str:
         "win_ask": f"{who} may check {other}'s slaiga",
         # automatic steps: shown while the table proves what they reveal
         "setup": "the players shuffle and deal",
+        "over": "the game is over",
         "volley_discard": "the volley's cards go to the discard pile",
         "jack_pick": f"{who} takes a blind card from {other}",
         "look": f"{who} looks at the top of the draw pile",
