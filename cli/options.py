@@ -15,6 +15,9 @@ from engine.errors import EngineError
 from engine.options import SURVIVE, SURVIVE_MIN_SEATS
 from p2p.errors import NodeError
 
+MAX_WIDTH = 100
+"""The tables take the terminal's width up to this many columns (lines stay readable)."""
+
 
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
@@ -89,20 +92,21 @@ def run(args: argparse.Namespace) -> int:
         print(json.dumps(infos[0] if args.game else infos))
         return 0
     if not args.game:
-        t = Table(title="games", show_header=True)
+        # the about text takes the room left and wraps under its own column, the rules
+        # file on a line of its own below it (a column of paths squeezed the about text)
+        t = Table(title="games", show_header=True, width=min(out.width, MAX_WIDTH))
         t.add_column("game", no_wrap=True)
         t.add_column("players", no_wrap=True)
-        t.add_column("about")
-        t.add_column("rules", no_wrap=True)
+        t.add_column("about", ratio=1)
         for i in infos:
             s = i["seats"]
-            t.add_row(
-                i["game"],
-                f"{s['min']}-{s['max']} ({s['default']})",
-                i["description"],
-                i["rules"],
-            )
+            about = f"{escape(i['description'])}\n[dim]rules: {escape(i['rules'])}[/]"
+            t.add_row(i["game"], f"{s['min']}-{s['max']} ({s['default']})", about)
         out.print(t)
+        out.print(
+            "players: fewest-most (default). `slaiga rules GAME` prints a game's rules, "
+            "`slaiga options GAME` its table options."
+        )
         return 0
     i = infos[0]
     s = i["seats"]
@@ -111,9 +115,11 @@ def run(args: argparse.Namespace) -> int:
         f"players {s['min']}-{s['max']} (default {s['default']}); bots: {', '.join(i['bots'])}"
     )
     out.print(f"rules for players: {i['rules']} (or `slaiga rules {i['game']}`)")
-    t = Table(show_header=True)
-    for col in ("option", "default", "allowed", "meaning"):
-        t.add_column(col)
+    t = Table(show_header=True, width=min(out.width, MAX_WIDTH))
+    t.add_column("option", no_wrap=True)
+    t.add_column("default", no_wrap=True)
+    t.add_column("allowed", ratio=2)
+    t.add_column("meaning", ratio=5)  # the longest text: most of the room
     for o in i["options"]:
         default = o["default"]
         shown = ("on" if default else "off") if isinstance(default, bool) else str(default)

@@ -151,6 +151,23 @@ def test_rules_are_printed_and_options_cite_them(capsys):
     assert "§" not in listing and "docs/rules/aight-of-spaides.md" in listing
 
 
+def test_options_are_laid_out_readably_at_80_columns(capsys, monkeypatch):
+    """The about and meaning columns get the room: their text wraps on words under its
+    column, not a word or two a line beside a column of file paths."""
+    monkeypatch.setenv("COLUMNS", "80")
+    assert main(["options"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    about = [line.split("│")[3].strip() for line in lines if line.count("│") == 4]
+    assert "Slaiga: straight flushes, volleys, and lies" in about
+    assert "rules: docs/rules/aight-of-spaides.md" in about
+    assert main(["options", "slaiga"]) == 0
+    lines = capsys.readouterr().out.splitlines()
+    assert all(len(line) <= 80 for line in lines)
+    meaning = [line.split("│")[4].strip() for line in lines if line.count("│") == 5]
+    assert "add two jokers (they cancel" in meaning
+
+
 def test_each_rules_page_names_every_table_option_with_its_default():
     for game in registry.names():
         text = (ROOT / "docs" / "rules" / f"{game}.md").read_text(encoding="utf-8")
