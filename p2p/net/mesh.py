@@ -1379,6 +1379,14 @@ async def open_mesh(
             nursery.cancel_scope.cancel()
 
 
+def cannot_reach(address: str, exc: ConnectionClosed) -> str:
+    """ "cannot reach the table at ADDRESS: why", naming the address once (a failed dial's
+    own reason names it too, for the mesh's log)."""
+    why = exc.reason.replace(f"cannot connect to {address}: ", "", 1)
+    why = why.replace(f"handshake with {address} timed out", "no handshake in time", 1)
+    return f"cannot reach the table at {address}: {why}"
+
+
 def _unreachable(exc: BaseException) -> str:
     """Why a dial failed, in words a player can act on (not an exception's repr)."""
     if isinstance(exc, trio.TooSlowError):

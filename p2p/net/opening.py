@@ -28,7 +28,7 @@ from crypto.identity import fingerprint
 from p2p import wire
 from p2p.errors import ConnectionClosed, HandshakeFailed, NodeError, RemoteProtocolError
 from p2p.net import discovery
-from p2p.net.mesh import Inbound, Mesh, PeerDown, PeerUp, parse_address
+from p2p.net.mesh import Inbound, Mesh, PeerDown, PeerUp, cannot_reach, parse_address
 from p2p.net.state import (
     _load_secret,
     already_played,
@@ -312,7 +312,7 @@ class Opening:
             except HandshakeFailed as exc:
                 raise NodeError(_reject_text(exc.kind, exc.detail)) from exc
             except ConnectionClosed as exc:
-                raise NodeError(f"cannot reach the table at {address}: {exc.reason}") from exc
+                raise NodeError(cannot_reach(address, exc)) from exc
             assert mesh.table_id is not None
             await opener.send(wire.Join(self.member(mesh.address)))
             self.emit(Waiting(table_id=mesh.table_id.hex()))

@@ -44,7 +44,7 @@ from crypto.identity import IdentityKey
 from p2p import wire
 from p2p.errors import BadNotice, ConnectionClosed, HandshakeFailed, NodeError, P2PError
 from p2p.net import discovery
-from p2p.net.mesh import Connection, Mesh, open_mesh
+from p2p.net.mesh import Connection, Mesh, cannot_reach, open_mesh
 from p2p.net.offload import Offload
 from p2p.record.verify import Failure
 from p2p.table.events import SeatBack, SeatLeft
@@ -261,7 +261,7 @@ class Watcher:
                 await trio.sleep(FORMED_POLL_S)
                 continue
             except ConnectionClosed as exc:
-                raise WatchError(f"cannot reach the table at {address}: {exc.reason}") from exc
+                raise WatchError(cannot_reach(address, exc)) from exc
             if conn.hello_genesis:
                 return conn
             conn.abort("the table has not formed yet")

@@ -82,6 +82,9 @@ def test_a_table_that_nothing_answers_is_said_without_an_exception_repr(tmp_path
             run.stderr
         )
         assert "OSError" not in run.stderr and "Error(" not in run.stderr
+        error = " ".join(run.stderr[run.stderr.index("error:") :].split())
+        assert error.startswith("error: cannot reach the table at 127.0.0.1:1: nothing listens")
+        assert error.count("127.0.0.1:1") == 1  # the address named once
 
 
 def test_replay_shows_the_rules_and_the_log_when_typed(tmp_path: Path) -> None:
