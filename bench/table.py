@@ -56,6 +56,7 @@ from pathlib import Path
 from typing import Any
 
 from bench import help_text
+from engine.words.names import BOT_NAMES
 from p2p.net.loopwatch import summarize
 from p2p.table import local_table
 from p2p.table.seat import game_of
@@ -123,11 +124,18 @@ def _step_times(lines: list[str]) -> dict[int, float]:
     }
 
 
+def peer_name(i: int) -> str:
+    """Peer ``i``'s name (the opener is 0): every peer its own, so the players (and the
+    report's ``left``) tell them apart."""
+    names = ("Ann", *BOT_NAMES)
+    return names[i] if i < len(names) else f"Peer {i + 1}"
+
+
 def _start_opener(game, seats, opts, common, tmp, env):  # noqa: ANN001, ANN202
     """Start the opener peer and wait (60 s at most) for the address it listens on."""
     opener, lines = _peer(
         ["open", game, "--seats", str(seats), "--no-announce", "--trace-steps", *opts, *common]
-        + ["--state-dir", str(tmp / "p0")],
+        + ["--state-dir", str(tmp / "p0"), "--name", peer_name(0)],
         env,
     )
     address = None
@@ -141,6 +149,11 @@ def _start_opener(game, seats, opts, common, tmp, env):  # noqa: ANN001, ANN202
         opener.kill()
         raise RuntimeError("the opener did not listen")
     return opener, lines, address
+
+
+def _seat_dir(tmp: Path, i: int) -> list[str]:
+    """Joiner ``i``'s state folder and name."""
+    return ["--state-dir", str(tmp / f"p{i}"), "--name", peer_name(i)]
 
 
 def network_game(
@@ -170,7 +183,7 @@ def network_game(
             break
         time.sleep(0.05)
     joiners = [
-        _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)
+        _peer(["join", "--peer", address, *common, *_seat_dir(tmp, i)], env)
         for i in range(1, seats)
     ]
     results = []
@@ -324,7 +337,7 @@ def loss_game(game: str, seats: int, tmp: Path, absent_after: int = 1) -> dict[s
     common = ["--bot", "heuristic", "--json", "--events", "--linger", "5"]
     opener, lines, address = _start_opener(game, seats, opts, common, tmp, env)
     joiners = [
-        _peer(["join", "--peer", address, *common, "--state-dir", str(tmp / f"p{i}")], env)
+        _peer(["join", "--peer", address, *common, *_seat_dir(tmp, i)], env)
         for i in range(1, seats)
     ]
     victim = joiners[-1][0]
@@ -356,6 +369,7 @@ def loss_game(game: str, seats: int, tmp: Path, absent_after: int = 1) -> dict[s
         "limit_to_decision_s": (decision - named) if decision and named else None,
         "kill_to_decision_s": (decision - killed) if decision is not None else None,
         "agree": len(heads) == 1,
+        "killed": peer_name(seats - 1),
         "left": [p["name"] for p in results[0].get("left", [])],
     }
 

@@ -44,6 +44,7 @@ def test_bench_table_reports_the_figures():
     assert key["escrow"]["bytes"] > key["plain"]["bytes"] and key["escrow"]["s"] > 0, key
     loss = surv["loss"]
     assert loss["agree"] and len(loss["left"]) == 1, loss
+    assert loss["left"] == [loss["killed"]] == ["Dan"], loss  # each peer its own name
     assert loss["limit_to_decision_s"] is not None and loss["limit_to_decision_s"] >= 0, loss
 
 
