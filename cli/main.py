@@ -32,9 +32,21 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _commands(parser: argparse.ArgumentParser) -> dict[str, argparse.ArgumentParser]:
+    for action in parser._actions:
+        if isinstance(action, argparse._SubParsersAction):
+            return dict(action.choices)
+    return {}
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra:
+        # told with the command's own usage line, not the program's (which lists none of
+        # the command's options)
+        command = _commands(parser).get(getattr(args, "command", None) or "", parser)
+        command.error(f"unrecognized arguments: {' '.join(extra)}")
     if not getattr(args, "func", None):
         parser.print_help()
         return 2

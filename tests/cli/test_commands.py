@@ -214,3 +214,16 @@ def test_a_number_option_says_its_range_in_words(capsys):
     bad = slaiga("simulate", "slaiga", "--games", "1", "--option", "king_max=0")
     assert bad.returncode == 2
     assert "a whole number from 1 to 52" in bad.stderr, bad.stderr
+
+
+def test_an_unknown_option_is_told_with_the_commands_own_usage(capsys):
+    """`slaiga watch --state-dir x` shows watch's usage (its options), not the program's."""
+    with pytest.raises(SystemExit) as exc:
+        main(["watch", "--state-dir", "x"])
+    assert exc.value.code == 2
+    err = capsys.readouterr().err
+    assert err.startswith("usage: slaiga watch ") and "--peer HOST:PORT" in err
+    assert "slaiga watch: error: unrecognized arguments: --state-dir" in err
+    with pytest.raises(SystemExit):
+        main(["--bogus"])
+    assert "slaiga: error: unrecognized arguments: --bogus" in capsys.readouterr().err
