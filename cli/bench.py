@@ -23,12 +23,26 @@ them by name)."""
 def add_parser(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "bench",
-        help="run benchmarks (engine, crypto, net, table, or all) or a check (fuzz: the frame fuzzer; soak: hundreds of games looking for leaks; flood: keyless strangers against an opener's memory; adversary: tables where one seat deviates)",
+        help="run a benchmark (engine, crypto, net, table, or all) or a check (fuzz, soak, "
+        "flood, adversary): `slaiga bench --help` says what each does",
         description="Run a benchmark suite. Figures are medians over repeated runs in one "
         "process; ratios are measured in the same run.",
+        epilog="suites: engine (games per second), crypto (proof timings and operation "
+        "counts), net (peers' round trips and throughput on loopback), table (whole games over peer processes); all "
+        "runs those four. Checks, run by name: fuzz (hostile frames at the decoder and a "
+        "live node), soak (games back to back, watching for leaks), flood (keyless strangers "
+        "against an opener's memory), adversary (tables where one seat deviates). `slaiga "
+        "bench SUITE --help` lists a suite's own options.",
     )
-    p.add_argument("suite", choices=[*SUITES, "all"], help="which benchmark to run")
-    p.add_argument("rest", nargs=argparse.REMAINDER, help="arguments for the suite (e.g. --json)")
+    p.add_argument(
+        "suite", choices=[*SUITES, "all"], metavar="SUITE", help="which benchmark to run"
+    )
+    p.add_argument(
+        "rest",
+        nargs=argparse.REMAINDER,
+        metavar="...",
+        help="the suite's own options (e.g. --json; `slaiga bench SUITE --help` lists them)",
+    )
     p.set_defaults(func=run)
 
 

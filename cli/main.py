@@ -15,19 +15,22 @@ def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="slaiga",
         description="Slaiga: card and dice games for people on one local network, with "
-        "hidden cards that nobody can cheat with, and a game record anyone can check.",
+        "hidden cards that nobody can cheat with, and a game record anyone can check. New "
+        "here? `slaiga play slaiga` plays Slaiga against three bots at this terminal; "
+        "`slaiga COMMAND --help` tells more about each command.",
         epilog=checked.EXIT_STATUS,
     )
     parser.add_argument("--version", action="version", version=f"slaiga {VERSION}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    simulate.add_parser(sub)
+    # a newcomer's order: play, the games, a LAN table, its records, then the tools
     play.add_parser(sub)
-    options.add_parser(sub)
     rules.add_parser(sub)
+    options.add_parser(sub)
     net.add_parsers(sub)
+    watch.add_parser(sub)
     verify.add_parser(sub)
     replay.add_parser(sub)
-    watch.add_parser(sub)
+    simulate.add_parser(sub)
     bench.add_parser(sub)
     return parser
 

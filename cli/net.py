@@ -128,13 +128,14 @@ def _common(p: argparse.ArgumentParser) -> None:
 def _seat_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--name", type=checked.player_name, default=None, help="your name at the table")
     p.add_argument(
-        "--port",
-        type=checked.port,
-        default=0,
-        help="TCP port to listen on, 1-65535 (default 0: any free port)",
+        "--bot",
+        choices=BOT_KINDS,
+        default=None,
+        help="let a bot play your seat (default: you play it at this terminal)",
     )
     p.add_argument(
         "--state-dir",
+        metavar="DIR",
         type=Path,
         default=None,
         help=f"folder for your identity key and game records (default ${ENV_HOME}, else "
@@ -142,55 +143,73 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
         "two players on one machine need one each",
     )
     p.add_argument(
+        "--port",
+        type=checked.port,
+        default=0,
+        help="TCP port to listen on, 1-65535 (default 0: any free port)",
+    )
+    p.add_argument("--quiet", action="store_true", help="no progress messages")
+    # what a player rarely sets: listed apart, so the few options above stand out
+    more = p.add_argument_group("timing, scripts and testing (rarely needed)")
+    more.add_argument(
+        "--bot-think-ms",
+        metavar="MS",
+        type=checked.count,
+        default=0,
+        help="with --bot: pause this long before each decision, like a person",
+    )
+    more.add_argument(
+        "--decide-stall-ms",
+        metavar="MS",
+        type=checked.count,
+        default=DEFAULT_DECIDE_STALL_MS,
+        help="how long a player may think before the table says it is waiting for them"
+        f" (default {DEFAULT_DECIDE_STALL_MS})",
+    )
+    more.add_argument(
+        "--decide-max-ms",
+        metavar="MS",
+        type=checked.count,
+        default=DEFAULT_DECIDE_MAX_MS,
+        help=f"how long a player may think before the table is abandoned (default"
+        f" {DEFAULT_DECIDE_MAX_MS})",
+    )
+    more.add_argument(
+        "--stall-after-ms",
+        metavar="MS",
+        type=checked.count,
+        default=DEFAULT_STALL_AFTER_MS,
+        help=f"milliseconds of silence before a player counts as slow (default {DEFAULT_STALL_AFTER_MS})",
+    )
+    more.add_argument(
+        "--max-wait-ms",
+        metavar="MS",
+        type=checked.count,
+        default=DEFAULT_MAX_WAIT_MS,
+        help=f"milliseconds of silence before the table is given up (default {DEFAULT_MAX_WAIT_MS})",
+    )
+    more.add_argument(
+        "--events",
+        action="store_true",
+        help="print every progress event as one JSON object per line on stderr"
+        " (for scripts: slow players, recoveries, cheats, the end)",
+    )
+    more.add_argument(
         "--demo-steps",
+        metavar="N",
         type=checked.count,
         default=0,
         help="for testing the network: exchange N signed practice messages once the table "
         "has formed (the opener's choice holds for every player)",
     )
-    p.add_argument("--round-every", type=int, default=DEFAULT_ROUND_EVERY, help=argparse.SUPPRESS)
-    p.add_argument(
+    more.add_argument(
         "--demo-pace-ms",
+        metavar="MS",
         type=checked.count,
         default=0,
         help="with --demo-steps: milliseconds to wait between your own practice messages",
     )
-    p.add_argument(
-        "--stall-after-ms",
-        type=checked.count,
-        default=DEFAULT_STALL_AFTER_MS,
-        help=f"milliseconds of silence before a player counts as slow (default {DEFAULT_STALL_AFTER_MS})",
-    )
-    p.add_argument(
-        "--max-wait-ms",
-        type=checked.count,
-        default=DEFAULT_MAX_WAIT_MS,
-        help=f"milliseconds of silence before the table is given up (default {DEFAULT_MAX_WAIT_MS})",
-    )
-    p.add_argument(
-        "--bot",
-        choices=BOT_KINDS,
-        default=None,
-        help="let a bot play your seat (default: you play it at this terminal)",
-    )
-    p.add_argument(
-        "--bot-think-ms",
-        type=checked.count,
-        default=0,
-        help="with --bot: pause this long before each decision, like a person",
-    )
-    p.add_argument(
-        "--decide-stall-ms",
-        type=checked.count,
-        default=DEFAULT_DECIDE_STALL_MS,
-        help="how long a player may think before the table says it is waiting for them",
-    )
-    p.add_argument(
-        "--decide-max-ms",
-        type=checked.count,
-        default=DEFAULT_DECIDE_MAX_MS,
-        help="how long a player may think before the table is abandoned",
-    )
+    p.add_argument("--round-every", type=int, default=DEFAULT_ROUND_EVERY, help=argparse.SUPPRESS)
     p.add_argument("--trace-steps", action="store_true", help=argparse.SUPPRESS)
     # slaiga bench table: sample the event loop's lateness (p2p/net/loopwatch.py) and print
     # the samples as one "loop_watch" JSON line on stderr at the end
@@ -202,13 +221,6 @@ def _seat_options(p: argparse.ArgumentParser) -> None:
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive-dead", type=float, default=5.0, help=argparse.SUPPRESS)
     p.add_argument("--linger", type=float, default=10.0, help=argparse.SUPPRESS)
-    p.add_argument("--quiet", action="store_true", help="no progress messages")
-    p.add_argument(
-        "--events",
-        action="store_true",
-        help="print every progress event as one JSON object per line on stderr"
-        " (for scripts: slow players, recoveries, cheats, the end)",
-    )
 
 
 def add_parsers(sub: argparse._SubParsersAction) -> None:
@@ -221,7 +233,11 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     _common(p)
     p.add_argument(
-        "--timeout", type=checked.seconds, default=3.0, help="seconds to listen (default 3)"
+        "--timeout",
+        type=checked.seconds,
+        default=3.0,
+        metavar="SECONDS",
+        help="seconds to listen (default 3)",
     )
     p.set_defaults(func=_guarded(run_lobby))
 
@@ -259,6 +275,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument(
         "--open-timeout",
+        metavar="SECONDS",
         type=checked.seconds,
         default=OPEN_TIMEOUT_S,
         help=f"close the table if its seats are not all taken within this many seconds"
@@ -284,6 +301,7 @@ def add_parsers(sub: argparse._SubParsersAction) -> None:
         "--timeout",
         type=checked.seconds,
         default=3.0,
+        metavar="SECONDS",
         help="seconds to look for tables (default 3)",
     )
     _common(p)

@@ -26,6 +26,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         description="Without GAME, list the games. With GAME, list its number of players, "
         "bots and table options (name, default, allowed values). The rules for players, "
         "options included, are in docs/rules/GAME.md (`slaiga rules GAME` prints them).",
+        epilog=checked.EXIT_STATUS,
     )
     p.add_argument(
         "game", nargs="?", type=checked.game, help=f"one of: {', '.join(registry.names())}"

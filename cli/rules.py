@@ -91,6 +91,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "rules",
         help="print a game's rules for players",
         description="Print the rules of GAME, with its table options and their defaults.",
+        epilog=checked.EXIT_STATUS,
     )
     p.add_argument(
         "game",

@@ -236,12 +236,14 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "--links",
         type=checked.positive,
         default=DEFAULT_LINKS,
+        metavar="N",
         help=f"how many players to follow the table through (default {DEFAULT_LINKS})",
     )
     p.add_argument(
         "--timeout",
         type=checked.seconds,
         default=3.0,
+        metavar="SECONDS",
         help="seconds to look for tables (default 3)",
     )
     p.add_argument(

@@ -227,3 +227,24 @@ def test_an_unknown_option_is_told_with_the_commands_own_usage(capsys):
     with pytest.raises(SystemExit):
         main(["--bogus"])
     assert "slaiga: error: unrecognized arguments: --bogus" in capsys.readouterr().err
+
+
+def test_help_leads_a_newcomer_to_play_and_keeps_the_rare_options_apart(capsys):
+    top = " ".join(slaiga("--help").stdout.split())
+    assert "New here? `slaiga play slaiga` plays Slaiga against three bots" in top
+    assert top.index(" play play a game") < top.index(" bench run a benchmark")
+    for name in ("open", "join", "resume"):
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        text = capsys.readouterr().out
+        apart = text.index("timing, scripts and testing (rarely needed):")
+        assert text.index("  --name NAME") < apart < text.index("  --demo-steps N")
+        assert apart < text.index("  --decide-max-ms MS") and "(default 1800000)" in text
+    with pytest.raises(SystemExit):
+        main(["bench", "--help"])
+    bench_help = " ".join(capsys.readouterr().out.split())
+    from cli.bench import SUITES
+
+    for suite in SUITES:
+        assert f" {suite} (" in bench_help, suite
+    assert "`slaiga bench SUITE --help` lists a suite's own options" in bench_help
