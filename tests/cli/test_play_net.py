@@ -7,20 +7,27 @@ import json
 import os
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.p2p._games import verify_json
 
 
-def test_play_watched_networked_game(tmp_path):
+def _play_with_no_terminal(*args: str, state: Path) -> subprocess.CompletedProcess:
+    """``slaiga play ARGS`` as a real process on loopback, with no terminal at its input."""
     env = dict(os.environ, SLAIGA_INTERFACE="127.0.0.1", SLAIGA_LOOPBACK_ONLY="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "cli", "play", "slave", "--json", "--seats", "4"]
-        + ["--option", "games=1", "--state-dir", str(tmp_path / "me")],
+    return subprocess.run(
+        [sys.executable, "-m", "cli", "play", *args, "--state-dir", str(state)],
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         env=env,
         timeout=300,
+    )
+
+
+def test_play_watched_networked_game(tmp_path):
+    proc = _play_with_no_terminal(
+        "slave", "--json", "--seats", "4", "--option", "games=1", state=tmp_path / "me"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     result = json.loads(proc.stdout.strip().splitlines()[-1])
@@ -41,15 +48,8 @@ def test_play_without_a_terminal_prints_the_game_move_by_move(tmp_path):
     """As the README says: with no terminal a bot plays your seat and every move is
     printed as a plain line, then the result (before the fix: one line on stderr and
     nothing more until the exit)."""
-    env = dict(os.environ, SLAIGA_INTERFACE="127.0.0.1", SLAIGA_LOOPBACK_ONLY="1")
-    proc = subprocess.run(
-        [sys.executable, "-m", "cli", "play", "high-card", "--seats", "3", "--name", "Ann"]
-        + ["--state-dir", str(tmp_path / "me")],
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        env=env,
-        timeout=300,
+    proc = _play_with_no_terminal(
+        "high-card", "--seats", "3", "--name", "Ann", state=tmp_path / "me"
     )
     assert proc.returncode == 0, proc.stderr[-3000:]
     assert "a bot plays your seat" in proc.stderr

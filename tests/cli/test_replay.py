@@ -76,30 +76,19 @@ def test_a_seat_view_from_its_table_secret_and_a_secret_that_does_not_fit(slaiga
     path, table = slaiga_game
     first = table.records[0].rule.seat_order[0]  # slot of seat 1 in the drawn order
     name = names_in_order(table)[0]
-    run = slaiga(
-        "replay",
-        str(path),
-        "--plain",
-        "--seat",
-        "1",
-        "--secret",
-        str(path.parent / f"{first}.secret"),
-    )
+
+    def as_seat_1(secret_of: int):  # type: ignore[no-untyped-def]
+        secret = str(path.parent / f"{secret_of}.secret")
+        return slaiga("replay", str(path), "--plain", "--seat", "1", "--secret", secret)
+
+    run = as_seat_1(first)
     assert run.returncode == 0, run.stderr
     assert f"{name}'s hand: " in run.stdout
     # its hand after the deal shows faces (the public view shows none)
     hands = re.findall(rf"^  {re.escape(name)}'s hand: (.*)$", run.stdout, re.M)
     assert any("▒▒" not in h and h != "no cards" for h in hands), hands
     other = next(s for s in range(3) if s != first)
-    bad = slaiga(
-        "replay",
-        str(path),
-        "--plain",
-        "--seat",
-        "1",
-        "--secret",
-        str(path.parent / f"{other}.secret"),
-    )
+    bad = as_seat_1(other)
     assert bad.returncode == 2
     assert f"is not {name}'s table secret at this table" in bad.stderr
     assert "Traceback" not in bad.stderr

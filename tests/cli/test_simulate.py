@@ -121,15 +121,19 @@ def test_play_without_a_terminal_is_watched_to_the_end():
     env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", USER="Ann")
     args = [sys.executable, "-m", "cli", "play", "slajens", "--local", "--seats", "2"]
     args += ["--seed", "3", "--option", "rounds=2"]
-    proc = subprocess.run(
-        args,
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+
+    def run(*more: str) -> subprocess.CompletedProcess:
+        return subprocess.run(
+            [*args, *more],
+            cwd=ROOT,
+            env=env,
+            stdin=subprocess.DEVNULL,
+            capture_output=True,
+            text=True,
+            timeout=120,
+        )
+
+    proc = run()
     assert proc.returncode == 0, proc.stderr
     assert (
         "Ann rolls " in proc.stdout
@@ -137,15 +141,7 @@ def test_play_without_a_terminal_is_watched_to_the_end():
         and "Bob scores" in proc.stdout
     )
     assert "Game over: Slåjens" in proc.stdout and "Ann (you)" in proc.stdout
-    as_json = subprocess.run(
-        [*args, "--json"],
-        cwd=ROOT,
-        env=env,
-        stdin=subprocess.DEVNULL,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
+    as_json = run("--json")
     summary = json.loads(as_json.stdout)
     assert {
         "table_id",

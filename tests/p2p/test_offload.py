@@ -9,32 +9,20 @@ for one body is never used for another one.
 
 from __future__ import annotations
 
-import random
-
 import trio
 
-from crypto.elgamal import decode_pile, encode_pile
 from crypto.group import COUNTERS
 from engine import registry
-from engine.players import BotPlayer
-from p2p.errors import CheatDetected, InvalidMove
+from p2p.errors import InvalidMove
 from p2p.net.offload import Offload
 from p2p.table import local_table
 from p2p.table.game_rule import SHUFFLE_KIND, SealedProofBody, ShuffleBody, TokensBody
 from p2p.table.seat import game_of
 from p2p.wire import Entry, decode_body
+from tests.p2p._by_hand import bot_body, offer, run_job, send_machine_body, sign, swapped
 
 GAME, SEATS, OPTIONS = "slave", 4, {"games": 1}
 CULPRIT = 1
-
-
-def _run(job) -> None:
-    """Run a job as :class:`Offload` does: one that raises keeps nothing."""
-    try:
-        keep = job()
-    except Exception:  # noqa: BLE001 - the fold checks the entry itself
-        return
-    keep()
 
 
 def _play(
@@ -68,32 +56,23 @@ def _play(
             if ahead and rule is not None:
                 job = rule.premake()
                 if job is not None:
-                    _run(job)
+                    run_job(job)
             COUNTERS.reset()
             body = d.machine_body()
             if isinstance(body, made):
                 produce_muls += COUNTERS.mul
                 if counted is not None:
                     counted.append(body)
-            if body is None and d.owes_decision():
-                engine, seat = d.seat_view()
-                player = table.players.setdefault(
-                    d.slot, BotPlayer.make(spec.bots["heuristic"], seat, random.Random(seat))
-                )
-                body = d.decision_body(player.choose(engine, seat))
+            if body is None:
+                body = bot_body(table, d, spec)
             if body is None:
                 continue
             honest = body
             if isinstance(body, ShuffleBody) and d.slot == CULPRIT:
                 culprit_shuffles += 1
                 if culprit_shuffles == tamper_at:
-                    pile = list(decode_pile(body.pile, len(body.pile) // 64))
-                    pile[0], pile[1] = pile[1], pile[0]
-                    body = ShuffleBody(encode_pile(pile), body.proof)
-            offer = d.sign(body)
-            table.cheats.extend(offer.cheats)
-            signed = offer.accepted[0].signed
-            step = decode_body(signed.entry, Entry).step
+                    body = swapped(body)
+            signed, step = sign(table, d, body)
             for other in table.drivers:
                 if other is d:
                     continue
@@ -101,21 +80,13 @@ def _play(
                 if ahead and rule is not None:
                     job = rule.prework(d.slot, step, honest)
                     if job is not None:
-                        COUNTERS.reset()
-                        _run(job)
+                        muls = run_job(job)
                         if jobs is not None:
                             jobs.append(honest.TAG)
-                            if isinstance(honest, ShuffleBody) and COUNTERS.mul > 0:
+                            if isinstance(honest, ShuffleBody) and muls > 0:
                                 jobs.append("shuffle/checked")
-                COUNTERS.reset()
-                try:
-                    got = other.record.offer(signed)
-                except CheatDetected as exc:
-                    table.cheats.append(exc)
-                    continue
-                if isinstance(body, checked):
+                if offer(table, other, signed) and isinstance(body, checked):
                     fold_muls += COUNTERS.mul
-                table.cheats.extend(got.cheats)
             moved = True
         assert moved, "table stuck"
     raise AssertionError("no end")
@@ -190,18 +161,9 @@ def test_a_failing_job_keeps_nothing_and_the_node_goes_on():
         for d in table.drivers:
             if last_shuffler(d) and d.owed_kind() == SHUFFLE_KIND:
                 continue  # its shuffle is the one this test sends
-            body = d.machine_body()
-            if body is None:
-                continue
-            signed = d.sign(body).accepted[0].signed
-            for other in table.drivers:
-                if other is not d:
-                    other.record.offer(signed)
+            send_machine_body(table, d)
     assert shuffler is not None
-    body = shuffler.machine_body()
-    pile = list(decode_pile(body.pile, len(body.pile) // 64))
-    pile[0], pile[1] = pile[1], pile[0]
-    bad = ShuffleBody(encode_pile(pile), body.proof)
+    bad = swapped(shuffler.machine_body())
     signed = shuffler.sign(bad).accepted[0].signed
     receiver = table.drivers[(shuffler.slot + 1) % SEATS]
     rule = game_of(receiver.record)
@@ -262,14 +224,8 @@ def test_entries_that_arrive_together_are_checked_side_by_side_and_once():
         if receiver is not None:
             break
         for d in table.drivers:
-            body = d.machine_body()
-            if body is None:
-                continue
-            signed = d.sign(body).accepted[0].signed
-            for other in table.drivers:
-                if other is not d:
-                    other.record.offer(signed)
-            break  # one entry at a time: every round is seen before anyone answers it
+            if send_machine_body(table, d):
+                break  # one entry at a time: every round is seen before anyone answers it
     assert receiver is not None
     together = []
     for d in table.drivers:

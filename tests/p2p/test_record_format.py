@@ -522,11 +522,7 @@ async def test_independent_verifier_agrees_with_the_peers(tmp_path: Path) -> Non
     frame = 16 + HEADER + genesis_len  # the first entry's frame
     (length,) = struct.unpack_from(">I", data, frame)
     data[frame + HEADER + length - 1] ^= 0x01  # last byte of the payload: in the signature
-    payload = bytes(data[frame + HEADER : frame + HEADER + length])
-    data[frame + 4 : frame + 12] = hashlib.blake2b(payload, digest_size=8).digest()
-    data[frame + 12 : frame + 16] = hashlib.blake2b(
-        data[frame : frame + 12], digest_size=4
-    ).digest()
+    _fix_checksums(data, frame + HEADER)
     path.write_bytes(bytes(data))
     with pytest.raises(Bad, match="signature"):
         verify_file(path)

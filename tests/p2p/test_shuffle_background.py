@@ -11,21 +11,18 @@ left when the round ends; and a bad shuffle is caught before any card is shown.
 
 from __future__ import annotations
 
-import random
 from collections import Counter
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
 
 import pytest
 
-from crypto.elgamal import decode_pile, encode_pile
 from crypto.group import COUNTERS
 from engine import registry
-from engine.players import BotPlayer
-from p2p.errors import CheatDetected, InvalidMove
+from p2p.errors import InvalidMove
 from p2p.table import local_table
 from p2p.table.game_rule import SHUFFLE_KIND, ShuffleBody, TokensBody
 from p2p.table.seat import game_of
-from p2p.wire import Entry, decode_body
+from tests.p2p._by_hand import bot_body, offer, run_job, sign, swapped
 
 GAME, SEATS, OPTIONS, CARDS = "slave", 4, {"games": 1}, 52
 
@@ -57,17 +54,6 @@ class Deferred(Executor):
             self.ran[fn.__name__] += 1
 
 
-def _run(job) -> int:
-    """Run a job as Offload does (one that raises keeps nothing); its multiplications."""
-    COUNTERS.reset()
-    try:
-        keep = job()
-    except Exception:  # noqa: BLE001 - the fold checks the entry itself
-        return COUNTERS.mul
-    keep()
-    return COUNTERS.mul
-
-
 def _play(table, backgrounds, drain: bool, tamper_first: bool = False, max_entries: int = 5000):
     """Play ``table`` with every job run ahead; returns the multiplications per place:
     ``fold`` (offering shuffle entries), ``premake`` (our shuffle's jobs), ``last``
@@ -91,30 +77,21 @@ def _play(table, backgrounds, drain: bool, tamper_first: bool = False, max_entri
                 need = rule.need
                 job = rule.premake()
                 if job is not None:
-                    n = _run(job)
+                    n = run_job(job)
                     if need is not None and need.kind == SHUFFLE_KIND:
                         muls["premake"] += n
             COUNTERS.reset()
             body = d.machine_body()
             if isinstance(body, ShuffleBody):
                 muls["produce"] += COUNTERS.mul
-            if body is None and d.owes_decision():
-                engine, seat = d.seat_view()
-                player = table.players.setdefault(
-                    d.slot, BotPlayer.make(spec.bots["heuristic"], seat, random.Random(seat))
-                )
-                body = d.decision_body(player.choose(engine, seat))
+            if body is None:
+                body = bot_body(table, d, spec)
             if body is None:
                 continue
             if isinstance(body, ShuffleBody) and tamper_first and not tampered:
                 tampered = True
-                pile = list(decode_pile(body.pile, len(body.pile) // 64))
-                pile[0], pile[1] = pile[1], pile[0]
-                body = ShuffleBody(encode_pile(pile), body.proof)
-            offer = d.sign(body)
-            table.cheats.extend(offer.cheats)
-            signed = offer.accepted[0].signed
-            step = decode_body(signed.entry, Entry).step
+                body = swapped(body)
+            signed, step = sign(table, d, body)
             for other in table.drivers:
                 if other is d:
                     continue
@@ -126,18 +103,13 @@ def _play(table, backgrounds, drain: bool, tamper_first: bool = False, max_entri
                     )
                     job = rule.prework(d.slot, step, body)
                     if job is not None and isinstance(body, ShuffleBody):
-                        muls["last" if last else "pre"] += _run(job)
+                        muls["last" if last else "pre"] += run_job(job)
                     elif job is not None:
-                        _run(job)
-                COUNTERS.reset()
-                try:
-                    got = other.record.offer(signed)
-                except CheatDetected as exc:
-                    table.cheats.append(exc)
+                        run_job(job)
+                if not offer(table, other, signed):
                     continue
                 if isinstance(body, ShuffleBody):
                     muls["fold"] += COUNTERS.mul
-                table.cheats.extend(got.cheats)
                 if drain:
                     backgrounds[other.slot].drain()
             moved = True
