@@ -91,14 +91,19 @@ def _wrong_seat_record(tmp_path: Path) -> tuple[Path, local_table.LocalTable]:
 
     local_table.run(table, make_player=player)
     assert table.cheats, "the move in another seat's name was not caught"
-    path = tmp_path / "slave.rec"
+    return _record_file(tmp_path / "slave.rec", table), table
+
+
+def _record_file(path: Path, table) -> Path:  # type: ignore[no-untyped-def]
+    """What an honest seat's file keeps of ``table``: its steps, then every entry signed
+    (the cheat's among them), each once."""
     kept = set()
     with RecordFile.create(path, table.genesis) as store:
         for signed in [*table.records[0].signed_from(1), *table.log]:
             if entry_hash(signed.entry) not in kept:
                 kept.add(entry_hash(signed.entry))
                 store.append(signed)
-    return path, table
+    return path
 
 
 def test_a_move_in_another_seats_name_is_told_alike_live_in_the_result_and_by_verify(
@@ -153,13 +158,7 @@ def test_a_dice_roll_that_does_not_open_is_told_alike_with_its_step(tmp_path: Pa
     force_signing(table.drivers[CHEAT_SLOT].record)  # it signs what its own checks refuse
     local_table.run(table)
     assert table.cheats
-    path = tmp_path / "slajens.rec"
-    kept = set()
-    with RecordFile.create(path, table.genesis) as store:
-        for signed in [*table.records[0].signed_from(1), *table.log]:
-            if entry_hash(signed.entry) not in kept:
-                kept.add(entry_hash(signed.entry))
-                store.append(signed)
+    path = _record_file(tmp_path / "slajens.rec", table)
     f = verify_record_file(path).failure
     assert f is not None and f.culprit == CHEAT_SLOT and f.step is not None, f
     assert f" at step {f.step} " in f.message and "(seat " in f.message, f.message

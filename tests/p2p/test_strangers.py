@@ -291,9 +291,10 @@ async def test_stalled_handshakes_from_many_addresses_do_not_lock_out_a_seat() -
 PING_FLOOD = 500
 
 
-async def test_a_ping_flood_ends_the_link_after_a_few() -> None:
-    """A seated peer (not a stranger) sends 500 pings at once: the link ends after the
-    burst allowance with a clear reason, and few pongs were sent back."""
+@contextlib.asynccontextmanager
+async def _seated_peer():  # type: ignore[no-untyped-def]
+    """A mesh, and a seated peer's raw link to it (handshake done, the mesh saw it come
+    up): yields (mesh, the peer's framed stream, its key, the table id)."""
     a, b = IdentityKey.generate(), IdentityKey.generate()
     table = secrets.token_bytes(16)
     with trio.fail_after(TIMEOUT_S):
@@ -301,42 +302,42 @@ async def test_a_ping_flood_ends_the_link_after_a_few() -> None:
             framed = FramedStream(await _connect(ma.listen_port))
             await handshake_dialer(framed, b, table)
             await next_of(ma, PeerUp)
-            ping = wire.encode_frame(wire.Ping(1))
-            sent = 0
-            with contextlib.suppress(ConnectionClosed):  # reset once the listener cuts us off
-                for _ in range(PING_FLOOD):
-                    await framed.send_frame(ping)
-                    sent += 1
-            down = await next_of(ma, PeerDown)
-            assert down.peer == b.public and down.remote_error
-            assert "keepalive flood" in down.reason
-            pongs = 0
-            try:
-                while True:
-                    if isinstance((await framed.receive()).message, wire.Pong):
-                        pongs += 1
-            except ConnectionClosed:
-                pass
-            assert pongs <= ma.keepalive_burst + 1
+            yield ma, framed, b, table
             await framed.aclose()
+
+
+async def test_a_ping_flood_ends_the_link_after_a_few() -> None:
+    """A seated peer (not a stranger) sends 500 pings at once: the link ends after the
+    burst allowance with a clear reason, and few pongs were sent back."""
+    async with _seated_peer() as (ma, framed, b, _):
+        ping = wire.encode_frame(wire.Ping(1))
+        sent = 0
+        with contextlib.suppress(ConnectionClosed):  # reset once the listener cuts us off
+            for _ in range(PING_FLOOD):
+                await framed.send_frame(ping)
+                sent += 1
+        down = await next_of(ma, PeerDown)
+        assert down.peer == b.public and down.remote_error
+        assert "keepalive flood" in down.reason
+        pongs = 0
+        try:
+            while True:
+                if isinstance((await framed.receive()).message, wire.Pong):
+                    pongs += 1
+        except ConnectionClosed:
+            pass
+        assert pongs <= ma.keepalive_burst + 1
 
 
 async def test_honest_keepalives_and_a_backlog_after_a_pause_are_not_a_flood() -> None:
     """The keepalive backlog of a peer we did not read for its dead time is allowed."""
-    a, b = IdentityKey.generate(), IdentityKey.generate()
-    table = secrets.token_bytes(16)
-    with trio.fail_after(TIMEOUT_S):
-        async with no_leaks(), open_mesh(a, table, host=LOOPBACK) as ma:
-            framed = FramedStream(await _connect(ma.listen_port))
-            await handshake_dialer(framed, b, table)
-            await next_of(ma, PeerUp)
-            backlog = int(2 * ma.keepalive_dead / ma.keepalive_interval)
-            for _ in range(backlog):
-                await framed.send_frame(wire.encode_frame(wire.Ping(1)))
-            await framed.send(wire.Fetch(table, 1))
-            got = await next_of(ma, Inbound)
-            assert isinstance(got.message, wire.Fetch) and ma.connected(b.public)
-            await framed.aclose()
+    async with _seated_peer() as (ma, framed, b, table):
+        backlog = int(2 * ma.keepalive_dead / ma.keepalive_interval)
+        for _ in range(backlog):
+            await framed.send_frame(wire.encode_frame(wire.Ping(1)))
+        await framed.send(wire.Fetch(table, 1))
+        got = await next_of(ma, Inbound)
+        assert isinstance(got.message, wire.Fetch) and ma.connected(b.public)
 
 
 # ---------------------------------------------------------------------------
