@@ -13,12 +13,14 @@ from engine import registry
 ROOT = Path(__file__).resolve().parents[2]
 
 
-def slaiga(*args: str, check: bool = True) -> subprocess.CompletedProcess:
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120")
+def slaiga(*args: str, check: bool = True, **env: str) -> subprocess.CompletedProcess:
+    """``slaiga ARGS`` as a real process with no terminal at its input (``env``: more
+    environment variables)."""
     proc = subprocess.run(
         [sys.executable, "-m", "cli", *args],
         cwd=ROOT,
-        env=env,
+        env=dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", **env),
+        stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
         timeout=240,
@@ -118,30 +120,15 @@ def test_bad_input_is_a_clear_error(args, message):
 
 def test_play_without_a_terminal_is_watched_to_the_end():
     """With stdin not a terminal, a bot plays your seat and the game is printed in words."""
-    env = dict(os.environ, PYTHONPATH=str(ROOT), COLUMNS="120", USER="Ann")
-    args = [sys.executable, "-m", "cli", "play", "slajens", "--local", "--seats", "2"]
-    args += ["--seed", "3", "--option", "rounds=2"]
-
-    def run(*more: str) -> subprocess.CompletedProcess:
-        return subprocess.run(
-            [*args, *more],
-            cwd=ROOT,
-            env=env,
-            stdin=subprocess.DEVNULL,
-            capture_output=True,
-            text=True,
-            timeout=120,
-        )
-
-    proc = run()
-    assert proc.returncode == 0, proc.stderr
+    args = ["play", "slajens", "--local", "--seats", "2", "--seed", "3", "--option", "rounds=2"]
+    proc = slaiga(*args, USER="Ann")
     assert (
         "Ann rolls " in proc.stdout
         and "(roll 1 of 3)" in proc.stdout
         and "Bob scores" in proc.stdout
     )
     assert "Game over: Slåjens" in proc.stdout and "Ann (you)" in proc.stdout
-    as_json = run("--json")
+    as_json = slaiga(*args, "--json", USER="Ann")
     summary = json.loads(as_json.stdout)
     assert {
         "table_id",

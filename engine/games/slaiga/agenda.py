@@ -75,14 +75,7 @@ from engine.games.slaiga.actions import (
     ShotCard,
     Swap,
 )
-from engine.games.slaiga.events import (
-    CheckCalled,
-    Dealt,
-    Handed,
-    Played,
-    Verdict,
-    VolleyEnded,
-)
+from engine.games.slaiga.events import CheckCalled, Dealt, Handed, Played, Verdict, VolleyEnded
 from engine.games.slaiga.hands import (
     CHECK_PLACE,
     FALSE_MISS_PENALTY,

@@ -10,14 +10,7 @@ from typing import Any
 import engine.games.slaiga.actions as act
 from engine.cards import ACE, JOKER_RANK, SUIT_SYMBOLS, Card
 from engine.game import Action, Event, Game
-from engine.games.slaiga.events import (
-    CheckCalled,
-    Dealt,
-    Handed,
-    Played,
-    Verdict,
-    VolleyEnded,
-)
+from engine.games.slaiga.events import CheckCalled, Dealt, Handed, Played, Verdict, VolleyEnded
 from engine.games.slaiga.hands import is_shoot
 from engine.words import GameWords, register_words
 from engine.words.look import (
