@@ -91,7 +91,7 @@ from typing import Any
 import msgpack
 
 from bench import help_text
-from bench.memo import Memo, memo, seeded
+from bench.memo import Memo, active_memo, memo, seeded
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from engine import registry
@@ -332,6 +332,7 @@ class Table:
         """The table's state after this turn's honest entry (:meth:`_probe`)."""
         self.spawned = 0
         self.child_files = 0
+        self.child_memo: Counter[str] = Counter()
         self.tmp_dir = ""
         self.deadline: float | None = None
         self.quota: int | None = None
@@ -633,26 +634,7 @@ class Table:
         if not self.tmp_dir:
             return
         self.circle.previous_pool()  # built once, here, not in every child
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            os.close(read_end)
-            payload: Any
-            try:
-                signal.alarm(CHILD_SECONDS)
-                payload = self._child_game(d, body, kind, seed)
-            except BaseException as exc:  # noqa: BLE001 - reported, the bench never dies
-                payload = ("error", "".join(traceback.format_exception(exc))[-1500:])
-            try:
-                data = pickle.dumps(payload)
-                with os.fdopen(write_end, "wb") as out:
-                    out.write(data)
-            finally:
-                os._exit(0)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as inp:
-            data = inp.read()
-        os.waitpid(pid, 0)
+        data = _in_child(lambda: self._child_payload(d, body, kind, seed), CHILD_SECONDS)
         self.spawned += 1
         turn = f"turn {self.turns}"
         if not data:
@@ -667,8 +649,9 @@ class Table:
             rep.note, rep.forked = payload[1], True
             self.forks.append(rep)
             return
-        reports, files, as_parent = payload
+        reports, files, as_parent, memo_used = payload
         self.child_files += files
+        self.child_memo.update(memo_used)
         for r in reports:
             self.forks.append(GameReport(**r))
         self.as_parent.extend(GameReport(**r) for r in as_parent)
@@ -689,22 +672,23 @@ class Table:
     def _probe(self, d: SeatDriver, body: Body) -> Any:
         """The table's state after the deviator's honest entry of this turn reaches every
         seat (found in a child process, so that this one has not sent it yet)."""
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_end)
-            try:
-                self._send_honest(d, body)
-                payload = pickle.dumps(None if self.verdict else self._table_state())
-                with os.fdopen(write_end, "wb") as out:
-                    out.write(payload)
-            finally:
-                os._exit(0)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as inp:
-            data = inp.read()
-        os.waitpid(pid, 0)
-        return pickle.loads(data) if data else None
+
+        def state() -> Any:
+            self._send_honest(d, body)
+            return None if self.verdict else self._table_state()
+
+        data = _in_child(state)
+        payload = pickle.loads(data) if data else None
+        return None if isinstance(payload, tuple) else payload
+
+    def _child_payload(self, d: SeatDriver, body: Body, kind: str, seed: int) -> Any:
+        """What the child sends back: :meth:`_child_game`'s three parts, and what the memo
+        spared in the child (counted into the run's ``memo`` figures)."""
+        m = active_memo()
+        before = Counter(m.stats()) if m is not None else Counter()
+        reports, files, as_parent = self._child_game(d, body, kind, seed)
+        used = Counter(m.stats()) - before if m is not None else Counter()
+        return reports, files, as_parent, dict(used)
 
     def _child_game(self, d: SeatDriver, body: Body, kind: str, seed: int) -> Any:
         """The forked game, in the child: (reports, files verified, games whose deviation
@@ -1150,6 +1134,33 @@ class Table:
                 return
 
 
+def _in_child(fn: Any, seconds: int | None = None) -> bytes:
+    """Run ``fn`` in a forked copy of this process and return its result pickled (empty
+    if the child died first: killed by the ``seconds`` alarm, for one).  An exception in
+    the child comes back as ``("error", traceback)``: the bench reports, never dies."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        payload: Any
+        try:
+            if seconds:
+                signal.alarm(seconds)
+            payload = fn()
+        except BaseException as exc:  # noqa: BLE001 - reported, the bench never dies
+            payload = ("error", "".join(traceback.format_exception(exc))[-1500:])
+        try:
+            with os.fdopen(write_end, "wb") as out:
+                out.write(pickle.dumps(payload))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as inp:
+        data = inp.read()
+    os.waitpid(pid, 0)
+    return data
+
+
 class _NotHere(Exception):
     """This deviation has no chance at this entry."""
 
@@ -1359,6 +1370,7 @@ def play_one(
             table.crash = _Crash(-1, exc)
         reports = list(table.forks)
         verified["__files__"] = verified.get("__files__", 0) + table.child_files
+        verified.setdefault("__memo__", Counter()).update(table.child_memo)
         if table.children:
             reports.extend(table.judge_parent(tmp, verified))
         elif table.deviation is not None or table.crash is not None:
@@ -1438,7 +1450,8 @@ def _play_share(
                 block += workers
                 continue
             break
-    return Share(totals, verified.get("__files__", 0), m.stats())
+    used = Counter(m.stats()) + verified.get("__memo__", Counter())
+    return Share(totals, verified.get("__files__", 0), dict(used))
 
 
 def run_inprocess(

@@ -184,11 +184,15 @@ def test_forked_games_run_to_their_conclusion_in_child_processes(tmp_path):
     child process per deviating game, which plays that game to its conclusion and judges
     it (every honest seat, slaiga verify on every honest seat's file).  Every kind gets
     its games, none fails, and the parent's own game is checked too."""
+    from bench.memo import memo
+
     seen = set()
     outcomes = set()
+    verified: dict = {}
     for i in range(2):
         seed = adversary.table_seed(17, i)
-        reports = adversary.play_one(seed, None, tmp_path, {}, 1.0, "slajens", None, 3)
+        with memo():
+            reports = adversary.play_one(seed, None, tmp_path, verified, 1.0, "slajens", None, 3)
         for report in reports:
             assert report.failures == [], report
             assert report.forked
@@ -197,6 +201,8 @@ def test_forked_games_run_to_their_conclusion_in_child_processes(tmp_path):
     assert {"field", "kind", "replay", "withhold", "stop"} <= seen
     assert {"convicted", "accepted_valid", "silence"} <= outcomes
     assert not list(tmp_path.iterdir())  # each child removed the files it verified
+    # what the memo spared inside the children counts in the run's figures
+    assert verified["__memo__"]["signature_memo_hits"] > 0
 
 
 def test_a_withheld_entry_that_reaches_every_seat_goes_on_as_the_parent_game(tmp_path):
