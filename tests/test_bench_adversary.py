@@ -255,3 +255,18 @@ def test_an_entry_signed_for_a_closed_step_is_judged_by_verify_as_live(tmp_path)
             table.deviate_at = 4
             report = _judged(table, tmp_path)
         assert report.outcome == "convicted" and report.failures == [], report
+
+
+def test_a_valid_resigned_action_is_the_deviators_move(tmp_path):
+    """Found by bench adversary (11 of 4,718 games): an older action of the deviator
+    re-signed for the current step, still legal, was followed by its honest entry for the
+    same step, a real equivocation the bench then counted as a valid entry refused.  A
+    valid re-signed action is now the deviator's move (it plays on from it).  Seed 38,
+    turn 11 is such a table (found by search; the same under any hash seed)."""
+    with adversary.seeded(38):
+        table = adversary.Table("slajens", 3, 38, adversary.circle_for(38), 0.0, "replay")
+        table.deviate_at = 11
+        report = _judged(table, tmp_path)
+    assert table.deviation is not None and table.deviation.must_convict is False
+    assert report.detail.startswith("re-signed action"), report
+    assert report.outcome == "accepted_valid" and report.failures == [], report
