@@ -1410,6 +1410,7 @@ def _play_share(
     fork_rate: float,
     forks_per_turn: int,
     only: tuple[str, ...] | None,
+    progress: bool = False,
 ) -> Share:
     """Worker ``worker`` of ``workers``: the blocks of :data:`CIRCLE_TABLES` tables whose
     number is ``worker`` modulo ``workers``, until its share of the games is played."""
@@ -1432,7 +1433,7 @@ def _play_share(
                     break
                 ts = table_seed(seed, block * CIRCLE_TABLES + j)
                 game = random.Random(ts).choice(only) if only else None
-                for r in play_one(
+                reports = play_one(
                     ts,
                     None,
                     Path(tmp),
@@ -1443,9 +1444,20 @@ def _play_share(
                     forks_per_turn,
                     start + seconds if quota is None or limit else None,
                     None if quota is None else quota - totals.games,
-                ):
+                )
+                for r in reports:
                     totals.add(r)
                 totals.tables += 1
+                if progress:
+                    spent = time.perf_counter() - start
+                    print(
+                        f"worker {worker + 1}/{workers}: table {totals.tables}"
+                        f" ({reports[-1].game if reports else game or 'no game'}, {len(reports)} games)"
+                        f" done; {totals.games:,} games, {sum(totals.failures.values())}"
+                        f" failures, {spent:,.0f} s, {totals.games / max(spent, 1e-9):.1f} games/s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             else:
                 block += workers
                 continue
@@ -1462,10 +1474,12 @@ def run_inprocess(
     forks_per_turn: int = DEFAULT_FORKS_PER_TURN,
     only: tuple[str, ...] | None = None,
     workers: int = 1,
+    progress: bool = False,
 ) -> dict[str, Any]:
-    """An in-process run over ``workers`` processes (1: this one)."""
+    """An in-process run over ``workers`` processes (1: this one); with ``progress`` each
+    worker says on stderr when it ends a table, and where the run stands."""
     start = time.perf_counter()
-    args = (games, seconds or 0.0, seed, fork_rate, forks_per_turn, only)
+    args = (games, seconds or 0.0, seed, fork_rate, forks_per_turn, only, progress)
     if workers <= 1:
         shares = [_play_share(0, 1, *args)]
     else:
@@ -1617,6 +1631,7 @@ def main(argv: list[str] | None = None) -> int:
             args.forks_per_turn,
             only,
             args.workers,
+            progress=True,
         )
     if args.json:
         print(json.dumps(out, indent=2))
