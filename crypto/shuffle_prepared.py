@@ -41,14 +41,14 @@ from dataclasses import dataclass, field
 
 from crypto.elgamal import Ciphertext
 from crypto.errors import DeckMismatch, InvalidEncoding
-from crypto.group import Point, add, base_mul, mul, scalar_to_bytes, sub
+from crypto.group import Point, add, base_mul, mul, scalar_to_bytes
 from crypto.nonces import NonceStream
 from crypto.shuffle import MAX_CARDS, ShuffleWitness, random_witness
 from crypto.shuffle_proof_tw import (
-    _final_challenge,
     _lincomb,
     _statement_transcript,
     generators,
+    pile_commitments,
     responses,
 )
 from crypto.shuffle_proof_tw_batch import TWCommitmentProof
@@ -156,21 +156,10 @@ def finish_shuffle(
     u = tr.challenges("u", n)
     u_perm = [u[j] for j in perm]
     r_hat = prepared.r_hat
-    chain: list[Point] = []
-    prev = h
-    for i in range(n):
-        prev = add(base_mul(r_hat[i]), mul(u_perm[i], prev))
-        chain.append(prev)
-    w4 = prepared.w[3]
     w_hat, w_prime = prepared.w_hat, prepared.w_prime
-    t1, t2, t3 = prepared.t123
-    t41 = sub(_lincomb(zip(w_prime, (ct.c1 for ct in outputs), strict=True)), base_mul(w4))
-    t42 = sub(_lincomb(zip(w_prime, (ct.c2 for ct in outputs), strict=True)), mul(w4, pk))
-    t_hat = tuple(
-        add(base_mul(w_hat[i]), mul(w_prime[i], chain[i - 1] if i else h)) for i in range(n)
+    chain, ts, t_hat, ch = pile_commitments(
+        tr, h, pk, outputs, u_perm, r_hat, prepared.w[3], w_hat, w_prime, prepared.t123
     )
-    ts = (t1, t2, t3, t41, t42)
-    ch = _final_challenge(tr, chain, ts, t_hat)
     proof = TWCommitmentProof(
         permutation_commitments=c,
         chain_commitments=tuple(chain),

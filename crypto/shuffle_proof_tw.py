@@ -379,26 +379,14 @@ def prove_shuffle_with_commitments(
     u = tr.challenges("u", n)
     u_perm = [u[j] for j in perm]
 
-    # Commitment chain: c^_i = r^_i G + u'_i c^_{i-1}, c^_0 = h.
     r_hat = [rand() for _ in range(n)]
-    chain: list[Point] = []
-    prev = h
-    for i in range(n):
-        prev = add(base_mul(r_hat[i]), mul(u_perm[i], prev))
-        chain.append(prev)
-
     w1, w2, w3, w4 = rand(), rand(), rand(), rand()
     w_hat = [rand() for _ in range(n)]
     w_prime = [rand() for _ in range(n)]
-    t1 = base_mul(w1)
-    t2 = base_mul(w2)
-    t3 = _lincomb(zip(w_prime, hs, strict=True), w3)
-    t41 = sub(_lincomb(zip(w_prime, (ct.c1 for ct in outputs), strict=True)), base_mul(w4))
-    t42 = sub(_lincomb(zip(w_prime, (ct.c2 for ct in outputs), strict=True)), mul(w4, joint_key))
-    t_hat = [add(base_mul(w_hat[i]), mul(w_prime[i], chain[i - 1] if i else h)) for i in range(n)]
-    ts = (t1, t2, t3, t41, t42)
-    ch = _final_challenge(tr, chain, ts, t_hat)
-
+    t123 = (base_mul(w1), base_mul(w2), _lincomb(zip(w_prime, hs, strict=True), w3))
+    chain, ts, t_hat, ch = pile_commitments(
+        tr, h, joint_key, outputs, u_perm, r_hat, w4, w_hat, w_prime, t123
+    )
     proof = TWShuffleProof(
         permutation_commitments=c,
         chain_commitments=tuple(chain),
@@ -415,7 +403,38 @@ def prove_shuffle_with_commitments(
             rerandomisers=witness.rerandomisers,
         ),
     )
-    return proof, ts, tuple(t_hat)
+    return proof, ts, t_hat
+
+
+def pile_commitments(
+    tr: Transcript,
+    h: Point,
+    joint_key: Point,
+    outputs: Sequence[Ciphertext],
+    u_perm: Sequence[int],
+    r_hat: Sequence[int],
+    w4: int,
+    w_hat: Sequence[int],
+    w_prime: Sequence[int],
+    t123: tuple[Point, Point, Point],
+) -> tuple[list[Point], tuple[Point, ...], tuple[Point, ...], int]:
+    """The prover's commitments that need the output pile and the challenges ``u``
+    (GenShuffleProof, Haenni et al. FC 2017): the commitment chain
+    ``c^_i = r^_i G + u'_i c^_{i-1}`` (``c^_0 = h``), ``t41``, ``t42`` and ``t^``, then
+    the challenge over all of them.  Returns (chain, t, t^, challenge)."""
+    n = len(u_perm)
+    chain: list[Point] = []
+    prev = h
+    for i in range(n):
+        prev = add(base_mul(r_hat[i]), mul(u_perm[i], prev))
+        chain.append(prev)
+    t41 = sub(_lincomb(zip(w_prime, (ct.c1 for ct in outputs), strict=True)), base_mul(w4))
+    t42 = sub(_lincomb(zip(w_prime, (ct.c2 for ct in outputs), strict=True)), mul(w4, joint_key))
+    t_hat = tuple(
+        add(base_mul(w_hat[i]), mul(w_prime[i], chain[i - 1] if i else h)) for i in range(n)
+    )
+    ts = (*t123, t41, t42)
+    return chain, ts, t_hat, _final_challenge(tr, chain, ts, t_hat)
 
 
 def responses(
