@@ -27,6 +27,14 @@ def run_job(job: Any) -> int:
     return COUNTERS.mul
 
 
+def produce(d: Any) -> tuple[Any, int]:
+    """What ``d``'s machine owes now (``None``: nothing), and the multiplications making
+    it took."""
+    COUNTERS.reset()
+    body = d.machine_body()
+    return body, COUNTERS.mul
+
+
 def bot_body(table: Any, d: Any, spec: Any) -> Any:
     """The heuristic bot's decision for ``d``'s seat as a body, if the seat owes one."""
     if not d.owes_decision():

@@ -19,7 +19,15 @@ from p2p.table import local_table
 from p2p.table.game_rule import SHUFFLE_KIND, SealedProofBody, ShuffleBody, TokensBody
 from p2p.table.seat import game_of
 from p2p.wire import Entry, decode_body
-from tests.p2p._by_hand import bot_body, offer, run_job, send_machine_body, sign, swapped
+from tests.p2p._by_hand import (
+    bot_body,
+    offer,
+    produce,
+    run_job,
+    send_machine_body,
+    sign,
+    swapped,
+)
 
 GAME, SEATS, OPTIONS = "slave", 4, {"games": 1}
 CULPRIT = 1
@@ -57,10 +65,9 @@ def _play(
                 job = rule.premake()
                 if job is not None:
                     run_job(job)
-            COUNTERS.reset()
-            body = d.machine_body()
+            body, cost = produce(d)
             if isinstance(body, made):
-                produce_muls += COUNTERS.mul
+                produce_muls += cost
                 if counted is not None:
                     counted.append(body)
             if body is None:

@@ -392,8 +392,11 @@ def check_file(path: Path) -> Checked:
     return checked
 
 
-def _seat_order_steps(k: int, got: dict[int, bytes], n: int, table_id: bytes, state: dict) -> None:
-    """Steps 1 and 2 (section 5): every slot commits, then opens its commitment."""
+def _seat_order_steps(
+    k: int, got: dict[int, bytes], n: int, table_id: bytes, state: dict, hashes: list[bytes]
+) -> list[int] | None:
+    """Steps 1 and 2 (section 5): every slot commits, then opens its commitment; each step
+    hashed onto ``hashes``.  The seat order, once step 2 is in."""
     if set(got) != set(range(n)):
         raise Bad(f"step {k}: entries from {sorted(got)}, owed by every seat")
     for s in sorted(got):
@@ -410,6 +413,8 @@ def _seat_order_steps(k: int, got: dict[int, bytes], n: int, table_id: bytes, st
             if opened != state["commitments"][s]:
                 raise Bad(f"seat {s}: reveal does not open its commitment")
             state.setdefault("values", {})[s] = fields["value"]
+    hashes.append(_step_hash(k, hashes[-1], got))
+    return _seat_order(table_id, state["values"]) if k == 2 else None
 
 
 def _chained(k: int, entries: dict[int, bytes], prev: bytes) -> None:
@@ -439,10 +444,7 @@ def _chain(by_step, lanes, n: int, table_id: bytes, hashes: list[bytes], until: 
             _chained(k, r, hashes[-1])
         _chained(k, got, hashes[-1])
         if k <= 2:
-            _seat_order_steps(k, got, n, table_id, state)
-            if k == 2:
-                order = _seat_order(table_id, state["values"])
-            hashes.append(_step_hash(k, hashes[-1], got))
+            order = _seat_order_steps(k, got, n, table_id, state, hashes) or order
             continue
         at_table = set(range(n)) - set(removed)
         _two_signers(k, rounds, at_table)
@@ -475,10 +477,7 @@ def _demo(by_step, params, n: int, table_id: bytes, hashes: list[bytes]):  # typ
         got = by_step.get(k, {})
         _chained(k, got, hashes[-1])
         if k <= 2:
-            _seat_order_steps(k, got, n, table_id, state)
-            if k == 2:
-                order = _seat_order(table_id, state["values"])
-            hashes.append(_step_hash(k, hashes[-1], got))
+            order = _seat_order_steps(k, got, n, table_id, state, hashes) or order
             continue
         d = k - 2
         if round_every > 0 and d % round_every == 0:

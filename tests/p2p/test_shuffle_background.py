@@ -22,7 +22,7 @@ from p2p.errors import InvalidMove
 from p2p.table import local_table
 from p2p.table.game_rule import SHUFFLE_KIND, ShuffleBody, TokensBody
 from p2p.table.seat import game_of
-from tests.p2p._by_hand import bot_body, offer, run_job, sign, swapped
+from tests.p2p._by_hand import bot_body, offer, produce, run_job, sign, swapped
 
 GAME, SEATS, OPTIONS, CARDS = "slave", 4, {"games": 1}, 52
 
@@ -80,10 +80,9 @@ def _play(table, backgrounds, drain: bool, tamper_first: bool = False, max_entri
                     n = run_job(job)
                     if need is not None and need.kind == SHUFFLE_KIND:
                         muls["premake"] += n
-            COUNTERS.reset()
-            body = d.machine_body()
+            body, cost = produce(d)
             if isinstance(body, ShuffleBody):
-                muls["produce"] += COUNTERS.mul
+                muls["produce"] += cost
             if body is None:
                 body = bot_body(table, d, spec)
             if body is None:
