@@ -1,0 +1,81 @@
+"""Entries held for a later step, checked ahead when their step comes (issue 19).
+
+A record with ``defer_held`` set stops when a step completes and the new step has held
+entries: they stay held until the caller takes them (``Record.take_held``), checks their
+proofs in worker threads (p2p/net/offload.py) and offers them again.  The record it
+folds is the very same, byte for byte, as the one that takes them at once.
+"""
+
+from __future__ import annotations
+
+from crypto.identity import IdentityKey
+from p2p.record.chain import Record, Status
+from p2p.table import local_table
+from p2p.table.seat import rule_factory
+from p2p.table.session import TableSession
+from p2p.wire import Entry, Signed, decode_body
+
+
+def _played() -> tuple[local_table.LocalTable, list[Signed], int]:
+    """A Slåjens table played in process, its entries in signing order, and the index in
+    that order of the last dice entry of a dice step whose next step is one action."""
+    table = local_table.run(local_table.new_table("slajens", 4, {"rounds": 1}))
+    log = list(table.log)
+    entries = [decode_body(s.entry, Entry) for s in log]
+    for i in range(len(log) - 1):
+        e, nxt = entries[i], entries[i + 1]
+        if e.kind == "dice" and nxt.kind == "action" and nxt.step == e.step + 1:
+            return table, log, i
+    raise AssertionError("no dice step followed by an action")
+
+
+def _observer(table: local_table.LocalTable, defer: bool) -> Record:
+    record = Record(table.genesis, rule_factory(None))
+    record.defer_held = defer
+    return record
+
+
+def test_a_deferring_record_leaves_held_entries_to_its_caller_and_folds_the_same():
+    table, log, last = _played()
+    plain, deferring = _observer(table, False), _observer(table, True)
+    for record in (plain, deferring):
+        for signed in log[:last]:
+            assert record.offer(signed).status is Status.ACCEPTED
+        # the next step's action arrives before the dice step's last entry: held
+        assert record.offer(log[last + 1]).status is Status.HELD
+        assert record.held_count() == 1
+    # taken at once: the completing entry and the released action
+    got = plain.offer(log[last])
+    assert [a.signed for a in got.accepted] == [log[last], log[last + 1]]
+    assert plain.held_count() == 0 and not plain.held_ready()
+    # deferred: the step completes, the action stays held for the caller
+    got = deferring.offer(log[last])
+    assert [a.signed for a in got.accepted] == [log[last]]
+    assert len(got.completed) == 1
+    assert deferring.held_ready() and deferring.held_count() == 1
+    assert deferring.take_held() == [log[last + 1]]
+    assert deferring.held_count() == 0 and deferring.held_bytes() == 0
+    assert not deferring.held_ready() and deferring.take_held() == []
+    assert deferring.step == plain.step - 1  # the action's step is not complete yet
+    assert deferring.offer(log[last + 1]).status is Status.ACCEPTED
+    for record in (plain, deferring):
+        for signed in log[last + 2 :]:
+            record.offer(signed)
+        assert record.finished
+    assert deferring.head == plain.head == table.records[0].head
+    assert deferring.signed_from(1) == plain.signed_from(1)
+
+
+def test_the_session_gives_each_held_entry_back_with_the_link_it_came_from():
+    table, log, last = _played()
+    record = _observer(table, True)
+    session = TableSession(record, IdentityKey.generate(), 0)
+    for signed in log[:last]:
+        session.offer(signed, via=None, persist=False)
+    author = decode_body(log[last + 1].entry, Entry).seat
+    via = next(s for s in range(4) if s not in (0, author))
+    session.offer(log[last + 1], via)  # held
+    assert session.take_held() == []  # its step has not come
+    session.offer(log[last], via=None, persist=False)
+    assert session.take_held() == [(log[last + 1], via)]
+    assert session.take_held() == []
