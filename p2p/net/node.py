@@ -274,13 +274,8 @@ class Node(Opening, PlayerSeat):
             self._do(out)
             out = None
         rec = self.record
-        if (  # a task (not the record loop) completed a step: the loop offers the held ones
-            rec is not None
-            and rec.defer_held
-            and rec.held_ready()
-            and trio.lowlevel.current_task() is not self.durable.loop_task
-        ):
-            self._wake()
+        if rec is not None and rec.defer_held and rec.held_ready():
+            self._wake()  # a step completed: the record loop offers the held ones before it waits
         return out
 
     def _offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> None:

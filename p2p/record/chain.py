@@ -510,7 +510,23 @@ class Record:
         completed: list[StepView] = []
         cheats: list[CheatDetected] = []
         refused: list[tuple[CheatDetected, Signed]] = []
-        while (how := self._closing()) is not None:
+        # entries held for this step that the caller has not offered again yet
+        # (defer_held) are taken now, as they would have been when the step came
+        release = self.held_ready()
+        while True:
+            if release:
+                for held in self._release():
+                    try:
+                        got = self._take(held)
+                    except CheatDetected as exc:
+                        cheats.append(exc)
+                        refused.append((exc, held.signed))
+                        continue
+                    if got is not None:
+                        accepted.append(got)
+            how = self._closing()
+            if how is None:
+                break
             completed.append(self._complete() if how is True else self._complete_absent(how))
             if self.failure is not None:
                 break
@@ -520,15 +536,7 @@ class Record:
                 break
             if self.defer_held and self.held_ready():
                 break  # the caller checks them ahead and offers them again (take_held)
-            for held in self._release():
-                try:
-                    got = self._take(held)
-                except CheatDetected as exc:
-                    cheats.append(exc)
-                    refused.append((exc, held.signed))
-                    continue
-                if got is not None:
-                    accepted.append(got)
+            release = True
         return Offer(
             Status.ACCEPTED, tuple(accepted), tuple(completed), tuple(cheats), tuple(refused)
         )

@@ -66,6 +66,26 @@ def test_a_deferring_record_leaves_held_entries_to_its_caller_and_folds_the_same
     assert deferring.signed_from(1) == plain.signed_from(1)
 
 
+def test_an_entry_of_a_step_whose_held_entries_wait_takes_them_along():
+    """Before the caller offers the held entries again, a copy of one arrives (fetched,
+    relayed): the record takes the held ones with it, as when their step came, and
+    keeps none held for a step that has passed."""
+    table, log, last = _played()
+    record = _observer(table, True)
+    for signed in log[:last]:
+        record.offer(signed)
+    record.offer(log[last + 1])  # held
+    record.offer(log[last])  # completes the dice step; the action waits for the caller
+    assert record.held_ready()
+    got = record.offer(log[last + 1])  # its copy, straight away
+    assert got.status is Status.ACCEPTED and len(got.completed) == 1
+    assert record.held_count() == 0 and record.held_bytes() == 0
+    assert not record.held_ready() and record.take_held() == []
+    for signed in log[last + 2 :]:
+        record.offer(signed)
+    assert record.finished and record.head == table.records[0].head
+
+
 def test_the_session_gives_each_held_entry_back_with_the_link_it_came_from():
     table, log, last = _played()
     record = _observer(table, True)
