@@ -8,6 +8,8 @@ folds is the very same, byte for byte, as the one that takes them at once.
 
 from __future__ import annotations
 
+import contextlib
+
 from crypto.identity import IdentityKey
 from p2p.record.chain import Record, Status
 from p2p.table import local_table
@@ -169,3 +171,60 @@ def test_a_proof_about_held_cards_is_made_and_checked_by_jobs_not_on_the_loop():
     assert checked == proofs * (seats - 1)
     assert produce_muls == 0 and fold_muls == 0
     assert all(r.head == table.records[0].head for r in table.records)
+
+
+def test_a_held_tokens_entry_is_checked_by_a_job_when_its_step_comes_not_by_the_fold():
+    """Slaiga: a seat's reveal tokens arrive before their step (the receiver is behind).
+    When the step comes the record leaves them to the caller, a job checks them (as the
+    node does in a worker thread: p2p/net/offload.py), and offering them again costs the
+    fold no group operation."""
+    import trio
+
+    from crypto.group import COUNTERS
+    from p2p.net.offload import Offload
+    from p2p.table.seat import game_of
+
+    class Enough(Exception):
+        pass
+
+    def stop(t: local_table.LocalTable) -> None:  # once the first tokens round is in
+        if sum(decode_body(s.entry, Entry).kind == "tokens" for s in t.log[-3:]) == 3:
+            raise Enough
+
+    table = local_table.new_table("slaiga", 3)
+    with contextlib.suppress(Enough):
+        local_table.run(table, on_entry=stop)
+    log = list(table.log)
+    entries = [decode_body(s.entry, Entry) for s in log]
+    i = next(
+        i
+        for i in range(len(log) - 1)
+        if entries[i + 1].step == entries[i].step + 1 and entries[i + 1].kind == "tokens"
+    )
+    for defer in (False, True):
+        record = _observer(table, defer)
+        for signed in log[:i]:
+            record.offer(signed)
+        assert record.offer(log[i + 1]).status is Status.HELD
+        COUNTERS.reset()
+        got = record.offer(log[i])
+        if not defer:  # taken at once: its proof checked by this offer, on the loop
+            assert log[i + 1] in [a.signed for a in got.accepted]
+            assert COUNTERS.mul > 0
+            continue
+        assert [a.signed for a in got.accepted] == [log[i]]
+        held = record.take_held()
+        assert held == [log[i + 1]]
+        offload = Offload()
+        rule = game_of(record)
+
+        async def check(rule=rule, held=held, record=record, offload=offload) -> None:
+            await offload.prework_many(rule, held, record.table_id, record.keys)
+
+        trio.run(check)
+        assert offload.jobs_run == 1
+        COUNTERS.reset()
+        got = record.offer(log[i + 1])
+        assert got.status is Status.ACCEPTED
+        assert COUNTERS.mul == 0  # the job's check is used; none is made on the loop
+        offload.close()
