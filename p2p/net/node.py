@@ -272,7 +272,10 @@ class Node(Opening, PlayerSeat):
             self._do(session.drain())  # what it queued before it raised, or left queued
         if isinstance(out, list):
             self._do(out)
-            return None
+            out = None
+        rec = self.record
+        if rec is not None and rec.defer_held and rec.held_ready():
+            self._wake()  # a step completed: the record loop offers the held ones before it waits
         return out
 
     def _offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> None:
@@ -423,6 +426,8 @@ class Node(Opening, PlayerSeat):
                 exc.result = self._result()  # who was absent, the table, our record file
                 raise
             finally:
+                if self.record is not None:
+                    self.record.defer_held = False
                 self.durable.loop_task = None
                 self.durable.settle_now()  # nothing we wrote stays held back, however the loop ended
                 self._nursery = None
@@ -434,11 +439,14 @@ class Node(Opening, PlayerSeat):
         if self.cfg.demo_pace_ms > 0:  # think time before our first entry too
             self._pace_until = trio.current_time() + self.cfg.demo_pace_ms / 1000
         self.durable.loop_task = trio.lowlevel.current_task()
+        # entries held for a later step are checked in worker threads when it comes
+        rec.defer_held = self._offload is not None
         self._run("tell_links", self._linked())
         self._deliver()
         # the loop settles (one fsync in a worker thread, then the held sends) before each
         # of its awaits, so nothing it wrote waits on a wait of its own
         while True:
+            await self._offer_held()
             self._act(ahead=True)
             await self.durable.settle()
             while self._offload is not None and await self._offload.premake(game_of(rec)):
@@ -477,6 +485,22 @@ class Node(Opening, PlayerSeat):
                 for event in batch:
                     await self._handle(event)
                     await self.durable.settle()
+                    await self._offer_held()
+
+    async def _offer_held(self) -> None:
+        """Offer again the entries held for the step the record is at (it stopped before
+        taking them: ``Record.defer_held``), their proofs first checked side by side in
+        worker threads (p2p/net/offload.py), not on this loop."""
+        rec, session = self.record, self.session
+        assert rec is not None and session is not None
+        while rec.defer_held and rec.held_ready() and not session.ended():
+            held = session.take_held()
+            if self._offload is not None:
+                signed = [s for s, _ in held]
+                await self._offload.prework_many(game_of(rec), signed, rec.table_id, rec.keys)
+            for signed, via in held:
+                self._offer(signed, via)
+                await self.durable.settle()
 
     def _entry_from_seat(self, e: Inbound | PeerUp | PeerDown) -> bool:
         ok = isinstance(e, Inbound) and isinstance(e.message, wire.Signed)

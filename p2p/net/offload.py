@@ -13,6 +13,12 @@ game rule for *jobs* (:meth:`p2p.table.game_rule.GameRule.prework` and ``premake
 * before producing our own shuffle (and, if it is the round's last, checking the
   round's earlier ones), reveal tokens or Slave gift, they are made by a job in a
   worker thread;
+* an entry that arrived before its step (held by the record) is checked the same way
+  when its step comes: the record loop sets ``Record.defer_held``, so the offer that
+  completes a step stops before taking the new step's held entries; the node takes
+  them (``TableSession.take_held``), checks them here side by side and offers them
+  again (``Node._offer_held``).  Before, their proofs were checked by that offer, on
+  the loop (a seat that is behind holds most of a round's tokens and proofs);
 * entries that arrived together (a round of concurrent responders: every seat's
   reveal tokens) are checked by jobs running side by side (:meth:`Offload.prework_many`),
   so a machine with two cores checks two at once; an entry checked already is not

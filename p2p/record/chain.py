@@ -231,6 +231,12 @@ class Record:
         self.refolded: list[int] = []
         """Steps we had closed as usual and refolded as closed by absence (a lost seat
         that comes back: :meth:`_late_absent`)."""
+        self.defer_held = False
+        """When set, an offer (or our own entry) that completes a step stops there: the
+        entries held for the new step stay held, and the caller takes them with
+        :meth:`take_held`, checks their proofs ahead (in worker threads:
+        p2p/net/offload.py) and offers them again.  Unset, they are taken at once, their
+        checks made by the offer itself."""
         self.unanswered: dict[int, list[tuple[int, frozenset[int], int]]] = {}
         """Step closed as usual -> the ``absent`` lane entries it held (signer, named slots,
         round): a live peer answers them with ``present`` (p2p/table/session/lane.py) and pops
@@ -324,6 +330,17 @@ class Record:
         entry = Entry(self.table_id, seat, step, self.hashes[step - 1], body)
         raw = encode_body(entry)
         return Signed(raw, key.sign(entry_signing_input(raw)))
+
+    def held_ready(self) -> bool:
+        """Are entries held for the current step, left for :meth:`take_held`?"""
+        return self._owed is not None and self.failure is None and self.step in self._held
+
+    def take_held(self) -> list[Signed]:
+        """The entries held for the current step, in the order an offer takes them, no
+        longer held: offer each again (:attr:`defer_held`)."""
+        if not self.held_ready():
+            return []
+        return [slot.signed for slot in self._release()]
 
     def held_count(self) -> int:
         return self._held_count
@@ -493,7 +510,23 @@ class Record:
         completed: list[StepView] = []
         cheats: list[CheatDetected] = []
         refused: list[tuple[CheatDetected, Signed]] = []
-        while (how := self._closing()) is not None:
+        # entries held for this step that the caller has not offered again yet
+        # (defer_held) are taken now, as they would have been when the step came
+        release = self.held_ready()
+        while True:
+            if release:
+                for held in self._release():
+                    try:
+                        got = self._take(held)
+                    except CheatDetected as exc:
+                        cheats.append(exc)
+                        refused.append((exc, held.signed))
+                        continue
+                    if got is not None:
+                        accepted.append(got)
+            how = self._closing()
+            if how is None:
+                break
             completed.append(self._complete() if how is True else self._complete_absent(how))
             if self.failure is not None:
                 break
@@ -501,15 +534,9 @@ class Record:
                 cheats.extend(self._late)
                 self._late.clear()
                 break
-            for held in self._release():
-                try:
-                    got = self._take(held)
-                except CheatDetected as exc:
-                    cheats.append(exc)
-                    refused.append((exc, held.signed))
-                    continue
-                if got is not None:
-                    accepted.append(got)
+            if self.defer_held and self.held_ready():
+                break  # the caller checks them ahead and offers them again (take_held)
+            release = True
         return Offer(
             Status.ACCEPTED, tuple(accepted), tuple(completed), tuple(cheats), tuple(refused)
         )

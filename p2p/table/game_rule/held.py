@@ -30,7 +30,7 @@ from crypto.inequality import InequalityProof, prove_none_of, verify_none_of
 from crypto.transcript import Context
 from engine.obligations import AtLeastInSet, NoneOfFace
 from p2p.errors import LocalProtocolError
-from p2p.table.game_rule.core import Flow, Need
+from p2p.table.game_rule.core import Flow, Job, Need
 from p2p.table.game_rule.reveal import reveal_private
 from p2p.wire import Blob, Body, body
 
@@ -101,36 +101,91 @@ def _held_proof(
         lambda seat, b: _check(rule, seat, hs, verify, b),
         "proving a claim",
         rule._for_me((p,), lambda: _make(rule, hs, prove)),
+        pre=lambda seat, b: _pre_check(rule, seat, hs, verify, b),
+        premake=lambda: _premake(rule, hs, prove),
     )
 
 
 def _make(rule: GameRule, hs: Sequence[int], prove: Callable[..., Any]) -> Body:
     """Our proof about our held cards ``hs``: ``prove(secret, public share, held
-    cards, their crypto indices, context)`` makes it in the statement's shape."""
+    cards, their crypto indices, context)`` makes it in the statement's shape (or takes
+    the one :func:`_premake` made for this very statement in a worker thread)."""
     mine = rule.mine
     assert mine is not None
     forged = rule._cheat("proof", hs)
     if forged is not None:
         return forged
     held = held_cards(rule, mine.seat, hs)
+    ctx = rule._ctx(mine.seat)
+    made = rule._made.pop(rule.step_no, None)
+    rule._made.clear()
+    if made is not None and made[0] == PROOF_KIND and made[1] == held and made[2] == ctx:
+        return ProofBody(made[3])
     try:
-        proof = prove(
-            mine.secret, rule.pubs[mine.seat], held, my_indices(rule, hs), rule._ctx(mine.seat)
-        )
+        proof = prove(mine.secret, rule.pubs[mine.seat], held, my_indices(rule, hs), ctx)
     except (InvalidProof, InvalidEncoding) as exc:
         raise LocalProtocolError(f"we cannot prove our own claim: {exc}") from exc
     return ProofBody(proof.encode())
+
+
+def _premake(rule: GameRule, hs: Sequence[int], prove: Callable[..., Any]) -> Job | None:
+    """Our proof about our held cards ``hs`` for this step, made in a worker thread
+    (p2p/net/offload.py); :func:`_make` takes it for the very same statement only.
+    ``None`` when it cannot be made ahead (:func:`_make` then says why)."""
+    mine, step = rule.mine, rule.step_no
+    assert mine is not None
+    try:
+        held, idx = held_cards(rule, mine.seat, hs), my_indices(rule, hs)
+    except (LocalProtocolError, InvalidProof, InvalidEncoding):
+        return None
+    ctx, secret, pub = rule._ctx(mine.seat), mine.secret, rule.pubs[mine.seat]
+
+    def job() -> Callable[[], None]:
+        encoded = prove(secret, pub, held, idx, ctx).encode()
+
+        def keep() -> None:
+            if rule.step_no == step:
+                rule._made[step] = (PROOF_KIND, held, ctx, encoded)
+
+        return keep
+
+    return job
 
 
 def _check(
     rule: GameRule, seat: int, hs: Sequence[int], verify: Callable[..., None], b: ProofBody
 ) -> None:
     """Check ``seat``'s proof about its held cards ``hs``: ``verify(public share, held
-    cards, proof bytes, context)`` decodes and verifies it in the statement's shape."""
+    cards, proof bytes, context)`` decodes and verifies it in the statement's shape (a
+    check :func:`_pre_check` made in a worker thread counts for the very same body and
+    statement only)."""
     if rule._trusted(seat):
         return
-    verify(rule.pubs[seat], held_cards(rule, seat, hs), b.proof, rule._ctx(seat))
+    held, ctx = held_cards(rule, seat, hs), rule._ctx(seat)
+    ahead = rule._ahead.pop((PROOF_KIND, seat, rule.step_no), None)
+    if ahead is not None and ahead == (b, rule.pubs[seat], held, ctx):
+        rule.proofs_checked += 1
+        return
+    verify(rule.pubs[seat], held, b.proof, ctx)
     rule.proofs_checked += 1
+
+
+def _pre_check(
+    rule: GameRule, seat: int, hs: Sequence[int], verify: Callable[..., None], b: ProofBody
+) -> Job:
+    """:func:`_check`'s verification of ``seat``'s proof, as a job for a worker thread."""
+    step, pub, held, ctx = (
+        rule.step_no,
+        rule.pubs[seat],
+        held_cards(rule, seat, hs),
+        rule._ctx(seat),
+    )
+
+    def job() -> Callable[[], None]:
+        verify(pub, held, b.proof, ctx)
+        return lambda: rule._keep_ahead((PROOF_KIND, seat, step), (b, pub, held, ctx))
+
+    return job
 
 
 # ---- held cards (also the sealed gift's) -----------------------------------------------------

@@ -117,6 +117,9 @@ class TableSession:
         self.seat_notices = SeatNotices(ctx)
         self.lane = AbsenceLane(ctx, self.connectivity, self.silence.monitor, self.ballot, self.own)
         self.linger = Linger(ctx, self.connectivity, self.heads, self.blame, linger_s)
+        self._held_via: dict[bytes, int | None] = {}
+        """Signature of each entry the record holds for a future step -> the link it came
+        from (:meth:`take_held`: it is relayed as if it had just come from there)."""
 
     # -- naming and state ------------------------------------------------
 
@@ -255,11 +258,20 @@ class TableSession:
                 self._stop_if_fold_failed()
         elif offer.status is Status.MOOT and persist:
             self.lane.moot(signed)
+        elif offer.status is Status.HELD:
+            self._held_via.setdefault(signed.signature, via)
         if persist:
             self.lane.answer()
         self.lane.answer_closed()
         self.lane.tell_left()
         return self.drain()
+
+    def take_held(self) -> list[tuple[wire.Signed, int | None]]:
+        """The entries the record holds for the current step, each with the link it came
+        from, when the record stopped before taking them (``Record.defer_held``: the node
+        checks their proofs in worker threads first); offer each again with :meth:`offer`.
+        """
+        return [(s, self._held_via.pop(s.signature, None)) for s in self.record.take_held()]
 
     def _after_offer(self, offer: Offer, via: int | None, skip_first: bool = False) -> None:
         for i, acc in enumerate(offer.accepted):
