@@ -53,6 +53,7 @@ from bench.adversary import (
     _valid_action,
     lie_candidates,
 )
+from bench.adversary_join import await_address
 from cli import net
 from engine import registry
 from engine.players import BotPlayer
@@ -161,6 +162,7 @@ class Deviant:
             print(json.dumps({"event": "twin_signed"}), file=sys.stderr, flush=True)
             os.kill(os.getpid(), signal.SIGSTOP)
             print(json.dumps({"event": "twin_sends"}), file=sys.stderr, flush=True)
+            _resend(mesh, own)
         if self.kind == "stop" and self._due():
             self._log(step=accepted.step)
             os._exit(0)
@@ -282,6 +284,28 @@ class _WaitingBot:
         pass
 
 
+TWIN_RESENDS = 8
+TWIN_RESEND_S = 0.25
+
+
+def _resend(mesh: Any, own: Any) -> None:
+    """A twin sends its version of the race step again a few times: the two processes
+    hold links to the same peers under one key, each newer link replacing the older, so
+    a message can be lost with the link it went on (a repeat is ignored by a peer that
+    has it, and convicts the twins at a peer that took the other version)."""
+    import trio
+
+    async def again() -> None:
+        for _ in range(TWIN_RESENDS):
+            await trio.sleep(TWIN_RESEND_S)
+            try:
+                mesh.broadcast(own)
+            except Exception:  # noqa: BLE001 - the table is over: nothing to send to
+                return
+
+    trio.lowlevel.spawn_system_task(again)
+
+
 def _seat(signed: Any) -> int | None:
     try:
         return decode_body(signed.entry, Entry).seat  # type: ignore[attr-defined]
@@ -330,6 +354,8 @@ def main(argv: list[str]) -> int:
         deviant.wrap_sign(self.record)
 
     node_module.Node._new_record = new_record  # type: ignore[method-assign]
+    if spec.get("address"):  # started beside the opener (bench/adversary_join.py)
+        rest = [*rest, "--peer", await_address(spec["address"])]
     return net.main(rest)
 
 
