@@ -385,6 +385,11 @@ def twin_main(argv: list[str]) -> int:
         await real_wait(self, peers)
 
     mesh_module.Mesh.wait_connected = wait_connected  # type: ignore[method-assign]
+    spec = json.loads(argv[0])
+    if spec.get("table"):
+        # started with the table (its imports done), it waits for the bench to copy the
+        # first twin's state and name the table to resume
+        argv = [argv[0], "resume", await_address(spec["table"], TWIN_WAIT_S), *argv[1:]]
 
     real = opening.parse_address
 

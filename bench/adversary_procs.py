@@ -71,6 +71,9 @@ MAX_WAIT_MS = 6000
 DECIDE_MAX_MS = 12000
 """A seat that stops while it owes a decision is waited for this long (the default is
 30 minutes: a person may think); the table's own limit, within the game's time."""
+TWIN_DECIDE_MAX_MS = 30000
+"""The same at a twin table: the seat's decision waits for its second process to resume
+the copied state, which takes seconds on a loaded machine."""
 STALL_MS = 1500
 ADDRESS_TIMEOUT_S = 60.0
 TWIN_LEAD_S = 90.0
@@ -142,7 +145,7 @@ def _env(i: int) -> dict[str, str]:
     )
 
 
-def _common(i: int, state: Path) -> list[str]:
+def _common(i: int, state: Path, decide_max_ms: int = DECIDE_MAX_MS) -> list[str]:
     return [
         "--json",
         "--events",
@@ -159,7 +162,7 @@ def _common(i: int, state: Path) -> list[str]:
         "--decide-stall-ms",
         str(STALL_MS),
         "--decide-max-ms",
-        str(DECIDE_MAX_MS),
+        str(decide_max_ms),
         "--linger",
         "1",
     ]
@@ -246,15 +249,15 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
         game_dir = tmp / f"g{seed}"
         game_dir.mkdir(parents=True, exist_ok=True)
         address_file = game_dir / "address"
+        go_file = game_dir / "go"
         for i in range(seats):
             if i == 0:
                 args = ["open", game, "--seats", str(seats), "--no-announce", *opts]
             else:
                 args = ["join"]
-            args += _common(i, states[i])
+            args += _common(i, states[i], TWIN_DECIDE_MAX_MS if kind == "twin" else DECIDE_MAX_MS)
             if i == dev:
-                go = str(game_dir / "go")
-                what = {"kind": kind, "at": at, "seed": seed, "go": go}
+                what = {"kind": kind, "at": at, "seed": seed, "go": str(go_file)}
                 spec = json.dumps({**what, "address": str(address_file)})
                 cmd = [sys.executable, "-m", "bench.adversary_peer", spec, *args]
             elif i == 0:
@@ -262,6 +265,22 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
             else:
                 cmd = [sys.executable, "-m", "bench.adversary_join", str(address_file), *args]
             peers.append(_Peer(cmd, _env(i)))
+        if kind == "twin":
+            # the second twin starts with the table too (a start-up is seconds on a
+            # loaded machine, and the table waits for the seat meanwhile); it resumes the
+            # first one's copied state once the bench names the table (_start_twin)
+            spec = json.dumps(
+                {
+                    "kind": "twin-b",
+                    "at": 1,
+                    "seed": seed,
+                    "go": str(go_file),
+                    "table": str(game_dir / "twin-table"),
+                }
+            )
+            args = _common(dev, states[dev].parent / f"p{dev}-twin", TWIN_DECIDE_MAX_MS)
+            cmd = [sys.executable, "-m", "bench.adversary_peer", "twin", spec, *args]
+            twin = _Peer(cmd, _env(dev))
         listening = time.monotonic() + ADDRESS_TIMEOUT_S
         if not _until(lambda: peers[0].event("listening") is not None, peers[0], listening):
             report.outcome = "crash"
@@ -272,9 +291,10 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
         ready.write_text(peers[0].event("listening")["address"])  # type: ignore[index]
         ready.rename(address_file)
         deadline = time.monotonic() + GAME_TIMEOUT_S
-        if kind == "twin":
-            twin = _start_twin(seed, peers[dev], states[dev], dev, deadline, tmp / f"g{seed}")
-            report.detail = "started" if twin is not None else "no chance"
+        if twin is not None:
+            if not _start_twin(peers[dev], twin, states[dev], deadline, game_dir):
+                twin.kill()
+            report.detail = "started"
         codes = {i: peers[i].wait(deadline) for i in range(seats) if i != dev}
         # the honest peers are done, and the judge reads only them and what the deviator
         # said it did (said before it did it): a deviator that still runs (its own record
@@ -316,37 +336,33 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
     return report
 
 
-def _start_twin(
-    seed: int, original: _Peer, state: Path, dev: int, deadline: float, game_dir: Path
-) -> _Peer | None:
+def _start_twin(original: _Peer, twin: _Peer, state: Path, deadline: float, game_dir: Path) -> bool:
     """The twin race (see :mod:`bench.adversary_peer`): once the seat waits at its
-    decision (``twin_ready``), copy its state and resume the copy as a second process,
-    which waits at the same decision; then let both sign their version of that step
-    (each freezes before sending it: ``twin_signed``), and once both signed, wake both."""
+    decision (``twin_ready``), copy its state and let the second twin (started with the
+    table) resume the copy; it waits at the same decision; then let both sign their
+    version of that step (each freezes before sending it: ``twin_signed``), and once both
+    signed, wake both.  ``False``: the seat never got to that decision."""
     go = game_dir / "go"
-    twin: _Peer | None = None
     try:
         if not _until(lambda: original.event("twin_ready") is not None, original, deadline):
-            return None
+            return False
         rec = _record_file(state)
         if rec is None:
-            return None
-        copy = state.parent / f"p{dev}-twin"
-        shutil.copytree(state, copy)
-        table_id = Path(rec).stem
-        spec = json.dumps({"kind": "twin-b", "at": 1, "seed": seed, "go": str(go)})
-        args = ["resume", table_id, *_common(dev, copy)]
-        twin = _Peer([sys.executable, "-m", "bench.adversary_peer", "twin", spec, *args], _env(dev))
+            return False
+        shutil.copytree(state, state.parent / f"{state.name}-twin")
+        named = game_dir / "twin-table.part"
+        named.write_text(Path(rec).stem)
+        named.rename(game_dir / "twin-table")
         until = min(deadline, time.monotonic() + TWIN_LEAD_S)
         if _until(lambda: twin.event("twin_ready") is not None, twin, until):
             go.touch()
             both = (original, twin)
             _until(lambda: all(p.event("twin_signed") for p in both), twin, until)
-        return twin
+        return True
     finally:
         go.touch()
         for p in (original, twin):
-            if p is not None and p.proc.poll() is None:
+            if p.proc.poll() is None:
                 p.proc.send_signal(signal.SIGCONT)
 
 

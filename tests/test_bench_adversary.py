@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import adversary
+from bench import adversary, adversary_procs
 
 
 def _table(tmp: Path, game: str, seats: int, seed: int, kind: str, **kw) -> adversary.Table:
@@ -249,3 +249,15 @@ def test_an_entry_signed_for_a_closed_step_is_judged_by_verify_as_live(tmp_path)
             table.deviate_at = 4
             report = _judged(table, tmp_path)
         assert report.outcome == "convicted" and report.failures == [], report
+
+
+def test_twins_over_processes_both_sign_one_step_and_are_convicted(tmp_path):
+    """``--procs``, twins: two peer processes run one seat with the same keys and state.
+    Each signs its own version of one step (another legal action) before it can hear of
+    the other's, both versions go out, and every honest peer convicts the seat of
+    equivocation, its file verified alike by ``slaiga verify``."""
+    report = adversary_procs.play_game(5, tmp_path, "twin")
+    assert report.game == "aight-of-spaides"
+    assert report.detail == "raced", report.note  # both twins signed and sent
+    assert report.outcome == "convicted", report.note
+    assert report.failures == [], report.note
