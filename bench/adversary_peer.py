@@ -21,9 +21,13 @@ entry (or the first one after it that gives the kind a chance):
 * ``twin``: at its ``at``-th decision it tells the bench (``twin_ready``) and waits,
   its table still running, until the bench creates the file ``go``: meanwhile the
   bench copies this seat's state and starts a second process on the copy
-  (``resume``, :func:`twin_main`), which chooses another legal action for the same
-  step (``twin-b``).  Then both sign their version: two processes with the same
-  keys and the same state race two different entries for one step.
+  (``resume``, :func:`twin_main`), which waits at the same decision (``twin-b``).
+  Once both wait, the bench creates ``go``: each signs its own version of the step
+  (the second twin another legal action), tells the bench (``twin_signed``) and
+  freezes itself (``SIGSTOP``) before sending it; once both signed, the bench wakes
+  both (``SIGCONT``) and each sends its version (``twin_sends``): two processes with
+  the same keys and the same state signed two different entries for one step, each
+  before it could hear of the other's, and both went out.
 
 Bench-only: the product has no way to deviate on purpose.
 """
@@ -34,6 +38,7 @@ import dataclasses
 import json
 import os
 import random
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -48,6 +53,7 @@ from bench.adversary import (
     _valid_action,
     lie_candidates,
 )
+from bench.adversary_join import await_address
 from cli import net
 from engine import registry
 from engine.players import BotPlayer
@@ -71,6 +77,8 @@ class Deviant:
         self.alternative: Any = None
         self.report: dict[str, Any] = {"kind": self.kind}
         self.go: str = spec.get("go", "")
+        self.waited = False
+        """A twin: it waited at its race decision for the bench's ``go``."""
         self.race_step: int | None = None
         """The first twin: the step it waits at (it tells the bench when it signs it)."""
 
@@ -89,9 +97,6 @@ class Deviant:
 
         def sign(key: Any, seat: int, body: Any) -> Any:
             self.own += 1
-            if self.kind == "twin" and self.race_step == record.step:
-                self.race_step = None  # our own version of the step the twin signed too
-                print(json.dumps({"event": "twin_signed"}), file=sys.stderr, flush=True)
             if self.kind == "field" and self._due() and body.TAG != ACTION_KIND:
                 body = self._mutated_body(body)
             elif self.kind == "kind" and self._due():
@@ -149,6 +154,15 @@ class Deviant:
         mesh, rec = node.mesh, node.record
         own = accepted.signed
         peers = sorted(mesh.connections)
+        if self.kind in ("twin", "twin-b") and self.race_step == accepted.step:
+            # our own version of the race step, signed and fsynced: freeze before it goes
+            # out; the bench wakes both twins once both signed theirs, so that each
+            # signs before it can hear of the other's
+            self.race_step = None
+            print(json.dumps({"event": "twin_signed"}), file=sys.stderr, flush=True)
+            os.kill(os.getpid(), signal.SIGSTOP)
+            print(json.dumps({"event": "twin_sends"}), file=sys.stderr, flush=True)
+            _resend(mesh, own)
         if self.kind == "stop" and self._due():
             self._log(step=accepted.step)
             os._exit(0)
@@ -248,17 +262,19 @@ class _WaitingBot:
 
     async def decide(self, game: Any, seat: int) -> Any:
         dv = self.bot.deviant
-        if not dv.done and dv.decisions + 1 >= dv.at:
+        if not dv.waited and dv.decisions + 1 >= dv.at:
             import trio
 
-            dv.done = True
+            dv.waited = True
             go = Path(dv.go)
             dv.race_step = dv.node.record.step
             ready = {"event": "twin_ready", "step": dv.race_step}
             print(json.dumps(ready), file=sys.stderr, flush=True)
             with trio.move_on_after(TWIN_WAIT_S):
                 while not go.exists():
-                    await trio.sleep(0.05)
+                    await trio.sleep(0.02)
+        if not game.legal_actions(seat):
+            return None  # the table moved on while we waited: the node drops the answer
         return self.bot.choose(game, seat)
 
     def progress(self, text: str) -> None:
@@ -266,6 +282,28 @@ class _WaitingBot:
 
     def finish(self, summary: Any) -> None:
         pass
+
+
+TWIN_RESENDS = 8
+TWIN_RESEND_S = 0.25
+
+
+def _resend(mesh: Any, own: Any) -> None:
+    """A twin sends its version of the race step again a few times: the two processes
+    hold links to the same peers under one key, each newer link replacing the older, so
+    a message can be lost with the link it went on (a repeat is ignored by a peer that
+    has it, and convicts the twins at a peer that took the other version)."""
+    import trio
+
+    async def again() -> None:
+        for _ in range(TWIN_RESENDS):
+            await trio.sleep(TWIN_RESEND_S)
+            try:
+                mesh.broadcast(own)
+            except Exception:  # noqa: BLE001 - the table is over: nothing to send to
+                return
+
+    trio.lowlevel.spawn_system_task(again)
 
 
 def _seat(signed: Any) -> int | None:
@@ -292,7 +330,7 @@ TWIN_WAIT_S = 180.0
 
 def main(argv: list[str]) -> int:
     spec, rest = json.loads(argv[0]), argv[1:]
-    deviant = Deviant(spec)
+    deviant = _DEVIANT[0] = Deviant(spec)
     make_config = net._config
 
     def config(args, use_discovery, **kw):  # type: ignore[no-untyped-def]
@@ -301,7 +339,8 @@ def main(argv: list[str]) -> int:
 
         def make_player(names, seat, game):  # type: ignore[no-untyped-def]
             bot = registry.get(game).bots["heuristic"](seat, random.Random(seat))
-            return _WaitingBot(_Bot(bot, deviant)) if deviant.kind == "twin" else _Bot(bot, deviant)
+            player = _Bot(bot, deviant)
+            return _WaitingBot(player) if deviant.kind in ("twin", "twin-b") else player
 
         cfg.make_player = make_player
         return cfg
@@ -315,14 +354,42 @@ def main(argv: list[str]) -> int:
         deviant.wrap_sign(self.record)
 
     node_module.Node._new_record = new_record  # type: ignore[method-assign]
+    if spec.get("address"):  # started beside the opener (bench/adversary_join.py)
+        rest = [*rest, "--peer", await_address(spec["address"])]
     return net.main(rest)
+
+
+_DEVIANT: list[Deviant] = [None]  # type: ignore[list-item]
+"""This process's deviation (:func:`main`)."""
 
 
 def twin_main(argv: list[str]) -> int:
     """A twin: ``resume`` a copy of a seat's state on any free port (the seat's own
     port is taken by the first process), so two processes run one seat; its first
-    decision is another legal action (``twin-b``).  ``argv``: SPEC, then ``cli.net``'s."""
+    decision is another legal action (``twin-b``).  ``argv``: SPEC, then ``cli.net``'s.
+
+    A seat dials only the seats before it, and the seats after it dial the address in
+    the manifest, which is the first twin's: so the second dials every other seat (a
+    seat takes a newer connection from a member in place of the older one)."""
+    from p2p.net import mesh as mesh_module
     from p2p.net import opening
+
+    real_wait = mesh_module.Mesh.wait_connected
+
+    async def wait_connected(self, peers):  # type: ignore[no-untyped-def]
+        node = _DEVIANT[0].node
+        if node is not None and node.manifest is not None:
+            for member in node.manifest.seats:
+                if member.identity in peers:
+                    self.keep_connected(member.identity, member.address)
+        await real_wait(self, peers)
+
+    mesh_module.Mesh.wait_connected = wait_connected  # type: ignore[method-assign]
+    spec = json.loads(argv[0])
+    if spec.get("table"):
+        # started with the table (its imports done), it waits for the bench to copy the
+        # first twin's state and name the table to resume
+        argv = [argv[0], "resume", await_address(spec["table"], TWIN_WAIT_S), *argv[1:]]
 
     real = opening.parse_address
 

@@ -16,7 +16,9 @@ from __future__ import annotations
 import json
 import os
 import random
+import re
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -27,7 +29,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any
 
-from bench.adversary import FAILURES, GAMES, OPTIONS, GameReport, Totals, _summary
+from bench.adversary import FAILURES, GAMES, GameReport, Totals, _summary
 
 LOOPBACK = "127.0.0.1"
 KINDS = (
@@ -43,15 +45,42 @@ KINDS = (
     "twin",
 )
 EXIT_OK, EXIT_ABANDONED, EXIT_CHEATER = 0, 3, 4
+OPTIONS: dict[str, dict[str, Any]] = {
+    "slave": {"games": 1},
+    "slajens": {"rounds": 1},
+    "slaiga": {"max_turns": 60},
+    "honest-slaiga": {"max_turns": 60},
+    "aight-of-spaides": {"max_turns": 60},
+}
+"""The shortest tables of each game (a process table costs seconds, most of them the
+shuffles and the play after a deviation that was still legal): one deal, one round, a
+turn cap; three seats wherever the game allows (Slave needs four)."""
+NO_LIES = ("slajens",)
+"""Games without a hidden claim to lie about (a table of these never reaches a lie)."""
+OWN_ENTRIES = {"slajens": 12}
+"""Fewer than the fewest entries a seat signs in such a table (measured: 13 in a
+one-round Slåjens of three; 26 or more in the others): the deviation is drawn below
+this, so that every table reaches it."""
+OWN_ENTRIES_DEFAULT = 25
+DECISIONS = {"slajens": 2}
+"""The same for the decisions a twin race is drawn at (2 or more in one round of
+Slåjens, 8 or more in the others)."""
+DECISIONS_DEFAULT = 4
 GAME_TIMEOUT_S = 240.0
 MAX_WAIT_MS = 6000
 DECIDE_MAX_MS = 12000
 """A seat that stops while it owes a decision is waited for this long (the default is
 30 minutes: a person may think); the table's own limit, within the game's time."""
+TWIN_DECIDE_MAX_MS = 30000
+"""The same at a twin table: the seat's decision waits for its second process to resume
+the copied state, which takes seconds on a loaded machine."""
 STALL_MS = 1500
 ADDRESS_TIMEOUT_S = 60.0
 TWIN_LEAD_S = 90.0
 """How long the first twin waits for the second to sign its version at most."""
+DEVIATOR_GRACE_S = 0.5
+"""Once every honest peer exited: how long the deviator may take to exit on its own."""
+POLL_S = 0.02
 
 
 class _Peer:
@@ -116,7 +145,7 @@ def _env(i: int) -> dict[str, str]:
     )
 
 
-def _common(i: int, state: Path) -> list[str]:
+def _common(i: int, state: Path, decide_max_ms: int = DECIDE_MAX_MS) -> list[str]:
     return [
         "--json",
         "--events",
@@ -133,7 +162,7 @@ def _common(i: int, state: Path) -> list[str]:
         "--decide-stall-ms",
         str(STALL_MS),
         "--decide-max-ms",
-        str(DECIDE_MAX_MS),
+        str(decide_max_ms),
         "--linger",
         "1",
     ]
@@ -199,61 +228,98 @@ def _record_file(state: Path) -> str | None:
 def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
     rng = random.Random(seed)
     game = rng.choice(GAMES)
-    seats = 4 if game == "slave" else rng.choice((3, 4))
+    seats = 4 if game == "slave" else 3
     kind = kind or rng.choice(KINDS)
+    if kind == "lie" and game in NO_LIES:
+        game = rng.choice([g for g in GAMES if g not in NO_LIES])
+        seats = 4 if game == "slave" else 3
     dev = rng.randrange(1, seats)
-    at = rng.randrange(1, 25) if kind != "twin" else rng.randrange(1, 4)
+    if kind == "twin":
+        at = rng.randrange(1, DECISIONS.get(game, DECISIONS_DEFAULT))
+    else:
+        at = rng.randrange(1, OWN_ENTRIES.get(game, OWN_ENTRIES_DEFAULT))
     report = GameReport(seed, game, seats, kind, "", "")
     opts = [f"--option={k}={v}" for k, v in OPTIONS.get(game, {}).items()]
     peers: list[_Peer] = []
     states = [tmp / f"g{seed}" / f"p{i}" for i in range(seats)]
     twin: _Peer | None = None
     try:
+        # every peer starts at once (a start-up is mostly imports); the joiners wait for
+        # the opener's address in a file (bench/adversary_join.py)
+        game_dir = tmp / f"g{seed}"
+        game_dir.mkdir(parents=True, exist_ok=True)
+        address_file = game_dir / "address"
+        go_file = game_dir / "go"
         for i in range(seats):
             if i == 0:
                 args = ["open", game, "--seats", str(seats), "--no-announce", *opts]
             else:
-                args = ["join", "--peer", address]  # noqa: F821 - set by the opener first
-            args += _common(i, states[i])
+                args = ["join"]
+            args += _common(i, states[i], TWIN_DECIDE_MAX_MS if kind == "twin" else DECIDE_MAX_MS)
             if i == dev:
-                go = str(tmp / f"g{seed}" / "go")
-                spec = json.dumps({"kind": kind, "at": at, "seed": seed, "go": go})
+                what = {"kind": kind, "at": at, "seed": seed, "go": str(go_file)}
+                spec = json.dumps({**what, "address": str(address_file)})
                 cmd = [sys.executable, "-m", "bench.adversary_peer", spec, *args]
-            else:
+            elif i == 0:
                 cmd = [sys.executable, "-m", "cli.net", *args]
+            else:
+                cmd = [sys.executable, "-m", "bench.adversary_join", str(address_file), *args]
             peers.append(_Peer(cmd, _env(i)))
-            if i == 0:
-                deadline = time.monotonic() + ADDRESS_TIMEOUT_S
-                while time.monotonic() < deadline:
-                    ev = peers[0].event("listening")
-                    if ev is not None or peers[0].proc.poll() is not None:
-                        break
-                    time.sleep(0.05)
-                if ev is None:
-                    report.outcome = "crash"
-                    report.failures.append("crashes")
-                    report.note = "the opener never listened: " + "".join(peers[0].err)[-800:]
-                    return report
-                address = ev["address"]  # noqa: F841 - read by the joiners above
-        deadline = time.monotonic() + GAME_TIMEOUT_S
         if kind == "twin":
-            twin = _start_twin(seed, peers[dev], states[dev], dev, deadline, tmp / f"g{seed}")
-            report.detail = "started" if twin is not None else "no chance"
-        codes = {i: peers[i].wait(deadline) for i in range(seats) if i != dev}
-        twin_text = ""
+            # the second twin starts with the table too (a start-up is seconds on a
+            # loaded machine, and the table waits for the seat meanwhile); it resumes the
+            # first one's copied state once the bench names the table (_start_twin)
+            spec = json.dumps(
+                {
+                    "kind": "twin-b",
+                    "at": 1,
+                    "seed": seed,
+                    "go": str(go_file),
+                    "table": str(game_dir / "twin-table"),
+                }
+            )
+            args = _common(dev, states[dev].parent / f"p{dev}-twin", TWIN_DECIDE_MAX_MS)
+            cmd = [sys.executable, "-m", "bench.adversary_peer", "twin", spec, *args]
+            twin = _Peer(cmd, _env(dev))
+        listening = time.monotonic() + ADDRESS_TIMEOUT_S
+        if not _until(lambda: peers[0].event("listening") is not None, peers[0], listening):
+            report.outcome = "crash"
+            report.failures.append("crashes")
+            report.note = "the opener never listened: " + "".join(peers[0].err)[-800:]
+            return report
+        ready = address_file.with_suffix(".part")
+        ready.write_text(peers[0].event("listening")["address"])  # type: ignore[index]
+        ready.rename(address_file)
+        deadline = time.monotonic() + GAME_TIMEOUT_S
         if twin is not None:
-            code = twin.wait(time.monotonic() + 10)
+            if not _start_twin(peers[dev], twin, states[dev], deadline, game_dir):
+                twin.kill()
+            report.detail = "started"
+        codes = {i: peers[i].wait(deadline) for i in range(seats) if i != dev}
+        # the honest peers are done, and the judge reads only them and what the deviator
+        # said it did (said before it did it): a deviator that still runs (its own record
+        # took what it signed, and it waits for a table that is over) is stopped now
+        twin_text = ""
+        for p in (peers[dev], twin):
+            if p is not None and p.wait(time.monotonic() + DEVIATOR_GRACE_S) is None:
+                p.kill()
+                p.wait(time.monotonic() + 5)
+        if twin is not None:
             tail = [line.strip()[:300] for line in twin.err if line.strip()][-3:]
-            twin_text = f"twin exit {code}: {' | '.join(tail)}"
-        peers[dev].wait(time.monotonic() + 10)
+            twin_text = f"twin exit {twin.proc.returncode}: {' | '.join(tail)}"
         ev = peers[dev].event("deviation")
         if twin is not None:
             ev = twin.event("deviation")
             report.detail = str(ev.get("detail", "")) if ev is not None else "no chance"
-            if report.detail == "other action" and peers[dev].event("twin_signed") is None:
-                # the first twin took its twin's entry before it signed its own (the
-                # node signs a decision only while it is owed): one version, no race
+            sent = all(p.event("twin_sends") for p in (peers[dev], twin))
+            if report.detail in ("other action", "same action") and not sent:
+                # a twin never signed and sent its own version (the table ended or moved
+                # on first): one version, no race
                 report.detail = "no chance"
+            elif report.detail == "other action":
+                report.detail = "raced"  # two different actions for one step
+            elif report.detail == "same action":
+                report.detail = "raced, one legal action"  # the bodies may still differ
         elif ev is not None:
             report.detail = str(ev.get("detail", "")) or "done"
         else:
@@ -270,40 +336,45 @@ def play_game(seed: int, tmp: Path, kind: str | None = None) -> GameReport:
     return report
 
 
-def _start_twin(
-    seed: int, original: _Peer, state: Path, dev: int, deadline: float, game_dir: Path
-) -> _Peer | None:
-    """The twin race: once the seat waits at its decision (``twin_ready``), copy its
-    state and resume the copy as a second process, which signs another action for that
-    step; then let the first one sign its own (see :mod:`bench.adversary_peer`)."""
+def _start_twin(original: _Peer, twin: _Peer, state: Path, deadline: float, game_dir: Path) -> bool:
+    """The twin race (see :mod:`bench.adversary_peer`): once the seat waits at its
+    decision (``twin_ready``), copy its state and let the second twin (started with the
+    table) resume the copy; it waits at the same decision; then let both sign their
+    version of that step (each freezes before sending it: ``twin_signed``), and once both
+    signed, wake both.  ``False``: the seat never got to that decision."""
     go = game_dir / "go"
     try:
-        while time.monotonic() < deadline:
-            if original.event("twin_ready") is not None:
-                break
-            if original.proc.poll() is not None:
-                return None
-            time.sleep(0.1)
-        else:
-            return None
+        if not _until(lambda: original.event("twin_ready") is not None, original, deadline):
+            return False
         rec = _record_file(state)
         if rec is None:
-            return None
-        copy = state.parent / f"p{dev}-twin"
-        shutil.copytree(state, copy)
-        table_id = Path(rec).stem
-        spec = json.dumps({"kind": "twin-b", "at": 1, "seed": seed})
-        args = ["resume", table_id, *_common(dev, copy)]
-        twin = _Peer([sys.executable, "-m", "bench.adversary_peer", "twin", spec, *args], _env(dev))
+            return False
+        shutil.copytree(state, state.parent / f"{state.name}-twin")
+        named = game_dir / "twin-table.part"
+        named.write_text(Path(rec).stem)
+        named.rename(game_dir / "twin-table")
         until = min(deadline, time.monotonic() + TWIN_LEAD_S)
-        while time.monotonic() < until and twin.proc.poll() is None:
-            if twin.event("deviation") is not None:
-                time.sleep(0.5)  # its entry is signed and on its way
-                break
-            time.sleep(0.1)
-        return twin
+        if _until(lambda: twin.event("twin_ready") is not None, twin, until):
+            go.touch()
+            both = (original, twin)
+            _until(lambda: all(p.event("twin_signed") for p in both), twin, until)
+        return True
     finally:
         go.touch()
+        for p in (original, twin):
+            if p.proc.poll() is None:
+                p.proc.send_signal(signal.SIGCONT)
+
+
+def _until(done: Any, peer: _Peer, deadline: float) -> bool:
+    """Poll ``done()`` until it holds (``True``), ``peer`` exits or ``deadline`` passes."""
+    while time.monotonic() < deadline:
+        if done():
+            return True
+        if peer.proc.poll() is not None:
+            return bool(done())
+        time.sleep(POLL_S)
+    return False
 
 
 def _judge(
@@ -365,8 +436,11 @@ def _judge(
         elif code == EXIT_ABANDONED:
             outcomes["silence"] += 1
             text = (res.get("error") or "") if res else ""
-            if f"seat {dev}" not in text and "silent" not in text:
-                report.note = f"p{i} abandoned: {text}"
+            if not re.search(rf"\bp{dev}\b", text):
+                # a live seat named absent (the silence limits are too short for the
+                # machine), or a table given up for nobody in particular
+                report.failures.append("wrong_blame")
+                report.note = f"p{i} abandoned, not for the deviator p{dev}: {text}"
             rec = _record_file(Path(p.proc.args[p.proc.args.index("--state-dir") + 1]))
             if rec is not None:
                 ver = _verify(rec)
@@ -390,7 +464,7 @@ def _judge(
     if len({n for n in names.values()}) > 1:
         report.failures.append("split")
     report.outcome = outcomes.most_common(1)[0][0] if outcomes else "none"
-    if kind == "twin" and report.detail == "other action" and report.outcome != "convicted":
+    if kind == "twin" and report.detail == "raced" and report.outcome != "convicted":
         report.failures.append("missed")  # two versions of one step, and nobody convicted
         report.note = (report.note + " twins signed two actions for one step").strip()
     if kind == "stop" and report.outcome == "convicted":
@@ -402,6 +476,7 @@ def run(games: int, seed: int, parallel: int = 1) -> dict[str, Any]:
     """``games`` deviating games, ``parallel`` tables at a time; every kind in turn, so
     that a short run still has twins among its games."""
     totals = Totals()
+    raced = Counter()
     start = time.perf_counter()
     kinds = list(KINDS)
     lock = threading.Lock()
@@ -414,6 +489,7 @@ def run(games: int, seed: int, parallel: int = 1) -> dict[str, Any]:
             if r.detail == "no chance":
                 return
             totals.add(r)
+            raced[r.kind == "twin" and r.detail.startswith("raced")] += 1
             print(
                 f"  game {i + 1}/{games}: {r.game} {r.kind} {r.detail} -> {r.outcome}"
                 f"{' FAIL ' + ','.join(r.failures) + ' ' + r.note[:300] if r.failures else ''}",
@@ -428,5 +504,7 @@ def run(games: int, seed: int, parallel: int = 1) -> dict[str, Any]:
         list(pool.map(lambda i: one(i, Path(tmp)), range(games)))
     out = _summary(totals, time.perf_counter() - start, seed, "processes", 0)
     out["twins"] = totals.deviations.get("twin", 0)
+    # twin tables where both processes signed and sent their own version of one step
+    out["twins_raced"] = raced[True]
     assert set(FAILURES) <= set(out)
     return out

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from bench import adversary
+from bench import adversary, adversary_procs
 
 
 def _table(tmp: Path, game: str, seats: int, seed: int, kind: str, **kw) -> adversary.Table:
@@ -270,3 +270,15 @@ def test_a_valid_resigned_action_is_the_deviators_move(tmp_path):
     assert table.deviation is not None and table.deviation.must_convict is False
     assert report.detail.startswith("re-signed action"), report
     assert report.outcome == "accepted_valid" and report.failures == [], report
+
+
+def test_twins_over_processes_both_sign_one_step_and_are_convicted(tmp_path):
+    """``--procs``, twins: two peer processes run one seat with the same keys and state.
+    Each signs its own version of one step (another legal action) before it can hear of
+    the other's, both versions go out, and every honest peer convicts the seat of
+    equivocation, its file verified alike by ``slaiga verify``."""
+    report = adversary_procs.play_game(5, tmp_path, "twin")
+    assert report.game == "aight-of-spaides"
+    assert report.detail == "raced", report.note  # both twins signed and sent
+    assert report.outcome == "convicted", report.note
+    assert report.failures == [], report.note
