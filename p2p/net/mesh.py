@@ -627,6 +627,13 @@ class Inbox:
         self._items.append((event, False))
         self._getters.unpark()
 
+    def drain(self, first: MeshEvent) -> list[MeshEvent]:
+        """``first`` and whatever else is queued already, in order (a batch)."""
+        batch = [first]
+        while self._items:
+            batch.append(self.receive_nowait())
+        return batch
+
     def receive_nowait(self) -> MeshEvent:
         if not self._items:
             raise trio.WouldBlock

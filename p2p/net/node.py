@@ -67,11 +67,6 @@ from p2p.table.session import (
 MESH_TIMEOUT_S = 20.0
 
 
-# ---------------------------------------------------------------------------
-# The node
-# ---------------------------------------------------------------------------
-
-
 class Node(Opening, PlayerSeat):
     """One peer's run at one table (opener, joiner or resumer)."""
 
@@ -473,12 +468,7 @@ class Node(Opening, PlayerSeat):
             if event is not None:
                 # take what is already queued too before acting again (batching); entries
                 # that arrived together have their proofs checked side by side
-                batch = [event]
-                while True:
-                    try:
-                        batch.append(mesh.inbox.receive_nowait())
-                    except trio.WouldBlock:
-                        break
+                batch = mesh.inbox.drain(event)
                 signed = [e.message for e in batch if self._entry_from_seat(e)]
                 if self._offload is not None and len(signed) > 1:  # checked side by side
                     await self._offload.prework_many(game_of(rec), signed, rec.table_id, rec.keys)
@@ -488,9 +478,8 @@ class Node(Opening, PlayerSeat):
                     await self._offer_held()
 
     async def _offer_held(self) -> None:
-        """Offer again the entries held for the step the record is at (it stopped before
-        taking them: ``Record.defer_held``), their proofs first checked side by side in
-        worker threads (p2p/net/offload.py), not on this loop."""
+        """Offer again the entries held for the record's step (``Record.defer_held``), their
+        proofs first checked side by side in worker threads (p2p/net/offload.py)."""
         rec, session = self.record, self.session
         assert rec is not None and session is not None
         while rec.defer_held and rec.held_ready() and not session.ended():
