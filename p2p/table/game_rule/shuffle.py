@@ -240,7 +240,8 @@ def _make(
     forged = rule._cheat("shuffle", inputs, out, proof)
     if forged is not None:
         return forged
-    return ShuffleBody(encode_pile(out), proof.encode())
+    statement = ShuffleStatement(inputs, tuple(out), rule.joint, proof, rule._ctx(mine.seat))
+    return rule._keep_own(ShuffleBody(encode_pile(out), proof.encode()), statement)
 
 
 def _premake(
@@ -282,6 +283,9 @@ def _parse(
     background or in a batch, unless a job of :meth:`GameRule.prework` checked this
     very statement already."""
     assert rule.joint is not None
+    own = rule._own_parsed(seat, b)
+    if own is not None and own.inputs == inputs:
+        return own  # the shuffle we just made: not decoded again
     ctx = rule._ctx(seat)
     ahead = rule._ahead.pop((SHUFFLE_KIND, seat, rule.step_no), None)
     if ahead is not None:
