@@ -254,6 +254,12 @@ class GameRule:
         """Our own entry as we just made it: (step, the body object, its parsed value), so
         signing it does not decode again what we computed ourselves (a shuffle is some
         265 point validations: :meth:`_own_parsed`)."""
+        self._spare: tuple[int, Any] | None = None
+        """(card count, future) of our next shuffle's pile-independent half, prepared in
+        the background while a deal is played, before its step is known
+        (:func:`p2p.table.game_rule.shuffle.prepare_spare`)."""
+        self._shuffled: int | None = None
+        """How many cards our latest shuffle round shuffled (the next one's likely size)."""
         self._checked_ahead: list[ShuffleStatement] = []
         """Shuffle statements of this round already verified ahead (not batched again)."""
         self.background: Executor | None = None
@@ -585,6 +591,7 @@ class GameRule:
                 raise LocalProtocolError(f"{self.engine.NAME}: nobody to move")
             acts = yield Need(ACTION_KIND, movers, self._check_action, "deciding")
             acted_at = self.step_no - 1  # the record step that holds these actions
+            shuffle.prepare_spare(self)  # the next deal's, while this one is played
             for s in movers:
                 if s not in acts:
                     continue
