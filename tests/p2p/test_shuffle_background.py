@@ -24,6 +24,7 @@ from engine.players import BotPlayer
 from p2p.errors import CheatDetected, InvalidMove
 from p2p.table import local_table
 from p2p.table.game_rule import SHUFFLE_KIND, ShuffleBody, TokensBody
+from p2p.table.game_rule.shuffle import SPARE_AFTER_ACTIONS
 from p2p.table.seat import game_of
 from p2p.wire import Entry, decode_body
 
@@ -276,10 +277,15 @@ def test_the_next_deals_shuffle_is_prepared_while_this_deal_is_played():
     end = max(i for i in range(action) if log[i][0] == "entry") + 1
     window = [e for e in log[start:end] if e[0] == "submit" and e[1] == "prepare_shuffle"]
     assert window == []
-    # every seat's spare (no context: the step was not known) was made during deal 1
-    spares = [e for e in log[:start] if e[:2] == ("submit", "prepare_shuffle") and e[2][2] is None]
+    # every seat's spare (no context: the step was not known) was made during deal 1,
+    # not as its first decision came (after the first action, not before the second)
+    spares = [i for i, e in enumerate(log[:start]) if e[:2] == ("submit", "prepare_shuffle")]
+    spares = [i for i in spares if log[i][2][2] is None]
     assert len(spares) == SEATS
-    assert all(e[2][0] == CARDS for e in spares)
+    assert all(log[i][2][0] == CARDS for i in spares)
+    actions = [i for i, e in enumerate(log) if e[:2] == ("entry", "action")]
+    assert all(actions[0] < i < actions[SPARE_AFTER_ACTIONS - 1] + 1 for i in spares)
+    assert not any(actions[0] > i for i in spares)
 
 
 def test_the_shuffle_before_ours_is_checked_once_ours_is_made(monkeypatch):

@@ -260,6 +260,8 @@ class GameRule:
         (:func:`p2p.table.game_rule.shuffle.prepare_spare`)."""
         self._shuffled: int | None = None
         """How many cards our latest shuffle round shuffled (the next one's likely size)."""
+        self._actions_since_shuffle = 0
+        """Action rounds folded since that round."""
         self._checked_ahead: list[ShuffleStatement] = []
         """Shuffle statements of this round already verified ahead (not batched again)."""
         self.background: Executor | None = None

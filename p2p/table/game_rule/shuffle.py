@@ -122,6 +122,7 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
     if prepared is not None:
         prepared.cancel()  # unused (we left, or our turn came at another step)
     rule._shuffled = len(hs)
+    rule._actions_since_shuffle = 0
     left = [p for p in pending if not any(p.statement is v for v in rule._checked_ahead)]
     rule.proofs_checked += len(pending) - len(left)  # checked ahead
     rule._checked_ahead.clear()
@@ -173,14 +174,24 @@ def _start_prepare(rule: GameRule, n: int) -> Future[PreparedShuffle] | None:
     return rule.background.submit(prepare_shuffle, n, joint, rule._ctx(mine.seat, step))
 
 
+SPARE_AFTER_ACTIONS = 2
+"""The action round of a deal after which our next shuffle's half is prepared: not the
+first, whose fold comes as the table's first decision is owed, and the work would take
+cores from the seats still folding the deal then."""
+
+
 def prepare_spare(rule: GameRule) -> None:
-    """Once a deal is being played (an action is in), start preparing our next shuffle's
-    pile-independent half in the background, for as many cards as our latest round
-    shuffled, with no context yet (its step is not known): the next deal's round then
-    finds it done (:func:`_start_prepare`).  Its nonces answer one challenge only, like
-    any prepared shuffle's; one that is never used is dropped, never sent."""
+    """Once a deal is being played (its :data:`SPARE_AFTER_ACTIONS`-th action round is
+    in), start preparing our next shuffle's pile-independent half in the background, for
+    as many cards as our latest round shuffled, with no context yet (its step is not
+    known): the next deal's round then finds it done (:func:`_start_prepare`).  Its
+    nonces answer one challenge only, like any prepared shuffle's; one that is never used
+    is dropped, never sent."""
     mine, joint, n = rule.mine, rule.joint, rule._shuffled
     if rule.background is None or mine is None or joint is None or n is None:
+        return
+    rule._actions_since_shuffle += 1
+    if rule._actions_since_shuffle < SPARE_AFTER_ACTIONS:
         return
     if rule._spare is not None or mine.seat in rule.gone:
         return
