@@ -113,8 +113,6 @@ def _play(table, backgrounds, drain: bool, tamper_first: bool = False, max_entri
                 pile[0], pile[1] = pile[1], pile[0]
                 body = ShuffleBody(encode_pile(pile), body.proof)
             offer = d.sign(body)
-            if drain:  # what folding our own entry submitted (a check that waited for it)
-                backgrounds[d.slot].drain()
             table.cheats.extend(offer.cheats)
             signed = offer.accepted[0].signed
             step = decode_body(signed.entry, Entry).step
@@ -286,53 +284,3 @@ def test_the_next_deals_shuffle_is_prepared_while_this_deal_is_played():
     actions = [i for i, e in enumerate(log) if e[:2] == ("entry", "action")]
     assert all(actions[0] < i < actions[SPARE_AFTER_ACTIONS - 1] + 1 for i in spares)
     assert not any(actions[0] > i for i in spares)
-
-
-def test_the_shuffle_before_ours_is_checked_once_ours_is_made(monkeypatch):
-    """A seat whose shuffle is next (and not the round's last) makes it before it starts
-    checking the one it shuffles on, so the check does not take cores from the shuffle
-    the table waits for; the round's last shuffler checks beside making its own."""
-    from p2p.table.game_rule import shuffle as shuffle_rule
-
-    table = local_table.new_table(GAME, SEATS, OPTIONS)
-    log: list = []
-
-    class Logged(Inline):
-        def __init__(self, seat: int) -> None:
-            super().__init__(log)
-            self.seat = seat
-
-        def submit(self, fn, /, *args, **kwargs):  # noqa: ANN001, ANN201
-            if fn.__name__ == "_check_alone":
-                log.append(("check", self.seat, args[0].context.seat))
-            return super().submit(fn, *args, **kwargs)
-
-    make = shuffle_rule._make
-
-    def logged_make(rule, *args, **kwargs):  # noqa: ANN001, ANN202
-        log.append(("make", rule.mine.seat, None))
-        return make(rule, *args, **kwargs)
-
-    monkeypatch.setattr(shuffle_rule, "_make", logged_make)
-
-    def on_entry(t) -> None:  # noqa: ANN001
-        for d in t.drivers:
-            rule = game_of(d.record)
-            if rule is not None and rule.background is None and rule.mine is not None:
-                rule.background = Logged(rule.mine.seat)
-
-    local_table.run(table, on_entry=on_entry)
-    _finished(table)
-    last = SEATS - 1
-    for m in range(1, last + 1):
-        made = log.index(("make", m, None))
-        checked = log.index(("check", m, m - 1))
-        if m < last:
-            assert checked > made  # after ours
-        else:
-            assert checked < made  # the last shuffler: beside its own
-    # every seat checked every other's shuffle but the round's last in the background
-    for m in range(SEATS):
-        assert sorted(s for what, seat, s in log if what == "check" and seat == m) == [
-            s for s in range(last) if s != m
-        ]

@@ -14,9 +14,7 @@ peer), the work is spread over the time the seats wait for each other:
   when it is finished), so that none of it is left between the deal's last action
   and the next deal's first decision;
 * each shuffle but the round's last is checked in the background as it arrives,
-  while the later seats shuffle; but the shuffle just before ours (unless ours is the
-  round's last) once ours is made, so that the check does not compete for the cores
-  with the shuffle the table waits for (:func:`_ours_next`);
+  while the later seats shuffle;
 * the round's last shuffle is checked ahead (a prework job), after waiting for the
   earlier checks; an earlier check not yet started by then is done in the same batch
   (``crypto.shuffle_proof_tw_batch``) as the last one.
@@ -84,7 +82,6 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         return None, None
     prepared = _start_prepare(rule, len(hs))
     pending: list[_Pending] = []
-    deferred: list[int] = []  # indices in pending: checked once our own shuffle is in
     for s in range(rule.n):
         if s in rule.gone:
             continue  # a seat that is gone shuffles no more
@@ -101,18 +98,13 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
             pre=lambda seat, b, inputs=inputs, last=last: _pre(rule, seat, inputs, b, last),
             premake=lambda inputs=inputs, last=last: _premake(rule, inputs, last or (), prepared),
         )
-        if rule.mine is not None and s == rule.mine.seat and deferred:
-            _submit_deferred(rule, pending, deferred)  # our shuffle is in (or we left)
         if s not in out:
             continue  # it left while we waited for its shuffle
         statement = out[s]
         if not rule._trusted(s) and not any(statement is v for v in rule._checked_ahead):
             check = None
             if rule.background is not None and s != _last_seat(rule):
-                if _ours_next(rule, s):
-                    deferred.append(len(pending))
-                else:
-                    check = rule.background.submit(_check_alone, statement)
+                check = rule.background.submit(_check_alone, statement)
             pending.append(_Pending(statement, check))
         for h, ct in zip(hs, statement.outputs, strict=True):
             rule.cts[h] = ct
@@ -132,28 +124,6 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
 
 def _last_seat(rule: GameRule) -> int:
     return max(s for s in range(rule.n) if s not in rule.gone)
-
-
-def _ours_next(rule: GameRule, s: int) -> bool:
-    """Is the shuffle after seat ``s``'s ours, and not the round's last?  Then the check
-    of ``s``'s shuffle waits until ours is made: started at once, it would only compete
-    for the machine's cores with the shuffle everybody now waits for (ours), and there
-    are later shuffles to overlap it with.  The round's last shuffler checks the
-    earlier ones beside making its own, as it must wait for both before it sends."""
-    mine = rule.mine
-    if mine is None or mine.seat in rule.gone or mine.seat == _last_seat(rule):
-        return False
-    after = [t for t in range(s + 1, rule.n) if t not in rule.gone]
-    return bool(after) and after[0] == mine.seat
-
-
-def _submit_deferred(rule: GameRule, pending: list[_Pending], deferred: list[int]) -> None:
-    """Start the background checks that waited for our own shuffle."""
-    assert rule.background is not None
-    for i in deferred:
-        statement = pending[i].statement
-        pending[i] = _Pending(statement, rule.background.submit(_check_alone, statement))
-    deferred.clear()
 
 
 def _start_prepare(rule: GameRule, n: int) -> Future[PreparedShuffle] | None:
