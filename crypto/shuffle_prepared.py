@@ -32,6 +32,16 @@ they are hedged (:mod:`crypto.nonces`) on the context (table, game, step, seat),
 the joint key, the card count and fresh randomness, and the nonces also on the
 witness; a repeated ``insecure_test_seed`` (tests only) repeats them only for the
 same context, where the step is never shuffled twice.
+
+**Prepared before the step is known.**  Nothing of the prepared half depends on the
+context either: the context is hashed into the challenges only, by
+:func:`finish_shuffle`, after every commitment is fixed, exactly as when it is known
+from the start (the Fiat-Shamir challenge still binds the whole statement: context,
+key, both piles and every commitment).  So a seat may prepare its *next* deal's
+shuffle while the current deal is played, before that shuffle's step is known:
+:func:`prepare_shuffle` with ``context=None`` (its nonces are then hedged on the key,
+the card count and fresh randomness), and :func:`finish_shuffle` given the context.
+Its nonces still answer one challenge only (the one use above).
 """
 
 from __future__ import annotations
@@ -56,6 +66,7 @@ from crypto.transcript import Context
 
 _WITNESS_LABEL = "shuffle.prepared.witness"
 _NONCE_LABEL = "tw-prover.prepared"
+_UNKNOWN_STEP = b"slaiga/v1/shuffle.prepared/step-not-known-yet"
 
 
 @dataclass(slots=True)
@@ -65,7 +76,9 @@ class PreparedShuffle:
 
     size: int
     joint_key: Point
-    context: Context
+    context: Context | None
+    """The step's context, or ``None``: prepared before the step was known (given to
+    :func:`finish_shuffle`)."""
     witness: ShuffleWitness
     masks: tuple[tuple[Point, Point], ...]
     """``(rho_i G, rho_i PK)`` for output position ``i``."""
@@ -93,17 +106,19 @@ class PreparedShuffle:
 def prepare_shuffle(
     n: int,
     joint_key: Point,
-    context: Context,
+    context: Context | None,
     *,
     insecure_test_seed: bytes | None = None,
 ) -> PreparedShuffle:
     """The pile-independent half of a shuffle of ``n`` cards under ``joint_key``:
-    ``2N`` variable-base and ``2N + 3`` fixed-base multiplications."""
+    ``2N`` variable-base and ``2N + 3`` fixed-base multiplications.  ``context=None``:
+    for a step not known yet (see the module docstring)."""
     if type(n) is not int or not 0 < n <= MAX_CARDS:
         raise DeckMismatch(f"shuffle size {n} outside 1..{MAX_CARDS}")
-    if not isinstance(joint_key, Point) or not isinstance(context, Context):
-        raise InvalidEncoding("prepare_shuffle needs a Point joint key and a Context")
-    public = (context.encode(), joint_key.data, n.to_bytes(2, "little"))
+    if not isinstance(joint_key, Point) or not (context is None or isinstance(context, Context)):
+        raise InvalidEncoding("prepare_shuffle needs a Point joint key and a Context or None")
+    where = context.encode() if context is not None else _UNKNOWN_STEP
+    public = (where, joint_key.data, n.to_bytes(2, "little"))
     witness = random_witness(
         n, NonceStream(_WITNESS_LABEL, public=public, insecure_test_seed=insecure_test_seed)
     )
@@ -133,14 +148,24 @@ def prepare_shuffle(
 
 
 def finish_shuffle(
-    prepared: PreparedShuffle, inputs: Sequence[Ciphertext]
+    prepared: PreparedShuffle,
+    inputs: Sequence[Ciphertext],
+    context: Context | None = None,
 ) -> tuple[tuple[Ciphertext, ...], TWCommitmentProof]:
     """The shuffled pile and its proof: ``4N`` variable-base and ``2N + 1`` fixed-base
-    multiplications.  Consumes ``prepared`` (a second call raises)."""
+    multiplications.  Consumes ``prepared`` (a second call raises).  ``context``: the
+    step's, required if ``prepared`` was made without one, else it must be the same."""
     n = prepared.size
     inputs = tuple(inputs)
     if len(inputs) != n:
         raise DeckMismatch(f"prepared for {n} cards, the pile has {len(inputs)}")
+    if context is not None and not isinstance(context, Context):
+        raise InvalidEncoding("finish_shuffle needs a Context")
+    if prepared.context is not None and context is not None and context != prepared.context:
+        raise InvalidEncoding("the shuffle was prepared for another step")
+    ctx = context if context is not None else prepared.context
+    if ctx is None:
+        raise InvalidEncoding("a shuffle prepared before its step needs the step's context")
     for i, ct in enumerate(inputs):
         if not isinstance(ct, Ciphertext):
             raise InvalidEncoding(f"input card {i} is not a Ciphertext")
@@ -152,7 +177,7 @@ def finish_shuffle(
     )
     h, _ = generators(n)
     c = prepared.permutation_commitments
-    tr = _statement_transcript(prepared.context, pk, inputs, outputs, c)
+    tr = _statement_transcript(ctx, pk, inputs, outputs, c)
     u = tr.challenges("u", n)
     u_perm = [u[j] for j in perm]
     r_hat = prepared.r_hat

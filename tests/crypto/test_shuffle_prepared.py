@@ -114,3 +114,62 @@ def test_the_witness_is_bound_to_the_context_even_under_a_repeated_seed():
         assert other.w_prime[0] != same[0].w_prime[0]
     fresh = [prepare_shuffle(8, t.joint_key, CTX) for _ in range(2)]
     assert fresh[0].witness.rerandomisers != fresh[1].witness.rerandomisers
+
+
+def _spare(n: int, ctx: Context = CTX):
+    """A shuffle prepared before its step was known (no context), finished under ``ctx``."""
+    t = make_table(n)
+    prep = prepare_shuffle(n, t.joint_key, None)
+    assert prep.context is None
+    out, proof = finish_shuffle(prep, t.deck, ctx)
+    return t, prep, tb.ShuffleStatement(t.deck, out, t.joint_key, proof, ctx)
+
+
+def test_a_shuffle_prepared_before_its_step_is_bound_to_the_context_it_is_finished_in():
+    """The context is hashed into the challenges when the shuffle is finished: the proof
+    verifies under that context (alone and in a batch) and fails under every other."""
+    t, prep, st = _spare(5)
+    assert prep.used
+    tb.verify_shuffles_batch([st])
+    assert Counter(decrypt(t, ct).data for ct in st.outputs) == Counter(c.data for c in t.cards)
+    for ctx in other_contexts(CTX):
+        with pytest.raises(InvalidProof):
+            tb.verify_shuffles_batch([dataclasses.replace(st, context=ctx)])
+        with pytest.raises(InvalidProof):
+            tb.verify_shuffles_batch([st, dataclasses.replace(st, context=ctx)])
+
+
+def test_tampering_with_each_field_of_a_spare_shuffles_proof_is_rejected():
+    _, _, st = _spare(4)
+    for name in [f.name for f in dataclasses.fields(tb.TWCommitmentProof)]:
+        for value in _tampered_values(getattr(st.proof, name)):
+            bad = dataclasses.replace(st, proof=dataclasses.replace(st.proof, **{name: value}))
+            with pytest.raises(InvalidProof):
+                tb.verify_shuffles_batch([bad])
+
+
+def test_a_spare_costs_the_same_and_its_context_must_be_given_and_right():
+    n = 6
+    t = make_table(n)
+    COUNTERS.reset()
+    prep = prepare_shuffle(n, t.joint_key, None)
+    assert (COUNTERS.mul, COUNTERS.base_mul) == (2 * n, 2 * n + 3)
+    with pytest.raises(InvalidEncoding, match="context"):
+        finish_shuffle(prep, t.deck)  # no context at either end
+    with pytest.raises(InvalidEncoding):
+        finish_shuffle(prep, t.deck, "not a context")
+    assert not prep.used
+    bound = prepare_shuffle(n, t.joint_key, CTX)
+    with pytest.raises(InvalidEncoding, match="another step"):
+        finish_shuffle(bound, t.deck, other_contexts(CTX)[2])
+    assert not bound.used
+    finish_shuffle(bound, t.deck, CTX)  # the very context it was prepared for
+    COUNTERS.reset()
+    finish_shuffle(prep, t.deck, CTX)
+    assert (COUNTERS.mul, COUNTERS.base_mul, COUNTERS.decode) == (4 * n + 1, 2 * n + 1, 0)
+    with pytest.raises(InvalidEncoding, match="once"):
+        finish_shuffle(prep, t.deck, CTX)
+    # two spares for the same key and size (no context to tell them apart) never share
+    # a witness: fresh randomness each
+    fresh = [prepare_shuffle(n, t.joint_key, None) for _ in range(2)]
+    assert fresh[0].witness.rerandomisers != fresh[1].witness.rerandomisers

@@ -21,6 +21,7 @@ from engine import registry
 from p2p.errors import InvalidMove
 from p2p.table import local_table
 from p2p.table.game_rule import SHUFFLE_KIND, ShuffleBody, TokensBody
+from p2p.table.game_rule.shuffle import SPARE_AFTER_ACTIONS
 from p2p.table.seat import game_of
 from tests.p2p._by_hand import bot_body, offer, produce, run_job, sign, swapped
 
@@ -130,15 +131,18 @@ def test_background_work_leaves_only_the_pile_dependent_half_and_the_last_check(
     _finished(table)
     n = CARDS
     # every seat prepared its shuffle in the background (2N multiplications), and checked
-    # each shuffle of the others but the round's last one there (8N + 7 each, alone)
+    # each shuffle of the others but the round's last one there (8N + 7 each, alone);
+    # once the deal was played it prepared a spare for a next deal (2N, prepare_spare),
+    # which a match of one deal never uses
     for bg in backgrounds.values():
-        assert bg.ran["prepare_shuffle"] == 1
+        assert bg.ran["prepare_shuffle"] == 2
     checks = sorted(bg.ran["_check_alone"] for bg in backgrounds.values())
     assert checks == [2, 2, 2, 3]  # the last shuffler checks all three others there
     # (the first shuffle's input is the public deck, every card masked by G: its N input
     # first halves are one point, so its check costs N - 1 fewer)
     first, later = 7 * n + 8, 8 * n + 7
-    assert sum(bg.muls for bg in backgrounds.values()) == SEATS * 2 * n + 3 * first + 6 * later
+    prepared = SEATS * 2 * (2 * n)
+    assert sum(bg.muls for bg in backgrounds.values()) == prepared + 3 * first + 6 * later
     # when the pile comes in, only the pile-dependent half is left: 4N + 1 a shuffle
     assert muls["premake"] == SEATS * (4 * n + 1)
     assert muls["produce"] == 0
@@ -199,3 +203,55 @@ def test_a_game_with_background_threads_agrees():
         for pool in pools.values():
             pool.shutdown(wait=True)
     _finished(table)
+
+
+class Inline(Executor):
+    """A background executor that runs what is submitted at once, and logs it."""
+
+    def __init__(self, log: list) -> None:
+        self.log = log
+
+    def submit(self, fn, /, *args, **kwargs):  # noqa: ANN001, ANN201
+        self.log.append(("submit", fn.__name__, args))
+        future: Future = Future()
+        future.set_running_or_notify_cancel()
+        future.set_result(fn(*args, **kwargs))
+        return future
+
+
+def test_the_next_deals_shuffle_is_prepared_while_this_deal_is_played():
+    """Between a deal's last action and the next deal's first decision, no seat computes
+    its shuffle's pile-independent half: each prepared it (for a step not known yet)
+    while the deal was played, and the next deal's round finishes that one."""
+    table = local_table.new_table(GAME, SEATS, {"games": 2})
+    log: list = []
+
+    def on_entry(t) -> None:  # noqa: ANN001
+        for d in t.drivers:
+            rule = game_of(d.record)
+            if rule is not None and rule.background is None:
+                rule.background = Inline(log)
+        log.append(("entry", decode_body(t.log[-1].entry, Entry).body.TAG, None))
+
+    local_table.run(table, on_entry=on_entry)
+    _finished(table)
+    kinds = [k for what, k, _ in log if what == "entry"]
+    assert kinds.count(SHUFFLE_KIND) == 2 * SEATS
+    # the window of the second deal: from the last action before its first shuffle to
+    # the entry after which its first decision is owed (the entry before the next action;
+    # what the fold of that action submits, the spare for a third deal, is after it)
+    first_shuffle_2 = [i for i, e in enumerate(log) if e[:2] == ("entry", SHUFFLE_KIND)][SEATS]
+    start = max(i for i in range(first_shuffle_2) if log[i][:2] == ("entry", "action"))
+    action = min(i for i in range(first_shuffle_2, len(log)) if log[i][:2] == ("entry", "action"))
+    end = max(i for i in range(action) if log[i][0] == "entry") + 1
+    window = [e for e in log[start:end] if e[0] == "submit" and e[1] == "prepare_shuffle"]
+    assert window == []
+    # every seat's spare (no context: the step was not known) was made during deal 1,
+    # not as its first decision came (after the first action, not before the second)
+    spares = [i for i, e in enumerate(log[:start]) if e[:2] == ("submit", "prepare_shuffle")]
+    spares = [i for i in spares if log[i][2][2] is None]
+    assert len(spares) == SEATS
+    assert all(log[i][2][0] == CARDS for i in spares)
+    actions = [i for i, e in enumerate(log) if e[:2] == ("entry", "action")]
+    assert all(actions[0] < i < actions[SPARE_AFTER_ACTIONS - 1] + 1 for i in spares)
+    assert not any(actions[0] > i for i in spares)

@@ -250,6 +250,18 @@ class GameRule:
         :meth:`prework`: the body, what its check depended on, and the parsed value."""
         self._made: dict[int, tuple[Any, ...]] = {}
         """step -> our own shuffle or gift made ahead by a job of :meth:`premake`."""
+        self._own: tuple[int, Body, Any] | None = None
+        """Our own entry as we just made it: (step, the body object, its parsed value), so
+        signing it does not decode again what we computed ourselves (a shuffle is some
+        265 point validations: :meth:`_own_parsed`)."""
+        self._spare: tuple[int, Any] | None = None
+        """(card count, future) of our next shuffle's pile-independent half, prepared in
+        the background while a deal is played, before its step is known
+        (:func:`p2p.table.game_rule.shuffle.prepare_spare`)."""
+        self._shuffled: int | None = None
+        """How many cards our latest shuffle round shuffled (the next one's likely size)."""
+        self._actions_since_shuffle = 0
+        """Action rounds folded since that round."""
         self._checked_ahead: list[ShuffleStatement] = []
         """Shuffle statements of this round already verified ahead (not batched again)."""
         self.background: Executor | None = None
@@ -528,6 +540,24 @@ class GameRule:
     def _for_me(self, seats: Sequence[int], make: Callable[[], Body]) -> Callable[[], Body] | None:
         return make if self.mine is not None and self.mine.seat in seats else None
 
+    def _keep_own(self, body_: Body, parsed: Any) -> Body:
+        """Remember our entry ``body_`` for this step with its value (see :meth:`_own_parsed`)."""
+        self._own = (self.step_no, body_, parsed)
+        return body_
+
+    def _own_parsed(self, seat: int, body_: Body) -> Any | None:
+        """The value of our own entry if ``body_`` is the very object we made for this
+        step (what :meth:`p2p.record.chain.Record.sign` passes on): its points are ours,
+        made from validated inputs, so they are not decoded and validated again.  Any
+        other body (read back from our file, a copy, one a test cheater forged) is
+        decoded as a peer's would be.  ``None``: not ours."""
+        if not self._trusted(seat):
+            return None
+        own, self._own = self._own, None
+        if own is None or own[0] != self.step_no or own[1] is not body_:
+            return None
+        return own[2]
+
     def _trusted(self, seat: int) -> bool:
         """Our own entries: we made them, so their proofs are not checked again."""
         return self.mine is not None and seat == self.mine.seat
@@ -563,6 +593,7 @@ class GameRule:
                 raise LocalProtocolError(f"{self.engine.NAME}: nobody to move")
             acts = yield Need(ACTION_KIND, movers, self._check_action, "deciding")
             acted_at = self.step_no - 1  # the record step that holds these actions
+            shuffle.prepare_spare(self)  # the next deal's, while this one is played
             for s in movers:
                 if s not in acts:
                     continue

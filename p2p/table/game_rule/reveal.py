@@ -177,7 +177,7 @@ def _make_tokens(rule: GameRule, hs: Sequence[int]) -> Body:
     forged = rule._cheat("tokens", hs, tokens, proof)
     if forged is not None:
         return forged
-    return TokensBody(b"".join(t.data for t in tokens), proof.encode())
+    return rule._keep_own(TokensBody(b"".join(t.data for t in tokens), proof.encode()), tokens)
 
 
 def _premake_tokens(rule: GameRule, hs: Sequence[int]) -> Job:
@@ -200,6 +200,9 @@ def _premake_tokens(rule: GameRule, hs: Sequence[int]) -> Job:
 
 
 def _check_tokens(rule: GameRule, seat: int, hs: Sequence[int], b: TokensBody) -> list[Point]:
+    own = rule._own_parsed(seat, b)
+    if own is not None and len(own) == len(hs):
+        return list(own)  # the tokens we just made: not decoded again
     cts = [rule.cts[h] for h in hs]
     ahead = rule._ahead.pop((TOKENS_KIND, seat, rule.step_no), None)
     if ahead is not None:

@@ -5,10 +5,14 @@ Each seat shuffles the previous output at once.  With a background executor
 (:attr:`GameRule.background`, which :mod:`p2p.net.offload` gives the rule of a live
 peer), the work is spread over the time the seats wait for each other:
 
-* when the round starts, our own shuffle's pile-independent half (the re-masking
-  terms and the proof's commitments that do not depend on the pile, see
-  :mod:`crypto.shuffle_prepared`) is computed in the background, so only the
-  pile-dependent half is left when the previous pile comes in;
+* our own shuffle's pile-independent half (the re-masking terms and the proof's
+  commitments that do not depend on the pile, see :mod:`crypto.shuffle_prepared`) is
+  computed in the background, so only the pile-dependent half is left when the
+  previous pile comes in: for the first round when it starts (it needs the joint key),
+  for a later one (the next deal's) as soon as an action of the current deal is in
+  (:func:`prepare_spare`: before that shuffle's step is known, so the context is given
+  when it is finished), so that none of it is left between the deal's last action
+  and the next deal's first decision;
 * each shuffle but the round's last is checked in the background as it arrives,
   while the later seats shuffle;
 * the round's last shuffle is checked ahead (a prework job), after waiting for the
@@ -109,6 +113,8 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
                 rule.mine.known.pop(h, None)
     if prepared is not None:
         prepared.cancel()  # unused (we left, or our turn came at another step)
+    rule._shuffled = len(hs)
+    rule._actions_since_shuffle = 0
     left = [p for p in pending if not any(p.statement is v for v in rule._checked_ahead)]
     rule.proofs_checked += len(pending) - len(left)  # checked ahead
     rule._checked_ahead.clear()
@@ -121,13 +127,45 @@ def _last_seat(rule: GameRule) -> int:
 
 
 def _start_prepare(rule: GameRule, n: int) -> Future[PreparedShuffle] | None:
-    """Our shuffle's pile-independent half, computed in the background from now on, for
-    the step our turn comes at if nobody leaves before it."""
+    """Our shuffle's pile-independent half: the spare one prepared while the last deal
+    was played if it is for ``n`` cards, else computed in the background from now on,
+    for the step our turn comes at if nobody leaves before it."""
     mine, joint = rule.mine, rule.joint
+    spare, rule._spare = rule._spare, None
     if rule.background is None or mine is None or joint is None or mine.seat in rule.gone:
+        if spare is not None:
+            spare[1].cancel()
         return None
+    if spare is not None:
+        if spare[0] == n:
+            return spare[1]
+        spare[1].cancel()  # a round of another size: its work is dropped
     step = rule.step_no + sum(1 for s in range(mine.seat) if s not in rule.gone)
     return rule.background.submit(prepare_shuffle, n, joint, rule._ctx(mine.seat, step))
+
+
+SPARE_AFTER_ACTIONS = 2
+"""The action round of a deal after which our next shuffle's half is prepared: not the
+first, whose fold comes as the table's first decision is owed, and the work would take
+cores from the seats still folding the deal then."""
+
+
+def prepare_spare(rule: GameRule) -> None:
+    """Once a deal is being played (its :data:`SPARE_AFTER_ACTIONS`-th action round is
+    in), start preparing our next shuffle's pile-independent half in the background, for
+    as many cards as our latest round shuffled, with no context yet (its step is not
+    known): the next deal's round then finds it done (:func:`_start_prepare`).  Its
+    nonces answer one challenge only, like any prepared shuffle's; one that is never used
+    is dropped, never sent."""
+    mine, joint, n = rule.mine, rule.joint, rule._shuffled
+    if rule.background is None or mine is None or joint is None or n is None:
+        return
+    rule._actions_since_shuffle += 1
+    if rule._actions_since_shuffle < SPARE_AFTER_ACTIONS:
+        return
+    if rule._spare is not None or mine.seat in rule.gone:
+        return
+    rule._spare = (n, rule.background.submit(prepare_shuffle, n, joint, None))
 
 
 def _check_alone(statement: ShuffleStatement) -> None:
@@ -187,10 +225,10 @@ def _shuffle_and_prove(
     """Permute and re-mask ``inputs``, and prove it (pure: may run in a worker thread):
     the pile-dependent half only when ``prepared`` holds the rest for this very context
     and key, and was not used before (its nonces answer one challenge only)."""
-    fits = prepared is not None and prepared.context == ctx and prepared.joint_key == joint
+    fits = prepared is not None and prepared.context in (None, ctx) and prepared.joint_key == joint
     if fits and not prepared.used and prepared.size == len(inputs):  # type: ignore[union-attr]
         try:
-            return finish_shuffle(prepared, inputs)  # type: ignore[arg-type]
+            return finish_shuffle(prepared, inputs, ctx)  # type: ignore[arg-type]
         except CryptoError:
             pass  # used meanwhile by another thread: a fresh shuffle
     out, witness = shuffle_deck(inputs, joint)
@@ -240,7 +278,8 @@ def _make(
     forged = rule._cheat("shuffle", inputs, out, proof)
     if forged is not None:
         return forged
-    return ShuffleBody(encode_pile(out), proof.encode())
+    statement = ShuffleStatement(inputs, tuple(out), rule.joint, proof, rule._ctx(mine.seat))
+    return rule._keep_own(ShuffleBody(encode_pile(out), proof.encode()), statement)
 
 
 def _premake(
@@ -282,6 +321,9 @@ def _parse(
     background or in a batch, unless a job of :meth:`GameRule.prework` checked this
     very statement already."""
     assert rule.joint is not None
+    own = rule._own_parsed(seat, b)
+    if own is not None and own.inputs == inputs:
+        return own  # the shuffle we just made: not decoded again
     ctx = rule._ctx(seat)
     ahead = rule._ahead.pop((SHUFFLE_KIND, seat, rule.step_no), None)
     if ahead is not None:
