@@ -23,6 +23,7 @@ from p2p.table import local_table
 from p2p.table.game_rule import SHUFFLE_KIND, ShuffleBody, TokensBody
 from p2p.table.game_rule.shuffle import SPARE_AFTER_ACTIONS
 from p2p.table.seat import game_of
+from p2p.wire import Entry, decode_body
 from tests.p2p._by_hand import bot_body, offer, produce, run_job, sign, swapped
 
 GAME, SEATS, OPTIONS, CARDS = "slave", 4, {"games": 1}, 52
