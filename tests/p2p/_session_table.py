@@ -14,6 +14,8 @@ from __future__ import annotations
 
 import random
 import secrets
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -219,3 +221,13 @@ class SessionTable(InMemoryTable):
 
     def close(self) -> None:
         self.store.close()
+
+
+@contextmanager
+def session_table(tmp: Path, game: str = "high-card", seats: int = 3) -> Iterator[SessionTable]:
+    """A :class:`SessionTable` whose record file is closed after use."""
+    t = SessionTable(tmp, game, seats)
+    try:
+        yield t
+    finally:
+        t.close()

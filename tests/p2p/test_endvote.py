@@ -13,8 +13,6 @@ from __future__ import annotations
 
 import dataclasses
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -33,21 +31,11 @@ from p2p.table.endvote import check_vote, sign_vote, tally, vote_message
 from p2p.table.events import EndedByVote, NodeEvent, VoteCast, VoteRefused
 from p2p.table.seat import game_of
 from tests.p2p._node_table import node_table
-from tests.p2p._session_table import PLAYERS, InMemoryTable, SessionTable
+from tests.p2p._session_table import PLAYERS, InMemoryTable, session_table
 
 TIMEOUT_S = 30
 GONE = 2
 """The slot of the player who vanishes."""
-
-
-@contextmanager
-def _table(tmp_path: Path) -> Iterator[SessionTable]:
-    """A three-seat High Card table with the session, not a node, at slot 0."""
-    t = SessionTable(tmp_path, "high-card", 3)
-    try:
-        yield t
-    finally:
-        t.close()
 
 
 def _silence(t: InMemoryTable, slot: int = GONE) -> None:
@@ -119,7 +107,7 @@ async def test_every_other_seat_votes_and_the_table_ends_as_abandoned(
 
 def test_verify_reports_a_partial_and_an_invalid_set_as_such(tmp_path: Path) -> None:
     """Only the full set of valid votes for the record's last head ends a record."""
-    with _table(tmp_path) as t:
+    with session_table(tmp_path) as t:
         _silence(t)
         path = t.path
         assert verify_record_file(path).failure.kind == UNFINISHED
@@ -138,7 +126,7 @@ def test_verify_reports_a_partial_and_an_invalid_set_as_such(tmp_path: Path) -> 
 def test_a_voter_signs_no_further_entry(tmp_path: Path) -> None:
     """Voting is final for the voter: the vanished player comes back and the table could
     go on, but the seat that voted signs nothing more at that table."""
-    with _table(tmp_path) as t:
+    with session_table(tmp_path) as t:
         _silence(t)
         assert t.vote_end(GONE) is None
         step = t.record.step
@@ -152,7 +140,7 @@ def test_a_voter_signs_no_further_entry(tmp_path: Path) -> None:
 
 
 def test_a_vote_cannot_end_a_table_whose_absent_seat_owes_nothing(tmp_path: Path) -> None:
-    with _table(tmp_path) as t:
+    with session_table(tmp_path) as t:
         _silence(t)
         here = t.record.waiting_on()
         assert 1 not in here
@@ -180,7 +168,7 @@ def _at(t: InMemoryTable) -> tuple[int, bytes]:
 def test_every_field_of_a_vote_is_checked(tmp_path: Path) -> None:
     """A tampered vote is refused with a clear reason, never a crash; a vote convicts no
     one (nobody is blamed, nothing is counted) and the table goes on."""
-    with _table(tmp_path) as t:
+    with session_table(tmp_path) as t:
         _silence(t)
         events = t.events
         good = _vote_of(t, 1)
@@ -289,7 +277,7 @@ async def test_a_person_is_asked_and_not_voting_is_waiting(tmp_path: Path) -> No
 
 def test_a_closing_frame_is_the_last_frame(tmp_path: Path) -> None:
     """The store reads vote frames back; nothing may follow the closing frame."""
-    with _table(tmp_path) as t:
+    with session_table(tmp_path) as t:
         _silence(t)
         assert t.vote_end(GONE) is None
         t.take_vote(_vote_of(t, 1), via=1)
@@ -305,7 +293,7 @@ def test_a_closing_frame_is_the_last_frame(tmp_path: Path) -> None:
 def test_a_resumed_voter_still_voted_and_a_closed_table_is_not_resumed(tmp_path: Path) -> None:
     """Our vote is in our file before it leaves, so a restart cannot take it back (the
     resumed peer signs nothing more); a file with the closing frame is not resumed."""
-    with _table(tmp_path) as t:
+    with session_table(tmp_path) as t:
         _silence(t)
         assert t.vote_end(GONE) is None
         mine, t.session.my_vote = t.session.my_vote, None  # as after a restart

@@ -11,8 +11,6 @@ second.
 from __future__ import annotations
 
 import json
-from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
 
 import pytest
@@ -40,21 +38,11 @@ from p2p.table.results import CheatReport, TableResult
 from p2p.table.seat import game_of
 from p2p.table.silence import Stalled
 from tests.p2p._node_table import node_table
-from tests.p2p._session_table import PLAYERS, SessionTable
+from tests.p2p._session_table import PLAYERS, session_table
 from tests.p2p._tables import Table
 
 TIMEOUT_S = 30
 CHEATER = 2
-
-
-@contextmanager
-def _table(tmp_path: Path) -> Iterator[SessionTable]:
-    """A three-seat High Card table with the session, not a node, at slot 0."""
-    t = SessionTable(tmp_path, "high-card", 3)
-    try:
-        yield t
-    finally:
-        t.close()
 
 
 def test_a_held_entry_refused_at_its_step_is_kept_and_verify_names_its_author(
@@ -63,7 +51,7 @@ def test_a_held_entry_refused_at_its_step_is_kept_and_verify_names_its_author(
     """A cheater's entry for a future step is held; when its step comes the seat convicts
     the cheater, and the signed envelope is in the record file, so ``verify`` names the
     same seat (before the fix it said "Unfinished" and named no one)."""
-    with _table(tmp_path) as t:
+    with session_table(tmp_path) as t:
         t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
         rec = t.record
         assert not rec.finished and t.session.convicted is None
@@ -99,7 +87,7 @@ def test_both_versions_of_a_held_equivocation_are_kept(tmp_path: Path) -> None:
     the second is refused as equivocation.  Both go into the record file (one alone
     proves nothing), so ``verify`` names the seat even though the file stops before
     that step (before, it kept only the second: "gap", no culprit)."""
-    with _table(tmp_path) as t:
+    with session_table(tmp_path) as t:
         t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
         rec = t.record
         key = t.drivers[CHEATER].identity
@@ -125,7 +113,7 @@ def test_a_convicted_table_keeps_and_relays_no_more_evidence(tmp_path: Path) -> 
     """Once a cheat has ended the game, more bad entries from the convicted seat are
     neither written to the record file nor relayed: else a convicted seat could grow
     every peer's file and flood every link (the evidence that convicts it is kept)."""
-    with _table(tmp_path) as t:
+    with session_table(tmp_path) as t:
         t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
         rec = t.record
         key = t.drivers[CHEATER].identity
@@ -257,7 +245,7 @@ def test_a_head_claim_backed_by_a_forked_signed_entry_is_divergent(tmp_path: Pat
     """The same claim, when the claimant's record holds a signed entry that forks from
     ours (its author signed two entries for one step), is divergence, and the author
     is named."""
-    with _table(tmp_path) as t:
+    with session_table(tmp_path) as t:
         t.run_until(lambda t: all(d.record.finished for d in [t.driver, *t.drivers.values()]))
         session, rec = t.session, t.record
         assert rec.finished and session.convicted is None
