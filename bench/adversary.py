@@ -91,7 +91,7 @@ from typing import Any
 import msgpack
 
 from bench import help_text
-from bench.memo import Memo, memo, seeded
+from bench.memo import Memo, active_memo, memo, seeded
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
 from engine import registry
@@ -332,6 +332,7 @@ class Table:
         """The table's state after this turn's honest entry (:meth:`_probe`)."""
         self.spawned = 0
         self.child_files = 0
+        self.child_memo: Counter[str] = Counter()
         self.tmp_dir = ""
         self.deadline: float | None = None
         self.quota: int | None = None
@@ -633,26 +634,7 @@ class Table:
         if not self.tmp_dir:
             return
         self.circle.previous_pool()  # built once, here, not in every child
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            os.close(read_end)
-            payload: Any
-            try:
-                signal.alarm(CHILD_SECONDS)
-                payload = self._child_game(d, body, kind, seed)
-            except BaseException as exc:  # noqa: BLE001 - reported, the bench never dies
-                payload = ("error", "".join(traceback.format_exception(exc))[-1500:])
-            try:
-                data = pickle.dumps(payload)
-                with os.fdopen(write_end, "wb") as out:
-                    out.write(data)
-            finally:
-                os._exit(0)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as inp:
-            data = inp.read()
-        os.waitpid(pid, 0)
+        data = _in_child(lambda: self._child_payload(d, body, kind, seed), CHILD_SECONDS)
         self.spawned += 1
         turn = f"turn {self.turns}"
         if not data:
@@ -667,8 +649,9 @@ class Table:
             rep.note, rep.forked = payload[1], True
             self.forks.append(rep)
             return
-        reports, files, as_parent = payload
+        reports, files, as_parent, memo_used = payload
         self.child_files += files
+        self.child_memo.update(memo_used)
         for r in reports:
             self.forks.append(GameReport(**r))
         self.as_parent.extend(GameReport(**r) for r in as_parent)
@@ -689,22 +672,23 @@ class Table:
     def _probe(self, d: SeatDriver, body: Body) -> Any:
         """The table's state after the deviator's honest entry of this turn reaches every
         seat (found in a child process, so that this one has not sent it yet)."""
-        read_end, write_end = os.pipe()
-        pid = os.fork()
-        if pid == 0:
-            os.close(read_end)
-            try:
-                self._send_honest(d, body)
-                payload = pickle.dumps(None if self.verdict else self._table_state())
-                with os.fdopen(write_end, "wb") as out:
-                    out.write(payload)
-            finally:
-                os._exit(0)
-        os.close(write_end)
-        with os.fdopen(read_end, "rb") as inp:
-            data = inp.read()
-        os.waitpid(pid, 0)
-        return pickle.loads(data) if data else None
+
+        def state() -> Any:
+            self._send_honest(d, body)
+            return None if self.verdict else self._table_state()
+
+        data = _in_child(state)
+        payload = pickle.loads(data) if data else None
+        return None if isinstance(payload, tuple) else payload
+
+    def _child_payload(self, d: SeatDriver, body: Body, kind: str, seed: int) -> Any:
+        """What the child sends back: :meth:`_child_game`'s three parts, and what the memo
+        spared in the child (counted into the run's ``memo`` figures)."""
+        m = active_memo()
+        before = Counter(m.stats()) if m is not None else Counter()
+        reports, files, as_parent = self._child_game(d, body, kind, seed)
+        used = Counter(m.stats()) - before if m is not None else Counter()
+        return reports, files, as_parent, dict(used)
 
     def _child_game(self, d: SeatDriver, body: Body, kind: str, seed: int) -> Any:
         """The forked game, in the child: (reports, files verified, games whose deviation
@@ -1150,6 +1134,33 @@ class Table:
                 return
 
 
+def _in_child(fn: Any, seconds: int | None = None) -> bytes:
+    """Run ``fn`` in a forked copy of this process and return its result pickled (empty
+    if the child died first: killed by the ``seconds`` alarm, for one).  An exception in
+    the child comes back as ``("error", traceback)``: the bench reports, never dies."""
+    read_end, write_end = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # the child: never returns
+        os.close(read_end)
+        payload: Any
+        try:
+            if seconds:
+                signal.alarm(seconds)
+            payload = fn()
+        except BaseException as exc:  # noqa: BLE001 - reported, the bench never dies
+            payload = ("error", "".join(traceback.format_exception(exc))[-1500:])
+        try:
+            with os.fdopen(write_end, "wb") as out:
+                out.write(pickle.dumps(payload))
+        finally:
+            os._exit(0)
+    os.close(write_end)
+    with os.fdopen(read_end, "rb") as inp:
+        data = inp.read()
+    os.waitpid(pid, 0)
+    return data
+
+
 class _NotHere(Exception):
     """This deviation has no chance at this entry."""
 
@@ -1359,6 +1370,7 @@ def play_one(
             table.crash = _Crash(-1, exc)
         reports = list(table.forks)
         verified["__files__"] = verified.get("__files__", 0) + table.child_files
+        verified.setdefault("__memo__", Counter()).update(table.child_memo)
         if table.children:
             reports.extend(table.judge_parent(tmp, verified))
         elif table.deviation is not None or table.crash is not None:
@@ -1398,6 +1410,7 @@ def _play_share(
     fork_rate: float,
     forks_per_turn: int,
     only: tuple[str, ...] | None,
+    progress: bool = False,
 ) -> Share:
     """Worker ``worker`` of ``workers``: the blocks of :data:`CIRCLE_TABLES` tables whose
     number is ``worker`` modulo ``workers``, until its share of the games is played."""
@@ -1420,7 +1433,7 @@ def _play_share(
                     break
                 ts = table_seed(seed, block * CIRCLE_TABLES + j)
                 game = random.Random(ts).choice(only) if only else None
-                for r in play_one(
+                reports = play_one(
                     ts,
                     None,
                     Path(tmp),
@@ -1431,14 +1444,26 @@ def _play_share(
                     forks_per_turn,
                     start + seconds if quota is None or limit else None,
                     None if quota is None else quota - totals.games,
-                ):
+                )
+                for r in reports:
                     totals.add(r)
                 totals.tables += 1
+                if progress:
+                    spent = time.perf_counter() - start
+                    print(
+                        f"worker {worker + 1}/{workers}: table {totals.tables}"
+                        f" ({reports[-1].game if reports else game or 'no game'}, {len(reports)} games)"
+                        f" done; {totals.games:,} games, {sum(totals.failures.values())}"
+                        f" failures, {spent:,.0f} s, {totals.games / max(spent, 1e-9):.1f} games/s",
+                        file=sys.stderr,
+                        flush=True,
+                    )
             else:
                 block += workers
                 continue
             break
-    return Share(totals, verified.get("__files__", 0), m.stats())
+    used = Counter(m.stats()) + verified.get("__memo__", Counter())
+    return Share(totals, verified.get("__files__", 0), dict(used))
 
 
 def run_inprocess(
@@ -1449,10 +1474,12 @@ def run_inprocess(
     forks_per_turn: int = DEFAULT_FORKS_PER_TURN,
     only: tuple[str, ...] | None = None,
     workers: int = 1,
+    progress: bool = False,
 ) -> dict[str, Any]:
-    """An in-process run over ``workers`` processes (1: this one)."""
+    """An in-process run over ``workers`` processes (1: this one); with ``progress`` each
+    worker says on stderr when it ends a table, and where the run stands."""
     start = time.perf_counter()
-    args = (games, seconds or 0.0, seed, fork_rate, forks_per_turn, only)
+    args = (games, seconds or 0.0, seed, fork_rate, forks_per_turn, only, progress)
     if workers <= 1:
         shares = [_play_share(0, 1, *args)]
     else:
@@ -1604,6 +1631,7 @@ def main(argv: list[str] | None = None) -> int:
             args.forks_per_turn,
             only,
             args.workers,
+            progress=True,
         )
     if args.json:
         print(json.dumps(out, indent=2))

@@ -95,6 +95,14 @@ def statement_digest(st: Any) -> bytes:
     return h.digest()
 
 
+_INSTALLED: list[Memo] = []
+
+
+def active_memo() -> Memo | None:
+    """The memo installed now (the innermost :func:`memo` block), if any."""
+    return _INSTALLED[-1] if _INSTALLED else None
+
+
 @contextlib.contextmanager
 def memo(m: Memo | None = None) -> Iterator[Memo]:
     """Install the memo (see the module docstring) for the block."""
@@ -214,9 +222,11 @@ def memo(m: Memo | None = None) -> Iterator[Memo]:
     chain.verify_signature = verify_signature  # type: ignore[assignment]
     for mod in lincomb_users:
         mod.lincomb_sub = lincomb_sub  # type: ignore[attr-defined]
+    _INSTALLED.append(m)
     try:
         yield m
     finally:
+        _INSTALLED.remove(m)
         shuffle_proof_tw_batch._verify_batch = real_batch
         group.Point.decode = real_decode  # type: ignore[assignment]
         chain.verify_signature = real_verify  # type: ignore[assignment]

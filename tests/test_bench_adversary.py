@@ -184,11 +184,15 @@ def test_forked_games_run_to_their_conclusion_in_child_processes(tmp_path):
     child process per deviating game, which plays that game to its conclusion and judges
     it (every honest seat, slaiga verify on every honest seat's file).  Every kind gets
     its games, none fails, and the parent's own game is checked too."""
+    from bench.memo import memo
+
     seen = set()
     outcomes = set()
+    verified: dict = {}
     for i in range(2):
         seed = adversary.table_seed(17, i)
-        reports = adversary.play_one(seed, None, tmp_path, {}, 1.0, "slajens", None, 3)
+        with memo():
+            reports = adversary.play_one(seed, None, tmp_path, verified, 1.0, "slajens", None, 3)
         for report in reports:
             assert report.failures == [], report
             assert report.forked
@@ -197,6 +201,8 @@ def test_forked_games_run_to_their_conclusion_in_child_processes(tmp_path):
     assert {"field", "kind", "replay", "withhold", "stop"} <= seen
     assert {"convicted", "accepted_valid", "silence"} <= outcomes
     assert not list(tmp_path.iterdir())  # each child removed the files it verified
+    # what the memo spared inside the children counts in the run's figures
+    assert verified["__memo__"]["signature_memo_hits"] > 0
 
 
 def test_a_withheld_entry_that_reaches_every_seat_goes_on_as_the_parent_game(tmp_path):
@@ -249,3 +255,18 @@ def test_an_entry_signed_for_a_closed_step_is_judged_by_verify_as_live(tmp_path)
             table.deviate_at = 4
             report = _judged(table, tmp_path)
         assert report.outcome == "convicted" and report.failures == [], report
+
+
+def test_a_valid_resigned_action_is_the_deviators_move(tmp_path):
+    """Found by bench adversary (11 of 4,718 games): an older action of the deviator
+    re-signed for the current step, still legal, was followed by its honest entry for the
+    same step, a real equivocation the bench then counted as a valid entry refused.  A
+    valid re-signed action is now the deviator's move (it plays on from it).  Seed 38,
+    turn 11 is such a table (found by search; the same under any hash seed)."""
+    with adversary.seeded(38):
+        table = adversary.Table("slajens", 3, 38, adversary.circle_for(38), 0.0, "replay")
+        table.deviate_at = 11
+        report = _judged(table, tmp_path)
+    assert table.deviation is not None and table.deviation.must_convict is False
+    assert report.detail.startswith("re-signed action"), report
+    assert report.outcome == "accepted_valid" and report.failures == [], report
