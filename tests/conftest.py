@@ -85,13 +85,20 @@ SLOW_BESIDE = frozenset(
         "tests/p2p/test_survive.py",
         "tests/p2p/test_open_hands.py",
         "tests/test_bench_adversary.py",
+        "tests/p2p/test_spectator.py",
+        "tests/p2p/test_verify_fuzz.py",
+        "tests/p2p/test_offload.py",
+        "tests/p2p/test_survive_privacy.py",
+        "tests/p2p/test_game_privacy.py",
+        "tests/p2p/test_local_table.py",
     }
 )
 """Files whose slow in-process tests run beside the rest too; the other slow in-process
 tests (whole tables played in one process: pure computation as well) stay in the main run.
 This only balances ``make test``'s two runs (the engine's and crypto's slow tests are
 beside already): both end about together. Move a file across when ``--durations`` of the
-two runs says they drifted apart."""
+two runs says they drifted apart.  ``tests/p2p/test_gift.py`` stays: its shared honest
+table is read by a process test too, and would be played once in each run."""
 
 FILE_MARKS = {
     "tests/p2p/test_netns.py": ("netns", "process"),
@@ -130,7 +137,7 @@ SLOW = {
     ),
     "tests/crypto/test_bench_crypto.py": "a real (quick) crypto benchmark run",
     "tests/p2p/test_late_lies.py": (
-        "whole Slaiga games until each kind of lie comes up (deals are random, so a few)"
+        "a whole Slaiga game for each kind of lie, every proof checked, until the lie is shown"
     ),
     "tests/p2p/test_survive.py": (
         "whole games with every proof while a seat is lost and the others act for it"

@@ -12,32 +12,27 @@ check the record file that peer wrote, in well under a second.
 
 from __future__ import annotations
 
-import random
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
 
+import trio
+
 from crypto.identity import IdentityKey
 from crypto.seal import SealKey
-from engine import registry
-from engine.players import BotPlayer
 from p2p import wire
-from p2p.errors import CheatDetected
 from p2p.net.mesh import open_mesh
 from p2p.net.node import Node
 from p2p.net.state import _create_secret, record_path, secret_path
 from p2p.record.chain import Accepted, Record
 from p2p.record.store import RecordFile
-from p2p.table.game_rule import SeatKeys
 from p2p.table.local_table import game_genesis
-from p2p.table.seat import SeatDriver, rule_factory
+from p2p.table.seat import SeatDriver
+from p2p.table.session import TableSession
 from tests.p2p._nethelpers import LOOPBACK
+from tests.p2p._session_table import PLAYERS, InMemoryTable, other_drivers
 from tests.p2p._tables import config
-
-PLAYERS = ["Ann", "Bob", "Cid", "Dee", "Eli", "Fay"]
-"""The players' names by slot (names no seat number can be mistaken for)."""
 
 
 class _Outbox:
@@ -50,71 +45,37 @@ class _Outbox:
         self.sent.append(own.signed)
 
 
-class NodeTable:
+class NodeTable(InMemoryTable):
     """Slot 0 is ``node``; ``drivers[slot]`` plays every other slot."""
 
     def __init__(self, node: Node, drivers: dict[int, SeatDriver], outbox: _Outbox) -> None:
+        super().__init__(drivers)
         self.node = node
-        self.drivers = drivers
         self.outbox = outbox
-        self.players: dict[int, BotPlayer] = {}
-        self.refused: list[CheatDetected] = []
-        self.silent: set[int] = set()
-        """Slots whose drivers say nothing (a player who vanished)."""
 
     @property
     def record(self) -> Record:
         assert self.node.record is not None
         return self.node.record
 
-    def deliver(self, signed: wire.Signed, author: int, *, to_node: bool = True) -> None:
-        for slot, d in self.drivers.items():
-            if slot != author:
-                try:
-                    d.record.offer(signed)
-                except CheatDetected as exc:
-                    self.refused.append(exc)
-        if to_node and author != 0:
-            self.node._offer(signed, via=author)
+    def to_me(self, signed: wire.Signed, author: int) -> None:
+        self.node._offer(signed, via=author)
 
-    def _drive(self, d: SeatDriver) -> wire.Signed | None:
-        def choose(engine: Any, seat: int) -> Any:
-            player = self.players.get(d.slot)
-            if player is None:
-                spec = registry.get(d.record.manifest.game)
-                player = BotPlayer.make(spec.bots["heuristic"], seat, random.Random(d.slot))
-                self.players[d.slot] = player
-            return player.choose(engine, seat)
-
-        body = d.next_body(choose)  # the seat driver the node and LocalTable use
-        if body is None:
-            return None
-        return d.sign(body).accepted[0].signed
-
-    def round(self) -> bool:
-        """Everyone says what it owes once; ``False`` when nobody had anything to say."""
-        moved = False
+    def act(self) -> list[wire.Signed]:
         self.node._act()
         sent, self.outbox.sent = self.outbox.sent, []
-        for signed in sent:
-            self.deliver(signed, 0)
-            moved = True
-        for slot, d in self.drivers.items():
-            if slot in self.silent:
-                continue
-            signed = self._drive(d)
-            if signed is not None:
-                self.deliver(signed, slot)
-                moved = True
-        return moved
+        return sent
 
-    def run_until(self, done: Any, max_rounds: int = 10_000) -> None:
-        for _ in range(max_rounds):
-            if done(self) or self.node._ended():
-                return
-            if not self.round():
-                return
-        raise AssertionError("the table did not get there")
+    def ended(self) -> bool:
+        return self.node._ended()
+
+    @property
+    def session(self) -> TableSession:
+        assert self.node.session is not None
+        return self.node.session
+
+    def now(self) -> float:
+        return trio.current_time()
 
 
 @asynccontextmanager
@@ -145,10 +106,7 @@ async def node_table(
     )
     node.store = RecordFile.create(path, genesis)
     node._new_record()
-    drivers = {}
-    for slot in range(1, seats):
-        keys = SeatKeys(slot, ids[slot], seals[slot], secrets.token_bytes(32), None)
-        drivers[slot] = SeatDriver(Record(genesis, rule_factory(keys)), ids[slot], slot)
+    drivers = other_drivers(genesis, ids, seals)
     async with open_mesh(node.identity, table_id, host=LOOPBACK) as mesh:
         node.mesh = mesh
         try:

@@ -1,10 +1,12 @@
 """Ending a table whose player vanished, by a signed vote of the players who remain
 (issue 22; docs/design.md; p2p/table/endvote.py; RECORD_FORMAT.md §10).
 
-In process (tests/p2p/_node_table.py): a real node at slot 0, in-memory seats 1 and 2;
-seat 2 falls silent while it owes a step, and the node sees it unlinked past the machine
+In process: in-memory seats 1 and 2 and, at slot 0, the table session (the vote's policy,
+no I/O, tests/p2p/_session_table.py) whose writes go to a real record file as the node's
+do; for the whole path, and for asking a person, a real node (tests/p2p/_node_table.py).
+Seat 2 falls silent while it owes a step, and slot 0 sees it unlinked past the machine
 limit.  The votes, the record file's closing frame, the node's result, ``slaiga verify``
-and the refusal of every doctored vote are checked on the files the node wrote.
+and the refusal of every doctored vote are checked on the files slot 0 wrote.
 """
 
 from __future__ import annotations
@@ -24,28 +26,30 @@ from p2p.errors import BadVote, CorruptRecordFile, NodeError, TableAbandoned
 from p2p.net.mesh import unwrap_single_error
 from p2p.record.store import load
 from p2p.record.verify import BAD_VOTE, ENDED_BY_VOTE, PARTIAL_VOTE, UNFINISHED, verify_record_file
+from p2p.table.effects import SendOwn
 from p2p.table.endvote import check_vote, sign_vote, tally, vote_message
 from p2p.table.events import EndedByVote, NodeEvent, VoteCast, VoteRefused
 from p2p.table.seat import game_of
-from tests.p2p._node_table import PLAYERS, NodeTable, node_table
+from tests.p2p._node_table import node_table
+from tests.p2p._session_table import PLAYERS, InMemoryTable, session_table
 
 TIMEOUT_S = 30
 GONE = 2
 """The slot of the player who vanishes."""
 
 
-def _silence(t: NodeTable, slot: int = GONE) -> None:
+def _silence(t: InMemoryTable, slot: int = GONE) -> None:
     """Play until ``slot`` owes a step and everyone else has said all they can, then make
-    the node see ``slot`` unlinked for longer than the machine limit."""
+    slot 0 see ``slot`` unlinked for longer than the machine limit."""
     t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 6)
     t.silent.add(slot)
     t.run_until(lambda t: False)
     assert slot in t.record.waiting_on() and not t.record.finished
-    limit = t.node.manifest.max_wait_ms / 1000
-    t.node.session.unlinked_since[slot] = trio.current_time() - limit - 1
+    limit = t.record.manifest.max_wait_ms / 1000
+    t.session.unlinked_since[slot] = t.now() - limit - 1
 
 
-def _vote_of(t: NodeTable, voter: int, absent: int = GONE) -> wire.EndVote:
+def _vote_of(t: InMemoryTable, voter: int, absent: int = GONE) -> wire.EndVote:
     rec = t.record
     key = t.drivers[voter].identity
     return sign_vote(key, rec.table_id, voter, rec.step, rec.head, absent)
@@ -101,122 +105,110 @@ async def test_every_other_seat_votes_and_the_table_ends_as_abandoned(
     assert lead_line(report).startswith("✓") and f"{PLAYERS[GONE]} vanished" in lead_line(report)
 
 
-async def test_verify_reports_a_partial_and_an_invalid_set_as_such(tmp_path: Path) -> None:
+def test_verify_reports_a_partial_and_an_invalid_set_as_such(tmp_path: Path) -> None:
     """Only the full set of valid votes for the record's last head ends a record."""
-    with trio.fail_after(TIMEOUT_S):
-        async with node_table(tmp_path, "high-card", 3) as t:
-            _silence(t)
-            path = t.node.store.path
-            assert verify_record_file(path).failure.kind == UNFINISHED
-            assert t.node.vote_end(GONE) is None
-            partial = verify_record_file(path).failure
-            assert partial is not None and partial.kind == PARTIAL_VOTE, partial
-            assert partial.culprit is None and PLAYERS[1] in partial.message
-            # a closing frame whose other vote is for another head
-            other = dataclasses.replace(_vote_of(t, 1), head=bytes(32))
-            t.node.store.close_with_votes(wire.EndVotes((t.node.session.my_vote, other)))
+    with session_table(tmp_path) as t:
+        _silence(t)
+        path = t.path
+        assert verify_record_file(path).failure.kind == UNFINISHED
+        assert t.vote_end(GONE) is None
+        partial = verify_record_file(path).failure
+        assert partial is not None and partial.kind == PARTIAL_VOTE, partial
+        assert partial.culprit is None and PLAYERS[1] in partial.message
+        # a closing frame whose other vote is for another head
+        other = dataclasses.replace(_vote_of(t, 1), head=bytes(32))
+        t.store.close_with_votes(wire.EndVotes((t.session.my_vote, other)))
     bad = verify_record_file(path).failure
     assert bad is not None and bad.kind == BAD_VOTE and bad.culprit is None, bad
     assert PLAYERS[1] in bad.message
 
 
-async def test_a_voter_signs_no_further_entry(tmp_path: Path) -> None:
+def test_a_voter_signs_no_further_entry(tmp_path: Path) -> None:
     """Voting is final for the voter: the vanished player comes back and the table could
-    go on, but the node that voted signs nothing more at that table."""
-    with trio.fail_after(TIMEOUT_S):
-        async with node_table(tmp_path, "high-card", 3) as t:
-            _silence(t)
-            assert t.node.vote_end(GONE) is None
-            step = t.record.step
-            t.silent.clear()
-            t.run_until(lambda t: t.record.step > step and 0 in t.record.waiting_on())
-            t.round()
-            assert 0 in t.record.waiting_on() and t.outbox.sent == []
-            assert t.node.session.ended_by_vote is None  # the others never voted
+    go on, but the seat that voted signs nothing more at that table."""
+    with session_table(tmp_path) as t:
+        _silence(t)
+        assert t.vote_end(GONE) is None
+        step = t.record.step
+        t.silent.clear()
+        t.run_until(lambda t: t.record.step > step and 0 in t.record.waiting_on())
+        sent = len(t.sent)
+        t.round()
+        assert 0 in t.record.waiting_on()
+        assert not [fx for fx in t.sent[sent:] if isinstance(fx, SendOwn)]  # signed nothing
+        assert t.session.ended_by_vote is None  # the others never voted
 
 
-async def test_a_vote_cannot_end_a_table_whose_absent_seat_owes_nothing(
-    tmp_path: Path,
-) -> None:
-    events: list[NodeEvent] = []
-    with trio.fail_after(TIMEOUT_S):
-        async with node_table(tmp_path, "high-card", 3, on_event=events.append) as t:
-            _silence(t)
-            here = t.record.waiting_on()
-            assert 1 not in here
-            # seat 1 owes nothing now: we do not vote it out, and a vote for it is refused
-            t.node.session.unlinked_since[1] = t.node.session.unlinked_since[GONE]
-            problem = t.node.vote_end(1)
-            assert problem is not None and "does not owe" in problem
-            assert t.node.session.my_vote is None
-            t.node._take_vote(sign_vote(IdentityKey.generate(), b"x" * 16, 0, 1, b"h" * 32, 1), 1)
-            wrong = sign_vote(t.drivers[GONE].identity, t.record.table_id, GONE, *_at(t), 1)
-            t.node._take_vote(wrong, via=GONE)
-            refused = _refused(events)
-            assert len(refused) == 2 and "does not owe" in refused[-1].reason
-            assert t.node.session.votes == {} and t.node.session.ended_by_vote is None
-            # even a complete set counts for nothing: the tally refuses it
-            votes = [
-                sign_vote(t.node.identity, t.record.table_id, 0, *_at(t), 1),
-                wrong,
-            ]
-            count = tally(t.node.manifest, votes, *_at(t), here)
-            assert not count.ended and count.problems
+def test_a_vote_cannot_end_a_table_whose_absent_seat_owes_nothing(tmp_path: Path) -> None:
+    with session_table(tmp_path) as t:
+        _silence(t)
+        here = t.record.waiting_on()
+        assert 1 not in here
+        # seat 1 owes nothing now: we do not vote it out, and a vote for it is refused
+        t.session.unlinked_since[1] = t.session.unlinked_since[GONE]
+        problem = t.vote_end(1)
+        assert problem is not None and "does not owe" in problem
+        assert t.session.my_vote is None
+        t.take_vote(sign_vote(IdentityKey.generate(), b"x" * 16, 0, 1, b"h" * 32, 1), 1)
+        wrong = sign_vote(t.drivers[GONE].identity, t.record.table_id, GONE, *_at(t), 1)
+        t.take_vote(wrong, via=GONE)
+        refused = _refused(t.events)
+        assert len(refused) == 2 and "does not owe" in refused[-1].reason
+        assert t.session.votes == {} and t.session.ended_by_vote is None
+        # even a complete set counts for nothing: the tally refuses it
+        votes = [sign_vote(t.identity, t.record.table_id, 0, *_at(t), 1), wrong]
+        count = tally(t.record.manifest, votes, *_at(t), here)
+        assert not count.ended and count.problems
 
 
-def _at(t: NodeTable) -> tuple[int, bytes]:
+def _at(t: InMemoryTable) -> tuple[int, bytes]:
     return t.record.step, t.record.head
 
 
-async def test_every_field_of_a_vote_is_checked(tmp_path: Path) -> None:
+def test_every_field_of_a_vote_is_checked(tmp_path: Path) -> None:
     """A tampered vote is refused with a clear reason, never a crash; a vote convicts no
     one (nobody is blamed, nothing is counted) and the table goes on."""
-    events: list[NodeEvent] = []
-    with trio.fail_after(TIMEOUT_S):
-        async with node_table(tmp_path, "high-card", 3, on_event=events.append) as t:
-            _silence(t)
-            good = _vote_of(t, 1)
-            manifest = t.node.manifest
-            check_vote(manifest, good, step=t.record.step, head=t.record.head, owing={GONE})
-            flip = bytes([good.signature[0] ^ 1]) + good.signature[1:]
-            tampered = {
-                "table_id": dataclasses.replace(good, table_id=bytes(16)),
-                "seat (another seat's key did not sign it)": dataclasses.replace(good, seat=0),
-                "seat (the absent one)": dataclasses.replace(good, seat=GONE),
-                "seat (no such seat)": dataclasses.replace(good, seat=5),
-                "step": dataclasses.replace(good, step=good.step + 1),
-                "step (re-signed, behind)": _resigned(t, good, step=good.step - 1),
-                "head": dataclasses.replace(good, head=bytes(32)),
-                "head (re-signed)": _resigned(t, good, head=bytes(32)),
-                "absent": dataclasses.replace(good, absent=0),
-                "absent (no such seat)": dataclasses.replace(good, absent=9),
-                "signature": dataclasses.replace(good, signature=flip),
-                "signature (a stranger's key)": sign_vote(
-                    IdentityKey.generate(), good.table_id, 1, good.step, good.head, GONE
-                ),
-            }
-            for field, vote in tampered.items():
-                before = len(_refused(events))
-                t.node._take_vote(vote, via=1)
-                after = _refused(events)
-                assert len(after) == before + 1, field
-                assert after[-1].name == PLAYERS[1] and after[-1].reason, field
-                with pytest.raises(BadVote):
-                    check_vote(manifest, vote, step=good.step, head=good.head, owing={GONE})
-            assert (
-                t.node.session.votes == {}
-                and not t.node.session.cheats
-                and t.node.session.convicted is None
-            )
-            reasons = [e.reason for e in _refused(events)]
-            assert "another table" in reasons[0] or "is for table" in reasons[0]
-            assert "did not sign" in reasons[1]
-            # the untouched vote still counts
-            t.node._take_vote(good, via=1)
-            assert set(t.node.session.votes) == {1} and not _refused(events)[len(tampered) :]
+    with session_table(tmp_path) as t:
+        _silence(t)
+        events = t.events
+        good = _vote_of(t, 1)
+        manifest = t.record.manifest
+        check_vote(manifest, good, step=t.record.step, head=t.record.head, owing={GONE})
+        flip = bytes([good.signature[0] ^ 1]) + good.signature[1:]
+        tampered = {
+            "table_id": dataclasses.replace(good, table_id=bytes(16)),
+            "seat (another seat's key did not sign it)": dataclasses.replace(good, seat=0),
+            "seat (the absent one)": dataclasses.replace(good, seat=GONE),
+            "seat (no such seat)": dataclasses.replace(good, seat=5),
+            "step": dataclasses.replace(good, step=good.step + 1),
+            "step (re-signed, behind)": _resigned(t, good, step=good.step - 1),
+            "head": dataclasses.replace(good, head=bytes(32)),
+            "head (re-signed)": _resigned(t, good, head=bytes(32)),
+            "absent": dataclasses.replace(good, absent=0),
+            "absent (no such seat)": dataclasses.replace(good, absent=9),
+            "signature": dataclasses.replace(good, signature=flip),
+            "signature (a stranger's key)": sign_vote(
+                IdentityKey.generate(), good.table_id, 1, good.step, good.head, GONE
+            ),
+        }
+        for field, vote in tampered.items():
+            before = len(_refused(events))
+            t.take_vote(vote, via=1)
+            after = _refused(events)
+            assert len(after) == before + 1, field
+            assert after[-1].name == PLAYERS[1] and after[-1].reason, field
+            with pytest.raises(BadVote):
+                check_vote(manifest, vote, step=good.step, head=good.head, owing={GONE})
+        assert t.session.votes == {} and not t.session.cheats and t.session.convicted is None
+        reasons = [e.reason for e in _refused(events)]
+        assert "another table" in reasons[0] or "is for table" in reasons[0]
+        assert "did not sign" in reasons[1]
+        # the untouched vote still counts
+        t.take_vote(good, via=1)
+        assert set(t.session.votes) == {1} and not _refused(events)[len(tampered) :]
 
 
-def _resigned(t: NodeTable, vote: wire.EndVote, **change: object) -> wire.EndVote:
+def _resigned(t: InMemoryTable, vote: wire.EndVote, **change: object) -> wire.EndVote:
     """``vote`` with fields changed and signed again by its voter (a valid signature for
     a vote that does not fit the record)."""
     v = dataclasses.replace(vote, **change)
@@ -283,37 +275,32 @@ async def test_a_person_is_asked_and_not_voting_is_waiting(tmp_path: Path) -> No
             assert t.node.session.my_vote is not None and t.node.session.my_vote.absent == GONE
 
 
-async def test_a_closing_frame_is_the_last_frame(tmp_path: Path) -> None:
+def test_a_closing_frame_is_the_last_frame(tmp_path: Path) -> None:
     """The store reads vote frames back; nothing may follow the closing frame."""
-    with trio.fail_after(TIMEOUT_S):
-        async with node_table(tmp_path, "high-card", 3) as t:
-            _silence(t)
-            assert t.node.vote_end(GONE) is None
-            t.node._take_vote(_vote_of(t, 1), via=1)
-            store = t.node.store
-            path = store.path
-            assert load(path).closed
-            store.append(t.record.signed_from(1)[0])
+    with session_table(tmp_path) as t:
+        _silence(t)
+        assert t.vote_end(GONE) is None
+        t.take_vote(_vote_of(t, 1), via=1)
+        path = t.path
+        assert load(path).closed
+        t.store.append(t.record.signed_from(1)[0])
     with pytest.raises(
         CorruptRecordFile, match="damaged: more follows the votes that ended the table"
     ):
         load(path)
 
 
-async def test_a_resumed_voter_still_voted_and_a_closed_table_is_not_resumed(
-    tmp_path: Path,
-) -> None:
+def test_a_resumed_voter_still_voted_and_a_closed_table_is_not_resumed(tmp_path: Path) -> None:
     """Our vote is in our file before it leaves, so a restart cannot take it back (the
     resumed peer signs nothing more); a file with the closing frame is not resumed."""
-    with trio.fail_after(TIMEOUT_S):
-        async with node_table(tmp_path, "high-card", 3) as t:
-            _silence(t)
-            assert t.node.vote_end(GONE) is None
-            mine, t.node.session.my_vote = t.node.session.my_vote, None  # as after a restart
-            loaded = load(t.node.store.path)
-            t.node.session.reload_votes(loaded.votes, loaded.closed)
-            assert t.node.session.my_vote == mine
-            t.node._take_vote(_vote_of(t, 1), via=1)
-            loaded = load(t.node.store.path)
-            with pytest.raises(NodeError, match="ended by vote"):
-                t.node.session.reload_votes(loaded.votes, loaded.closed)
+    with session_table(tmp_path) as t:
+        _silence(t)
+        assert t.vote_end(GONE) is None
+        mine, t.session.my_vote = t.session.my_vote, None  # as after a restart
+        loaded = load(t.path)
+        t.session.reload_votes(loaded.votes, loaded.closed)
+        assert t.session.my_vote == mine
+        t.take_vote(_vote_of(t, 1), via=1)
+        loaded = load(t.path)
+        with pytest.raises(NodeError, match="ended by vote"):
+            t.session.reload_votes(loaded.votes, loaded.closed)

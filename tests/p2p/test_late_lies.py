@@ -26,6 +26,7 @@ from engine.games.highcard.rules import HighCard
 from engine.games.slaiga.actions import (
     Answer,
     CancelCheck,
+    Check,
     ClaimWin,
     Discard,
     JackShot,
@@ -42,6 +43,9 @@ from p2p.record.verify import verify_record_file
 from p2p.table import local_table
 from p2p.wire import Entry, decode_body
 from tests.p2p.cheaters import lies
+
+VOLLEYS: dict[type, type] = {ShotCard: Shoot, Answer: JackShot, CancelCheck: Shoot}
+"""What the liar plays whenever it may, to be asked for its kind of lie soon after."""
 
 
 class Liar(BotPlayer):
@@ -62,11 +66,36 @@ class Liar(BotPlayer):
             if found:
                 self.told = self.rng.choice(found)
                 return self.told
-            if self.kind is ShotCard:
-                # a shot card follows a shot: shoot whenever we may, to be asked for one
-                shoots = [a for a in game.legal_actions(seat) if isinstance(a, Shoot)]
-                if shoots:
-                    return self.rng.choice(shoots)
+            # a shot card follows a shot, an answer a jack shot, and a check (to cancel) a
+            # face-down shot: play one whenever we may, to be asked for what we lie about
+            starts = VOLLEYS.get(self.kind, ())
+            shoots = [a for a in game.legal_actions(seat) if isinstance(a, starts)]
+            if shoots:
+                return self.rng.choice(shoots)
+        return super().choose(game, seat)
+
+
+class Attacker(BotPlayer):
+    """A heuristic bot that, when the liar's kind of lie needs it, makes the liar answer:
+    it jack-shoots ``target`` (an ``Answer`` lie needs a volley to answer) or checks (a
+    ``CancelCheck`` lie needs a check to cancel) whenever it may.  Heuristic bots alone
+    do either rarely, and a table then often ended before the lie could be told."""
+
+    def __init__(self, game: str, seat: int, target: int, kind: type, rng: random.Random) -> None:
+        spec = registry.get(game)
+        super().__init__(spec.bots["heuristic"](seat, random.Random(seat)))
+        self.target = target
+        self.kind = kind
+        self.rng = rng
+
+    def choose(self, game: Game, seat: int) -> Action:
+        legal = game.legal_actions(seat)
+        if self.kind is Answer:
+            moves = [a for a in legal if isinstance(a, JackShot) and a.target == self.target]
+        else:
+            moves = [a for a in legal if isinstance(a, Check)]
+        if moves:
+            return self.rng.choice(moves)
         return super().choose(game, seat)
 
 
@@ -75,10 +104,19 @@ def _play_with_liar(game: str, seed: int, kind: type) -> tuple[local_table.Local
     liar_slot = 0
     made: dict[str, Liar] = {}
 
+    attackers: dict[int, Attacker] = {}
+
     def make_player(slot: int, seat: int) -> BotPlayer | None:
+        rule = table.drivers[liar_slot].game
         if slot != liar_slot:
-            return None
-        public = table.drivers[slot].game.engine  # the seatless engine every peer folds
+            if kind not in (Answer, CancelCheck):
+                return None
+            if slot not in attackers:
+                target = rule.engine_seat_of[liar_slot]
+                rng = random.Random(seed * 10 + slot)
+                attackers[slot] = Attacker(game, seat, target, kind, rng)
+            return attackers[slot]
+        public = rule.engine  # the seatless engine every peer folds
         made["liar"] = Liar(game, seat, public, random.Random(seed), kind)
         return made["liar"]
 

@@ -1,8 +1,11 @@
 """Verdicts a player can check: the evidence behind every conviction is in the record file,
 and ``slaiga verify`` names the same seat the live peer named (issue 22).
 
-In process: a real :class:`p2p.net.node.Node` at an in-memory table
-(tests/p2p/_node_table.py), so each case takes well under a second.
+In process: in-memory seats and, at slot 0, the table session (the policy, no I/O:
+tests/p2p/_session_table.py) writing a real record file as the node does; where the node's
+own loop is the subject (an abandoned table, a lingering head claim), a real
+:class:`p2p.net.node.Node` (tests/p2p/_node_table.py).  Each case takes well under a
+second.
 """
 
 from __future__ import annotations
@@ -20,6 +23,7 @@ from p2p.net.mesh import unwrap_single_error
 from p2p.record.chain import entry_signing_input
 from p2p.record.verify import verify_record_file
 from p2p.table.demo import Count
+from p2p.table.effects import Broadcast, Send, SendEach
 from p2p.table.events import (
     Abandoned,
     Convicted,
@@ -33,47 +37,44 @@ from p2p.table.events import (
 from p2p.table.results import CheatReport, TableResult
 from p2p.table.seat import game_of
 from p2p.table.silence import Stalled
-from tests.p2p._node_table import PLAYERS, node_table
+from tests.p2p._node_table import node_table
+from tests.p2p._session_table import PLAYERS, session_table
 from tests.p2p._tables import Table
 
 TIMEOUT_S = 30
 CHEATER = 2
 
 
-async def test_a_held_entry_refused_at_its_step_is_kept_and_verify_names_its_author(
+def test_a_held_entry_refused_at_its_step_is_kept_and_verify_names_its_author(
     tmp_path: Path,
 ) -> None:
-    """A cheater's entry for a future step is held; when its step comes the node convicts
+    """A cheater's entry for a future step is held; when its step comes the seat convicts
     the cheater, and the signed envelope is in the record file, so ``verify`` names the
     same seat (before the fix it said "Unfinished" and named no one)."""
-    events: list[NodeEvent] = []
-    with trio.fail_after(TIMEOUT_S):
-        async with node_table(tmp_path, "high-card", 3, on_event=events.append) as t:
-            t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
-            rec = t.record
-            assert not rec.finished and t.node.session.convicted is None
-            # signed for the next step, chained to the current head: held, checkable only
-            # when its step comes (and then refused: nobody owes a 'count' in this game)
-            cheater = t.drivers[CHEATER]
-            raw = wire.encode_body(
-                wire.Entry(rec.table_id, CHEATER, rec.step + 1, rec.head, Count(1))
-            )
-            bad = wire.Signed(raw, cheater.identity.sign(entry_signing_input(raw)))
-            t.node._offer(bad, via=CHEATER)
-            assert rec.held_count() == 1 and t.node.session.convicted is None
-            t.run_until(lambda t: t.node.session.convicted is not None)
-            convicted = t.node.session.convicted
-            assert convicted is not None and convicted.culprit == CHEATER
-            path = t.node.store.path
-            summary = t.node._result().game_summary()
-        report = verify_record_file(path)
+    with session_table(tmp_path) as t:
+        t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
+        rec = t.record
+        assert not rec.finished and t.session.convicted is None
+        # signed for the next step, chained to the current head: held, checkable only
+        # when its step comes (and then refused: nobody owes a 'count' in this game)
+        cheater = t.drivers[CHEATER]
+        raw = wire.encode_body(wire.Entry(rec.table_id, CHEATER, rec.step + 1, rec.head, Count(1)))
+        bad = wire.Signed(raw, cheater.identity.sign(entry_signing_input(raw)))
+        t.to_me(bad, CHEATER)
+        assert rec.held_count() == 1 and t.session.convicted is None
+        t.run_until(lambda t: t.session.convicted is not None)
+        convicted = t.session.convicted
+        assert convicted is not None and convicted.culprit == CHEATER
+        path = t.path
+        summary = t.session.result(path).game_summary()
+    report = verify_record_file(path)
     f = report.failure
     assert f is not None, report
     assert f.culprit == CHEATER and f.kind == convicted.kind, f
     assert [e.entry for e in f.evidence] == [raw]
     # one numbering: the live event, our result and verify name the same seat, by name
     seat = summary["seats"].index(PLAYERS[CHEATER])
-    (event,) = [e for e in events if isinstance(e, Convicted)]
+    (event,) = [e for e in t.events if isinstance(e, Convicted)]
     assert (event.name, event.culprit, event.culprit_slot) == (PLAYERS[CHEATER], seat, CHEATER)
     assert (summary["culprit"], summary["culprit_name"]) == (seat, PLAYERS[CHEATER])
     out = report.to_json()
@@ -81,73 +82,63 @@ async def test_a_held_entry_refused_at_its_step_is_kept_and_verify_names_its_aut
     assert "PROVEN: " + PLAYERS[CHEATER] in event.describe()
 
 
-async def test_both_versions_of_a_held_equivocation_are_kept(tmp_path: Path) -> None:
+def test_both_versions_of_a_held_equivocation_are_kept(tmp_path: Path) -> None:
     """Two different signed entries from one seat for a future step: the first is held,
     the second is refused as equivocation.  Both go into the record file (one alone
     proves nothing), so ``verify`` names the seat even though the file stops before
     that step (before, it kept only the second: "gap", no culprit)."""
-    with trio.fail_after(TIMEOUT_S):
-        async with node_table(tmp_path, "high-card", 3) as t:
-            t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
-            rec = t.record
-            key = t.drivers[CHEATER].identity
-            versions = []
-            for value in (1, 2):
-                raw = wire.encode_body(
-                    wire.Entry(rec.table_id, CHEATER, rec.step + 1, rec.head, Count(value))
-                )
-                versions.append(wire.Signed(raw, key.sign(entry_signing_input(raw))))
-            for signed in versions:
-                t.node._offer(signed, via=CHEATER)
-            convicted = t.node.session.convicted
-            assert convicted is not None and convicted.kind == "Equivocation"
-            assert convicted.culprit == CHEATER
-            path = t.node.store.path
-        report = verify_record_file(path)
+    with session_table(tmp_path) as t:
+        t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
+        rec = t.record
+        key = t.drivers[CHEATER].identity
+        versions = []
+        for value in (1, 2):
+            raw = wire.encode_body(
+                wire.Entry(rec.table_id, CHEATER, rec.step + 1, rec.head, Count(value))
+            )
+            versions.append(wire.Signed(raw, key.sign(entry_signing_input(raw))))
+        for signed in versions:
+            t.to_me(signed, CHEATER)
+        convicted = t.session.convicted
+        assert convicted is not None and convicted.kind == "Equivocation"
+        assert convicted.culprit == CHEATER
+        path = t.path
+    report = verify_record_file(path)
     f = report.failure
     assert f is not None and (f.kind, f.culprit) == ("Equivocation", CHEATER), f
     assert {e.entry for e in f.evidence} == {v.entry for v in versions}
 
 
-async def test_a_convicted_table_keeps_and_relays_no_more_evidence(tmp_path: Path) -> None:
+def test_a_convicted_table_keeps_and_relays_no_more_evidence(tmp_path: Path) -> None:
     """Once a cheat has ended the game, more bad entries from the convicted seat are
     neither written to the record file nor relayed: else a convicted seat could grow
     every peer's file and flood every link (the evidence that convicts it is kept)."""
-    with trio.fail_after(TIMEOUT_S):
-        async with node_table(tmp_path, "high-card", 3) as t:
-            t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
-            rec = t.record
-            key = t.drivers[CHEATER].identity
-            relayed: list[wire.Signed] = []
-            assert t.node.mesh is not None
-            real_broadcast = t.node.mesh.broadcast
+    with session_table(tmp_path) as t:
+        t.run_until(lambda t: game_of(t.record) is not None and t.record.step >= 8)
+        rec = t.record
+        key = t.drivers[CHEATER].identity
 
-            def broadcast(msg):  # noqa: ANN001, ANN202 - a spy on the one relay path
-                relayed.append(msg)
-                return real_broadcast(msg)
+        def relayed() -> list[wire.Message]:  # what the node would put on the mesh
+            return [fx.msg for fx in t.sent if isinstance(fx, Broadcast | Send | SendEach)]
 
-            t.node.mesh.broadcast = broadcast  # type: ignore[method-assign]
+        def bad(step: int, value: int) -> wire.Signed:
+            raw = wire.encode_body(wire.Entry(rec.table_id, CHEATER, step, rec.head, Count(value)))
+            return wire.Signed(raw, key.sign(entry_signing_input(raw)))
 
-            def bad(step: int, value: int) -> wire.Signed:
-                raw = wire.encode_body(
-                    wire.Entry(rec.table_id, CHEATER, step, rec.head, Count(value))
-                )
-                return wire.Signed(raw, key.sign(entry_signing_input(raw)))
-
-            first = bad(rec.step, 1)
-            t.node._offer(first, via=CHEATER)
-            convicted = t.node.session.convicted
-            assert convicted is not None and convicted.culprit == CHEATER
-            assert first in relayed  # the evidence that convicts is kept and relayed
-            path = t.node.store.path
-            size = path.stat().st_size
-            relayed.clear()
-            flood = [bad(rec.step + k % 3, 2 + k) for k in range(60)]
-            for signed in flood:
-                t.node._offer(signed, via=CHEATER)
-            assert path.stat().st_size == size
-            assert not any(signed in relayed for signed in flood)
-        report = verify_record_file(path)
+        first = bad(rec.step, 1)
+        t.to_me(first, CHEATER)
+        convicted = t.session.convicted
+        assert convicted is not None and convicted.culprit == CHEATER
+        assert first in relayed()  # the evidence that convicts is kept and relayed
+        path = t.path
+        size = path.stat().st_size
+        t.sent.clear()
+        flood = [bad(rec.step + k % 3, 2 + k) for k in range(60)]
+        for signed in flood:
+            t.to_me(signed, CHEATER)
+        assert path.stat().st_size == size
+        assert not any(signed in relayed() for signed in flood)
+    report = verify_record_file(path)
     f = report.failure
     assert f is not None and f.culprit == CHEATER, f
     # the evidence is the first bad entry (with the cheater's other version of that step,
@@ -250,37 +241,34 @@ async def test_a_false_head_claim_does_not_fail_a_finished_game(tmp_path: Path) 
     assert not [e for e in events if isinstance(e, Divergent | LingerTimeout)]
 
 
-async def test_a_head_claim_backed_by_a_forked_signed_entry_is_divergent(tmp_path: Path) -> None:
+def test_a_head_claim_backed_by_a_forked_signed_entry_is_divergent(tmp_path: Path) -> None:
     """The same claim, when the claimant's record holds a signed entry that forks from
     ours (its author signed two entries for one step), is divergence, and the author
     is named."""
-    events: list[NodeEvent] = []
-    with trio.fail_after(TIMEOUT_S):
-        cm, t = await _finished_table(tmp_path, events)
-        try:
-            node, rec = t.node, t.record
-            forker = 2
-            node.session.finished_peers.update({1: bytes(32), forker: rec.head})
-            node._settle_heads(rec)
-            theirs = list(t.drivers[1].record.signed_from(1))
-            i, entry = next(
-                (i, e)
-                for i, s in enumerate(theirs)
-                if (e := wire.decode_body(s.entry, wire.Entry)).seat == forker and e.step > 3
-            )
-            other = wire.Entry(entry.table_id, forker, entry.step, bytes(32), entry.body)
-            raw = wire.encode_body(other)
-            key = t.drivers[forker].identity
-            theirs[i] = wire.Signed(raw, key.sign(entry_signing_input(raw)))
-            peer = node.manifest.seats[1].identity
-            node._take_fetched(wire.Fetched(rec.table_id, tuple(theirs), False), peer, 1)
-            assert node._settle_heads(rec)
-            result = node._result()
-        finally:
-            await cm.__aexit__(None, None, None)
+    with session_table(tmp_path) as t:
+        t.run_until(lambda t: all(d.record.finished for d in [t.driver, *t.drivers.values()]))
+        session, rec = t.session, t.record
+        assert rec.finished and session.convicted is None
+        forker = 2
+        session.finished_peers.update({1: bytes(32), forker: rec.head})
+        t.run("settle_heads")
+        theirs = list(t.drivers[1].record.signed_from(1))
+        i, entry = next(
+            (i, e)
+            for i, s in enumerate(theirs)
+            if (e := wire.decode_body(s.entry, wire.Entry)).seat == forker and e.step > 3
+        )
+        other = wire.Entry(entry.table_id, forker, entry.step, bytes(32), entry.body)
+        raw = wire.encode_body(other)
+        key = t.drivers[forker].identity
+        theirs[i] = wire.Signed(raw, key.sign(entry_signing_input(raw)))
+        peer = rec.manifest.seats[1].identity
+        t.run("message", peer, wire.Fetched(rec.table_id, tuple(theirs), False))
+        assert t.run("settle_heads")
+        result = session.result(t.path)
     assert result.divergent == [1]
     assert any(c.kind == "Equivocation" and c.culprit == forker for c in result.cheats)
-    assert [e.name for e in events if isinstance(e, Divergent)] == [PLAYERS[1]]
+    assert [e.name for e in t.events if isinstance(e, Divergent)] == [PLAYERS[1]]
 
 
 async def test_an_unanswered_false_head_claim_is_no_divergence(tmp_path: Path) -> None:
