@@ -56,10 +56,10 @@ from crypto.nonces import NonceStream
 from crypto.shuffle import MAX_CARDS, ShuffleWitness, random_witness
 from crypto.shuffle_proof_tw import (
     _lincomb,
+    _responses,
     _statement_transcript,
     generators,
     pile_commitments,
-    responses,
 )
 from crypto.shuffle_proof_tw_batch import TWCommitmentProof
 from crypto.transcript import Context
@@ -190,7 +190,7 @@ def finish_shuffle(
         chain_commitments=tuple(chain),
         t=ts,
         t_hat=t_hat,
-        **responses(
+        **_responses(
             ch,
             prepared.w,
             w_hat,

@@ -391,7 +391,7 @@ def prove_shuffle_with_commitments(
         permutation_commitments=c,
         chain_commitments=tuple(chain),
         challenge=ch,
-        **responses(
+        **_responses(
             ch,
             (w1, w2, w3, w4),
             w_hat,
@@ -437,7 +437,7 @@ def pile_commitments(
     return chain, ts, t_hat, _final_challenge(tr, chain, ts, t_hat)
 
 
-def responses(
+def _responses(
     ch: int,
     w: Sequence[int],
     w_hat: Sequence[int],
