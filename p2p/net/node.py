@@ -147,7 +147,7 @@ class Node(Opening, PlayerSeat):
         """Tasks that run beside the main loop until the mesh closes: fetch replies
         (p2p/net/fetch.py) and the heartbeat that notices when we were away."""
         if self._offload is not None:
-            stack.callback(self._offload.close)  # after the tasks below have stopped
+            stack.push_async_callback(self._offload.aclose)  # after the tasks below stop
         nursery = await stack.enter_async_context(open_task_nursery())
         nursery.start_soon(self._heartbeat)
 

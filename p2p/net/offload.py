@@ -73,6 +73,14 @@ class Offload:
         ends leaves no thread behind."""
         self.background.shutdown(wait=False, cancel_futures=True)
 
+    async def aclose(self) -> None:
+        """:meth:`close`, then wait (in a worker thread, shielded) for the job that runs
+        (a shuffle prepared for a next deal that never came, say): a table that ends leaves
+        no thread behind, even for the moment that job takes."""
+        self.close()
+        with trio.CancelScope(shield=True):
+            await trio.to_thread.run_sync(self.background.shutdown)
+
     def attach(self, rule: Any) -> None:
         """Give ``rule`` (a game rule) our background executor, once."""
         if rule is not None and getattr(rule, "background", False) is None:

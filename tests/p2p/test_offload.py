@@ -273,3 +273,26 @@ def test_the_receiver_checks_a_gift_ahead_and_not_on_the_loop():
     assert fold_on_loop > 100
     assert fold_ahead == 0
     assert jobs.count("sealed-proof") >= 2  # one per gift, by its receiver only
+
+
+def test_closing_waits_off_the_loop_for_the_background_job_that_runs():
+    """A job nobody waits for (the next deal's shuffle half, in a game with no next deal)
+    may still run when the table ends: ``aclose`` waits for it in a worker thread, so the
+    table leaves no thread behind (bench soak counts threads after each game)."""
+    import threading
+
+    offload = Offload()
+    started = threading.Event()
+
+    def job() -> None:
+        started.set()
+        threading.Event().wait(0.3)
+
+    offload.background.submit(job)
+    started.wait(5)
+
+    async def main() -> None:
+        await offload.aclose()
+
+    trio.run(main)
+    assert not [t for t in threading.enumerate() if t.name.startswith("slaiga-background")]
