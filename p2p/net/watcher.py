@@ -221,7 +221,7 @@ class Watcher:
             return await self._run()
         finally:
             if self.offload is not None:
-                self.offload.close()
+                await self.offload.aclose()  # its background check, if one runs, ends first
 
     async def _run(self) -> WatchResult:
         address, expect_fp, table_id = await self._find()
