@@ -284,15 +284,19 @@ class _WaitingBot:
         pass
 
 
-TWIN_RESENDS = 8
+TWIN_RESENDS = 40
 TWIN_RESEND_S = 0.25
+"""A twin sends its version again every quarter second for ten seconds (or until the
+table is over for it)."""
 
 
 def _resend(mesh: Any, own: Any) -> None:
-    """A twin sends its version of the race step again a few times: the two processes
-    hold links to the same peers under one key, each newer link replacing the older, so
-    a message can be lost with the link it went on (a repeat is ignored by a peer that
-    has it, and convicts the twins at a peer that took the other version)."""
+    """A twin sends its version of the race step again and again: the two processes
+    hold links to the same peers under one key, each newer link replacing the older, and
+    while both were frozen the peers' keepalives dropped them, so for a second or two
+    after they wake one twin may hold no link at all and a message can be lost with the
+    link it went on (a repeat is ignored by a peer that has it, and convicts the twins
+    at a peer that took the other version)."""
     import trio
 
     async def again() -> None:

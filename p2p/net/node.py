@@ -448,9 +448,9 @@ class Node(Opening, PlayerSeat):
                 self._act(ahead=True)  # our own shuffle was made in a worker thread
                 await self.durable.settle()
             now = trio.current_time()
-            linked = self._linked()
-            links = len(linked)  # links to seats: a spectator's link is no sign we are not cut off
-            tick = self._run("tick", now, linked, links)
+            linked = self._linked()  # links to seats: a spectator's is no sign we are not cut off
+            watching = self.watch.watching if self.watch is not None else 0  # spectators
+            tick = self._run("tick", now, linked, len(linked), watching)
             await self.durable.settle()  # the tick may sign (a lane entry)
             if tick.done:
                 return

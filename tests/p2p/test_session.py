@@ -140,6 +140,34 @@ def test_equivocation_is_kept_spread_and_convicts_its_signer_once():
     assert not _of(s.offer(other_version, via=OTHER), fx.Persist)
 
 
+def test_a_table_that_ended_serves_its_spectators_a_while_longer():
+    """After a conviction the table lingers its two seconds; a spectator still linked to
+    us (one behind, fetching the evidence's step) then gets up to the spectators' grace,
+    and a table nobody watches ends at once."""
+    from p2p.table.session.linger import ENDED_LINGER_S, SPECTATOR_GRACE_S
+
+    def convicted():
+        s, theirs, ids = _table()
+        s.offer(_signed(ids, s.record, OTHER, Count(2)), via=OTHER)
+        s.offer(_signed(ids, theirs, OTHER, Count(1)), via=THIRD)
+        assert s.ended()
+        return s
+
+    linked = frozenset({OTHER, THIRD})
+    watched, alone = convicted(), convicted()
+    assert not watched.tick(100.0, linked, 2, watching=1).done
+    assert not alone.tick(100.0, linked, 2).done
+    end = 100.0 + ENDED_LINGER_S
+    assert alone.tick(end, linked, 2).done  # nobody watches: over with the linger
+    tick = watched.tick(end, linked, 2, watching=1)
+    assert not tick.done and tick.deadline == end + SPECTATOR_GRACE_S
+    assert watched.tick(end + 1, linked, 2, watching=0).done  # it left: we leave too
+    again = convicted()
+    again.tick(100.0, linked, 2, watching=1)
+    again.tick(end, linked, 2, watching=1)
+    assert again.tick(end + SPECTATOR_GRACE_S, linked, 2, watching=1).done  # bounded
+
+
 def test_a_chain_break_is_looked_into_before_anyone_is_blamed():
     s, theirs, ids = _table()
     s.offer(_signed(ids, s.record, OTHER, Count(2)), via=OTHER)

@@ -313,12 +313,23 @@ class TableSession:
         self.silence.beat(now)
         return self.drain()
 
-    def tick(self, now: float, linked: frozenset[int], connected: int) -> Tick:
+    def tick(self, now: float, linked: frozenset[int], connected: int, watching: int = 0) -> Tick:
         """The record loop's look at the time ``now`` (after our own entries went out):
         linger after an early end, silence and stalls, a vanished player, the absence
-        lane, the finish and its linger.  ``linked``: the slots we hold a link to;
-        ``connected``: how many links.  Raises :class:`p2p.errors.TableAbandoned` when the
-        table ends for an absent seat."""
+        lane, the finish and its linger, then a short grace for the ``watching``
+        spectators still linked to us (:mod:`.linger`).  ``linked``: the slots we hold a
+        link to; ``connected``: how many links.  Raises
+        :class:`p2p.errors.TableAbandoned` when the table ends for an absent seat."""
+        linger = self.linger
+        if linger.done_at is None:
+            tick = self._tick(now, linked, connected)
+            if not tick.done:
+                return tick
+            linger.done_at = now
+        until = linger.spectators_until(now, watching)
+        return Tick(done=True) if until is None else Tick(deadline=until)
+
+    def _tick(self, now: float, linked: frozenset[int], connected: int) -> Tick:
         rec, linger = self.record, self.linger
         if self.ended() and linger.after_end(now):
             return Tick(done=True)

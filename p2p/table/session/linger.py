@@ -4,7 +4,10 @@ A finished peer says so (:class:`Finished`, with its head) and waits up to
 :data:`LINGER_S` for every other seat to say it too, judging every head claim unlike
 ours first (:mod:`.heads`); chain breaks still unexplained then are blamed
 (:mod:`.blame`).  A table ended early (a conviction, a vote) lingers at most
-:data:`ENDED_LINGER_S`, so that the evidence or votes we relayed arrive.
+:data:`ENDED_LINGER_S`, so that the evidence or votes we relayed arrive.  Either way,
+a spectator still linked to us then is given up to :data:`SPECTATOR_GRACE_S` more to
+fetch the end of the record (p2p/net/watch_server.py): a watcher leaves as soon as it
+has the result or the verdict, so a table nobody watches ends no later.
 """
 
 from __future__ import annotations
@@ -22,6 +25,9 @@ LINGER_S = 10.0
 """How long a finished peer waits for the others to say they finished too."""
 ENDED_LINGER_S = 2.0
 """At most this long a table ended early lingers, so that the evidence we relayed arrives."""
+SPECTATOR_GRACE_S = 10.0
+"""Once the linger is over, at most this much longer we serve spectators still linked to
+us (one that fell behind on a loaded machine fetches the last steps or the evidence)."""
 
 
 class Linger:
@@ -41,6 +47,15 @@ class Linger:
         self._announced = False
         self.until: float | None = None
         """When the linger after our record finished ends (``None``: not finished)."""
+        self.done_at: float | None = None
+        """When the linger ended (``None``: still lingering, or still playing)."""
+
+    def spectators_until(self, now: float, watching: int) -> float | None:
+        """The linger is over (:attr:`done_at`): until when we still serve the ``watching``
+        spectators linked to us (``None``: nobody watches, or their grace is over)."""
+        assert self.done_at is not None
+        until = self.done_at + SPECTATOR_GRACE_S
+        return until if watching > 0 and now < until else None
 
     def finished_msg(self) -> Finished:
         rec = self.ctx.record
