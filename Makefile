@@ -30,9 +30,14 @@ install-dev: $(VENV)/.installed-dev
 play: $(VENV)/.installed
 	$(BIN)/slaiga play slaiga
 
+# byte-compiled once up front: every peer process of the tests imports the same modules,
+# and where PYTHONDONTWRITEBYTECODE is set each would compile them all again
+COMPILE := $(BIN)/python -m compileall -q -j 0 engine crypto p2p cli bench tests > /dev/null
+
 test: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	@$(COMPILE)
 	@# Pure computation (marked 'beside' by tests/conftest.py: no child process, no socket,
 	@# and the engine's and crypto's tests) runs beside the rest, which waits on peer
 	@# processes and sockets much of the time; both must pass. Together: every test, once.
@@ -46,6 +51,7 @@ test: install-dev
 check: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	@$(COMPILE)
 	@# two pytest processes side by side, as in make test: the engine's and crypto's
 	@# tests, and the rest of the fast tier; both must pass
 	@$(BIN)/python -m pytest -q -p no:cacheprovider -m "not process and not slow" \

@@ -225,6 +225,18 @@ class Zones:
 
     def check(self, n_handles: int) -> None:
         """Card conservation: each of ``range(n_handles)`` is in exactly one place."""
+        piles, where = self._piles, self._where
+        inverse = {h: name for name, pile in piles.items() for h in pile}
+        if (
+            inverse == where
+            and sum(map(len, piles.values())) == len(where) == n_handles
+            and where.keys() == set(range(n_handles))
+        ):
+            return  # the index agrees with the piles, no handle twice, every handle once
+        self._explain(n_handles)
+
+    def _explain(self, n_handles: int) -> None:
+        """Raise what :meth:`check` found broken, by handle and pile."""
         seen: dict[int, str] = {}
         for name, pile in self._piles.items():
             for h in pile:

@@ -192,7 +192,7 @@ def resample_hidden(game: Game, dealer: LocalDealer, seat: int, rng: random.Rand
 def check_conservation(game: Game, dealer: LocalDealer) -> None:
     """Every handle is in exactly one zone, and the faces are still the deck."""
     game.check_conservation()
-    if Counter(dealer.truth) != Counter(game.deck):
+    if sorted(dealer.truth) != sorted(game.deck):
         raise EngineError("the dealer's faces no longer match the deck")
     for h, face in game.faces.items():
         if dealer.truth[h] != face:
