@@ -354,6 +354,14 @@ class Game:
     def outcome(self) -> Outcome:
         raise NotImplementedError
 
+    def next_deal_size(self) -> int | None:
+        """How many cards the next deal of this game will shuffle jointly, if one can still
+        come (``None``: none will, or its size is not known yet).  A table prepares its
+        share of that shuffle while the current deal is played
+        (p2p/table/game_rule/shuffle.py); a game of one deal says ``None`` and nothing is
+        prepared for nothing."""
+        return None
+
     def on_leave(self, seat: int) -> Handler | None:
         """The game's leaving rule for ``seat`` (already in ``gone``); may be a generator
         like a handler. A game without one cannot go on without a seat."""

@@ -132,17 +132,16 @@ def test_background_work_leaves_only_the_pile_dependent_half_and_the_last_check(
     _finished(table)
     n = CARDS
     # every seat prepared its shuffle in the background (2N multiplications), and checked
-    # each shuffle of the others but the round's last one there (8N + 7 each, alone);
-    # once the deal was played it prepared a spare for a next deal (2N, prepare_spare),
-    # which a match of one deal never uses
+    # each shuffle of the others but the round's last one there (8N + 7 each, alone); no
+    # spare for a next deal (prepare_spare): a match of one deal has none
     for bg in backgrounds.values():
-        assert bg.ran["prepare_shuffle"] == 2
+        assert bg.ran["prepare_shuffle"] == 1
     checks = sorted(bg.ran["_check_alone"] for bg in backgrounds.values())
     assert checks == [2, 2, 2, 3]  # the last shuffler checks all three others there
     # (the first shuffle's input is the public deck, every card masked by G: its N input
     # first halves are one point, so its check costs N - 1 fewer)
     first, later = 7 * n + 8, 8 * n + 7
-    prepared = SEATS * 2 * (2 * n)
+    prepared = SEATS * (2 * n)
     assert sum(bg.muls for bg in backgrounds.values()) == prepared + 3 * first + 6 * later
     # when the pile comes in, only the pile-dependent half is left: 4N + 1 a shuffle
     assert muls["premake"] == SEATS * (4 * n + 1)
@@ -240,7 +239,7 @@ def test_the_next_deals_shuffle_is_prepared_while_this_deal_is_played():
     assert kinds.count(SHUFFLE_KIND) == 2 * SEATS
     # the window of the second deal: from the last action before its first shuffle to
     # the entry after which its first decision is owed (the entry before the next action;
-    # what the fold of that action submits, the spare for a third deal, is after it)
+    # a spare would be submitted by the fold of that action, after it)
     first_shuffle_2 = [i for i, e in enumerate(log) if e[:2] == ("entry", SHUFFLE_KIND)][SEATS]
     start = max(i for i in range(first_shuffle_2) if log[i][:2] == ("entry", "action"))
     action = min(i for i in range(first_shuffle_2, len(log)) if log[i][:2] == ("entry", "action"))
@@ -256,3 +255,6 @@ def test_the_next_deals_shuffle_is_prepared_while_this_deal_is_played():
     actions = [i for i, e in enumerate(log) if e[:2] == ("entry", "action")]
     assert all(actions[0] < i < actions[SPARE_AFTER_ACTIONS - 1] + 1 for i in spares)
     assert not any(actions[0] > i for i in spares)
+    # and none for a third deal: the match has two
+    later = [e for e in log[start:] if e[:2] == ("submit", "prepare_shuffle") and e[2][2] is None]
+    assert later == []

@@ -681,6 +681,13 @@ class Slave(Game):
     def is_over(self) -> bool:
         return self.phase == "over"
 
+    def next_deal_size(self) -> int | None:
+        """The whole deck, while the match has a deal after this one (a seat that left
+        ends the match after this deal)."""
+        if self.is_over() or self.gone or self.game_no >= self.options["games"]:
+            return None
+        return len(self.deck)
+
     def outcome(self) -> Outcome:
         last = self.placements[-1]
         place = {s: i for i, s in enumerate(last)}

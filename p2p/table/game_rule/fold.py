@@ -258,7 +258,6 @@ class GameRule:
         """(card count, future) of our next shuffle's pile-independent half, prepared in
         the background while a deal is played, before its step is known
         (:func:`p2p.table.game_rule.shuffle.prepare_spare`)."""
-        self._shuffled: int | None = None
         """How many cards our latest shuffle round shuffled (the next one's likely size)."""
         self._actions_since_shuffle = 0
         """Action rounds folded since that round."""

@@ -113,7 +113,6 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
                 rule.mine.known.pop(h, None)
     if prepared is not None:
         prepared.cancel()  # unused (we left, or our turn came at another step)
-    rule._shuffled = len(hs)
     rule._actions_since_shuffle = 0
     left = [p for p in pending if not any(p.statement is v for v in rule._checked_ahead)]
     rule.proofs_checked += len(pending) - len(left)  # checked ahead
@@ -153,12 +152,16 @@ cores from the seats still folding the deal then."""
 def prepare_spare(rule: GameRule) -> None:
     """Once a deal is being played (its :data:`SPARE_AFTER_ACTIONS`-th action round is
     in), start preparing our next shuffle's pile-independent half in the background, for
-    as many cards as our latest round shuffled, with no context yet (its step is not
-    known): the next deal's round then finds it done (:func:`_start_prepare`).  Its
-    nonces answer one challenge only, like any prepared shuffle's; one that is never used
-    is dropped, never sent."""
-    mine, joint, n = rule.mine, rule.joint, rule._shuffled
-    if rule.background is None or mine is None or joint is None or n is None:
+    as many cards as the game says its next deal shuffles
+    (:meth:`engine.game.Game.next_deal_size`; nothing when no deal follows), with no
+    context yet (its step is not known): the next deal's round then finds it done
+    (:func:`_start_prepare`).  Its nonces answer one challenge only, like any prepared
+    shuffle's; one that is never used is dropped, never sent."""
+    mine, joint = rule.mine, rule.joint
+    if rule.background is None or mine is None or joint is None:
+        return
+    n = rule.engine.next_deal_size()
+    if n is None:
         return
     rule._actions_since_shuffle += 1
     if rule._actions_since_shuffle < SPARE_AFTER_ACTIONS:
