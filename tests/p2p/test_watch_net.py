@@ -58,11 +58,13 @@ async def test_a_spectator_follows_the_seats_is_told_who_left_and_is_asked_for_n
 
     original_tick = TableSession.tick
 
-    def tick(self: TableSession, now: float, linked: frozenset[int], connected: int) -> Any:
+    def tick(
+        self: TableSession, now: float, linked: frozenset[int], connected: int, watching: int = 0
+    ) -> Any:
         mesh = nodes[0].mesh if nodes else None
         if self.my_seat == nodes[0].my_seat and mesh is not None and joined.is_set():
             ticks.append((self.my_seat, len(linked), connected, len(mesh.connections)))
-        return original_tick(self, now, linked, connected)
+        return original_tick(self, now, linked, connected, watching)
 
     monkeypatch.setattr(TableSession, "tick", tick)
 
