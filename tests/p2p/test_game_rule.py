@@ -78,3 +78,20 @@ def _shape_of(cls: type) -> Statement:
             pytest.fail(f"{cls.__name__}: no test value for field {p.name!r}")
         args[p.name] = values[p.name]
     return cls(**args).shape()
+
+
+def test_what_the_table_waits_for_is_said_in_words():
+    """The status line's wait: one player "is", several "are", listed with "and"."""
+    from types import SimpleNamespace
+
+    from p2p.table.game_rule.core import Need
+    from p2p.table.game_rule.fold import describe
+
+    def said(seats, what="unlocking cards"):
+        need = Need("tokens", seats, lambda seat, body: None, what)
+        rule = SimpleNamespace(need=need, slot=lambda s: s)
+        return describe(rule, {0: "Ann", 1: "Bob", 2: "Cat", 3: "Dan"})
+
+    assert said((1,), "shuffling") == "Bob is shuffling"
+    assert said((0, 2)) == "Ann and Cat are unlocking cards"
+    assert said((1, 2, 3)) == "Bob, Cat and Dan are unlocking cards"

@@ -774,6 +774,6 @@ def describe(rule: GameRule, names: Mapping[int, str]) -> str | None:
     if need is None:
         return None
     who = [names.get(rule.slot(s), f"seat {s}") for s in need.seats]
-    text = ", ".join(who)
-    verb = "are" if len(who) > 1 else "is"
-    return f"{text} {verb} {need.what}"
+    if len(who) == 1:
+        return f"{who[0]} is {need.what}"
+    return f"{', '.join(who[:-1])} and {who[-1]} are {need.what}"

@@ -151,7 +151,7 @@ def _token_round(rule: GameRule, hs: Sequence[int], seats: Sequence[int]) -> Flo
         TOKENS_KIND,
         owing,
         lambda seat, b: _check_tokens(rule, seat, need[seat], b),
-        "showing cards",
+        "unlocking cards",  # each seat's share of the key that opens them
         rule._for_me(owing, lambda: _make_tokens(rule, need[rule.mine.seat])),  # type: ignore[union-attr]
         pre=lambda seat, b: _pre_tokens(rule, seat, need[seat], b),
         premake=lambda: _premake_tokens(rule, need[rule.mine.seat]),  # type: ignore[union-attr]
