@@ -140,6 +140,20 @@ def test_equivocation_is_kept_spread_and_convicts_its_signer_once():
     assert not _of(s.offer(other_version, via=OTHER), fx.Persist)
 
 
+def test_the_record_is_final_at_a_conviction():
+    """After a conviction a valid entry of another seat is not taken: the record stays as
+    the verdict found it, which is what ``slaiga verify`` reads back (an entry completing
+    the seat-order draw after a cheat in it made the live result number seats in the
+    drawn order and ``verify`` by join order; the process adversary found it)."""
+    s, theirs, ids = _table()
+    s.offer(_signed(ids, s.record, OTHER, Count(1)), via=OTHER)  # THIRD owes step 2 now
+    s.offer(_signed(ids, theirs, OTHER, Count(2)), via=THIRD)  # another version: convicted
+    assert s.convicted is not None
+    step, head = s.record.step, s.record.head
+    assert s.offer(_signed(ids, s.record, THIRD, Count(5)), via=THIRD) == []
+    assert (s.record.step, s.record.head) == (step, head)
+
+
 def test_a_table_that_ended_serves_its_spectators_a_while_longer():
     """After a conviction the table lingers its two seconds; a spectator still linked to
     us (one behind, fetching the evidence's step) then gets up to the spectators' grace,

@@ -237,7 +237,12 @@ class TableSession:
 
     def offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> list[Effect]:
         """A signed entry from the link of slot ``via`` (``None``: from our own file,
-        ``persist`` then ``False``)."""
+        ``persist`` then ``False``).  Once a conviction ended the game, the record is final
+        as the verdict found it (what ``slaiga verify`` reads back): later entries are
+        not taken, so the results name seats as ``verify`` does (an entry that would
+        complete the seat-order draw after a cheat in it must not number the seats)."""
+        if persist and self.ctx.convicted is not None:
+            return []
         try:
             offer = self.record.offer(signed)
         except ForgedSignature as exc:
