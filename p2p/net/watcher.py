@@ -48,7 +48,7 @@ from p2p.net.mesh import Connection, Mesh, cannot_reach, open_mesh
 from p2p.net.offload import Offload
 from p2p.record.verify import Failure
 from p2p.table.events import SeatBack, SeatLeft
-from p2p.table.forming import Manifest, genesis_hash, open_genesis
+from p2p.table.forming import Manifest, genesis_hash, open_genesis, order_at_verdict
 from p2p.table.notice import Notices
 from p2p.table.session import Finished, Links  # noqa: F401 - registers the seats' messages
 from p2p.table.session import who as seat_who
@@ -119,9 +119,10 @@ class WatchResult:
     def summary(self) -> dict:
         """What ``slaiga watch --json`` prints."""
         s, m = self.spectator, self.manifest
-        order = s.seat_order or tuple(range(m.n_seats))
-        result = s.result() or {}
         verdict = s.verdict
+        order = order_at_verdict(s.seat_order or (), verdict.step if verdict else None)
+        order = order or tuple(range(m.n_seats))
+        result = s.result() or {}
         culprit = None
         if verdict is not None and verdict.culprit is not None and verdict.culprit in order:
             culprit = order.index(verdict.culprit)

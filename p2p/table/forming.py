@@ -274,6 +274,17 @@ def table_rule(manifest: Manifest) -> FormingRule:
     return FormingRule(manifest, then=manifest.protocol.start)
 
 
+SEAT_ORDER_STEP = 2
+"""The record step whose entries (the reveals) draw the seat order."""
+
+
+def order_at_verdict(order: tuple[int, ...], step: int | None) -> tuple[int, ...]:
+    """The seat order a verdict about record step ``step`` numbers the seats by: none
+    (join order) for a verdict about the draw itself, whatever a seat folded after it,
+    as ``slaiga verify`` does, which stops at the verdict (p2p/record/verify.py)."""
+    return () if step is not None and step <= SEAT_ORDER_STEP else order
+
+
 class FormingRule:
     """Steps 1-2 of every table: commit round, reveal round; then hand over to ``then``.
 

@@ -304,3 +304,20 @@ def test_a_resumed_voter_still_voted_and_a_closed_table_is_not_resumed(tmp_path:
         loaded = load(t.path)
         with pytest.raises(NodeError, match="ended by vote"):
             t.session.reload_votes(loaded.votes, loaded.closed)
+
+
+def test_a_seat_back_after_the_votes_writes_nothing_past_them(tmp_path: Path) -> None:
+    """The votes closed the file; the vanished player's owed entry arriving in the short
+    linger after them is not taken (it landed after the closing frame, and the file no
+    longer loaded)."""
+    with session_table(tmp_path) as t:
+        _silence(t)
+        assert t.vote_end(GONE) is None
+        t.take_vote(_vote_of(t, 1), via=1)
+        assert t.session.ended_by_vote == GONE and load(t.path).closed
+        step = t.record.step
+        t.to_me(t._drive(t.drivers[GONE]), GONE)  # it is back, with its owed entry
+        assert t.record.step == step
+        path = t.path
+    assert load(path).closed
+    assert verify_record_file(path).to_json()["error_kind"] == ENDED_BY_VOTE

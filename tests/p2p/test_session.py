@@ -211,6 +211,29 @@ def _live_until(s: TableSession, start: float, end: float) -> None:
     s.drain()
 
 
+def test_an_abandoned_table_serves_its_spectators_before_it_ends():
+    """A table given up for a silent seat ends as the silence rules say, but a spectator
+    still linked gets its grace first (it fetches the last steps), and no entry is taken
+    meanwhile; then the abandonment is raised as it would have been."""
+    from p2p.table.session.linger import SPECTATOR_GRACE_S
+
+    s, _, ids = _table()
+    linked = frozenset({OTHER, THIRD})
+    s.tick(100.0, linked, 2)
+    _live_until(s, 100.0, 105.0)
+    s.tick(105.0, linked, 2)
+    _live_until(s, 105.0, 105.5)
+    s.tick(105.5, linked, 2)
+    _live_until(s, 105.5, 107.0)
+    tick = s.tick(107.0, linked, 2, watching=1)  # it would raise now: a spectator watches
+    assert s.absent == OTHER and _of(s.drain(), Abandoned)
+    assert not tick.done and tick.deadline == 107.0 + SPECTATOR_GRACE_S
+    assert s.offer(_signed(ids, s.record, OTHER, Count(2)), via=OTHER) == []  # too late
+    with pytest.raises(TableAbandoned) as ei:
+        s.tick(108.0, linked, 2, watching=0)  # it left
+    assert ei.value.seat == OTHER
+
+
 def test_silence_is_blamed_only_after_a_refetch_round():
     s, _, _ = _table()
     linked = frozenset({OTHER, THIRD})

@@ -308,3 +308,33 @@ def test_a_demo_tables_summary_names_players_as_the_game_results_do() -> None:
     assert out["aborted"] == {**cheat, "reason": "equivocation"}
     assert out["stalls"] == [{"seat": 2, "slot": 1, "name": "p1"}]
     assert out["absent"] == {"seat": 2, "slot": 1, "name": "p1"}
+
+
+def test_a_cheat_in_the_seat_order_draw_numbers_seats_as_verify_does(tmp_path: Path) -> None:
+    """A second version of a seat-order reveal reaching us after the draw completed:
+    live and ``slaiga verify`` (which stops at the verdict, before the draw) both number
+    the culprit by join order, whatever order we had drawn."""
+    from p2p.table.forming import Opening
+
+    cheater = 1
+    for trial in range(40):
+        with session_table(tmp_path / str(trial), seats=3) as t:
+            t.run_until(lambda t: t.record.step >= 3)
+            order = t.session.seat_order()
+            if order.index(cheater) == cheater:
+                continue  # both numberings agree anyway: draw again
+            rec = t.record
+            good = wire.decode_body(rec.steps[2][cheater].signed.entry, wire.Entry)
+            value = bytes(32) if good.body.value != bytes(32) else b"\1" * 32
+            body = Opening(value, good.body.nonce)
+            raw = wire.encode_body(wire.Entry(rec.table_id, cheater, 2, rec.hashes[1], body))
+            signed = wire.Signed(raw, t.drivers[cheater].identity.sign(entry_signing_input(raw)))
+            t.to_me(signed, cheater)
+            assert t.session.convicted is not None
+            live = t.session.result(t.path).game_summary()
+            path = t.path
+        report = verify_record_file(path).to_json()
+        assert report["culprit_name"] == live["culprit_name"]
+        assert report["culprit"] == live["culprit"] == cheater
+        return
+    pytest.fail("no draw put the cheater out of its join place")

@@ -258,9 +258,8 @@ class GameRule:
         """(card count, future) of our next shuffle's pile-independent half, prepared in
         the background while a deal is played, before its step is known
         (:func:`p2p.table.game_rule.shuffle.prepare_spare`)."""
-        """How many cards our latest shuffle round shuffled (the next one's likely size)."""
         self._actions_since_shuffle = 0
-        """Action rounds folded since that round."""
+        """Action rounds folded since our latest shuffle round."""
         self._checked_ahead: list[ShuffleStatement] = []
         """Shuffle statements of this round already verified ahead (not batched again)."""
         self.background: Executor | None = None

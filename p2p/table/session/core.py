@@ -19,11 +19,12 @@ from typing import Any
 
 from crypto.identity import IdentityKey
 from p2p import wire
-from p2p.errors import CheatDetected, ForgedSignature, RemoteProtocolError
+from p2p.errors import CheatDetected, ForgedSignature, RemoteProtocolError, TableAbandoned
 from p2p.record.chain import Offer, Record, Status
 from p2p.record.store import needs_sync
 from p2p.table.effects import Effect, Persist, Send, SendOwn, Serve, ShowPlayer, Sync, Tick, Trace
 from p2p.table.events import Aborted, SeatDown, SeatUp, StepDone
+from p2p.table.forming import order_at_verdict
 from p2p.table.results import TableResult
 from p2p.table.seat import game_of
 from p2p.table.session.blame import Blame
@@ -118,6 +119,8 @@ class TableSession:
         self.lane = AbsenceLane(ctx, self.connectivity, self.silence.monitor, self.ballot, self.own)
         self.linger = Linger(ctx, self.connectivity, self.heads, self.blame, linger_s)
         self._held_via: dict[bytes, int | None] = {}
+        self._abandoned: TableAbandoned | None = None
+        """The table ended for an absent seat: raised by :meth:`tick` after the grace."""
         """Signature of each entry the record holds for a future step -> the link it came
         from (:meth:`take_held`: it is relayed as if it had just come from there)."""
 
@@ -149,7 +152,9 @@ class TableSession:
             proofs=game.proofs_checked if game is not None else 0,
             manifest=self.manifest,
             my_seat=self.my_seat,
-            seat_order=self.seat_order(),
+            seat_order=order_at_verdict(
+                self.seat_order(), self.convicted.step if self.convicted is not None else None
+            ),
             record=self.record,
             record_file=record_file,
             cheats=list(self.cheats),
@@ -237,12 +242,12 @@ class TableSession:
 
     def offer(self, signed: wire.Signed, via: int | None, persist: bool = True) -> list[Effect]:
         """A signed entry from the link of slot ``via`` (``None``: from our own file,
-        ``persist`` then ``False``).  Once a conviction ended the game, the record is final
-        as the verdict found it (what ``slaiga verify`` reads back): later entries are
-        not taken, so the results name seats as ``verify`` does (an entry that would
-        complete the seat-order draw after a cheat in it must not number the seats)."""
-        if persist and self.ctx.convicted is not None:
-            return []
+        ``persist`` then ``False``).  Once a conviction, a vote or an absent seat ended
+        the game, the record is final as the verdict (or the votes) found it, which is
+        what ``slaiga verify`` reads back: later entries are not taken (after the votes
+        the file is closed; a seat back from its absence must not write past them)."""
+        if persist and (self.ctx.ended() or self._abandoned is not None):
+            return []  # convicted, ended by vote (the file closes with the votes), abandoned
         try:
             offer = self.record.offer(signed)
         except ForgedSignature as exc:
@@ -327,12 +332,20 @@ class TableSession:
         :class:`p2p.errors.TableAbandoned` when the table ends for an absent seat."""
         linger = self.linger
         if linger.done_at is None:
-            tick = self._tick(now, linked, connected)
+            try:
+                tick = self._tick(now, linked, connected)
+            except TableAbandoned as exc:  # raised once our spectators had their grace
+                self._abandoned = exc
+                tick = Tick(done=True)
             if not tick.done:
                 return tick
             linger.done_at = now
         until = linger.spectators_until(now, watching)
-        return Tick(done=True) if until is None else Tick(deadline=until)
+        if until is not None:
+            return Tick(deadline=until)
+        if self._abandoned is not None:
+            raise self._abandoned
+        return Tick(done=True)
 
     def _tick(self, now: float, linked: frozenset[int], connected: int) -> Tick:
         rec, linger = self.record, self.linger
