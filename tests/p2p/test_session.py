@@ -211,6 +211,29 @@ def _live_until(s: TableSession, start: float, end: float) -> None:
     s.drain()
 
 
+def test_two_versions_leading_to_two_next_movers_are_found_before_anyone_is_named():
+    """A seat signs two versions of its step, each leading to another next mover: we
+    took the one after which THIRD owes, THIRD the one after which we owe, and each
+    waits on the other.  The re-fetch before anyone is named asks for our last completed
+    step too, so THIRD's answer holds the other version, which convicts its signer of
+    equivocation (the process adversary found a table abandoned for an honest seat)."""
+    s, theirs, ids = _table()
+    s.offer(_signed(ids, s.record, OTHER, Count(1)), via=OTHER)  # THIRD owes step 2
+    other_version = _signed(ids, theirs, OTHER, Count(2))  # THIRD's: we would owe step 2
+    linked = frozenset({OTHER, THIRD})
+    s.tick(100.0, linked, 2)
+    s.drain()
+    _live_until(s, 100.0, 105.0)
+    s.tick(105.0, linked, 2)  # past the longest wait: the re-fetch, nobody named
+    asked = [e.msg for e in _of(s.drain(), fx.SendEach) if isinstance(e.msg, wire.Fetch)]
+    assert 1 in {m.from_step for m in asked}  # our last completed step too
+    answer = wire.Fetched(s.manifest.table_id, (other_version,), False)
+    out = s.message(s.manifest.seats[THIRD].identity, answer)
+    (convicted,) = _of(out, Convicted)
+    assert convicted.culprit_slot == OTHER and s.convicted.kind == "Equivocation"
+    assert s.absent is None
+
+
 def test_an_abandoned_table_serves_its_spectators_before_it_ends():
     """A table given up for a silent seat ends as the silence rules say, but a spectator
     still linked gets its grace first (it fetches the last steps), and no entry is taken

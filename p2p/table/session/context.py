@@ -96,9 +96,18 @@ class Context:
 
     # -- effects every topic uses ------------------------------------------
 
-    def ask_everyone(self) -> None:
-        """Ask every linked seat for the entries from our current step on."""
-        self.out.append(SendEach(wire.Fetch(self.manifest.table_id, self.record.step)))
+    def ask_everyone(self, back: int = 0) -> None:
+        """Ask every linked seat for the entries from our current step on (``back``: from
+        that many completed steps before it too)."""
+        step = max(1, self.record.step - back)
+        self.out.append(SendEach(wire.Fetch(self.manifest.table_id, step)))
+
+    def ask_before_blame(self) -> None:
+        """The re-fetch before anyone is named silent asks for our last completed step too:
+        a seat that sent two versions of it, each leading to another next mover, leaves two
+        groups of seats each waiting on the other, and only the other group's version,
+        seen beside ours, convicts it (of equivocation) instead of naming a silent seat."""
+        self.ask_everyone(back=1)
 
     def pass_on(self, msg: wire.Message, via: int, signer: int) -> None:
         """Relay a signed message (a vote, a notice) to every linked seat but the link it

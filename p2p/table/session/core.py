@@ -368,7 +368,7 @@ class TableSession:
                 self.out.append(Aborted(**self.who(culprit), reason="equivocation"))
                 return Tick(done=True)
             self.blame.blame_suspects()
-            self.ctx.ask_everyone()
+            self.ctx.ask_before_blame()
         if rec.finished and linger.finish(now):
             return Tick(done=True)
         nudge_at = self.connectivity.nudged(now, linked)

@@ -104,7 +104,7 @@ class SilenceGuard:
             return True
         rounds = last[2] + 1 if last is not None else 1
         self._blame_round = (rec.step, now, rounds)
-        ctx.ask_everyone()
+        ctx.ask_before_blame()
         monitor.pause(monitor.stall_after)
         ctx.out.append(Refetching(step=rec.step, connected=connected))
         return False
