@@ -52,13 +52,13 @@ check: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	@$(COMPILE)
-	@# two pytest processes side by side, as in make test: the engine's and crypto's
-	@# tests, and the rest of the fast tier; both must pass
+	@# two pytest processes side by side, as in make test: the engine's, crypto's and
+	@# command line's tests, and the rest of the fast tier; both must pass
 	@$(BIN)/python -m pytest -q -p no:cacheprovider -m "not process and not slow" \
-		tests/engine tests/crypto > .check-pure.log 2>&1 & bg=$$!; \
+		tests/engine tests/crypto tests/cli > .check-pure.log 2>&1 & bg=$$!; \
 	$(BIN)/python -m pytest -q -m "not process and not slow" --durations=10 \
-		--ignore=tests/engine --ignore=tests/crypto; \
-	rest=$$?; wait $$bg; pure=$$?; echo "--- tests/engine and tests/crypto (run beside the rest)"; \
+		--ignore=tests/engine --ignore=tests/crypto --ignore=tests/cli; \
+	rest=$$?; wait $$bg; pure=$$?; echo "--- tests/engine, tests/crypto and tests/cli (run beside the rest)"; \
 	tail -n 5 .check-pure.log; test $$rest -eq 0 && test $$pure -eq 0
 
 lint: install-dev
