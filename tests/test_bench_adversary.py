@@ -205,10 +205,12 @@ def test_forked_games_run_to_their_conclusion_in_child_processes(tmp_path):
     assert verified["__memo__"]["signature_memo_hits"] > 0
 
 
-def test_a_withheld_entry_that_reaches_every_seat_goes_on_as_the_parent_game(tmp_path):
+def test_a_withheld_entry_that_reaches_every_seat_goes_on_as_the_parent_game(tmp_path, monkeypatch):
     """A forked game whose deviation leaves every seat exactly where the honest entry
     would (a withheld entry, relayed) is the parent's game from there on: it is judged
-    with the parent's end, not played again."""
+    with the parent's end, not played again.  (A one-round Slåjens table: every turn of
+    the deviator still forks.)"""
+    monkeypatch.setitem(adversary.OPTIONS, "slajens", {"rounds": 1})
     seed = adversary.table_seed(18, 0)
     with adversary.seeded(seed):
         table = adversary.Table("slajens", 3, seed, adversary.circle_for(seed), 1.0, None, 1)
