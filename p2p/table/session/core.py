@@ -119,10 +119,10 @@ class TableSession:
         self.lane = AbsenceLane(ctx, self.connectivity, self.silence.monitor, self.ballot, self.own)
         self.linger = Linger(ctx, self.connectivity, self.heads, self.blame, linger_s)
         self._held_via: dict[bytes, int | None] = {}
-        self._abandoned: TableAbandoned | None = None
-        """The table ended for an absent seat: raised by :meth:`tick` after the grace."""
         """Signature of each entry the record holds for a future step -> the link it came
         from (:meth:`take_held`: it is relayed as if it had just come from there)."""
+        self._abandoned: TableAbandoned | None = None
+        """The table ended for an absent seat: raised by :meth:`tick` after the grace."""
 
     # -- naming and state ------------------------------------------------
 
