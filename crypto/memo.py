@@ -19,9 +19,12 @@ it is asked.  So a scope changes no verdict, only how often the work is done.  (
 check draws fresh random weights, so a false statement passes it with probability at
 most ``1/L`` whether or not it is remembered.)
 
-The scope lives in a :class:`contextvars.ContextVar`: a worker thread, which starts
-with an empty context, never sees it, and outside a scope every function computes
-afresh, as the operation counts of :data:`crypto.group.COUNTERS` assume (a remembered
+The scope lives in a :class:`contextvars.ContextVar`: a thread of a
+:class:`concurrent.futures.ThreadPoolExecutor`, which starts with an empty context, never
+sees it (but ``trio.to_thread.run_sync`` and ``asyncio.to_thread`` run their function in
+a copy of the caller's context, so such a thread shares the caller's memory; its sets and
+dicts stay whole under the GIL, and a lost item is only work done again), and outside a
+scope every function computes afresh, as the operation counts of :data:`crypto.group.COUNTERS` assume (a remembered
 result is not counted again).  Each kind of memory holds at most :data:`LIMIT` items
 and starts over when full, so a long scope costs bounded memory.
 """
