@@ -43,7 +43,12 @@ import types
 from collections.abc import Iterator
 from pathlib import Path
 
+import ifaddr  # noqa: F401
 import pytest
+
+# ifaddr (zeroconf's, and cli.args's for --interface) runs `ldconfig -p` as it is imported
+# (ctypes.util.find_library): imported here once, so that a test whose code imports it
+# late (zeroconf is imported only when a lobby starts) starts no child process for it
 
 PROCESS_HELPERS = frozenset(
     {
