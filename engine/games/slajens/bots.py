@@ -27,6 +27,7 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations_with_replacement, product
 from typing import Any
@@ -48,10 +49,6 @@ def _outcomes(k: int) -> tuple[tuple[Dice, float], ...]:
     return tuple((d, c / total) for d, c in counts.items())
 
 
-OUTCOMES = tuple(_outcomes(k) for k in range(DICE + 1))
-STATES = tuple(combinations_with_replacement(FACES, DICE))
-
-
 def submultisets(d: Dice) -> list[Dice]:
     """Proper sub-multisets of ``d`` (the dice one may keep before rerolling)."""
     c = Counter(d)
@@ -64,14 +61,37 @@ def submultisets(d: Dice) -> list[Dice]:
     return out
 
 
-SUBS = {d: submultisets(d) for d in STATES}
-KEPT = sorted({sub for subs in SUBS.values() for sub in subs})
-# kept multiset -> [(resulting dice, probability)] after rerolling the rest
-TRANS = {
-    sub: tuple((tuple(sorted(sub + new)), p) for new, p in OUTCOMES[DICE - len(sub)])
-    for sub in KEPT
-}
-RUN_STATES = frozenset(d for d in STATES if has_run(d))
+@dataclass(frozen=True)
+class DiceSpace:
+    """Every throw of the dice, what may be kept of it, and where a reroll leads."""
+
+    outcomes: tuple[tuple[tuple[Dice, float], ...], ...]
+    """``outcomes[k]``: every multiset of ``k`` dice with its probability."""
+    states: tuple[Dice, ...]
+    """Every multiset of all the dice."""
+    subs: dict[Dice, list[Dice]]
+    """What may be kept of each state."""
+    trans: dict[Dice, tuple[tuple[Dice, float], ...]]
+    """Kept multiset -> [(resulting dice, probability)] after rerolling the rest."""
+    run_states: frozenset[Dice]
+    """The states that show three in a row."""
+
+
+@lru_cache(maxsize=1)
+def dice_space() -> DiceSpace:
+    """The dice arithmetic under every table: made when a bot first needs it, not when the
+    game is imported (it costs each process that imports the games, every peer and every
+    ``slaiga verify``, a few hundredths of a CPU second)."""
+    outcomes = tuple(_outcomes(k) for k in range(DICE + 1))
+    states = tuple(combinations_with_replacement(FACES, DICE))
+    subs = {d: submultisets(d) for d in states}
+    kept = sorted({sub for subs_of in subs.values() for sub in subs_of})
+    trans = {
+        sub: tuple((tuple(sorted(sub + new)), p) for new, p in outcomes[DICE - len(sub)])
+        for sub in kept
+    }
+    run_states = frozenset(d for d in states if has_run(d))
+    return DiceSpace(outcomes, states, subs, trans, run_states)
 
 
 def stop_value(d: Dice, slalt_double: bool) -> float:
@@ -83,7 +103,7 @@ def stop_value(d: Dice, slalt_double: bool) -> float:
 
 def _expect(table: dict[Dice, float]) -> dict[Dice, float]:
     """E[table(dice)] after rerolling, for every kept multiset."""
-    return {sub: sum(p * table[e] for e, p in trans) for sub, trans in TRANS.items()}
+    return {sub: sum(p * table[e] for e, p in trans) for sub, trans in dice_space().trans.items()}
 
 
 class Tables:
@@ -91,19 +111,20 @@ class Tables:
 
     def __init__(self, slalt_double: bool) -> None:
         self.slalt_double = slalt_double
-        self.stop = {d: stop_value(d, slalt_double) for d in STATES}
-        stop_m2 = {d: self._stop_m2(d) for d in STATES}
+        space = self.space = dice_space()
+        self.stop = {d: stop_value(d, slalt_double) for d in space.states}
+        stop_m2 = {d: self._stop_m2(d) for d in space.states}
         # value[r][d]: expected final score with r rolls left; m2 its second
         # moment under the same policy; keep[r][d]: best kept multiset (None: stop)
         self.value: list[dict[Dice, float]] = [dict(self.stop)]
         self.m2: list[dict[Dice, float]] = [stop_m2]
-        self.keep: list[dict[Dice, Dice | None]] = [dict.fromkeys(STATES)]
+        self.keep: list[dict[Dice, Dice | None]] = [dict.fromkeys(space.states)]
         for _ in range(1, MAX_ROLLS):
             w, w2 = _expect(self.value[-1]), _expect(self.m2[-1])
             value, m2, keep = {}, {}, {}
-            for d in STATES:
+            for d in space.states:
                 best, best_m2, best_k = self.stop[d], stop_m2[d], None
-                for sub in SUBS[d]:
+                for sub in space.subs[d]:
                     if w[sub] > best + 1e-12:
                         best, best_m2, best_k = w[sub], w2[sub], sub
                 value[d], m2[d], keep[d] = best, best_m2, best_k
@@ -111,8 +132,8 @@ class Tables:
             self.m2.append(m2)
             self.keep.append(keep)
         first = MAX_ROLLS - 1
-        self.mean = sum(p * self.value[first][d] for d, p in OUTCOMES[DICE])
-        second = sum(p * self.m2[first][d] for d, p in OUTCOMES[DICE])
+        self.mean = sum(p * self.value[first][d] for d, p in space.outcomes[DICE])
+        second = sum(p * self.m2[first][d] for d, p in space.outcomes[DICE])
         self.sd = math.sqrt(max(second - self.mean**2, 1.0))
         self._steal: dict[int, list[dict[Dice, float]]] = {}
 
@@ -120,7 +141,7 @@ class Tables:
         for v in set(d):
             if d.count(v) >= BERSERKER_COUNT:
                 base = sum(d)
-                return sum(p * (base + sum(x)) ** 2 for x, p in OUTCOMES[2])
+                return sum(p * (base + sum(x)) ** 2 for x, p in self.space.outcomes[2])
         return float(plain_score(d, self.slalt_double)) ** 2
 
     def p_below(self, amount: int) -> float:
@@ -134,14 +155,19 @@ class Tables:
         ``gain`` on top of the score."""
         if gain in self._steal:
             return self._steal[gain]
+        space = self.space
         before = dict(self.stop)  # rolls left 0, not yet hit
         ws = []
         for r in range(MAX_ROLLS - 1):
             plain = self.value[r]
-            target = {d: (plain[d] + gain if d in RUN_STATES else before[d]) for d in STATES}
+            target = {
+                d: (plain[d] + gain if d in space.run_states else before[d]) for d in space.states
+            }
             w = _expect(target)
             ws.append(w)
-            before = {d: max([self.stop[d], *(w[sub] for sub in SUBS[d])]) for d in STATES}
+            before = {
+                d: max([self.stop[d], *(w[sub] for sub in space.subs[d])]) for d in space.states
+            }
         self._steal[gain] = ws
         return ws
 
@@ -151,7 +177,7 @@ class Tables:
             return self.keep[rolls_left][d]
         w = self.steal_w(gain)[rolls_left - 1]
         best, best_k = self.stop[d], None
-        for sub in SUBS[d]:
+        for sub in self.space.subs[d]:
             if w[sub] > best + 1e-12:
                 best, best_k = w[sub], sub
         return best_k
