@@ -14,7 +14,7 @@ from crypto import shuffle_proof_tw_batch as tb
 from crypto.errors import InvalidPoint, InvalidProof, InvalidSignature
 from crypto.group import COUNTERS, G, L, Point, base_mul, mul
 from crypto.identity import IdentityKey, verify_signature
-from crypto.memo import LIMIT, Memory, current, remembering
+from crypto.memo import LIMIT, SHUFFLE_LIMIT, Memory, current, remembering
 from tests.crypto.test_shuffle_batch import _chain
 
 
@@ -104,6 +104,10 @@ def test_a_full_memory_starts_over() -> None:
     memory.keep(memory.points, b"one more")
     assert memory.points == {b"one more"}
     assert G.data not in memory.points
+    for i in range(SHUFFLE_LIMIT):  # large statements: a smaller memory
+        memory.keep(memory.shuffles, i)
+    memory.keep(memory.shuffles, -1)
+    assert memory.shuffles == {-1} and memory.points == {b"one more"}
 
 
 def test_a_refused_batch_names_the_same_proof_in_a_scope_as_outside() -> None:
