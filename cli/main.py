@@ -76,6 +76,11 @@ def main(argv: list[str] | None = None) -> int:
     # before it (an option, `--`) or no known command at all: every command's
     parser = build_parser(argv[0] if argv else None)
     args, extra = parser.parse_known_args(argv)
+    more = getattr(args, "more_positionals", None)
+    if extra and more and not any(e.startswith("-") for e in extra):
+        # `slaiga verify A --json B`: argparse leaves a list's files after an option over
+        getattr(args, more).extend(extra)
+        extra = []
     if extra:
         # told with the command's own usage line, not the program's (which lists none of
         # the command's options)
