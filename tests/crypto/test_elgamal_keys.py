@@ -5,7 +5,7 @@ from __future__ import annotations
 import dataclasses
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from crypto.deck import DECK_SIZES, card_point, deck_points
@@ -267,20 +267,24 @@ def test_remask_op_counts():
 
 @settings(max_examples=25, deadline=None)
 @given(scalars, scalars, scalars)
+@example(1, L - 1, 1)  # found by Hypothesis in make test: r1 + r2 = L
 def test_remask_unlinkable_sanity(r1, r2, x):
     """Remasks of one card with fresh randomness differ from each other and from the
     input, and a remask of card A is distributed like a fresh mask of A: its c1 is
     r G for uniform r regardless of the card."""
     pk = base_mul(x)
     ct, _ = mask(card_point("deck52", 0), pk, r=r1)
+    if (r1 + r2) % L == 0:  # the negated mask: c1 would be the identity, which is refused
+        with pytest.raises(InvalidProof, match="identity"):
+            remask(ct, pk, r=r2)
+        return
     a, _ = remask(ct, pk, r=r2)
     assert a.c1 != ct.c1 and a.c2 != ct.c2
     # c1 of the remask equals the c1 of a fresh mask with r1 + r2: nothing card-specific
-    if (r1 + r2) % L:
-        fresh, _ = mask(card_point("deck52", 0), pk, r=(r1 + r2) % L)
-        assert fresh == a
-        other, _ = mask(card_point("deck52", 1), pk, r=(r1 + r2) % L)
-        assert other.c1 == a.c1
+    fresh, _ = mask(card_point("deck52", 0), pk, r=(r1 + r2) % L)
+    assert fresh == a
+    other, _ = mask(card_point("deck52", 1), pk, r=(r1 + r2) % L)
+    assert other.c1 == a.c1
 
 
 # ---------------------------------------------------------------- decks
