@@ -189,11 +189,22 @@ def resample_hidden(game: Game, dealer: LocalDealer, seat: int, rng: random.Rand
             game.faces[h] = new[h]
 
 
+_PERMUTED: list[Any] = [None, None]
+"""``[deck, truth]``: the last dealer's faces :func:`check_conservation` found to be a
+permutation of that deck (a copy). The faces change only at shuffles, so the check after
+most actions finds them equal to these and need not sort the deck again."""
+
+
 def check_conservation(game: Game, dealer: LocalDealer) -> None:
     """Every handle is in exactly one zone, and the faces are still the deck."""
     game.check_conservation()
-    if sorted(dealer.truth) != sorted(game.deck):
-        raise EngineError("the dealer's faces no longer match the deck")
-    for h, face in game.faces.items():
-        if dealer.truth[h] != face:
-            raise EngineError(f"handle {h}: game thinks {face}, dealer has {dealer.truth[h]}")
+    truth, deck = dealer.truth, game.deck
+    if not (_PERMUTED[0] is deck and _PERMUTED[1] == truth):
+        if sorted(truth) != sorted(deck):
+            raise EngineError("the dealer's faces no longer match the deck")
+        _PERMUTED[:] = deck, list(truth)
+    faces = game.faces
+    if list(map(truth.__getitem__, faces)) != list(faces.values()):
+        for h, face in faces.items():
+            if truth[h] != face:
+                raise EngineError(f"handle {h}: game thinks {face}, dealer has {truth[h]}")

@@ -25,6 +25,7 @@ never worse than accepting).
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
 from collections.abc import Sequence
 from functools import lru_cache
@@ -72,6 +73,16 @@ TRANS = {
     for sub in KEPT
 }
 RUN_STATES = frozenset(d for d in STATES if has_run(d))
+# The same by position, for the loops in C of _expect and Tables.steal_w (a dict lookup by
+# a tuple of dice hashes the tuple every time): TRANS as (indices in STATES of the
+# outcomes, their probabilities), and SUBS as indices in KEPT (the order of TRANS too).
+_STATE_INDEX = {d: i for i, d in enumerate(STATES)}
+_KEPT_INDEX = {sub: i for i, sub in enumerate(KEPT)}
+_TRANS_COLUMNS = tuple(
+    (sub, tuple(_STATE_INDEX[e] for e, _ in trans), tuple(p for _, p in trans))
+    for sub, trans in TRANS.items()
+)
+_SUBS_AT = {d: tuple(_KEPT_INDEX[sub] for sub in subs) for d, subs in SUBS.items()}
 
 
 def stop_value(d: Dice, slalt_double: bool) -> float:
@@ -82,8 +93,15 @@ def stop_value(d: Dice, slalt_double: bool) -> float:
 
 
 def _expect(table: dict[Dice, float]) -> dict[Dice, float]:
-    """E[table(dice)] after rerolling, for every kept multiset."""
-    return {sub: sum(p * table[e] for e, p in trans) for sub, trans in TRANS.items()}
+    """E[table(dice)] after rerolling, for every kept multiset.
+
+    ``sum(p * table[e] for e, p in trans)``, term by term in the same order (so the very
+    same floats), with the loop in C: the bot computes this for every steal amount."""
+    value = list(map(table.__getitem__, STATES)).__getitem__
+    return {
+        sub: sum(map(operator.mul, probs, map(value, outcomes)))
+        for sub, outcomes, probs in _TRANS_COLUMNS
+    }
 
 
 class Tables:
@@ -115,6 +133,9 @@ class Tables:
         second = sum(p * self.m2[first][d] for d, p in OUTCOMES[DICE])
         self.sd = math.sqrt(max(second - self.mean**2, 1.0))
         self._steal: dict[int, list[dict[Dice, float]]] = {}
+        self.defended_worth: dict[int, float] = {}
+        """``amount * p_below(amount)``: a steal's expected gain against a defence (kept
+        by the bots for every amount they have weighed)."""
 
     def _stop_m2(self, d: Dice) -> float:
         for v in set(d):
@@ -141,7 +162,8 @@ class Tables:
             target = {d: (plain[d] + gain if d in RUN_STATES else before[d]) for d in STATES}
             w = _expect(target)
             ws.append(w)
-            before = {d: max([self.stop[d], *(w[sub] for sub in SUBS[d])]) for d in STATES}
+            after = list(w.values()).__getitem__  # in the order of KEPT
+            before = {d: max([self.stop[d], *map(after, _SUBS_AT[d])]) for d in STATES}
         self._steal[gain] = ws
         return ws
 
@@ -201,13 +223,25 @@ class SlajensHeuristicBot(Bot):
         best: tuple[float, Action] = (0.0, RollDice(self.seat))
         rounds, rnd = view["rounds"], view["round"]
         scores = view["scores"]
+        defence = options_defend(view)
+        # a turn may offer thousands of steals: whether a target can defend is found once
+        # per target, and what an amount is worth against a defence once per table
+        can_defend: dict[int, bool] = {}
+        worth = tab.defended_worth
         for a in legal:
             if not isinstance(a, RollDice) or a.target == NO_TARGET:
                 continue
-            played = len(scores[a.target]) == rnd
-            can_defend = options_defend(view) and (not played or rnd < rounds)
-            p_fail = tab.p_below(a.amount) if can_defend else 1.0
-            value = a.amount * p_fail
+            amount = a.amount
+            defends = can_defend.get(a.target)
+            if defends is None:
+                played = len(scores[a.target]) == rnd
+                defends = can_defend[a.target] = defence and (not played or rnd < rounds)
+            if defends:
+                value = worth.get(amount)
+                if value is None:
+                    value = worth[amount] = amount * tab.p_below(amount)
+            else:
+                value = amount * 1.0
             if value > best[0]:
                 best = (value, a)
         self.gain = round(best[0])
