@@ -985,7 +985,11 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="slaiga bench crypto", description=help_text(__doc__, True))
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--repeat", type=int, default=5, help="runs per figure (median reported)")
-    p.add_argument("--quick", action="store_true", help="one run each (no warm-up run), small CC, no comparison")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="one run each (no warm-up run), small CC, no comparison",
+    )
     p.add_argument("--no-compare", action="store_true", help="skip the mentalpoker comparison")
     p.add_argument("--cc-rounds", type=int, default=cc.DEFAULT_ROUNDS, help="cut-and-choose rounds")
     p.add_argument(
