@@ -33,19 +33,32 @@ play: $(VENV)/.installed
 # byte-compiled once up front: every peer process of the tests imports the same modules,
 # and where PYTHONDONTWRITEBYTECODE is set each would compile them all again
 COMPILE := $(BIN)/python -m compileall -q -j 0 engine crypto p2p cli bench tests > /dev/null
+# and pytest keeps the test modules it rewrote (asserts) for the next process to read, which
+# that setting forbids too (each pytest process would rewrite every test module: ~8 CPU-s)
+unexport PYTHONDONTWRITEBYTECODE
+PYTEST := $(BIN)/python -m pytest -q -p no:cacheprovider --durations=25
 
 test: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	@$(COMPILE)
-	@# Pure computation (marked 'beside' by tests/conftest.py: no child process, no socket,
-	@# and the engine's and crypto's tests) runs beside the rest, which waits on peer
-	@# processes and sockets much of the time; both must pass. Together: every test, once.
-	@$(BIN)/python -m pytest -q -p no:cacheprovider -m beside --durations=25 \
-		> .pure-tests.log 2>&1 & bg=$$!; \
-	$(BIN)/python -m pytest -q --durations=25 -m "not beside"; \
-	rest=$$?; wait $$bg; pure=$$?; echo "--- the pure tests (-m beside, run beside the rest)"; \
-	tail -n 40 .pure-tests.log; test $$rest -eq 0 && test $$pure -eq 0
+	@# Four pytest processes side by side fill both cores: the pure computation (marked
+	@# 'beside' by tests/conftest.py: no child process, no socket, and the engine's and
+	@# crypto's tests) and the rest (peer processes and sockets, waiting on them much of the
+	@# time), each in two parts of whole files (--part K/N, tests/conftest.py). Together they
+	@# run every test once; all four must pass. The last one's output is shown as it runs,
+	@# the others' after it (whole, for one that failed).
+	@$(PYTEST) -m beside --part 1/2 > .tests-pure1.log 2>&1 & p1=$$!; \
+	$(PYTEST) -m beside --part 2/2 > .tests-pure2.log 2>&1 & p2=$$!; \
+	$(PYTEST) -m "not beside" --part 1/2 > .tests-rest1.log 2>&1 & r1=$$!; \
+	$(PYTEST) -m "not beside" --part 2/2; r2=$$?; \
+	wait $$p1; s1=$$?; wait $$p2; s2=$$?; wait $$r1; s3=$$?; \
+	for run in "pure1 $$s1" "pure2 $$s2" "rest1 $$s3"; do set -- $$run; \
+		echo "--- .tests-$$1.log (exit status $$2)"; \
+		if [ $$2 -eq 0 ]; then tail -n 30 .tests-$$1.log; else cat .tests-$$1.log; fi; \
+	done; \
+	echo "--- exit status: pure 1/2 $$s1, pure 2/2 $$s2, rest 1/2 $$s3, rest 2/2 $$r2"; \
+	test $$s1 -eq 0 && test $$s2 -eq 0 && test $$s3 -eq 0 && test $$r2 -eq 0
 
 # tests/conftest.py marks the tiers; a test that starts a child process unmarked fails
 check: install-dev

@@ -1,8 +1,13 @@
-"""``slaiga verify RECORD-FILE [--json]``: check a saved record offline, as anyone can.
+"""``slaiga verify RECORD-FILE... [--json]``: check saved records offline, as anyone can.
 
 No network and no keys but those in the record (see :mod:`p2p.record.verify` and
 ``p2p/RECORD_FORMAT.md``).  Human output goes through ``rich``; ``--json``
-prints exactly one JSON object on stdout.
+prints exactly one JSON object on stdout (one a line, each naming its file, for several).
+
+Several files, e.g. every seat's record of one table, are verified one after the other
+within one :func:`crypto.memo.remembering` scope: they hold the same entries, so a proof,
+signature or point found valid in one is not checked again in the next.  Each report is
+still that file's own verdict.
 
 Checks that only one seat could make (a sealed gift checked by its receiver
 alone) are listed as caveats, in the human output and under ``caveats`` in
@@ -12,7 +17,8 @@ Exit status: 0 when the record verifies (a torn tail dropped, or a table that
 stopped early, still verify: the report says so); 1 when it fails
 verification (a forged or damaged file, a gap); 2 when the input cannot be
 read as a record file, or on usage errors; 4 when a player is proven to have
-cheated (as ``slaiga replay`` and a live table: ``cli.args.EXIT_STATUS``).
+cheated (as ``slaiga replay`` and a live table: ``cli.args.EXIT_STATUS``).  With
+several files, the highest status of theirs.
 
 Runnable on its own as ``python -m cli.verify verify RECORD-FILE``;
 ``add_parser`` registers the subcommand on the main ``slaiga`` parser.
@@ -28,6 +34,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from crypto.memo import remembering
 from engine.words.names import printable
 from p2p.errors import UnreadableRecord
 from p2p.record.verify import VerifyReport, signature_at, verify_record_file
@@ -58,11 +65,17 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         "verify",
         help="verify a saved record file offline (signatures, hash chain, turns, equivocation)",
         description="Check a saved Slaiga record file offline, with no network and no keys "
-        "but those in the record. Exit 0: verified; 1: fails verification (forged, damaged); "
-        "2: unreadable; 4: a player is proven to have cheated.",
+        "but those in the record. Several files (each seat's record of one table, say) are "
+        "checked one after the other, and a proof found valid in one is not checked again in "
+        "the next. Exit 0: verified; 1: fails verification (forged, damaged); 2: unreadable; "
+        "4: a player is proven to have cheated (with several files, the highest of theirs).",
     )
-    p.add_argument("record", metavar="RECORD-FILE", nargs="?", help=RECORD_HELP)
-    p.add_argument("--json", action="store_true", help="print one JSON object")
+    p.add_argument("records", metavar="RECORD-FILE", nargs="*", help=RECORD_HELP)
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print one JSON object (with several files, one a line, each with its 'record')",
+    )
     p.set_defaults(func=run_verify)
 
 
@@ -368,25 +381,41 @@ def _print_human(report: VerifyReport) -> None:
 
 
 def run_verify(args: argparse.Namespace) -> int:
-    if args.record is None:
+    if not args.records:
         return no_record_given("verify")
+    several = len(args.records) > 1
+    with remembering():  # each seat's file of one table: a proof is checked once in all
+        codes = [_verify_one(path, args.json, several) for path in args.records]
+    return max(codes)
+
+
+def _verify_one(path: str, as_json: bool, several: bool) -> int:
+    """Verify one record file and print its report: one JSON object (naming the file when
+    ``several``) or the human report (under a heading naming the file when ``several``)."""
+    named = {"record": path} if several else {}
+    if several and not as_json:
+        _out.print(printable(f"== {path}"), style="bold", markup=False, highlight=False)
     try:
-        report = verify_record_file(args.record)
+        report = verify_record_file(path)
     except UnreadableRecord as exc:
-        if args.json:
-            print(json.dumps({"ok": False, "error": str(exc), "error_kind": "Unreadable"}))
+        if as_json:
+            print(json.dumps({"ok": False, "error": str(exc), "error_kind": "Unreadable", **named}))
         _err.print(printable(f"error: {exc}"), style="red", markup=False, soft_wrap=True)
         return EXIT_UNREADABLE
     except Exception as exc:  # noqa: BLE001 - no file may give a traceback: our bug, one line
-        message = f"this program failed while verifying {args.record} ({type(exc).__name__}: {exc})"
-        if args.json:
-            print(json.dumps({"ok": False, "error": message, "error_kind": "InternalError"}))
+        message = f"this program failed while verifying {path} ({type(exc).__name__}: {exc})"
+        if as_json:
+            print(
+                json.dumps({"ok": False, "error": message, "error_kind": "InternalError", **named})
+            )
         _err.print(printable(f"error: {message}; please report it"), style="red", markup=False)
         return EXIT_UNREADABLE
-    if args.json:
-        print(json.dumps(report.to_json(), sort_keys=True), flush=True)
+    if as_json:
+        print(json.dumps({**report.to_json(), **named}, sort_keys=True), flush=True)
     else:
         _print_human(report)
+        if several:
+            _out.print()
     if report.ok:
         return EXIT_OK
     f = report.failure

@@ -43,6 +43,7 @@ from dataclasses import dataclass
 import nacl.bindings as _sodium
 import nacl.exceptions as _nacl_exc
 
+from crypto import memo
 from crypto.errors import InvalidEncoding, InvalidPoint, InvalidScalar, check_bytes
 
 L = 2**252 + 27742317777372353535851937790883648493
@@ -160,8 +161,13 @@ class Point:
         (i.e. in the subgroup of order L).
         """
         b = check_bytes("point", b, POINT_BYTES, InvalidPoint)
+        memory = memo.current()
+        if memory is not None and b in memory.points:
+            return cls._trusted(b)  # found valid before in this scope (crypto.memo)
         COUNTERS.decode += 1
         if _sodium.crypto_core_ed25519_is_valid_point(b):
+            if memory is not None:
+                memory.keep(memory.points, b)
             return cls._trusted(b)
         raise InvalidPoint(_diagnose_invalid(b))
 
@@ -260,24 +266,44 @@ def random_scalar(rng_bytes: bytes | None = None) -> int:
 
 
 def mul(k: int, p: Point) -> Point:
-    """``k * p`` for ``k`` in ``[1, L)``; one variable-base multiplication."""
+    """``k * p`` for ``k`` in ``[1, L)``; one variable-base multiplication (none when a
+    :func:`crypto.memo.remembering` scope already has this product)."""
     if type(k) is not int or not 0 < k < L:
         raise InvalidScalar("multiplier must be an int in [1, L)")
+    memory = memo.current()
+    if memory is not None:
+        known = memory.products.get((k, p.data))
+        if known is not None:
+            return known
     COUNTERS.mul += 1
     try:
-        return Point._trusted(
+        product = Point._trusted(
             _sodium.crypto_scalarmult_ed25519_noclamp(k.to_bytes(32, "little"), p.data)
         )
     except _nacl_exc.CryptoError as exc:
         raise InvalidPoint("scalar multiplication failed (invalid input point)") from exc
+    if memory is not None:
+        memory.keep(memory.products, (k, p.data), product)
+    return product
 
 
 def base_mul(k: int) -> Point:
-    """``k * G`` for ``k`` in ``[1, L)``; one fixed-base multiplication."""
+    """``k * G`` for ``k`` in ``[1, L)``; one fixed-base multiplication (none when a
+    :func:`crypto.memo.remembering` scope already has it)."""
     if type(k) is not int or not 0 < k < L:
         raise InvalidScalar("multiplier must be an int in [1, L)")
+    memory = memo.current()
+    if memory is not None:
+        known = memory.products.get((k, None))
+        if known is not None:
+            return known
     COUNTERS.base_mul += 1
-    return Point._trusted(_sodium.crypto_scalarmult_ed25519_base_noclamp(k.to_bytes(32, "little")))
+    product = Point._trusted(
+        _sodium.crypto_scalarmult_ed25519_base_noclamp(k.to_bytes(32, "little"))
+    )
+    if memory is not None:
+        memory.keep(memory.products, (k, None), product)
+    return product
 
 
 def add(p: Point, q: Point) -> Point:

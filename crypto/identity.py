@@ -32,6 +32,7 @@ import nacl.exceptions as _nacl_exc
 from cryptography.hazmat.primitives import serialization
 from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey, Ed25519PublicKey
 
+from crypto import memo
 from crypto.errors import InvalidEncoding, InvalidPoint, InvalidSignature, check_bytes
 from crypto.group import Point, weak_encoding
 
@@ -150,6 +151,9 @@ def verify_signature(public: bytes, msg: bytes, sig: bytes) -> None:
     sig = check_bytes("signature", sig, SIGNATURE_BYTES)
     if type(msg) is not bytes:
         raise InvalidEncoding("signed message must be bytes")
+    memory = memo.current()
+    if memory is not None and (bytes(public), msg, sig) in memory.signatures:
+        return  # verified before in this scope (crypto.memo)
     weak_r = weak_encoding(sig[:32])
     if weak_r is not None:
         raise InvalidSignature(f"signature R refused: {weak_r}")
@@ -157,3 +161,5 @@ def verify_signature(public: bytes, msg: bytes, sig: bytes) -> None:
         _sodium.crypto_sign_open(sig + msg, public)
     except _nacl_exc.BadSignatureError:
         raise InvalidSignature(f"signature does not verify for key {fingerprint(public)}") from None
+    if memory is not None:
+        memory.keep(memory.signatures, (bytes(public), msg, sig))

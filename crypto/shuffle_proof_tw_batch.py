@@ -63,6 +63,7 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from crypto import memo
 from crypto.elgamal import Ciphertext
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidPoint, InvalidProof
 from crypto.group import (
@@ -324,7 +325,15 @@ def _verify_batch(statements: Sequence[ShuffleStatement], weights: NonceStream) 
     for st in statements:
         if not isinstance(st, ShuffleStatement):
             raise InvalidEncoding("batch entries must be ShuffleStatements")
+    memory = memo.current() if all(_hashable(st) for st in statements) else None
+    if memory is not None:  # within crypto.memo.remembering: a statement passed is not redone
+        statements = [st for st in statements if st not in memory.shuffles]
+        if not statements:
+            return
     if _check(statements, weights):
+        if memory is not None:
+            for st in statements:
+                memory.keep(memory.shuffles, st)
         return
     if len(statements) > 1:
         for k, st in enumerate(statements):
@@ -337,6 +346,15 @@ def _verify_batch(statements: Sequence[ShuffleStatement], weights: NonceStream) 
         if len(statements) == 1
         else "shuffle proof batch does not verify"
     )
+
+
+def _hashable(statement: ShuffleStatement) -> bool:
+    """Whether ``statement`` can be remembered (its piles are tuples, as they should be)."""
+    try:
+        hash(statement)
+    except TypeError:
+        return False
+    return True
 
 
 def verify_shuffle_commitment(

@@ -231,6 +231,7 @@ def _ours(module_name: str | None, home: str) -> bool:
     )
 
 
+@functools.cache
 def _named(module_name: str | None, helpers: frozenset[str]) -> bool:
     """``module_name`` is one of ``helpers`` or inside one (``zeroconf._core``)."""
     return module_name is not None and any(
@@ -253,8 +254,19 @@ class _Reading:
         test's reading that finds nothing adds all the code it read (each of it reaches
         only code that was read too), so the tests of a module, its parametrisations and
         fixtures read each function once."""
+        self.found: set[types.CodeType] = set()
+        """Functions' code found to reach a helper: every test that names one reaches it."""
 
     def reaches(self, fn: types.FunctionType, seen: set[types.CodeType]) -> bool:
+        """Whether ``fn`` reaches a helper (:meth:`_reads`), remembered when it does."""
+        if fn.__code__ in self.found:
+            return True
+        if self._reads(fn, seen):
+            self.found.add(fn.__code__)
+            return True
+        return False
+
+    def _reads(self, fn: types.FunctionType, seen: set[types.CodeType]) -> bool:
         """Whether ``fn``, or a function or class of this project that it names (in its
         own module, or as ``module.name`` of a project module), uses a module from
         ``helpers`` (as a module, or through a name imported from one; ``import``
@@ -352,6 +364,107 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             marks.add("beside")
         for mark in sorted(marks):
             item.add_marker(mark)
+
+
+PART_WEIGHTS = {
+    "tests/engine/test_slaiga_random.py": 99,
+    "tests/p2p/test_cheats_procs.py": 90,
+    "tests/p2p/test_game_net.py": 68,
+    "tests/p2p/test_survive_procs.py": 66,
+    "tests/test_bench_adversary.py": 57,
+    "tests/p2p/test_gift.py": 45,
+    "tests/cli/test_tmux.py": 37,
+    "tests/engine/test_slajens.py": 34,
+    "tests/p2p/test_netns.py": 32,
+    "tests/p2p/test_open_hands.py": 30,
+    "tests/test_bench_soak.py": 27,
+    "tests/engine/test_slave.py": 24,
+    "tests/engine/test_aight.py": 23,
+    "tests/p2p/test_offload.py": 22,
+    "tests/p2p/test_game_resume.py": 21,
+    "tests/p2p/test_watch_procs.py": 20,
+    "tests/p2p/test_shuffle_background.py": 17,
+    "tests/crypto/test_bench_crypto.py": 17,
+    "tests/p2p/test_pause.py": 16,
+    "tests/cli/test_replay.py": 16,
+    "tests/p2p/test_verify_fuzz.py": 15,
+    "tests/p2p/test_survive_privacy.py": 15,
+    "tests/p2p/test_game_privacy.py": 15,
+    "tests/p2p/test_spectator.py": 13,
+    "tests/p2p/test_node_loopback.py": 12,
+    "tests/test_bench_table.py": 11,
+    "tests/p2p/test_local_table.py": 10,
+}
+"""Seconds each of the longest files took in ``make test`` (``--durations``, summed per
+file, on the 2-core machine while every run was going), to balance ``--part``; any other
+file counts :data:`PART_DEFAULT_S` a test.  Stale figures only unbalance the parts: every
+selected test still runs, in exactly one part."""
+
+PART_DEFAULT_S = 0.3
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    parser.addoption(
+        "--part",
+        default=None,
+        metavar="K/N",
+        help="run only part K (1..N) of N of the selected tests, whole files at a time, "
+        "balanced by PART_WEIGHTS; the N parts together run every selected test once "
+        "(make test runs its parts side by side)",
+    )
+
+
+def _part(option: str) -> tuple[int, int]:
+    try:
+        k, n = (int(x) for x in option.split("/"))
+    except ValueError:
+        raise pytest.UsageError(f"--part {option!r}: expected K/N, such as 1/2") from None
+    if not 1 <= k <= n:
+        raise pytest.UsageError(f"--part {option!r}: K must be between 1 and N")
+    return k, n
+
+
+def parts_of(files: dict[str, int], n: int) -> list[set[str]]:
+    """Split files (path -> number of selected tests) into ``n`` parts of about equal
+    weight: the heaviest first, each into the lightest part so far (ties: the first)."""
+
+    def weight(path: str) -> float:
+        return PART_WEIGHTS.get(path, PART_DEFAULT_S * files[path])
+
+    parts: list[set[str]] = [set() for _ in range(n)]
+    loads = [0.0] * n
+    for path in sorted(files, key=lambda p: (-weight(p), p)):
+        i = loads.index(min(loads))
+        parts[i].add(path)
+        loads[i] += weight(path)
+    return parts
+
+
+class _OnePart:
+    """Deselects every test outside this run's part, after the markers' own selection."""
+
+    def __init__(self, k: int, n: int) -> None:
+        self.k, self.n = k, n
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(
+        self, config: pytest.Config, items: list[pytest.Item]
+    ) -> None:
+        files: dict[str, int] = {}
+        for item in items:
+            files[_rel(item)] = files.get(_rel(item), 0) + 1
+        mine = parts_of(files, self.n)[self.k - 1]
+        keep = [item for item in items if _rel(item) in mine]
+        dropped = [item for item in items if _rel(item) not in mine]
+        if dropped:
+            config.hook.pytest_deselected(items=dropped)
+            items[:] = keep
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    option = config.getoption("--part")
+    if option:
+        config.pluginmanager.register(_OnePart(*_part(option)), "slaiga-part")
 
 
 GUARD = "_only_process_tests_start_processes"

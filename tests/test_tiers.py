@@ -219,3 +219,36 @@ def test_a_test_not_marked_net_may_not_open_a_socket(
         ours._SocketWatch.test = watching
     result.assert_outcomes(passed=2, failed=1, errors=1, deselected=len(NET_TESTS))
     result.stdout.fnmatch_lines(["*test_hidden*opens a socket but is not marked 'net'*"])
+
+
+def test_the_parts_run_every_selected_test_once_whole_files_at_a_time(
+    pytester: pytest.Pytester,
+) -> None:
+    """``--part K/N`` (``make test`` runs parts side by side): the N parts of a selection are
+    disjoint, together they are the selection, a file is never split between parts, and a
+    heavy file does not share a part with everything else."""
+    pytester.makeconftest(CONFTEST)
+    pytester.makeini(
+        "[pytest]\nmarkers =\n    process: x\n    slow: x\n    netns: x\n    tmux: x\n"
+    )
+    for i in range(7):
+        tests = "\n".join(f"def test_{j}():\n    pass\n" for j in range(i + 1))
+        pytester.makepyfile(**{f"test_file{i}": tests})
+
+    def ids(*args: str) -> set[str]:
+        result = pytester.runpytest_inprocess("--collect-only", "-q", *args)
+        return {line for line in result.outlines if "::" in line}
+
+    every = ids()
+    parts = [ids("--part", f"{k}/3") for k in (1, 2, 3)]
+    assert len(every) == 28 and set().union(*parts) == every
+    assert sum(len(p) for p in parts) == len(every)  # disjoint
+    files = [{i.split("::")[0] for i in p} for p in parts]
+    assert all(files) and not (files[0] & files[1] or files[0] & files[2] or files[1] & files[2])
+    assert max(len(p) for p in parts) <= 10  # 28 tests of 1..7 a file: 10, 9, 9
+    assert ids("-k", "test_0", "--part", "1/2") | ids("-k", "test_0", "--part", "2/2") == ids(
+        "-k", "test_0"
+    )
+    result = pytester.runpytest_inprocess("--collect-only", "-q", "--part", "3/2")
+    assert result.ret != 0
+    assert "--part '3/2': K must be between 1 and N" in "\n".join(result.errlines)

@@ -24,7 +24,15 @@ def played_record(
     entry it accepted, then the refused entries it keeps as evidence; and every seat's
     table secret file (``<slot>.secret``: the table secret, then the seal key)."""
     table = local_table.run(local_table.new_table(game, seats, options, cheats=cheats))
-    path = folder / f"{game}.rec"
+    path = write_record(table, folder / f"{game}.rec", slot)
+    for d in table.drivers:
+        keys = d.game.mine.keys
+        (folder / f"{d.slot}.secret").write_bytes(keys.table_secret + keys.seal.private_bytes())
+    return path, table
+
+
+def write_record(table: local_table.LocalTable, path: Path, slot: int) -> Path:
+    """Seat ``slot``'s record file of a played table, at ``path``."""
     kept = set()
     with RecordFile.create(path, table.genesis) as store:
         for signed in [*table.records[slot].signed_from(1), *table.log]:
@@ -33,10 +41,7 @@ def played_record(
             ):
                 kept.add(entry_hash(signed.entry))
                 store.append(signed)
-    for d in table.drivers:
-        keys = d.game.mine.keys
-        (folder / f"{d.slot}.secret").write_bytes(keys.table_secret + keys.seal.private_bytes())
-    return path, table
+    return path
 
 
 def names_in_order(table: local_table.LocalTable) -> list[str]:

@@ -4,18 +4,15 @@ agree on once a game that went through a fault has finished."""
 
 from __future__ import annotations
 
-import json
-import subprocess
-import sys
 from pathlib import Path
 from typing import Any
 
 from p2p.errors import CorruptRecordFile
 from p2p.record.store import load
+from tests.p2p._games import verify_all_json
 
 NAMING_EVENTS = frozenset({"cheat", "convicted", "abandoned", "aborted", "divergent"})
 """Progress events (``--events``) that name a seat, or say the records disagree."""
-VERIFY_TIMEOUT_S = 120
 
 
 def entries_in(tables: Path) -> int:
@@ -36,33 +33,17 @@ def named(events: list[dict[str, Any]]) -> list[dict[str, Any]]:
 
 def check_same_finished_game(results: list[dict[str, Any]], seats: int) -> None:
     """Every peer finished the same game with nobody blamed, and each one's record file
-    passes ``slaiga verify`` (real subprocesses, run side by side) with that very result."""
+    passes ``slaiga verify`` (a real subprocess, every file at once) with that very result."""
     assert len(results) == seats
     for key in ("table_id", "ranking", "state_hash", "record_head"):
         assert len({repr(r[key]) for r in results}) == 1, (key, [r[key] for r in results])
     assert all(r["finished"] and r["culprit"] is None for r in results), results
     assert sorted(r["seat"] for r in results) == list(range(seats))
     assert sorted(results[0]["ranking"]) == list(range(seats))
-    verifiers = [
-        subprocess.Popen(
-            [sys.executable, "-m", "cli", "verify", "--json", r["record"]],
-            stdout=subprocess.PIPE,
-            stderr=subprocess.PIPE,
-            text=True,
-        )
-        for r in results
-    ]
-    try:
-        for r, proc in zip(results, verifiers, strict=True):
-            out, err = proc.communicate(timeout=VERIFY_TIMEOUT_S)
-            assert proc.returncode == 0, (r["record"], out, err)
-            report = json.loads(out)
-            assert report["ok"] and report["finished"], report
-            assert report["head"] == r["record_head"]
-            assert report["state_hash"] == r["state_hash"]
-            assert report["ranking"] == r["ranking"]
-    finally:
-        for proc in verifiers:
-            if proc.poll() is None:
-                proc.kill()
-                proc.wait()
+    verified = verify_all_json([r["record"] for r in results])
+    for r, (code, report) in zip(results, verified, strict=True):
+        assert code == 0, (r["record"], report)
+        assert report["ok"] and report["finished"], report
+        assert report["head"] == r["record_head"]
+        assert report["state_hash"] == r["state_hash"]
+        assert report["ranking"] == r["ranking"]
