@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from engine.bots import Bot
+from engine.cards import Card
 from engine.dealer import Dealer, LocalDealer
 from engine.errors import EngineError
 from engine.game import Action, Event, Game, Outcome
@@ -189,8 +190,8 @@ def resample_hidden(game: Game, dealer: LocalDealer, seat: int, rng: random.Rand
             game.faces[h] = new[h]
 
 
-_PERMUTED: list[Any] = [None, None]
-"""``[deck, truth]``: the last dealer's faces :func:`check_conservation` found to be a
+_PERMUTED: list[tuple[tuple[Card, ...], list[Card]] | None] = [None]
+"""``(deck, truth)``: the last dealer's faces :func:`check_conservation` found to be a
 permutation of that deck (a copy). The faces change only at shuffles, so the check after
 most actions finds them equal to these and need not sort the deck again."""
 
@@ -199,10 +200,11 @@ def check_conservation(game: Game, dealer: LocalDealer) -> None:
     """Every handle is in exactly one zone, and the faces are still the deck."""
     game.check_conservation()
     truth, deck = dealer.truth, game.deck
-    if not (_PERMUTED[0] is deck and _PERMUTED[1] == truth):
+    known = _PERMUTED[0]
+    if known is None or known[0] is not deck or known[1] != truth:
         if sorted(truth) != sorted(deck):
             raise EngineError("the dealer's faces no longer match the deck")
-        _PERMUTED[:] = deck, list(truth)
+        _PERMUTED[0] = (deck, list(truth))
     faces = game.faces
     if list(map(truth.__getitem__, faces)) != list(faces.values()):
         for h, face in faces.items():
