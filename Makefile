@@ -65,14 +65,20 @@ check: install-dev
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
 	@$(COMPILE)
-	@# two pytest processes side by side, as in make test: the engine's, crypto's and
-	@# command line's tests, and the rest of the fast tier; both must pass
+	@# three pytest processes side by side, as in make test: the engine's, crypto's and
+	@# command line's tests, and the rest of the fast tier in two parts; all must pass
 	@$(BIN)/python -m pytest -q -p no:cacheprovider -m "not process and not slow" \
 		tests/engine tests/crypto tests/cli > .check-pure.log 2>&1 & bg=$$!; \
-	$(BIN)/python -m pytest -q -m "not process and not slow" --durations=10 \
-		--ignore=tests/engine --ignore=tests/crypto --ignore=tests/cli; \
-	rest=$$?; wait $$bg; pure=$$?; echo "--- tests/engine, tests/crypto and tests/cli (run beside the rest)"; \
-	tail -n 5 .check-pure.log; test $$rest -eq 0 && test $$pure -eq 0
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not process and not slow" --part 1/2 \
+		--ignore=tests/engine --ignore=tests/crypto --ignore=tests/cli > .check-rest1.log 2>&1 & r1=$$!; \
+	$(BIN)/python -m pytest -q -p no:cacheprovider -m "not process and not slow" --part 2/2 \
+		--durations=10 --ignore=tests/engine --ignore=tests/crypto --ignore=tests/cli; \
+	rest=$$?; wait $$r1; rest1=$$?; wait $$bg; pure=$$?; \
+	for run in "rest1 $$rest1" "pure $$pure"; do set -- $$run; \
+		echo "--- .check-$$1.log (exit status $$2)"; \
+		if [ $$2 -eq 0 ]; then tail -n 3 .check-$$1.log; else cat .check-$$1.log; fi; \
+	done; \
+	test $$rest -eq 0 && test $$rest1 -eq 0 && test $$pure -eq 0
 
 lint: install-dev
 	$(BIN)/ruff check . && $(BIN)/ruff format --check .

@@ -243,10 +243,15 @@ class _Verifier:
         from crypto.memo import remembering
 
         # the seats' files of one game share their entries: a proof is checked once in all
-        # (crypto.memo, as `slaiga verify` given several files; verdicts are unchanged)
-        with remembering():
-            while (item := self.todo.get()) is not None:
-                self._check(*item)
+        # of them (crypto.memo, as `slaiga verify` given several files; verdicts are
+        # unchanged), in a scope of that game's alone, so a long soak keeps nothing more
+        item = self.todo.get()
+        while item is not None:
+            game = item[0]
+            with remembering():
+                while item is not None and item[0] == game:
+                    self._check(*item)
+                    item = self.todo.get()
 
     def _check(self, index: int, seat: int, path: str, row: dict[str, Any]) -> None:
         from p2p.record.verify import verify_record_file

@@ -24,12 +24,9 @@ from pathlib import Path
 from typing import Any
 
 import trio
-from rich.console import Console
-from rich.table import Table
 
 from cli import args as checked
 from cli import state
-from cli.human import PlayerQuit
 from cli.netplay import (
     BOT_KINDS,
     close_player,
@@ -37,10 +34,10 @@ from cli.netplay import (
     player_factory,
     tell_at_table,
 )
-from cli.render import verify_command
 from engine import registry
 from engine.errors import EngineError
 from engine.options import manifest_options, parse_option_args, resolve_options
+from engine.players import LeftTable
 from engine.words.names import printable
 from p2p.errors import DiscoveryError, NodeError, P2PError, TableAbandoned
 from p2p.net import discovery, netguard
@@ -98,8 +95,26 @@ TOLD_WHEN_QUIET = (
 """Events said on stderr even with ``--json``: long waits, cheats, who left or is back."""
 """Events a person need not see (links flapping, lobby counts, step traces)."""
 
-_err = Console(stderr=True, markup=False)
-_out = Console(markup=False)
+
+class _Console:
+    """A rich ``Console``, made on first use: a bot peer with ``--json`` (the test suite
+    starts a hundred and more) prints nothing through one, and importing rich would cost
+    each of them a tenth of its start-up."""
+
+    def __init__(self, **settings: Any) -> None:
+        self._settings = settings
+        self._console: Any = None
+
+    def __getattr__(self, name: str) -> Any:
+        if self._console is None:
+            from rich.console import Console
+
+            self._console = Console(**self._settings)
+        return getattr(self._console, name)
+
+
+_err = _Console(stderr=True, markup=False)
+_out = _Console(markup=False)
 """No markup: names, reasons and paths come from the players and the network, and a name
 like "[/dim]" is text to show, not a style (it made every other player's command end in a
 traceback); a style is given as ``style=``."""
@@ -451,6 +466,10 @@ def _print_game_result(result: TableResult, as_json: bool) -> None:
     if as_json:
         print(json.dumps(summary, sort_keys=True), flush=True)
         return
+    from rich.table import Table
+
+    from cli.render import verify_command
+
     names = summary["seats"]
     title = f"{summary['game']} at table {summary['table_id']}"
     table = Table(title=title)
@@ -491,6 +510,8 @@ def _print_result(result: TableResult, as_json: bool) -> None:
     if as_json:
         print(json.dumps(summary, sort_keys=True), flush=True)
         return
+    from rich.table import Table
+
     table = Table(title=f"Table {summary['table_id']} — {summary['game']}")
     table.add_column("seat", justify="right")
     table.add_column("name")
@@ -559,6 +580,8 @@ def _leave(node: Node, args: argparse.Namespace) -> int:
     takes the seat in the background (``slaiga resume --bot heuristic`` from our record
     file), so that the others can finish the game."""
     import subprocess
+
+    from cli.render import verify_command
 
     manifest = node.manifest
     if manifest is None or not isinstance(manifest.protocol, GameProtocol) or node.store is None:
@@ -738,7 +761,7 @@ def _run_node(args: argparse.Namespace, node: Node, action) -> int:  # type: ign
             _leave(node, args)  # the notice says a bot plays our seat: one does, to the end
         _err.print(resume_hint(node, args.state_dir, getattr(args, "bot", None)))
         return checked.EXIT_INTERRUPTED
-    except PlayerQuit:
+    except LeftTable:  # our person left (cli.human's PlayerQuit: typed quit, closed the input)
         close_player(node.player, None)
         return _leave(node, args)
     except TableAbandoned as exc:
@@ -794,6 +817,8 @@ def run_lobby(args: argparse.Namespace) -> int:
     if not tables:
         _out.print("no tables in sight")
         return EXIT_OK
+    from rich.table import Table
+
     table = Table(title="Tables on the LAN")
     for col in ("table id", "game", "seats", "watch", "opened by", "address"):
         table.add_column(col)

@@ -76,7 +76,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="print one JSON object (with several files, one a line, each with its 'record')",
     )
-    p.set_defaults(func=run_verify)
+    p.set_defaults(func=run_verify, more_positionals="records")  # files after --json too
 
 
 RECORD_HELP = (

@@ -152,7 +152,8 @@ def verify_signature(public: bytes, msg: bytes, sig: bytes) -> None:
     if type(msg) is not bytes:
         raise InvalidEncoding("signed message must be bytes")
     memory = memo.current()
-    if memory is not None and (bytes(public), msg, sig) in memory.signatures:
+    key = (bytes(public), hashlib.sha512(msg).digest(), sig) if memory is not None else None
+    if memory is not None and key in memory.signatures:
         return  # verified before in this scope (crypto.memo)
     weak_r = weak_encoding(sig[:32])
     if weak_r is not None:
@@ -162,4 +163,4 @@ def verify_signature(public: bytes, msg: bytes, sig: bytes) -> None:
     except _nacl_exc.BadSignatureError:
         raise InvalidSignature(f"signature does not verify for key {fingerprint(public)}") from None
     if memory is not None:
-        memory.keep(memory.signatures, (bytes(public), msg, sig))
+        memory.keep(memory.signatures, key)

@@ -326,17 +326,19 @@ def _verify_batch(statements: Sequence[ShuffleStatement], weights: NonceStream) 
         if not isinstance(st, ShuffleStatement):
             raise InvalidEncoding("batch entries must be ShuffleStatements")
     memory = memo.current() if all(_hashable(st) for st in statements) else None
+    # (index in the caller's batch, statement): an error counts proofs as the caller does
+    todo = list(enumerate(statements))
     if memory is not None:  # within crypto.memo.remembering: a statement passed is not redone
-        statements = [st for st in statements if st not in memory.shuffles]
-        if not statements:
+        todo = [(k, st) for k, st in todo if st not in memory.shuffles]
+        if not todo:
             return
-    if _check(statements, weights):
+    if _check([st for _, st in todo], weights):
         if memory is not None:
-            for st in statements:
+            for _, st in todo:
                 memory.keep(memory.shuffles, st)
         return
     if len(statements) > 1:
-        for k, st in enumerate(statements):
+        for k, st in todo:
             if not _check([st], weights):
                 raise InvalidProof(
                     f"shuffle proof {k} of the batch (seat {st.context.seat}) does not verify"

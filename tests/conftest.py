@@ -33,6 +33,7 @@ from __future__ import annotations
 
 import dis
 import functools
+import importlib
 import inspect
 import socket
 import subprocess
@@ -42,7 +43,12 @@ import types
 from collections.abc import Iterator
 from pathlib import Path
 
+import ifaddr  # noqa: F401
 import pytest
+
+# ifaddr (zeroconf's, and cli.args's for --interface) runs `ldconfig -p` as it is imported
+# (ctypes.util.find_library): imported here once, so that a test whose code imports it
+# late (zeroconf is imported only when a lobby starts) starts no child process for it
 
 PROCESS_HELPERS = frozenset(
     {
@@ -224,6 +230,28 @@ def _attributes_of(code: types.CodeType, name: str) -> frozenset[str]:
     return frozenset(found)
 
 
+def _modules_by_name(value: object) -> list[types.ModuleType]:
+    """The project's modules a table names as strings, to be imported when one is chosen
+    (``cli.main.COMMANDS``: command -> module): what such a table leads to is read as if
+    the modules were named directly, since any of them may run."""
+    if not isinstance(value, dict) or not value:
+        return []
+    names = list(value.values())
+    if not all(
+        isinstance(n, str)
+        and "." in n
+        and n.split(".", 1)[0] in PROJECT
+        and n.isascii()
+        and all(part.isidentifier() for part in n.split("."))
+        for n in names
+    ):
+        return []
+    try:
+        return [importlib.import_module(n) for n in sorted(set(names))]
+    except ImportError:
+        return []
+
+
 def _ours(module_name: str | None, home: str) -> bool:
     """A module of this project (a package of :data:`PROJECT`, or the test's own module)."""
     return module_name is not None and (
@@ -285,6 +313,14 @@ class _Reading:
                 value = scope.get(name)
                 if value is None or _named(getattr(value, "__module__", None), self.unread):
                     continue
+                for by_name in _modules_by_name(value):
+                    if _named(by_name.__name__, self.helpers):
+                        return True
+                    for inner in vars(by_name).values():
+                        if getattr(inner, "__module__", None) == by_name.__name__ and any(
+                            self.reaches(f, seen) for f in _functions_of(inner)
+                        ):
+                            return True
                 if isinstance(value, types.ModuleType):
                     if value.__name__ in self.unread:
                         continue

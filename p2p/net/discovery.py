@@ -22,7 +22,6 @@ network namespace they created.
 
 from __future__ import annotations
 
-import asyncio
 import contextlib
 import fcntl
 import ipaddress
@@ -32,20 +31,22 @@ import socket
 import struct
 from collections.abc import AsyncIterator, Callable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
-from zeroconf import (
-    InterfaceChoice,
-    IPVersion,
-    ServiceInfo,
-    ServiceStateChange,
-    Zeroconf,
-)
-from zeroconf.asyncio import AsyncServiceBrowser, AsyncServiceInfo
 
 from p2p.errors import DiscoveryError, InterfaceError, InvalidAdvert
 from p2p.net import netguard
+
+if TYPE_CHECKING:
+    import asyncio
+
+    from zeroconf import ServiceInfo, ServiceStateChange, Zeroconf
+    from zeroconf.asyncio import AsyncServiceBrowser
+
+# zeroconf (and asyncio, which it runs on) is imported by the functions that start or
+# talk to it: a peer given --peer HOST:PORT or --no-announce never does, and the import
+# costs each peer process a few hundredths of a CPU second (the tests start hundreds)
 
 SERVICE_TYPE = "_slaiga._tcp.local."
 ENV_INTERFACE = "SLAIGA_INTERFACE"
@@ -134,6 +135,8 @@ def resolve_interface(choice: str | None = None) -> InterfaceSpec:
         choice = os.environ.get(ENV_INTERFACE) or ALL_INTERFACES
     choice = choice.strip()
     if choice == ALL_INTERFACES:
+        from zeroconf import InterfaceChoice
+
         _refuse_in_loopback_mode(choice)
         return InterfaceSpec(ALL_INTERFACES, InterfaceChoice.Default, _all_ipv4_addresses())
     try:
@@ -364,6 +367,8 @@ class Announcement:
 
 
 def _make_info(name: str, ad: TableAd, spec: InterfaceSpec, server: str | None) -> ServiceInfo:
+    from zeroconf import ServiceInfo
+
     return ServiceInfo(
         SERVICE_TYPE,
         name,
@@ -404,6 +409,10 @@ class Browser:
         name: str,
         state_change: ServiceStateChange,
     ) -> None:
+        import asyncio
+
+        from zeroconf import ServiceStateChange
+
         generation = self._generation.get(name, 0) + 1
         self._generation[name] = generation
         if state_change is ServiceStateChange.Removed:
@@ -415,6 +424,9 @@ class Browser:
         task.add_done_callback(self._tasks.discard)
 
     async def _resolve(self, zc: Zeroconf, name: str, kind: str, generation: int) -> None:
+        from zeroconf import IPVersion
+        from zeroconf.asyncio import AsyncServiceInfo
+
         info = AsyncServiceInfo(SERVICE_TYPE, name)
         if not await info.async_request(zc, RESOLVE_TIMEOUT_MS):
             return
@@ -489,6 +501,8 @@ class Lobby:
 
     async def call(self, coro_fn: Callable[[], Any]) -> Any:
         """Run ``coro_fn()`` on zeroconf's asyncio loop and await it from Trio."""
+        import asyncio
+
         loop = self.zeroconf.loop
         if loop is None or loop.is_closed():
             raise DiscoveryError("zeroconf is not running")
@@ -526,6 +540,8 @@ class Lobby:
 
     async def browse(self) -> Browser:
         """Start watching for tables; the browser lives until the lobby closes."""
+        from zeroconf.asyncio import AsyncServiceBrowser
+
         send, receive = trio.open_memory_channel[LobbyEvent](EVENT_CHANNEL_SIZE)
         browser = Browser(self, _send=send, events=receive)
 
@@ -572,6 +588,8 @@ class Lobby:
 @contextlib.asynccontextmanager
 async def open_lobby(interface: str | InterfaceSpec | None = None) -> AsyncIterator[Lobby]:
     """Start zeroconf on the chosen interface; closes it (and joins its thread) on exit."""
+    from zeroconf import IPVersion, Zeroconf
+
     spec = interface if isinstance(interface, InterfaceSpec) else resolve_interface(interface)
     try:
         zc = Zeroconf(interfaces=spec.bind, ip_version=IPVersion.V4Only)

@@ -76,3 +76,14 @@ def test_a_proof_checked_in_one_file_is_not_checked_again_in_the_next(records) -
     assert [r.ok for r in reports] == [True, True, True] and again.ok
     assert COUNTERS.mul + COUNTERS.base_mul == 0  # the same entries: nothing done again
     assert [r.to_json() for r in reports] == [verify_record_file(p).to_json() for p in records[:3]]
+
+
+def test_files_after_an_option_are_files_too(records) -> None:
+    run = slaiga("verify", str(records[0]), "--json", str(records[1]))
+    assert run.returncode == 0, run.stderr
+    assert [json.loads(line)["record"] for line in run.stdout.splitlines()] == [
+        str(records[0]),
+        str(records[1]),
+    ]
+    wrong = slaiga("verify", str(records[0]), "--json", "--jsn")
+    assert wrong.returncode == 2 and "unrecognized arguments: --jsn" in wrong.stderr

@@ -14,7 +14,7 @@ from crypto import shuffle_proof_tw_batch as tb
 from crypto.errors import InvalidPoint, InvalidProof, InvalidSignature
 from crypto.group import COUNTERS, G, L, Point, base_mul, mul
 from crypto.identity import IdentityKey, verify_signature
-from crypto.memo import LIMIT, Memory, current, remembering
+from crypto.memo import LIMIT, SHUFFLE_LIMIT, Memory, current, remembering
 from tests.crypto.test_shuffle_batch import _chain
 
 
@@ -104,3 +104,31 @@ def test_a_full_memory_starts_over() -> None:
     memory.keep(memory.points, b"one more")
     assert memory.points == {b"one more"}
     assert G.data not in memory.points
+    for i in range(SHUFFLE_LIMIT):  # large statements: a smaller memory
+        memory.keep(memory.shuffles, i)
+    memory.keep(memory.shuffles, -1)
+    assert memory.shuffles == {-1} and memory.points == {b"one more"}
+
+
+def test_a_refused_batch_names_the_same_proof_in_a_scope_as_outside() -> None:
+    """The error of a batch counts its proofs as the caller does, whether or not some were
+    remembered: the third proof is 'proof 2', not the first of those left to check."""
+    _, chain = _chain(5, 3)
+    forged = [
+        dataclasses.replace(st, proof=dataclasses.replace(st.proof, s1=(st.proof.s1 + 1) % L))
+        for st in chain[1:]
+    ]
+    batch = [chain[0], *forged]
+    with pytest.raises(InvalidProof) as outside:
+        tb.verify_shuffles_batch(batch)
+    assert "proof 1 of the batch (seat 1)" in str(outside.value)
+    with remembering():
+        tb.verify_shuffles_batch(chain[:1])  # the first proof is remembered
+        with pytest.raises(InvalidProof) as inside:
+            tb.verify_shuffles_batch(batch)
+        assert str(inside.value) == str(outside.value)
+        with pytest.raises(InvalidProof) as inside:
+            tb.verify_shuffles_batch([chain[0], forged[0]])
+    with pytest.raises(InvalidProof) as outside:
+        tb.verify_shuffles_batch([chain[0], forged[0]])
+    assert str(inside.value) == str(outside.value)

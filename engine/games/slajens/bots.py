@@ -28,6 +28,7 @@ import math
 import operator
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import lru_cache
 from itertools import combinations_with_replacement, product
 from typing import Any
@@ -49,10 +50,6 @@ def _outcomes(k: int) -> tuple[tuple[Dice, float], ...]:
     return tuple((d, c / total) for d, c in counts.items())
 
 
-OUTCOMES = tuple(_outcomes(k) for k in range(DICE + 1))
-STATES = tuple(combinations_with_replacement(FACES, DICE))
-
-
 def submultisets(d: Dice) -> list[Dice]:
     """Proper sub-multisets of ``d`` (the dice one may keep before rerolling)."""
     c = Counter(d)
@@ -65,24 +62,50 @@ def submultisets(d: Dice) -> list[Dice]:
     return out
 
 
-SUBS = {d: submultisets(d) for d in STATES}
-KEPT = sorted({sub for subs in SUBS.values() for sub in subs})
-# kept multiset -> [(resulting dice, probability)] after rerolling the rest
-TRANS = {
-    sub: tuple((tuple(sorted(sub + new)), p) for new, p in OUTCOMES[DICE - len(sub)])
-    for sub in KEPT
-}
-RUN_STATES = frozenset(d for d in STATES if has_run(d))
-# The same by position, for the loops in C of _expect and Tables.steal_w (a dict lookup by
-# a tuple of dice hashes the tuple every time): TRANS as (indices in STATES of the
-# outcomes, their probabilities), and SUBS as indices in KEPT (the order of TRANS too).
-_STATE_INDEX = {d: i for i, d in enumerate(STATES)}
-_KEPT_INDEX = {sub: i for i, sub in enumerate(KEPT)}
-_TRANS_COLUMNS = tuple(
-    (sub, tuple(_STATE_INDEX[e] for e, _ in trans), tuple(p for _, p in trans))
-    for sub, trans in TRANS.items()
-)
-_SUBS_AT = {d: tuple(_KEPT_INDEX[sub] for sub in subs) for d, subs in SUBS.items()}
+@dataclass(frozen=True)
+class DiceSpace:
+    """Every throw of the dice, what may be kept of it, and where a reroll leads."""
+
+    outcomes: tuple[tuple[tuple[Dice, float], ...], ...]
+    """``outcomes[k]``: every multiset of ``k`` dice with its probability."""
+    states: tuple[Dice, ...]
+    """Every multiset of all the dice."""
+    subs: dict[Dice, list[Dice]]
+    """What may be kept of each state."""
+    trans: dict[Dice, tuple[tuple[Dice, float], ...]]
+    """Kept multiset -> [(resulting dice, probability)] after rerolling the rest."""
+    run_states: frozenset[Dice]
+    """The states that show three in a row."""
+    trans_columns: tuple[tuple[Dice, tuple[int, ...], tuple[float, ...]], ...]
+    """``trans`` by position, for the loops in C of :func:`_expect` (a dict lookup by a
+    tuple of dice hashes the tuple every time): each kept multiset, the indices in
+    ``states`` of its outcomes, and their probabilities."""
+    subs_at: dict[Dice, tuple[int, ...]]
+    """``subs`` as indices in the order of ``trans`` (so of what :func:`_expect` returns)."""
+
+
+@lru_cache(maxsize=1)
+def dice_space() -> DiceSpace:
+    """The dice arithmetic under every table: made when a bot first needs it, not when the
+    game is imported (it costs each process that imports the games, every peer and every
+    ``slaiga verify``, a few hundredths of a CPU second)."""
+    outcomes = tuple(_outcomes(k) for k in range(DICE + 1))
+    states = tuple(combinations_with_replacement(FACES, DICE))
+    subs = {d: submultisets(d) for d in states}
+    kept = sorted({sub for subs_of in subs.values() for sub in subs_of})
+    trans = {
+        sub: tuple((tuple(sorted(sub + new)), p) for new, p in outcomes[DICE - len(sub)])
+        for sub in kept
+    }
+    run_states = frozenset(d for d in states if has_run(d))
+    state_at = {d: i for i, d in enumerate(states)}
+    kept_at = {sub: i for i, sub in enumerate(trans)}
+    trans_columns = tuple(
+        (sub, tuple(state_at[e] for e, _ in to), tuple(p for _, p in to))
+        for sub, to in trans.items()
+    )
+    subs_at = {d: tuple(kept_at[sub] for sub in subs_of) for d, subs_of in subs.items()}
+    return DiceSpace(outcomes, states, subs, trans, run_states, trans_columns, subs_at)
 
 
 def stop_value(d: Dice, slalt_double: bool) -> float:
@@ -97,10 +120,11 @@ def _expect(table: dict[Dice, float]) -> dict[Dice, float]:
 
     ``sum(p * table[e] for e, p in trans)``, term by term in the same order (so the very
     same floats), with the loop in C: the bot computes this for every steal amount."""
-    value = list(map(table.__getitem__, STATES)).__getitem__
+    space = dice_space()
+    value = list(map(table.__getitem__, space.states)).__getitem__
     return {
         sub: sum(map(operator.mul, probs, map(value, outcomes)))
-        for sub, outcomes, probs in _TRANS_COLUMNS
+        for sub, outcomes, probs in space.trans_columns
     }
 
 
@@ -109,19 +133,20 @@ class Tables:
 
     def __init__(self, slalt_double: bool) -> None:
         self.slalt_double = slalt_double
-        self.stop = {d: stop_value(d, slalt_double) for d in STATES}
-        stop_m2 = {d: self._stop_m2(d) for d in STATES}
+        space = self.space = dice_space()
+        self.stop = {d: stop_value(d, slalt_double) for d in space.states}
+        stop_m2 = {d: self._stop_m2(d) for d in space.states}
         # value[r][d]: expected final score with r rolls left; m2 its second
         # moment under the same policy; keep[r][d]: best kept multiset (None: stop)
         self.value: list[dict[Dice, float]] = [dict(self.stop)]
         self.m2: list[dict[Dice, float]] = [stop_m2]
-        self.keep: list[dict[Dice, Dice | None]] = [dict.fromkeys(STATES)]
+        self.keep: list[dict[Dice, Dice | None]] = [dict.fromkeys(space.states)]
         for _ in range(1, MAX_ROLLS):
             w, w2 = _expect(self.value[-1]), _expect(self.m2[-1])
             value, m2, keep = {}, {}, {}
-            for d in STATES:
+            for d in space.states:
                 best, best_m2, best_k = self.stop[d], stop_m2[d], None
-                for sub in SUBS[d]:
+                for sub in space.subs[d]:
                     if w[sub] > best + 1e-12:
                         best, best_m2, best_k = w[sub], w2[sub], sub
                 value[d], m2[d], keep[d] = best, best_m2, best_k
@@ -129,8 +154,8 @@ class Tables:
             self.m2.append(m2)
             self.keep.append(keep)
         first = MAX_ROLLS - 1
-        self.mean = sum(p * self.value[first][d] for d, p in OUTCOMES[DICE])
-        second = sum(p * self.m2[first][d] for d, p in OUTCOMES[DICE])
+        self.mean = sum(p * self.value[first][d] for d, p in space.outcomes[DICE])
+        second = sum(p * self.m2[first][d] for d, p in space.outcomes[DICE])
         self.sd = math.sqrt(max(second - self.mean**2, 1.0))
         self._steal: dict[int, list[dict[Dice, float]]] = {}
         self.defended_worth: dict[int, float] = {}
@@ -141,7 +166,7 @@ class Tables:
         for v in set(d):
             if d.count(v) >= BERSERKER_COUNT:
                 base = sum(d)
-                return sum(p * (base + sum(x)) ** 2 for x, p in OUTCOMES[2])
+                return sum(p * (base + sum(x)) ** 2 for x, p in self.space.outcomes[2])
         return float(plain_score(d, self.slalt_double)) ** 2
 
     def p_below(self, amount: int) -> float:
@@ -155,15 +180,18 @@ class Tables:
         ``gain`` on top of the score."""
         if gain in self._steal:
             return self._steal[gain]
+        space = self.space
         before = dict(self.stop)  # rolls left 0, not yet hit
         ws = []
         for r in range(MAX_ROLLS - 1):
             plain = self.value[r]
-            target = {d: (plain[d] + gain if d in RUN_STATES else before[d]) for d in STATES}
+            target = {
+                d: (plain[d] + gain if d in space.run_states else before[d]) for d in space.states
+            }
             w = _expect(target)
             ws.append(w)
-            after = list(w.values()).__getitem__  # in the order of KEPT
-            before = {d: max([self.stop[d], *map(after, _SUBS_AT[d])]) for d in STATES}
+            after = list(w.values()).__getitem__  # in the order of trans
+            before = {d: max([self.stop[d], *map(after, space.subs_at[d])]) for d in space.states}
         self._steal[gain] = ws
         return ws
 
@@ -173,7 +201,7 @@ class Tables:
             return self.keep[rolls_left][d]
         w = self.steal_w(gain)[rolls_left - 1]
         best, best_k = self.stop[d], None
-        for sub in SUBS[d]:
+        for sub in self.space.subs[d]:
             if w[sub] > best + 1e-12:
                 best, best_k = w[sub], sub
         return best_k

@@ -13,9 +13,8 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import Callable, Mapping, Sequence
-from concurrent.futures import Executor
 from dataclasses import dataclass, replace
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import msgpack
 
@@ -56,6 +55,9 @@ from p2p.table.game_rule.keys import KEY_KIND, key_round
 from p2p.table.game_rule.reveal import REMASK_KIND, TOKENS_KIND
 from p2p.table.game_rule.shuffle import SHUFFLE_KIND
 from p2p.wire import U32, Body, Bytes, Hash, TableProtocol, body, table_protocol
+
+if TYPE_CHECKING:
+    from concurrent.futures import Executor  # in annotations only: `slaiga verify` needs no threads
 
 GAME_PROTOCOL = "game"
 GAME_NUMBER = 1

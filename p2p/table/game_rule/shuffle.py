@@ -30,7 +30,6 @@ shuffle is checked in one batch when the last one is in, as before.
 from __future__ import annotations
 
 from collections.abc import Callable
-from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -52,6 +51,8 @@ from p2p.table.game_rule.core import Flow, Job, Need
 from p2p.wire import Blob, Body, body
 
 if TYPE_CHECKING:
+    from concurrent.futures import Future  # in annotations only: `slaiga verify` needs no threads
+
     from p2p.table.game_rule.fold import GameRule
 
 SHUFFLE_KIND = "shuffle"
