@@ -633,7 +633,11 @@ class Table:
         seat's file) and sends its report back; this process then goes on honestly."""
         if not self.tmp_dir:
             return
-        self.circle.previous_pool()  # built once, here, not in every child
+        if kind == "foreign":
+            # the one deviation that resends the previous table's entries: that table is
+            # played once, here, not in every child (and not at all for a table whose
+            # forks never want it: an honest table of a random game, seconds of proofs)
+            self.circle.previous_pool()
         data = _in_child(lambda: self._child_payload(d, body, kind, seed), CHILD_SECONDS)
         self.spawned += 1
         turn = f"turn {self.turns}"

@@ -233,13 +233,21 @@ def _table(n: int) -> tuple[Point, tuple[Ciphertext, ...]]:
     return pk, tuple(public_mask(m, pk) for m in deck.points)
 
 
-def bench_shuffles(report: Report, sizes: list[int], repeat: int, cc_repeat: int, cc_rounds: int):
+def bench_shuffles(
+    report: Report,
+    sizes: list[int],
+    repeat: int,
+    cc_repeat: int,
+    cc_rounds: int,
+    warm: bool = True,
+):
     ctx = Context(b"bench", 1, STEP_SHUFFLE, 0)
     for n in sizes:
         pk, pile = _table(n)
         out, w = shuffle_deck(pile, pk)
         tw.generators(n)
-        tw.verify_shuffle(pile, out, pk, tw.prove_shuffle(pile, out, pk, w, ctx), ctx)  # warm
+        if warm:
+            tw.verify_shuffle(pile, out, pk, tw.prove_shuffle(pile, out, pk, w, ctx), ctx)
         report.measure(
             f"shuffle_remask_{n}", lambda pile=pile, pk=pk: shuffle_deck(pile, pk), repeat
         )
@@ -286,13 +294,14 @@ def bench_shuffles(report: Report, sizes: list[int], repeat: int, cc_repeat: int
             )
 
 
-def bench_prepared(report: Report, sizes: list[int], repeat: int) -> None:
+def bench_prepared(report: Report, sizes: list[int], repeat: int, warm: bool = True) -> None:
     """A shuffle made in two halves: the pile-independent one (while the seat waits its
     turn) and the one that needs the pile (on the table's critical path)."""
     ctxs = iter(Context(b"bench", 1, STEP_SHUFFLE + k, 0) for k in range(10**6))
     for n in sizes:
         pk, pile = _table(n)
-        finish_shuffle(prepare_shuffle(n, pk, next(ctxs)), pile)  # warm
+        if warm:
+            finish_shuffle(prepare_shuffle(n, pk, next(ctxs)), pile)
         report.measure(
             f"shuffle_prepare_{n}", lambda n=n, pk=pk: prepare_shuffle(n, pk, next(ctxs)), repeat
         )
@@ -304,7 +313,7 @@ def bench_prepared(report: Report, sizes: list[int], repeat: int) -> None:
         )
 
 
-def bench_tw_batch(report: Report, repeat: int, n: int = DECK) -> None:
+def bench_tw_batch(report: Report, repeat: int, n: int = DECK, warm: bool = True) -> None:
     """Three consecutive shuffles verified in one batch (commitment form), and decoded first."""
     pk, pile = _table(n)
     statements = []
@@ -314,7 +323,8 @@ def bench_tw_batch(report: Report, repeat: int, n: int = DECK) -> None:
         proof = twb.prove_shuffle_batchable(pile, out, pk, w, ctx)
         statements.append(twb.ShuffleStatement(pile, out, pk, proof, ctx))
         pile = out
-    twb.verify_shuffles_batch(statements)  # warm
+    if warm:
+        twb.verify_shuffles_batch(statements)
     encoded = [st.proof.encode() for st in statements]
     report.measure(
         f"tw_verify_batch3_{n}",
@@ -975,7 +985,11 @@ def _parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(prog="slaiga bench crypto", description=help_text(__doc__, True))
     p.add_argument("--json", action="store_true", help="print one JSON object")
     p.add_argument("--repeat", type=int, default=5, help="runs per figure (median reported)")
-    p.add_argument("--quick", action="store_true", help="one run each, small CC, no comparison")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="one run each (no warm-up run), small CC, no comparison",
+    )
     p.add_argument("--no-compare", action="store_true", help="skip the mentalpoker comparison")
     p.add_argument("--cc-rounds", type=int, default=cc.DEFAULT_ROUNDS, help="cut-and-choose rounds")
     p.add_argument(
@@ -1005,19 +1019,21 @@ def collect(args: argparse.Namespace, log: Callable[[str], None]) -> dict[str, A
     repeat = 1 if args.quick else max(1, args.repeat)
     cc_rounds = 8 if args.quick else args.cc_rounds
     cc_repeat = 1 if args.quick else max(1, min(repeat, 3))
+    warm = not args.quick  # --quick: one run each, and no warm-up run before it
     log("unit costs of group operations ...")
     units = measure_units(repeat=max(3, repeat), per_run=50 if args.quick else 400)
     report = Report(units)
     log("shuffles and shuffle proofs (52 and 104 cards) ...")
-    bench_shuffles(report, [52, 104], repeat, cc_repeat, cc_rounds)
-    bench_prepared(report, [52, 104], repeat)
-    bench_tw_batch(report, repeat)
+    bench_shuffles(report, [52, 104], repeat, cc_repeat, cc_rounds, warm)
+    bench_prepared(report, [52, 104], repeat, warm)
+    bench_tw_batch(report, repeat, warm=warm)
     log("reveal tokens and hand proofs ...")
     bench_tokens(report, repeat)
     bench_escrow(report, repeat)
     bench_hand_proofs(report, repeat)
     log("whole verified four-seat deal ...")
-    deal4()  # warm caches (generators, deck encodings)
+    if warm:
+        deal4()  # warm caches (generators, deck encodings)
     clock = PhaseClock()
     report.measure("deal4", lambda: deal4(clock), repeat)
     batched_clock = PhaseClock()

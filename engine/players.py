@@ -65,6 +65,8 @@ class BotPlayer:
 
     def observe(self, game: Game, seat: int, events: Sequence[Event]) -> None:
         see = self.bot.observe
+        if getattr(see, "__func__", None) is Bot.observe:
+            return  # the bot takes no notice of events (``Bot.observe`` does nothing)
         for ev in events:
             see(ev)
 

@@ -22,6 +22,7 @@ from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
 from engine.bots import Bot
+from engine.cards import Card
 from engine.dealer import Dealer, LocalDealer
 from engine.errors import EngineError
 from engine.game import Action, Event, Game, Outcome
@@ -189,11 +190,23 @@ def resample_hidden(game: Game, dealer: LocalDealer, seat: int, rng: random.Rand
             game.faces[h] = new[h]
 
 
+_PERMUTED: list[tuple[tuple[Card, ...], list[Card]] | None] = [None]
+"""``(deck, truth)``: the last dealer's faces :func:`check_conservation` found to be a
+permutation of that deck (a copy). The faces change only at shuffles, so the check after
+most actions finds them equal to these and need not sort the deck again."""
+
+
 def check_conservation(game: Game, dealer: LocalDealer) -> None:
     """Every handle is in exactly one zone, and the faces are still the deck."""
     game.check_conservation()
-    if sorted(dealer.truth) != sorted(game.deck):
-        raise EngineError("the dealer's faces no longer match the deck")
-    for h, face in game.faces.items():
-        if dealer.truth[h] != face:
-            raise EngineError(f"handle {h}: game thinks {face}, dealer has {dealer.truth[h]}")
+    truth, deck = dealer.truth, game.deck
+    known = _PERMUTED[0]
+    if known is None or known[0] is not deck or known[1] != truth:
+        if sorted(truth) != sorted(deck):
+            raise EngineError("the dealer's faces no longer match the deck")
+        _PERMUTED[0] = (deck, list(truth))
+    faces = game.faces
+    if list(map(truth.__getitem__, faces)) != list(faces.values()):
+        for h, face in faces.items():
+            if truth[h] != face:
+                raise EngineError(f"handle {h}: game thinks {face}, dealer has {truth[h]}")

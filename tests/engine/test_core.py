@@ -127,3 +127,29 @@ def test_check_is_the_one_legality_trial_and_changes_nothing():
     assert "do not hold" in g.check(PlayCard(0, g.zones["hand:1"][0]))
     assert g.state_hash() == before
     assert g.to_move() == (0,)
+
+
+def test_conservation_check_finds_a_broken_deal_after_one_it_passed():
+    """``runner.check_conservation`` keeps the dealer's faces it last found to be the deck
+    (so it sorts them only after a shuffle): a face changed after a passing check, in the
+    dealer or in what the game knows, or a handle lost from its zone, is still found."""
+    from engine.errors import EngineError
+
+    g, d = new()
+    runner.check_conservation(g, d)
+    runner.check_conservation(g, d)  # the same faces again: passes without sorting
+    h = g.zones["hand:0"][0]
+    true_face = d.truth[h]
+    d.truth[h] = Card(2, SPADES) if true_face != Card(2, SPADES) else Card(3, SPADES)
+    with pytest.raises(EngineError, match="no longer match the deck"):
+        runner.check_conservation(g, d)
+    d.truth[h] = true_face
+    runner.check_conservation(g, d)
+    g.faces[h] = Card(ACE, HEARTS) if true_face != Card(ACE, HEARTS) else Card(ACE, SPADES)
+    with pytest.raises(EngineError, match=f"handle {h}: game thinks"):
+        runner.check_conservation(g, d)
+    g.faces[h] = true_face
+    runner.check_conservation(g, d)
+    g.zones["hand:0"].remove(h)  # a pile changed behind the zones' index
+    with pytest.raises(EngineError):
+        runner.check_conservation(g, d)

@@ -31,6 +31,21 @@ class RollDice(Action):
     amount: Annotated[int, Range(0, MAX_STEAL + 1)] = 0
 
 
+_STEALS: dict[tuple[int, int], list[RollDice]] = {}
+
+
+def steals(seat: int, target: int, cap: int) -> list[RollDice]:
+    """``RollDice(seat, target, amount)`` for every amount 1..``cap``, in that order.
+
+    Made once per amount and shared (actions are frozen): with ``steal_cap=total`` a turn
+    can offer thousands of them, and building each again at every turn was most of the
+    cost of listing a seat's legal actions."""
+    made = _STEALS.setdefault((seat, target), [])
+    if len(made) < cap:
+        made.extend(RollDice(seat, target, a) for a in range(len(made) + 1, cap + 1))
+    return made[:cap]
+
+
 @dataclass(frozen=True, slots=True)
 class Keep(Action):
     """Keep the dice at these positions (0-4) and reroll the others."""

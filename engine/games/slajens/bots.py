@@ -25,6 +25,7 @@ never worse than accepting).
 from __future__ import annotations
 
 import math
+import operator
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -75,6 +76,12 @@ class DiceSpace:
     """Kept multiset -> [(resulting dice, probability)] after rerolling the rest."""
     run_states: frozenset[Dice]
     """The states that show three in a row."""
+    trans_columns: tuple[tuple[Dice, tuple[int, ...], tuple[float, ...]], ...]
+    """``trans`` by position, for the loops in C of :func:`_expect` (a dict lookup by a
+    tuple of dice hashes the tuple every time): each kept multiset, the indices in
+    ``states`` of its outcomes, and their probabilities."""
+    subs_at: dict[Dice, tuple[int, ...]]
+    """``subs`` as indices in the order of ``trans`` (so of what :func:`_expect` returns)."""
 
 
 @lru_cache(maxsize=1)
@@ -91,7 +98,14 @@ def dice_space() -> DiceSpace:
         for sub in kept
     }
     run_states = frozenset(d for d in states if has_run(d))
-    return DiceSpace(outcomes, states, subs, trans, run_states)
+    state_at = {d: i for i, d in enumerate(states)}
+    kept_at = {sub: i for i, sub in enumerate(trans)}
+    trans_columns = tuple(
+        (sub, tuple(state_at[e] for e, _ in to), tuple(p for _, p in to))
+        for sub, to in trans.items()
+    )
+    subs_at = {d: tuple(kept_at[sub] for sub in subs_of) for d, subs_of in subs.items()}
+    return DiceSpace(outcomes, states, subs, trans, run_states, trans_columns, subs_at)
 
 
 def stop_value(d: Dice, slalt_double: bool) -> float:
@@ -102,8 +116,16 @@ def stop_value(d: Dice, slalt_double: bool) -> float:
 
 
 def _expect(table: dict[Dice, float]) -> dict[Dice, float]:
-    """E[table(dice)] after rerolling, for every kept multiset."""
-    return {sub: sum(p * table[e] for e, p in trans) for sub, trans in dice_space().trans.items()}
+    """E[table(dice)] after rerolling, for every kept multiset.
+
+    ``sum(p * table[e] for e, p in trans)``, term by term in the same order (so the very
+    same floats), with the loop in C: the bot computes this for every steal amount."""
+    space = dice_space()
+    value = list(map(table.__getitem__, space.states)).__getitem__
+    return {
+        sub: sum(map(operator.mul, probs, map(value, outcomes)))
+        for sub, outcomes, probs in space.trans_columns
+    }
 
 
 class Tables:
@@ -136,6 +158,9 @@ class Tables:
         second = sum(p * self.m2[first][d] for d, p in space.outcomes[DICE])
         self.sd = math.sqrt(max(second - self.mean**2, 1.0))
         self._steal: dict[int, list[dict[Dice, float]]] = {}
+        self.defended_worth: dict[int, float] = {}
+        """``amount * p_below(amount)``: a steal's expected gain against a defence (kept
+        by the bots for every amount they have weighed)."""
 
     def _stop_m2(self, d: Dice) -> float:
         for v in set(d):
@@ -165,9 +190,8 @@ class Tables:
             }
             w = _expect(target)
             ws.append(w)
-            before = {
-                d: max([self.stop[d], *(w[sub] for sub in space.subs[d])]) for d in space.states
-            }
+            after = list(w.values()).__getitem__  # in the order of trans
+            before = {d: max([self.stop[d], *map(after, space.subs_at[d])]) for d in space.states}
         self._steal[gain] = ws
         return ws
 
@@ -227,13 +251,25 @@ class SlajensHeuristicBot(Bot):
         best: tuple[float, Action] = (0.0, RollDice(self.seat))
         rounds, rnd = view["rounds"], view["round"]
         scores = view["scores"]
+        defence = options_defend(view)
+        # a turn may offer thousands of steals: whether a target can defend is found once
+        # per target, and what an amount is worth against a defence once per table
+        can_defend: dict[int, bool] = {}
+        worth = tab.defended_worth
         for a in legal:
             if not isinstance(a, RollDice) or a.target == NO_TARGET:
                 continue
-            played = len(scores[a.target]) == rnd
-            can_defend = options_defend(view) and (not played or rnd < rounds)
-            p_fail = tab.p_below(a.amount) if can_defend else 1.0
-            value = a.amount * p_fail
+            amount = a.amount
+            defends = can_defend.get(a.target)
+            if defends is None:
+                played = len(scores[a.target]) == rnd
+                defends = can_defend[a.target] = defence and (not played or rnd < rounds)
+            if defends:
+                value = worth.get(amount)
+                if value is None:
+                    value = worth[amount] = amount * tab.p_below(amount)
+            else:
+                value = amount * 1.0
             if value > best[0]:
                 best = (value, a)
         self.gain = round(best[0])

@@ -77,6 +77,7 @@ from engine.games.slajens.actions import (
     Respond,
     RollDice,
     Stop,
+    steals,
 )
 from engine.games.slajens.events import Berserker, GameOver
 from engine.obligations import Roll
@@ -460,7 +461,7 @@ class Slajens(Game):
         if self.options["sjond"]:
             for t in range(self.seats):
                 if self.steal_problem(seat, t, 1) is None:
-                    out.extend(RollDice(seat, t, a) for a in range(1, self.steal_cap(t) + 1))
+                    out.extend(steals(seat, t, self.steal_cap(t)))
         return out
 
     def _legal_rolling(self, seat: int) -> list[Action]:
