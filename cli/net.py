@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import Any
 
 import trio
+from rich.console import Console
 
 from cli import args as checked
 from cli import state
@@ -96,25 +97,8 @@ TOLD_WHEN_QUIET = (
 """Events a person need not see (links flapping, lobby counts, step traces)."""
 
 
-class _Console:
-    """A rich ``Console``, made on first use: a bot peer with ``--json`` (the test suite
-    starts a hundred and more) prints nothing through one, and importing rich would cost
-    each of them a tenth of its start-up."""
-
-    def __init__(self, **settings: Any) -> None:
-        self._settings = settings
-        self._console: Any = None
-
-    def __getattr__(self, name: str) -> Any:
-        if self._console is None:
-            from rich.console import Console
-
-            self._console = Console(**self._settings)
-        return getattr(self._console, name)
-
-
-_err = _Console(stderr=True, markup=False)
-_out = _Console(markup=False)
+_err = Console(stderr=True, markup=False)
+_out = Console(markup=False)
 """No markup: names, reasons and paths come from the players and the network, and a name
 like "[/dim]" is text to show, not a style (it made every other player's command end in a
 traceback); a style is given as ``style=``."""

@@ -18,8 +18,10 @@ ROOT = Path(__file__).resolve().parents[2]
 NETWORK = ("trio", "zeroconf", "asyncio", "p2p.net.node", "cli.net")
 """What a table on the network needs, and ``slaiga verify`` does not."""
 
-SCREEN = ("rich", "cli.human", "cli.render", "cli.screen", "zeroconf", "asyncio")
-"""What a person's terminal (and the lobby) needs, and a bot peer given --peer does not."""
+SCREEN = ("cli.human", "cli.render", "cli.screen", "zeroconf", "asyncio")
+"""What a person's terminal (and the lobby) needs, and a bot peer given --peer does not.
+(``rich`` itself a peer does import at start: a peer prints waits and cheats on stderr
+during the game, and a first import there blocked its event loop for 40-80 ms.)"""
 
 
 def loaded_after(code: str, watched: tuple[str, ...]) -> list[str]:

@@ -86,9 +86,8 @@ class DiceSpace:
 
 @lru_cache(maxsize=1)
 def dice_space() -> DiceSpace:
-    """The dice arithmetic under every table: made when a bot first needs it, not when the
-    game is imported (it costs each process that imports the games, every peer and every
-    ``slaiga verify``, a few hundredths of a CPU second)."""
+    """The dice arithmetic under every table, made once, when the game is imported (see
+    below)."""
     outcomes = tuple(_outcomes(k) for k in range(DICE + 1))
     states = tuple(combinations_with_replacement(FACES, DICE))
     subs = {d: submultisets(d) for d in states}
@@ -106,6 +105,11 @@ def dice_space() -> DiceSpace:
     )
     subs_at = {d: tuple(kept_at[sub] for sub in subs_of) for d, subs_of in subs.items()}
     return DiceSpace(outcomes, states, subs, trans, run_states, trans_columns, subs_at)
+
+
+# At import, not when a bot first needs it: a peer's bot plays on the peer's event loop,
+# and the 15 ms it takes (50-100 ms on a busy machine) blocked the loop at its first turn.
+dice_space()
 
 
 def stop_value(d: Dice, slalt_double: bool) -> float:
