@@ -96,7 +96,6 @@ TOLD_WHEN_QUIET = (
 """Events said on stderr even with ``--json``: long waits, cheats, who left or is back."""
 """Events a person need not see (links flapping, lobby counts, step traces)."""
 
-
 _err = Console(stderr=True, markup=False)
 _out = Console(markup=False)
 """No markup: names, reasons and paths come from the players and the network, and a name

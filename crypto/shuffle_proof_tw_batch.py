@@ -325,7 +325,9 @@ def _verify_batch(statements: Sequence[ShuffleStatement], weights: NonceStream) 
     for st in statements:
         if not isinstance(st, ShuffleStatement):
             raise InvalidEncoding("batch entries must be ShuffleStatements")
-    memory = memo.current() if all(_hashable(st) for st in statements) else None
+    memory = memo.current()
+    if memory is not None and not all(_hashable(st) for st in statements):
+        memory = None  # hashed only within a scope: a live peer's check pays nothing for it
     # (index in the caller's batch, statement): an error counts proofs as the caller does
     todo = list(enumerate(statements))
     if memory is not None:  # within crypto.memo.remembering: a statement passed is not redone

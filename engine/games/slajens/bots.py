@@ -84,10 +84,8 @@ class DiceSpace:
     """``subs`` as indices in the order of ``trans`` (so of what :func:`_expect` returns)."""
 
 
-@lru_cache(maxsize=1)
-def dice_space() -> DiceSpace:
-    """The dice arithmetic under every table, made once, when the game is imported (see
-    below)."""
+def _make_dice_space() -> DiceSpace:
+    """The dice arithmetic under every table (:data:`DICE_SPACE`)."""
     outcomes = tuple(_outcomes(k) for k in range(DICE + 1))
     states = tuple(combinations_with_replacement(FACES, DICE))
     subs = {d: submultisets(d) for d in states}
@@ -107,9 +105,10 @@ def dice_space() -> DiceSpace:
     return DiceSpace(outcomes, states, subs, trans, run_states, trans_columns, subs_at)
 
 
-# At import, not when a bot first needs it: a peer's bot plays on the peer's event loop,
-# and the 15 ms it takes (50-100 ms on a busy machine) blocked the loop at its first turn.
-dice_space()
+DICE_SPACE = _make_dice_space()
+"""Made at import, not when a bot first needs it: a peer's bot plays on the peer's event
+loop, and the 15 ms it takes (50-100 ms on a busy machine) blocked the loop at its first
+turn."""
 
 
 def stop_value(d: Dice, slalt_double: bool) -> float:
@@ -124,7 +123,7 @@ def _expect(table: dict[Dice, float]) -> dict[Dice, float]:
 
     ``sum(p * table[e] for e, p in trans)``, term by term in the same order (so the very
     same floats), with the loop in C: the bot computes this for every steal amount."""
-    space = dice_space()
+    space = DICE_SPACE
     value = list(map(table.__getitem__, space.states)).__getitem__
     return {
         sub: sum(map(operator.mul, probs, map(value, outcomes)))
@@ -137,7 +136,7 @@ class Tables:
 
     def __init__(self, slalt_double: bool) -> None:
         self.slalt_double = slalt_double
-        space = self.space = dice_space()
+        space = self.space = DICE_SPACE
         self.stop = {d: stop_value(d, slalt_double) for d in space.states}
         stop_m2 = {d: self._stop_m2(d) for d in space.states}
         # value[r][d]: expected final score with r rolls left; m2 its second
