@@ -55,6 +55,7 @@ from crypto.group import Point, add, base_mul, mul, scalar_to_bytes
 from crypto.nonces import NonceStream
 from crypto.shuffle import MAX_CARDS, ShuffleWitness, random_witness
 from crypto.shuffle_proof_tw import (
+    Aside,
     _lincomb,
     _responses,
     _statement_transcript,
@@ -67,6 +68,7 @@ from crypto.transcript import Context
 _WITNESS_LABEL = "shuffle.prepared.witness"
 _NONCE_LABEL = "tw-prover.prepared"
 _UNKNOWN_STEP = b"slaiga/v1/shuffle.prepared/step-not-known-yet"
+_EARLY = b"slaiga/v1/shuffle.prepared/before-the-joint-key"
 
 
 @dataclass(slots=True)
@@ -103,32 +105,48 @@ class PreparedShuffle:
         return not self._use
 
 
-def prepare_shuffle(
-    n: int,
-    joint_key: Point,
-    context: Context | None,
-    *,
-    insecure_test_seed: bytes | None = None,
-) -> PreparedShuffle:
-    """The pile-independent half of a shuffle of ``n`` cards under ``joint_key``:
-    ``2N`` variable-base and ``2N + 3`` fixed-base multiplications.  ``context=None``:
-    for a step not known yet (see the module docstring)."""
+@dataclass(slots=True)
+class EarlyShuffle:
+    """The part of a prepared shuffle that needs neither the pile nor the joint key (secret:
+    never leaves the seat): the witness, ``rho_i G``, the permutation commitments, every
+    nonce and ``t1, t2, t3``.  :func:`prepare_shuffle` completes it, once, with the key."""
+
+    size: int
+    witness: ShuffleWitness
+    blinds: tuple[Point, ...]
+    """``rho_i G`` for output position ``i``."""
+    r: tuple[int, ...]
+    permutation_commitments: tuple[Point, ...]
+    r_hat: tuple[int, ...]
+    w: tuple[int, int, int, int]
+    w_hat: tuple[int, ...]
+    w_prime: tuple[int, ...]
+    t123: tuple[Point, Point, Point]
+    _use: list[bool] = field(default_factory=lambda: [True], repr=False)
+
+
+def prepare_early(n: int, where: bytes, *, insecure_test_seed: bytes | None = None) -> EarlyShuffle:
+    """What a shuffle of ``n`` cards needs before the joint key is known: ``N`` variable-base
+    and ``2N + 3`` fixed-base multiplications, so that :func:`prepare_shuffle` has only
+    ``rho_i PK`` left (``N``).  A table's first deal is shuffled right after its key round:
+    each seat computes this while the seat order and the keys are being drawn.  ``where``
+    (the table and the seat, say) is hashed into its hedged randomness in place of the
+    context and the key, which are not known yet (see the module docstring)."""
     if type(n) is not int or not 0 < n <= MAX_CARDS:
         raise DeckMismatch(f"shuffle size {n} outside 1..{MAX_CARDS}")
-    if not isinstance(joint_key, Point) or not (context is None or isinstance(context, Context)):
-        raise InvalidEncoding("prepare_shuffle needs a Point joint key and a Context or None")
-    where = context.encode() if context is not None else _UNKNOWN_STEP
-    public = (where, joint_key.data, n.to_bytes(2, "little"))
-    witness = random_witness(
-        n, NonceStream(_WITNESS_LABEL, public=public, insecure_test_seed=insecure_test_seed)
-    )
+    if type(where) is not bytes:
+        raise InvalidEncoding("prepare_early needs bytes saying where the shuffle is made")
+    public = (_EARLY, where, n.to_bytes(2, "little"))
+    return _early(n, public, insecure_test_seed)
+
+
+def _early(n: int, public: tuple[bytes, ...], seed: bytes | None) -> EarlyShuffle:
+    witness = random_witness(n, NonceStream(_WITNESS_LABEL, public=public, insecure_test_seed=seed))
     secret = b"".join(i.to_bytes(2, "little") for i in witness.permutation) + b"".join(
         scalar_to_bytes(k) for k in witness.rerandomisers
     )
-    rand = NonceStream(
-        _NONCE_LABEL, public=public, secret=(secret,), insecure_test_seed=insecure_test_seed
-    )
-    masks = tuple((base_mul(rho), mul(rho, joint_key)) for rho in witness.rerandomisers)
+    rand = NonceStream(_NONCE_LABEL, public=public, secret=(secret,), insecure_test_seed=seed)
+    blinds = tuple(base_mul(rho) for rho in witness.rerandomisers)
     _, hs = generators(n)
     r = tuple(rand() for _ in range(n))
     commitments: list[Point | None] = [None] * n
@@ -142,8 +160,53 @@ def prepare_shuffle(
     t1 = base_mul(w[0])
     t2 = base_mul(w[1])
     t3 = _lincomb(zip(w_prime, hs, strict=True), w[2])
+    return EarlyShuffle(n, witness, blinds, r, c, r_hat, w, w_hat, w_prime, (t1, t2, t3))
+
+
+def prepare_shuffle(
+    n: int,
+    joint_key: Point,
+    context: Context | None,
+    *,
+    early: EarlyShuffle | None = None,
+    insecure_test_seed: bytes | None = None,
+) -> PreparedShuffle:
+    """The pile-independent half of a shuffle of ``n`` cards under ``joint_key``:
+    ``2N`` variable-base and ``2N + 3`` fixed-base multiplications, or ``N`` and none
+    when ``early`` (:func:`prepare_early`, for ``n`` cards) did the rest; ``early`` is
+    used up (its nonces answer one challenge only: a second use raises).
+    ``context=None``: for a step not known yet (see the module docstring)."""
+    if type(n) is not int or not 0 < n <= MAX_CARDS:
+        raise DeckMismatch(f"shuffle size {n} outside 1..{MAX_CARDS}")
+    if not isinstance(joint_key, Point) or not (context is None or isinstance(context, Context)):
+        raise InvalidEncoding("prepare_shuffle needs a Point joint key and a Context or None")
+    if early is None:
+        where = context.encode() if context is not None else _UNKNOWN_STEP
+        early = _early(n, (where, joint_key.data, n.to_bytes(2, "little")), insecure_test_seed)
+    elif not isinstance(early, EarlyShuffle) or early.size != n:
+        raise DeckMismatch(f"an early half for {getattr(early, 'size', '?')} cards, not {n}")
+    else:
+        try:
+            early._use.pop()
+        except IndexError:
+            raise InvalidEncoding("an early half is used once only (its nonces)") from None
+    masks = tuple(
+        (g, mul(rho, joint_key))
+        for g, rho in zip(early.blinds, early.witness.rerandomisers, strict=True)
+    )
     return PreparedShuffle(
-        n, joint_key, context, witness, masks, r, c, r_hat, w, w_hat, w_prime, (t1, t2, t3)
+        n,
+        joint_key,
+        context,
+        early.witness,
+        masks,
+        early.r,
+        early.permutation_commitments,
+        early.r_hat,
+        early.w,
+        early.w_hat,
+        early.w_prime,
+        early.t123,
     )
 
 
@@ -151,10 +214,13 @@ def finish_shuffle(
     prepared: PreparedShuffle,
     inputs: Sequence[Ciphertext],
     context: Context | None = None,
+    aside: Aside | None = None,
 ) -> tuple[tuple[Ciphertext, ...], TWCommitmentProof]:
     """The shuffled pile and its proof: ``4N`` variable-base and ``2N + 1`` fixed-base
     multiplications.  Consumes ``prepared`` (a second call raises).  ``context``: the
-    step's, required if ``prepared`` was made without one, else it must be the same."""
+    step's, required if ``prepared`` was made without one, else it must be the same.
+    With ``aside`` (:data:`crypto.shuffle_proof_tw.Aside`), half of the multiplications
+    are computed by a second thread beside the others (the same ones)."""
     n = prepared.size
     inputs = tuple(inputs)
     if len(inputs) != n:
@@ -183,7 +249,7 @@ def finish_shuffle(
     r_hat = prepared.r_hat
     w_hat, w_prime = prepared.w_hat, prepared.w_prime
     chain, ts, t_hat, ch = pile_commitments(
-        tr, h, pk, outputs, u_perm, r_hat, prepared.w[3], w_hat, w_prime, prepared.t123
+        tr, h, pk, outputs, u_perm, r_hat, prepared.w[3], w_hat, w_prime, prepared.t123, aside
     )
     proof = TWCommitmentProof(
         permutation_commitments=c,

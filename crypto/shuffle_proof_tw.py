@@ -99,6 +99,20 @@ def _generator_sum(n: int) -> Point:
     return acc
 
 
+Aside = Callable[[Callable[[], Any]], Callable[[], Any]]
+"""How a caller lends a second thread to a long computation, which then computes one part
+of it beside the other: ``aside(fn)`` starts ``fn`` elsewhere (or not at all) and returns
+a function that gives ``fn()``'s result (or raises its exception), computing it there and
+then if it had not started.  :mod:`crypto` starts no thread itself (``p2p.net.offload``
+gives one); without ``aside`` every part is computed in the caller's thread, in the same
+operations, so the operation counts are the same either way."""
+
+
+def run_aside(aside: Aside | None, fn: Callable[[], Any]) -> Callable[[], Any]:
+    """``fn`` started through ``aside``, or left to be computed when its result is asked."""
+    return aside(fn) if aside is not None else fn
+
+
 def _wire_size(points: int, scalars: int) -> int:
     return _HEADER_BYTES + points * POINT_BYTES + scalars * SCALAR_BYTES
 
@@ -417,22 +431,32 @@ def pile_commitments(
     w_hat: Sequence[int],
     w_prime: Sequence[int],
     t123: tuple[Point, Point, Point],
+    aside: Aside | None = None,
 ) -> tuple[list[Point], tuple[Point, ...], tuple[Point, ...], int]:
     """The prover's commitments that need the output pile and the challenges ``u``
     (GenShuffleProof, Haenni et al. FC 2017): the commitment chain
     ``c^_i = r^_i G + u'_i c^_{i-1}`` (``c^_0 = h``), ``t41``, ``t42`` and ``t^``, then
-    the challenge over all of them.  Returns (chain, t, t^, challenge)."""
+    the challenge over all of them.  Returns (chain, t, t^, challenge).  With ``aside``,
+    ``t41`` and ``t42`` (``2N + 1`` multiplications) are computed beside the chain and
+    ``t^`` (``2N``)."""
     n = len(u_perm)
+
+    def t4() -> tuple[Point, Point]:
+        c1s, c2s = (ct.c1 for ct in outputs), (ct.c2 for ct in outputs)
+        t41 = sub(_lincomb(zip(w_prime, c1s, strict=True)), base_mul(w4))
+        t42 = sub(_lincomb(zip(w_prime, c2s, strict=True)), mul(w4, joint_key))
+        return t41, t42
+
+    t4_result = run_aside(aside, t4)
     chain: list[Point] = []
     prev = h
     for i in range(n):
         prev = add(base_mul(r_hat[i]), mul(u_perm[i], prev))
         chain.append(prev)
-    t41 = sub(_lincomb(zip(w_prime, (ct.c1 for ct in outputs), strict=True)), base_mul(w4))
-    t42 = sub(_lincomb(zip(w_prime, (ct.c2 for ct in outputs), strict=True)), mul(w4, joint_key))
     t_hat = tuple(
         add(base_mul(w_hat[i]), mul(w_prime[i], chain[i - 1] if i else h)) for i in range(n)
     )
+    t41, t42 = t4_result()
     ts = (*t123, t41, t42)
     return chain, ts, t_hat, _final_challenge(tr, chain, ts, t_hat)
 

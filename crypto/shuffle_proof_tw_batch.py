@@ -76,6 +76,7 @@ from crypto.group import (
 from crypto.nonces import NonceStream
 from crypto.shuffle import ShuffleWitness, check_shuffle_statement
 from crypto.shuffle_proof_tw import (
+    Aside,
     _final_challenge,
     _statement_transcript,
     _wire_size,
@@ -84,6 +85,7 @@ from crypto.shuffle_proof_tw import (
     encode_wire,
     generators,
     prove_shuffle_with_commitments,
+    run_aside,
 )
 from crypto.transcript import Context
 
@@ -221,22 +223,40 @@ class _Combination:
         else:
             entry[1] += k
 
-    def is_identity(self) -> bool:
+    def is_identity(self, aside: Aside | None = None) -> bool:
         """Whether the combination is the identity: ``sum(coef_P P) == -g G``.
 
         The identity itself is never a :class:`Point`, so the ``G`` term is
-        compared instead of added.
+        compared instead of added.  With ``aside``, a second thread computes the
+        first half of the terms beside the second (the same multiplications and
+        additions: the two partial sums are added once).
         """
-        acc: Point | None = None
-        for p, k in self.terms.values():
-            k %= L
-            if k:
-                q = mul(k, p)
-                acc = q if acc is None else add(acc, q)
+        terms = [(k % L, p) for p, k in self.terms.values()]
+        terms = [(k, p) for k, p in terms if k]
+        half = len(terms) // 2 if aside is not None and len(terms) >= _SPLIT_AT else 0
+        first = run_aside(aside, lambda: _sum_of(terms[:half]))
+        acc = _sum_of(terms[half:])
+        other = first()
+        if other is not None:
+            acc = other if acc is None else add(other, acc)
         neg_g = -self.g % L
         if acc is None or neg_g == 0:
             return acc is None and neg_g == 0
         return acc == base_mul(neg_g)
+
+
+_SPLIT_AT = 64
+"""Terms from which a batch is worth splitting over two threads (a proof of one card
+has about 20)."""
+
+
+def _sum_of(terms: Sequence[tuple[int, Point]]) -> Point | None:
+    """``sum(k P)`` over ``terms``: one multiplication each (``None`` for no terms)."""
+    acc: Point | None = None
+    for k, p in terms:
+        q = mul(k, p)
+        acc = q if acc is None else add(acc, q)
+    return acc
 
 
 def _absorb(comb: _Combination, st: ShuffleStatement, weights: NonceStream) -> None:
@@ -296,27 +316,34 @@ def _absorb(comb: _Combination, st: ShuffleStatement, weights: NonceStream) -> N
         comb.add(proof.t_hat[i], -gamma)
 
 
-def _check(statements: Sequence[ShuffleStatement], weights: NonceStream) -> bool:
+def _check(
+    statements: Sequence[ShuffleStatement], weights: NonceStream, aside: Aside | None = None
+) -> bool:
     comb = _Combination()
     for st in statements:
         _absorb(comb, st, weights)
     try:
-        return comb.is_identity()
+        return comb.is_identity(aside)
     except InvalidPoint:  # a partial sum hit the identity: never for honest proofs
         return False
 
 
-def verify_shuffles_batch(statements: Sequence[ShuffleStatement]) -> None:
+def verify_shuffles_batch(
+    statements: Sequence[ShuffleStatement], *, aside: Aside | None = None
+) -> None:
     """CheckShuffleProof for every statement at once; raise :class:`InvalidProof` if any fails.
 
     Malformed statements raise :class:`DeckMismatch` or :class:`InvalidEncoding`
     before any arithmetic.  The weights are fresh random scalars, unknown to
-    the provers.
+    the provers.  With ``aside`` (:data:`crypto.shuffle_proof_tw.Aside`), a second
+    thread computes half of the batch's multiplications.
     """
-    _verify_batch(statements, NonceStream(_WEIGHT_LABEL))
+    _verify_batch(statements, NonceStream(_WEIGHT_LABEL), aside)
 
 
-def _verify_batch(statements: Sequence[ShuffleStatement], weights: NonceStream) -> None:
+def _verify_batch(
+    statements: Sequence[ShuffleStatement], weights: NonceStream, aside: Aside | None = None
+) -> None:
     """:func:`verify_shuffles_batch` with the weights drawn from ``weights`` (tests only:
     weights a prover can predict let a forged batch pass)."""
     statements = list(statements)
@@ -334,7 +361,7 @@ def _verify_batch(statements: Sequence[ShuffleStatement], weights: NonceStream) 
         todo = [(k, st) for k, st in todo if st not in memory.shuffles]
         if not todo:
             return
-    if _check([st for _, st in todo], weights):
+    if _check([st for _, st in todo], weights, aside):
         if memory is not None:
             for _, st in todo:
                 memory.keep(memory.shuffles, st)

@@ -13,6 +13,7 @@ from crypto.errors import CryptoError
 from crypto.group import Point
 from crypto.keys import KeyShare, joint_key, make_key_share, verify_key_share
 from p2p.errors import LocalProtocolError
+from p2p.table.game_rule import shuffle
 from p2p.table.game_rule.core import Flow, Need, Point32, Proof64
 from p2p.wire import Body, body
 
@@ -53,6 +54,7 @@ def key_round(rule: GameRule) -> Flow:
 def _make_key(rule: GameRule) -> Body:
     mine = rule.mine
     assert mine is not None
+    shuffle.prepare_first(rule)  # in the background, while the key round goes on
     share = make_key_share(rule._ctx(mine.seat), mine.secret)
     return KeyBody(share.public.data, share.proof.encode())
 

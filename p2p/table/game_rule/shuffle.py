@@ -37,7 +37,14 @@ from crypto.elgamal import Ciphertext, decode_pile, encode_pile
 from crypto.errors import CryptoError
 from crypto.group import Point
 from crypto.shuffle import shuffle_deck
-from crypto.shuffle_prepared import PreparedShuffle, finish_shuffle, prepare_shuffle
+from crypto.shuffle_prepared import (
+    EarlyShuffle,
+    PreparedShuffle,
+    finish_shuffle,
+    prepare_early,
+    prepare_shuffle,
+)
+from crypto.shuffle_proof_tw import Aside, run_aside
 from crypto.shuffle_proof_tw_batch import (
     ShuffleStatement,
     TWCommitmentProof,
@@ -51,7 +58,7 @@ from p2p.table.game_rule.core import Flow, Job, Need
 from p2p.wire import Blob, Body, body
 
 if TYPE_CHECKING:
-    from concurrent.futures import Future  # in annotations only: `slaiga verify` needs no threads
+    from concurrent.futures import Executor, Future  # annotations only: `verify` needs no threads
 
     from p2p.table.game_rule.fold import GameRule
 
@@ -83,12 +90,13 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         return None, None
     prepared = _start_prepare(rule, len(hs))
     pending: list[_Pending] = []
+    ahead = _checks_ahead(rule)
     for s in range(rule.n):
         if s in rule.gone:
             continue  # a seat that is gone shuffles no more
         inputs = tuple(rule.cts[h] for h in hs)
-        # The round's last shuffle is checked ahead after the earlier checks (captured
-        # now: the statements are immutable); the seats before it shuffle at once.
+        # The round's last shuffle is checked ahead in one batch with the earlier ones
+        # (captured now: the statements are immutable); the seats before it shuffle at once.
         last = tuple(pending) if s == _last_seat(rule) else None
         out = yield Need(
             SHUFFLE_KIND,
@@ -104,8 +112,8 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         statement = out[s]
         if not rule._trusted(s) and not any(statement is v for v in rule._checked_ahead):
             check = None
-            if rule.background is not None and s != _last_seat(rule):
-                check = rule.background.submit(_check_alone, statement)
+            if ahead and s != _last_seat(rule):
+                check = rule.background.submit(_check_alone, statement)  # type: ignore[union-attr]
             pending.append(_Pending(statement, check))
         for h, ct in zip(hs, statement.outputs, strict=True):
             rule.cts[h] = ct
@@ -120,6 +128,28 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
     rule._checked_ahead.clear()
     _verify(rule, left)
     return None, None
+
+
+def _aside(executor: Executor | None) -> Aside | None:
+    """``executor`` lent to a job as its second thread (:data:`crypto.shuffle_proof_tw.Aside`):
+    a part it computes there is taken back and computed in the job's own thread if it has
+    not started when its result is asked (the background thread is busy), so a job never
+    waits for work queued behind another."""
+    if executor is None:
+        return None
+
+    def aside(fn: Callable[[], Any]) -> Callable[[], Any]:
+        try:
+            future = executor.submit(fn)
+        except RuntimeError:  # shut down (the table ends): computed here
+            return fn
+
+        def result() -> Any:
+            return fn() if future.cancel() else future.result()
+
+        return result
+
+    return aside
 
 
 def _last_seat(rule: GameRule) -> int:
@@ -137,11 +167,36 @@ def _start_prepare(rule: GameRule, n: int) -> Future[PreparedShuffle] | None:
             spare[1].cancel()
         return None
     if spare is not None:
-        if spare[0] == n:
-            return spare[1]
+        if spare[0] == n:  # the key comes in now if it was made before the key round
+            return rule.background.submit(_with_key, spare[1], joint)
         spare[1].cancel()  # a round of another size: its work is dropped
     step = rule.step_no + sum(1 for s in range(mine.seat) if s not in rule.gone)
     return rule.background.submit(prepare_shuffle, n, joint, rule._ctx(mine.seat, step))
+
+
+def _with_key(half: Future[PreparedShuffle | EarlyShuffle], joint: Point) -> PreparedShuffle:
+    """The prepared half ``half`` gives (submitted before this to the same background
+    executor), completed with the joint key if it was made before the key round."""
+    got = half.result()
+    if isinstance(got, PreparedShuffle):
+        return got
+    return prepare_shuffle(got.size, joint, None, early=got)
+
+
+def prepare_first(rule: GameRule) -> None:
+    """As our key share is made (the seat order is drawn, the keys are not), start
+    computing in the background what our first shuffle needs before the joint key is
+    known (:func:`crypto.shuffle_prepared.prepare_early`, for the whole deck): the key
+    round is mostly waiting, and the table's first shuffle follows it at once, when
+    every seat would otherwise prepare its own beside the first shuffler's.  The first
+    round (:func:`_start_prepare`) then has only ``rho_i PK`` left to add; a first deal
+    of another size drops it.  Its nonces answer one challenge only; one never used is
+    dropped, never sent."""
+    mine = rule.mine
+    if rule.background is None or mine is None or rule._spare is not None or not rule.size:
+        return
+    where = rule._ctx(mine.seat, 0).encode()  # the table and our seat; no step yet
+    rule._spare = (rule.size, rule.background.submit(prepare_early, rule.size, where))
 
 
 SPARE_AFTER_ACTIONS = 2
@@ -172,14 +227,31 @@ def prepare_spare(rule: GameRule) -> None:
     rule._spare = (n, rule.background.submit(prepare_shuffle, n, joint, None))
 
 
+def _checks_ahead(rule: GameRule) -> bool:
+    """Does our seat check the round's earlier shuffles in the background as they arrive?
+    Only when it shuffles last: its own shuffle ends the round, and the others' checks are
+    then all that is left to do before the round ends, so they would hold up our shuffle
+    if left for then (a round's end, our shuffle made, is checked on the loop).  Every
+    other seat checks all the round's shuffles in one batch with the last one (about 6
+    multiplications a card and shuffle, where one proof alone costs about 9): on a
+    machine whose cores are busy (several seats on one machine, or a loaded one), checks
+    made as the shuffles arrive would take the cores from the seat whose shuffle
+    everybody waits for."""
+    mine = rule.mine
+    return rule.background is not None and mine is not None and mine.seat == _last_seat(rule)
+
+
 def _check_alone(statement: ShuffleStatement) -> None:
     """A background check of one shuffle (raises :class:`CryptoError` if it is false)."""
     verify_shuffles_batch([statement])
 
 
-def _check_round(pending: tuple[_Pending, ...], last: ShuffleStatement | None) -> None:
+def _check_round(
+    pending: tuple[_Pending, ...], last: ShuffleStatement | None, aside: Aside | None
+) -> None:
     """Wait for the round's background checks (in a worker thread: never on the loop);
-    the ones not started yet are checked now, in one batch with ``last``."""
+    the others are checked now, in one batch with ``last`` (half of its multiplications
+    ``aside``)."""
     batch = []
     for p in pending:
         if p.check is not None and not p.check.cancel():
@@ -189,7 +261,7 @@ def _check_round(pending: tuple[_Pending, ...], last: ShuffleStatement | None) -
     if last is not None:
         batch.append(last)
     if batch:
-        verify_shuffles_batch(batch)
+        verify_shuffles_batch(batch, aside=aside)
 
 
 def _verify(rule: GameRule, left: list[_Pending]) -> None:
@@ -225,14 +297,16 @@ def _shuffle_and_prove(
     joint: Point,
     ctx: Context,
     prepared: PreparedShuffle | None = None,
+    aside: Aside | None = None,
 ) -> tuple[tuple[Ciphertext, ...], Any]:
     """Permute and re-mask ``inputs``, and prove it (pure: may run in a worker thread):
     the pile-dependent half only when ``prepared`` holds the rest for this very context
-    and key, and was not used before (its nonces answer one challenge only)."""
+    and key, and was not used before (its nonces answer one challenge only); half of its
+    multiplications ``aside``."""
     fits = prepared is not None and prepared.context in (None, ctx) and prepared.joint_key == joint
     if fits and not prepared.used and prepared.size == len(inputs):  # type: ignore[union-attr]
         try:
-            return finish_shuffle(prepared, inputs, ctx)  # type: ignore[arg-type]
+            return finish_shuffle(prepared, inputs, ctx, aside)  # type: ignore[arg-type]
         except CryptoError:
             pass  # used meanwhile by another thread: a fresh shuffle
     out, witness = shuffle_deck(inputs, joint)
@@ -255,13 +329,18 @@ def _ready(prepared: Future[PreparedShuffle] | None, wait: bool) -> PreparedShuf
 
 
 def _decode(
-    inputs: tuple[Ciphertext, ...], joint: Point, ctx: Context, b: ShuffleBody
+    inputs: tuple[Ciphertext, ...],
+    joint: Point,
+    ctx: Context,
+    b: ShuffleBody,
+    aside: Aside | None = None,
 ) -> ShuffleStatement:
-    """A shuffle entry as a statement, every point and scalar validated (pure)."""
+    """A shuffle entry as a statement, every point and scalar validated (pure); the pile's
+    points ``aside`` while the proof's are validated."""
     n = len(inputs)
-    out = tuple(decode_pile(b.pile, n))
+    pile = run_aside(aside, lambda: tuple(decode_pile(b.pile, n)))
     proof = TWCommitmentProof.decode(b.proof, expected_size=n)
-    return ShuffleStatement(inputs, out, joint, proof, ctx)
+    return ShuffleStatement(inputs, pile(), joint, proof, ctx)
 
 
 def _make(
@@ -297,14 +376,14 @@ def _premake(
     makes) the checks of the round's earlier shuffles (``pending``)."""
     mine, joint, step = rule.mine, rule.joint, rule.step_no
     assert mine is not None and joint is not None
-    ctx = rule._ctx(mine.seat)
+    ctx, aside = rule._ctx(mine.seat), _aside(rule.background)
 
     def job() -> Callable[[], None]:
-        out, proof = _shuffle_and_prove(inputs, joint, ctx, _ready(prepared, True))
+        out, proof = _shuffle_and_prove(inputs, joint, ctx, _ready(prepared, True), aside)
         checked: tuple[ShuffleStatement, ...] = ()
         if pending:
             try:
-                _check_round(pending, None)
+                _check_round(pending, None, aside)
                 checked = tuple(p.statement for p in pending)
             except CryptoError:
                 pass  # the fold checks them again and names the culprit
@@ -354,12 +433,12 @@ def _pre(
     very ones the fold holds) also check it, once the earlier checks are in."""
     joint, step = rule.joint, rule.step_no
     assert joint is not None
-    ctx = rule._ctx(seat)
+    ctx, aside = rule._ctx(seat), _aside(rule.background)
 
     def job() -> Callable[[], None]:
-        st = _decode(inputs, joint, ctx, b)
+        st = _decode(inputs, joint, ctx, b, aside)
         if pending is not None:
-            _check_round(pending, st)
+            _check_round(pending, st, aside)
         return lambda: rule._keep_ahead((SHUFFLE_KIND, seat, step), (b, st, pending))
 
     return job
