@@ -234,7 +234,7 @@ class _Combination:
         terms = [(k % L, p) for p, k in self.terms.values()]
         terms = [(k, p) for k, p in terms if k]
         half = len(terms) // 2 if aside is not None and len(terms) >= _SPLIT_AT else 0
-        first = run_aside(aside, lambda: _sum_of(terms[:half]))
+        first = run_aside(aside if half else None, lambda: _sum_of(terms[:half]))
         acc = _sum_of(terms[half:])
         other = first()
         if other is not None:

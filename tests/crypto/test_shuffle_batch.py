@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import dataclasses
 import inspect
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -264,3 +265,50 @@ def test_predictable_weights_let_a_false_proof_pass_so_the_public_batch_takes_no
         tb.verify_shuffle_commitment(st.inputs, st.outputs, st.joint_key, proof, st.context)
     # no way to give it weights: the statements, and a second thread to lend (aside)
     assert list(inspect.signature(tb.verify_shuffles_batch).parameters) == ["statements", "aside"]
+
+
+class _Thread:
+    """An aside (crypto.shuffle_proof_tw.Aside) that runs the part in a second thread."""
+
+    def __init__(self) -> None:
+        self.lent = 0
+
+    def __call__(self, fn):  # noqa: ANN001, ANN204
+        self.lent += 1
+        pool = ThreadPoolExecutor(max_workers=1)
+        future = pool.submit(fn)
+        pool.shutdown(wait=False)
+        return future.result
+
+
+def _never_started(fn):  # noqa: ANN001, ANN202
+    """An aside whose thread never got to the part: it is computed when asked."""
+    return fn
+
+
+@pytest.mark.parametrize("aside", [_Thread(), _never_started])
+def test_a_batch_with_a_second_thread_costs_the_same_and_keeps_its_verdicts(aside):
+    """Half of a batch's terms computed aside: the same multiplications and additions
+    (the two partial sums added once), a true batch passes, a false one fails and names
+    the culprit, and an exception in the part aside (a degenerate sum) is a failure."""
+    n = 8
+    _, sts = _chain(n, 3)
+    COUNTERS.reset()
+    tb._verify_batch(sts, _weights(), aside)
+    assert (COUNTERS.mul, COUNTERS.base_mul, COUNTERS.add) == (18 * n + 17, 1, 18 * n + 16)
+    if isinstance(aside, _Thread):
+        assert aside.lent == 1
+    tb.verify_shuffles_batch(sts, aside=aside)
+    bad = dataclasses.replace(
+        sts[1], proof=dataclasses.replace(sts[1].proof, s1=(sts[1].proof.s1 + 1) % L)
+    )
+    with pytest.raises(InvalidProof, match="proof 1 of the batch"):
+        tb.verify_shuffles_batch([sts[0], bad, sts[2]], aside=aside)
+
+
+def test_a_small_batch_is_not_split():
+    """Too few terms to be worth a second thread: none is asked for."""
+    _, sts = _chain(2, 1)
+    aside = _Thread()
+    tb.verify_shuffles_batch(sts, aside=aside)
+    assert aside.lent == 0

@@ -5,13 +5,14 @@ from __future__ import annotations
 
 import dataclasses
 from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
 from crypto import shuffle_proof_tw_batch as tb
 from crypto.errors import DeckMismatch, InvalidEncoding, InvalidProof
 from crypto.group import COUNTERS
-from crypto.shuffle_prepared import finish_shuffle, prepare_shuffle
+from crypto.shuffle_prepared import finish_shuffle, prepare_early, prepare_shuffle
 from crypto.transcript import Context
 from tests.crypto._helpers import other_contexts
 from tests.crypto.test_shuffle import CTX, _tampered_values, decrypt, make_table
@@ -173,3 +174,82 @@ def test_a_spare_costs_the_same_and_its_context_must_be_given_and_right():
     # a witness: fresh randomness each
     fresh = [prepare_shuffle(n, t.joint_key, None) for _ in range(2)]
     assert fresh[0].witness.rerandomisers != fresh[1].witness.rerandomisers
+
+
+class _Thread:
+    """An aside (crypto.shuffle_proof_tw.Aside) that really runs the part in a second
+    thread, and counts the parts it was lent."""
+
+    def __init__(self) -> None:
+        self.lent = 0
+
+    def __call__(self, fn):  # noqa: ANN001, ANN204
+        self.lent += 1
+        pool = ThreadPoolExecutor(max_workers=1)
+        future = pool.submit(fn)
+        pool.shutdown(wait=False)
+        return future.result
+
+
+def test_a_shuffle_half_made_before_the_key_is_completed_once_with_it():
+    """Before the joint key is known: N variable-base and 2N + 3 fixed-base
+    multiplications; with it, N more (rho_i PK): the same 2N and 2N + 3 as a prepared
+    half made at once, and its shuffle verifies.  It is used once only (its nonces)."""
+    n = 6
+    t = make_table(n)
+    COUNTERS.reset()
+    early = prepare_early(n, CTX.encode())
+    assert (COUNTERS.mul, COUNTERS.base_mul) == (n, 2 * n + 3)
+    COUNTERS.reset()
+    prep = prepare_shuffle(n, t.joint_key, None, early=early)
+    assert (COUNTERS.mul, COUNTERS.base_mul, COUNTERS.add) == (n, 0, 0)
+    out, proof = finish_shuffle(prep, t.deck, CTX)
+    st = tb.ShuffleStatement(t.deck, out, t.joint_key, proof, CTX)
+    tb.verify_shuffles_batch([st])
+    assert Counter(decrypt(t, ct).data for ct in out) == Counter(c.data for c in t.cards)
+    for ctx in other_contexts(CTX):
+        with pytest.raises(InvalidProof):
+            tb.verify_shuffles_batch([dataclasses.replace(st, context=ctx)])
+    with pytest.raises(InvalidEncoding, match="once"):
+        prepare_shuffle(n, t.joint_key, None, early=early)
+    with pytest.raises(DeckMismatch):
+        prepare_shuffle(n + 1, t.joint_key, None, early=prepare_early(n, CTX.encode()))
+    with pytest.raises(InvalidEncoding):
+        prepare_early(n, "not bytes")
+    # two early halves for the same place never share a witness (fresh randomness), and
+    # a repeated test seed repeats it only for the very same place
+    fresh = [prepare_early(n, CTX.encode()) for _ in range(2)]
+    assert fresh[0].witness.rerandomisers != fresh[1].witness.rerandomisers
+    seeded = [prepare_early(n, c.encode(), insecure_test_seed=SEED) for c in (CTX, CTX)]
+    assert seeded[0].witness == seeded[1].witness
+    for ctx in other_contexts(CTX):
+        other = prepare_early(n, ctx.encode(), insecure_test_seed=SEED)
+        assert other.witness.rerandomisers[0] != seeded[0].witness.rerandomisers[0]
+
+
+def test_tampering_with_each_field_of_a_shuffle_made_early_is_rejected():
+    t = make_table(4)
+    prep = prepare_shuffle(4, t.joint_key, None, early=prepare_early(4, CTX.encode()))
+    out, proof = finish_shuffle(prep, t.deck, CTX)
+    st = tb.ShuffleStatement(t.deck, out, t.joint_key, proof, CTX)
+    for name in [f.name for f in dataclasses.fields(tb.TWCommitmentProof)]:
+        for value in _tampered_values(getattr(st.proof, name)):
+            bad = dataclasses.replace(st, proof=dataclasses.replace(st.proof, **{name: value}))
+            with pytest.raises(InvalidProof):
+                tb.verify_shuffles_batch([bad])
+
+
+@pytest.mark.parametrize("n", [3, 52])
+def test_a_shuffle_finished_with_a_second_thread_costs_the_same_and_verifies(n):
+    """With an aside, t41 and t42 are computed in a second thread beside the chain and
+    t^: the same operations (4N + 1 and 2N + 1), the same kind of proof."""
+    t = make_table(n)
+    prep = prepare_shuffle(n, t.joint_key, CTX)
+    aside = _Thread()
+    COUNTERS.reset()
+    out, proof = finish_shuffle(prep, t.deck, aside=aside)
+    assert aside.lent == 1
+    assert (COUNTERS.mul, COUNTERS.base_mul, COUNTERS.decode) == (4 * n + 1, 2 * n + 1, 0)
+    st = tb.ShuffleStatement(t.deck, out, t.joint_key, proof, CTX)
+    tb.verify_shuffles_batch([st])
+    assert Counter(decrypt(t, ct).data for ct in out) == Counter(c.data for c in t.cards)
