@@ -26,11 +26,13 @@ game rule for *jobs* (:meth:`p2p.table.game_rule.GameRule.prework` and ``premake
 
 Work that no step waits for yet runs in one background thread of its own
 (:attr:`Offload.background`, given to the game rule as ``GameRule.background``): our
-next shuffle's pile-independent half, and the checks of a round's earlier shuffles
-while the later seats shuffle (:mod:`p2p.table.game_rule.shuffle`).  It runs at the
-same CPU priority as the rest: a lower one let a loaded machine starve it for
-seconds while the round's last step waited for it (longer than a survive table's
-absence limit).
+next shuffle's pile-independent half, and, when our seat shuffles last, the checks
+of the round's earlier shuffles while the later seats shuffle
+(:mod:`p2p.table.game_rule.shuffle`).  When it is idle, a shuffle job lends it half of
+its multiplications (a part not started when the job wants it back is computed by the
+job itself, so no job waits for work queued there).  It runs at the same CPU priority
+as the rest: a lower one let a loaded machine starve it for seconds while the round's
+last step waited for it (longer than a survive table's absence limit).
 
 A job touches only values captured when it was made (immutable points, bytes),
 never the :class:`~p2p.record.chain.Record` or the rule; what it returns is called on

@@ -8,16 +8,25 @@ peer), the work is spread over the time the seats wait for each other:
 * our own shuffle's pile-independent half (the re-masking terms and the proof's
   commitments that do not depend on the pile, see :mod:`crypto.shuffle_prepared`) is
   computed in the background, so only the pile-dependent half is left when the
-  previous pile comes in: for the first round when it starts (it needs the joint key),
-  for a later one (the next deal's) as soon as an action of the current deal is in
-  (:func:`prepare_spare`: before that shuffle's step is known, so the context is given
-  when it is finished), so that none of it is left between the deal's last action
-  and the next deal's first decision;
-* each shuffle but the round's last is checked in the background as it arrives,
-  while the later seats shuffle;
-* the round's last shuffle is checked ahead (a prework job), after waiting for the
-  earlier checks; an earlier check not yet started by then is done in the same batch
-  (``crypto.shuffle_proof_tw_batch``) as the last one.
+  previous pile comes in: for a table's first round, the part that needs no joint key
+  while the key round goes on (:func:`prepare_first`) and the rest (``rho_i PK``) when
+  the round starts; for a later one (the next deal's) as soon as an action of the
+  current deal is in (:func:`prepare_spare`: before that shuffle's step is known, so
+  the context is given when it is finished), so that none of it is left between the
+  deal's last action and the next deal's first decision;
+* the seats before the round's last check nothing while the round goes on: the
+  round's last shuffle is checked ahead (a prework job) in one batch with every earlier
+  one (``crypto.shuffle_proof_tw_batch``: about 6 multiplications a card and shuffle,
+  where one proof alone costs about 9), so they take no core from the seat whose
+  shuffle everybody waits for;
+* the round's last seat checks each earlier shuffle in the background as it arrives
+  (its own shuffle ends the round, and the round's end needs every check: left for
+  then, they would hold up its shuffle); the job that makes its shuffle waits for
+  those checks, and makes in one batch any not started yet; a spectator does the same
+  (:func:`_checks_ahead`);
+* a job making our shuffle, decoding one or checking a batch lends half of its work
+  to the background thread when that is idle (:func:`_aside`), so a second core shortens
+  the step everybody waits for.
 
 Soundness: shuffling on top of an unchecked pile reveals nothing (the output is the
 input re-masked with fresh randomness and permuted, and its proof is zero-knowledge),
@@ -228,17 +237,20 @@ def prepare_spare(rule: GameRule) -> None:
 
 
 def _checks_ahead(rule: GameRule) -> bool:
-    """Does our seat check the round's earlier shuffles in the background as they arrive?
-    Only when it shuffles last: its own shuffle ends the round, and the others' checks are
-    then all that is left to do before the round ends, so they would hold up our shuffle
-    if left for then (a round's end, our shuffle made, is checked on the loop).  Every
-    other seat checks all the round's shuffles in one batch with the last one (about 6
-    multiplications a card and shuffle, where one proof alone costs about 9): on a
-    machine whose cores are busy (several seats on one machine, or a loaded one), checks
-    made as the shuffles arrive would take the cores from the seat whose shuffle
-    everybody waits for."""
+    """Do we check the round's earlier shuffles in the background as they arrive?  A seat
+    does only when it shuffles last: its own shuffle ends the round, and the others'
+    checks are then all that is left to do before the round ends, so they would hold up
+    our shuffle if left for then (a round's end, our shuffle made, is checked on the
+    loop).  Every other seat checks all the round's shuffles in one batch with the last
+    one (about 6 multiplications a card and shuffle, where one proof alone costs about
+    9): on a machine whose cores are busy (several seats on one machine, or a loaded
+    one), checks made as the shuffles arrive would take the cores from the seat whose
+    shuffle everybody waits for.  A spectator (no seat) makes no shuffle anybody waits
+    for: it checks each as it arrives, so its screen keeps up."""
     mine = rule.mine
-    return rule.background is not None and mine is not None and mine.seat == _last_seat(rule)
+    if rule.background is None:
+        return False
+    return mine is None or mine.seat == _last_seat(rule)
 
 
 def _check_alone(statement: ShuffleStatement) -> None:
