@@ -125,7 +125,7 @@ def _finished(table) -> None:
     assert all(game_of(r).done for r in table.records)
 
 
-def test_background_work_leaves_only_the_pile_dependent_half_and_one_batch():
+def test_background_work_leaves_only_the_pile_dependent_half_and_the_last_check():
     table = local_table.new_table(GAME, SEATS, OPTIONS)
     backgrounds = {d.slot: Deferred() for d in table.drivers}
     muls = _play(table, backgrounds, drain=True)
@@ -137,25 +137,23 @@ def test_background_work_leaves_only_the_pile_dependent_half_and_one_batch():
     for bg in backgrounds.values():
         assert bg.ran["prepare_early"] == 1
         assert bg.ran["_with_key"] == 1
-    # only the last shuffler checks the others' shuffles there, each alone as it arrives
-    # (8N + 7; its own shuffle ends the round, so they must not wait for it)
+        assert bg.ran["prepare_shuffle"] == 0
+    # each checked every shuffle of the others but the round's last one there (8N + 7
+    # each, alone)
     checks = sorted(bg.ran["_check_alone"] for bg in backgrounds.values())
-    assert checks == [0, 0, 0, 3]
+    assert checks == [2, 2, 2, 3]  # the last shuffler checks all three others there
     # (the first shuffle's input is the public deck, every card masked by G: its N input
     # first halves are one point, so its check costs N - 1 fewer)
     first, later = 7 * n + 8, 8 * n + 7
     prepared = SEATS * (2 * n)
-    assert sum(bg.muls for bg in backgrounds.values()) == prepared + first + 2 * later
+    assert sum(bg.muls for bg in backgrounds.values()) == prepared + 3 * first + 6 * later
     # when the pile comes in, only the pile-dependent half is left: 4N + 1 a shuffle
     assert muls["premake"] == SEATS * (4 * n + 1)
     assert muls["produce"] == 0
-    # the round's last shuffle: each other seat checks it in one batch with the two
-    # others' it holds (a batch of k shuffles touching p piles costs (3N + 5)k + N + 2 +
-    # 2Np, less N - 1 when the public deck is one of them: p = 4 for the first shuffler,
-    # p = 5 with the deck for the second and third), about 6N a shuffle against 8N + 7
-    # alone; earlier shuffles are only decoded ahead; the fold checks nothing
-    assert muls["last"] == (18 * n + 17) + 2 * ((20 * n + 17) - (n - 1))
-    assert muls["last"] < (SEATS - 1) * (first + 2 * later)
+    # the round's last shuffle: each of the other seats checks it alone (8N + 7), the
+    # earlier ones checked already; earlier shuffles are only decoded ahead; the fold
+    # checks nothing
+    assert muls["last"] == (SEATS - 1) * (8 * n + 7)
     assert muls["pre"] == 0
     assert muls["fold"] == 0
     for r in table.records:

@@ -14,16 +14,11 @@ peer), the work is spread over the time the seats wait for each other:
   current deal is in (:func:`prepare_spare`: before that shuffle's step is known, so
   the context is given when it is finished), so that none of it is left between the
   deal's last action and the next deal's first decision;
-* the seats before the round's last check nothing while the round goes on: the
-  round's last shuffle is checked ahead (a prework job) in one batch with every earlier
-  one (``crypto.shuffle_proof_tw_batch``: about 6 multiplications a card and shuffle,
-  where one proof alone costs about 9), so they take no core from the seat whose
-  shuffle everybody waits for;
-* the round's last seat checks each earlier shuffle in the background as it arrives
-  (its own shuffle ends the round, and the round's end needs every check: left for
-  then, they would hold up its shuffle); the job that makes its shuffle waits for
-  those checks, and makes in one batch any not started yet; a spectator does the same
-  (:func:`_checks_ahead`);
+* each shuffle but the round's last is checked in the background as it arrives,
+  while the later seats shuffle;
+* the round's last shuffle is checked ahead (a prework job), after waiting for the
+  earlier checks; an earlier check not yet started by then is done in the same batch
+  (``crypto.shuffle_proof_tw_batch``) as the last one;
 * a job making our shuffle, decoding one or checking a batch lends half of its work
   to the background thread when that is idle (:func:`_aside`), so a second core shortens
   the step everybody waits for.
@@ -99,13 +94,12 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         return None, None
     prepared = _start_prepare(rule, len(hs))
     pending: list[_Pending] = []
-    ahead = _checks_ahead(rule)
     for s in range(rule.n):
         if s in rule.gone:
             continue  # a seat that is gone shuffles no more
         inputs = tuple(rule.cts[h] for h in hs)
-        # The round's last shuffle is checked ahead in one batch with the earlier ones
-        # (captured now: the statements are immutable); the seats before it shuffle at once.
+        # The round's last shuffle is checked ahead after the earlier checks (captured
+        # now: the statements are immutable); the seats before it shuffle at once.
         last = tuple(pending) if s == _last_seat(rule) else None
         out = yield Need(
             SHUFFLE_KIND,
@@ -121,8 +115,8 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         statement = out[s]
         if not rule._trusted(s) and not any(statement is v for v in rule._checked_ahead):
             check = None
-            if ahead and s != _last_seat(rule):
-                check = rule.background.submit(_check_alone, statement)  # type: ignore[union-attr]
+            if rule.background is not None and s != _last_seat(rule):
+                check = rule.background.submit(_check_alone, statement)
             pending.append(_Pending(statement, check))
         for h, ct in zip(hs, statement.outputs, strict=True):
             rule.cts[h] = ct
@@ -234,23 +228,6 @@ def prepare_spare(rule: GameRule) -> None:
     if rule._spare is not None or mine.seat in rule.gone:
         return
     rule._spare = (n, rule.background.submit(prepare_shuffle, n, joint, None))
-
-
-def _checks_ahead(rule: GameRule) -> bool:
-    """Do we check the round's earlier shuffles in the background as they arrive?  A seat
-    does only when it shuffles last: its own shuffle ends the round, and the others'
-    checks are then all that is left to do before the round ends, so they would hold up
-    our shuffle if left for then (a round's end, our shuffle made, is checked on the
-    loop).  Every other seat checks all the round's shuffles in one batch with the last
-    one (about 6 multiplications a card and shuffle, where one proof alone costs about
-    9): on a machine whose cores are busy (several seats on one machine, or a loaded
-    one), checks made as the shuffles arrive would take the cores from the seat whose
-    shuffle everybody waits for.  A spectator (no seat) makes no shuffle anybody waits
-    for: it checks each as it arrives, so its screen keeps up."""
-    mine = rule.mine
-    if rule.background is None:
-        return False
-    return mine is None or mine.seat == _last_seat(rule)
 
 
 def _check_alone(statement: ShuffleStatement) -> None:
