@@ -56,6 +56,10 @@ more points per proof.
 
 If a batch fails, each proof is checked alone (a batch of one), so the
 error names the proof and the seat that made it.
+
+:class:`RunningBatch` is the same batch for statements that come one by one (a
+shuffle round): each point is multiplied as soon as no statement to come can name
+it, so most of the work is done as the statements arrive.
 """
 
 from __future__ import annotations
@@ -210,11 +214,13 @@ def prove_shuffle_batchable(
 class _Combination:
     """``g G + sum(coef_P P)``, with the coefficients of equal points merged."""
 
-    __slots__ = ("g", "terms")
+    __slots__ = ("g", "terms", "sum")
 
     def __init__(self) -> None:
         self.g = 0
         self.terms: dict[bytes, list] = {}
+        self.sum: Point | None = None
+        """``sum(coef_P P)`` over the terms multiplied so far (:meth:`flush`)."""
 
     def add(self, p: Point, k: int) -> None:
         entry = self.terms.get(p.data)
@@ -223,22 +229,35 @@ class _Combination:
         else:
             entry[1] += k
 
-    def is_identity(self, aside: Aside | None = None) -> bool:
-        """Whether the combination is the identity: ``sum(coef_P P) == -g G``.
-
-        The identity itself is never a :class:`Point`, so the ``G`` term is
-        compared instead of added.  With ``aside``, a second thread computes the
-        first half of the terms beside the second (the same multiplications and
-        additions: the two partial sums are added once).
-        """
-        terms = [(k % L, p) for p, k in self.terms.values()]
-        terms = [(k, p) for k, p in terms if k]
+    def flush(self, keep: frozenset[bytes] = frozenset(), aside: Aside | None = None) -> None:
+        """Multiply every term but those on the points ``keep`` (encodings) into
+        :attr:`sum`, and drop them: a point whose coefficient is complete (no equation
+        to come names it) costs its multiplication now.  With ``aside``, a second
+        thread computes the first half of them beside the second; either way each
+        term costs one multiplication and one addition (the first none)."""
+        terms = []
+        for data in [d for d in self.terms if d not in keep]:
+            p, k = self.terms.pop(data)
+            k %= L
+            if k:
+                terms.append((k, p))
         half = len(terms) // 2 if aside is not None and len(terms) >= _SPLIT_AT else 0
         first = run_aside(aside if half else None, lambda: _sum_of(terms[:half]))
         acc = _sum_of(terms[half:])
-        other = first()
-        if other is not None:
-            acc = other if acc is None else add(other, acc)
+        for part in (first(), self.sum):
+            if part is not None:
+                acc = part if acc is None else add(part, acc)
+        self.sum = acc
+
+    def is_identity(self, aside: Aside | None = None) -> bool:
+        """Whether the combination is the identity: ``sum(coef_P P) == -g G`` (every
+        term multiplied now, see :meth:`flush`).
+
+        The identity itself is never a :class:`Point`, so the ``G`` term is
+        compared instead of added.
+        """
+        self.flush(aside=aside)
+        acc = self.sum
         neg_g = -self.g % L
         if acc is None or neg_g == 0:
             return acc is None and neg_g == 0
@@ -377,6 +396,89 @@ def _verify_batch(
         if len(statements) == 1
         else "shuffle proof batch does not verify"
     )
+
+
+class RunningBatch:
+    """:func:`verify_shuffles_batch` for statements that come one by one (a shuffle round:
+    each seat shuffles the previous seat's output), with the work spread over their
+    arrival.
+
+    :meth:`add` absorbs a statement's equations, each with a fresh secret weight drawn
+    then (after its proof is fixed: the weights are never shown to anybody, so a later
+    prover knows them no better than an earlier one), and at once multiplies every
+    point no later statement can name: all but the commitment generators and the joint
+    key, which every statement names, and the statement's output pile, the next one's
+    input.  :meth:`verify` multiplies the rest and compares.  The sum is the very one
+    the batch computes, only in another order, so the verdict and its soundness are the
+    batch's (a false statement passes with probability at most ``1/L``), and so is the
+    cost: about ``5N`` multiplications a statement as it comes, ``3N`` more at the end
+    (for the last pile and the generators), where checking each alone costs ``8N + 7``.
+
+    Not thread-safe: its caller runs one :meth:`add` or :meth:`verify` at a time (a
+    background thread adds in arrival order; the job ending the round waits for those
+    adds before it adds the rest).  Outside :func:`crypto.memo.remembering` only (it
+    remembers nothing).
+    """
+
+    def __init__(self) -> None:
+        self._comb = _Combination()
+        self._weights = NonceStream(_WEIGHT_LABEL)
+        self.statements: list[ShuffleStatement] = []
+        self._broken = False
+        """A partial sum was the identity (never for honest proofs): the batch fails."""
+        self._verified = False
+
+    def add(
+        self, statement: ShuffleStatement, *, more: bool = True, aside: Aside | None = None
+    ) -> None:
+        """Absorb ``statement``; ``more=False`` when no later statement of this batch
+        takes its outputs as inputs (their terms are then multiplied now too).  A
+        malformed statement raises :class:`DeckMismatch` or :class:`InvalidEncoding`
+        (and leaves the batch unusable: check the statements afresh)."""
+        if not isinstance(statement, ShuffleStatement):
+            raise InvalidEncoding("batch entries must be ShuffleStatements")
+        if self._verified:
+            raise InvalidEncoding("a running batch takes no statement once verified")
+        _absorb(self._comb, statement, self._weights)
+        self.statements.append(statement)
+        h, hs = generators(len(statement.inputs))
+        keep = {h.data, statement.joint_key.data, *(p.data for p in hs)}
+        if more:
+            keep.update(x.data for ct in statement.outputs for x in (ct.c1, ct.c2))
+        try:
+            self._comb.flush(frozenset(keep), aside)
+        except InvalidPoint:  # a partial sum hit the identity: never for honest proofs
+            self._broken = True
+
+    def verify(self, aside: Aside | None = None) -> None:
+        """Raise :class:`InvalidProof` unless every statement added is true (naming the
+        first false one, checked alone, if the batch fails).  Once only: it consumes the
+        sum (a second call raises :class:`InvalidEncoding`)."""
+        statements = self.statements
+        if not statements:
+            raise DeckMismatch("batch of no shuffle proofs")
+        if self._verified:
+            raise InvalidEncoding("a running batch is verified once only")
+        self._verified = True
+        ok = False
+        if not self._broken:
+            try:
+                ok = self._comb.is_identity(aside)
+            except InvalidPoint:
+                ok = False
+        if ok:
+            return
+        if len(statements) > 1:
+            for k, st in enumerate(statements):
+                if not _check([st], NonceStream(_WEIGHT_LABEL)):
+                    raise InvalidProof(
+                        f"shuffle proof {k} of the batch (seat {st.context.seat}) does not verify"
+                    )
+        raise InvalidProof(
+            f"shuffle proof (seat {statements[0].context.seat}) does not verify"
+            if len(statements) == 1
+            else "shuffle proof batch does not verify"
+        )
 
 
 def _hashable(statement: ShuffleStatement) -> bool:

@@ -26,8 +26,8 @@ game rule for *jobs* (:meth:`p2p.table.game_rule.GameRule.prework` and ``premake
 
 Work that no step waits for yet runs in one background thread of its own
 (:attr:`Offload.background`, given to the game rule as ``GameRule.background``): our
-next shuffle's pile-independent half, and the checks of a round's earlier shuffles
-while the later seats shuffle (:mod:`p2p.table.game_rule.shuffle`).  When it is idle, a shuffle job lends it half of
+next shuffle's pile-independent half, and most of the check of a round's earlier
+shuffles while the later seats shuffle (:mod:`p2p.table.game_rule.shuffle`).  When it is idle, a shuffle job lends it half of
 its multiplications (a part not started when the job wants it back is computed by the
 job itself, so no job waits for work queued there).  It runs at the same CPU priority
 as the rest: a lower one let a loaded machine starve it for seconds while the round's

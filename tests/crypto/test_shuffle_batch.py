@@ -312,3 +312,98 @@ def test_a_small_batch_is_not_split():
     aside = _Thread()
     tb.verify_shuffles_batch(sts, aside=aside)
     assert aside.lent == 0
+
+
+def _running(sts, *, aside=None, last_more: bool = False) -> tb.RunningBatch:
+    """A running batch of ``sts`` added in order (each output pile the next one's input)."""
+    batch = tb.RunningBatch()
+    for k, st in enumerate(sts):
+        batch.add(st, more=k < len(sts) - 1 or last_more, aside=aside)
+    return batch
+
+
+@pytest.mark.parametrize("n", [3, 8])
+def test_a_running_batch_costs_what_the_batch_costs_most_of_it_as_statements_come(n):
+    """Added one by one, three consecutive shuffles cost the batch's 18N + 17
+    multiplications (and additions less one, one base multiplication): 5N + 5 as each
+    comes (its proof's points and its input pile), the rest (the last pile, the
+    generators and the key: 2N + N + 2) at the end."""
+    _, sts = _chain(n, 3)
+    batch = tb.RunningBatch()
+    counts = []
+    for st in sts:
+        COUNTERS.reset()
+        batch.add(st)
+        counts.append(COUNTERS.mul)
+    COUNTERS.reset()
+    batch.verify()
+    counts.append(COUNTERS.mul)
+    assert counts == [5 * n + 5, 5 * n + 5, 5 * n + 5, 3 * n + 2]
+    assert sum(counts) == 18 * n + 17
+    COUNTERS.reset()
+    _running(sts).verify()
+    assert (COUNTERS.mul, COUNTERS.base_mul, COUNTERS.add) == (18 * n + 17, 1, 18 * n + 16)
+
+
+@pytest.mark.parametrize("aside", [None, _never_started, _Thread()])
+def test_a_running_batch_passes_true_shuffles_and_names_a_false_one(aside):
+    """The batch's verdicts, in any order of adding, with or without a second thread:
+    true statements pass; one false proof among them fails the batch, and the error
+    names it; a statement whose outputs were wrongly said to come again costs its
+    multiplications at the end, with the same verdict."""
+    _, sts = _chain(4, 3)
+    _running(sts, aside=aside).verify(aside)
+    _running(list(reversed(sts)), aside=aside).verify(aside)
+    _running(sts, aside=aside, last_more=True).verify(aside)
+    bad = dataclasses.replace(
+        sts[1], proof=dataclasses.replace(sts[1].proof, s2=(sts[1].proof.s2 + 1) % L)
+    )
+    with pytest.raises(InvalidProof, match="proof 1 of the batch"):
+        _running([sts[0], bad, sts[2]], aside=aside).verify(aside)
+    with pytest.raises(InvalidProof, match="does not verify"):
+        _running([bad], aside=aside).verify(aside)
+
+
+def test_tampering_with_each_field_fails_a_running_batch():
+    _, sts = _chain(3, 2)
+    for name in [f.name for f in dataclasses.fields(tb.TWCommitmentProof)]:
+        for value in _tampered_values(getattr(sts[1].proof, name)):
+            bad = dataclasses.replace(
+                sts[1], proof=dataclasses.replace(sts[1].proof, **{name: value})
+            )
+            with pytest.raises(InvalidProof):
+                _running([sts[0], bad]).verify()
+
+
+def test_a_running_batch_draws_its_weights_fresh_so_a_forgery_for_known_ones_fails():
+    """The forgery that fools predictable weights (see above) fails a running batch,
+    whose weights come from fresh randomness as each statement is added."""
+    _, sts = _chain(3, 1)
+    st = sts[0]
+    known = _weights()
+    b1, b2 = known(), known()
+    delta = 12345
+    proof = dataclasses.replace(
+        st.proof,
+        s1=(st.proof.s1 + delta) % L,
+        s2=(st.proof.s2 - b1 * delta * pow(b2, -1, L)) % L,
+    )
+    forged = dataclasses.replace(st, proof=proof)
+    tb._verify_batch([forged], _weights())  # the predictable weights are fooled
+    with pytest.raises(InvalidProof):
+        _running([forged]).verify()
+    assert list(inspect.signature(tb.RunningBatch).parameters) == []
+
+
+def test_a_running_batch_is_verified_once_and_refuses_what_is_not_a_statement():
+    _, sts = _chain(2, 2)
+    batch = _running(sts)
+    batch.verify()
+    with pytest.raises(InvalidEncoding, match="once"):
+        batch.verify()
+    with pytest.raises(InvalidEncoding):
+        batch.add(sts[0])
+    with pytest.raises(InvalidEncoding):
+        tb.RunningBatch().add("not a statement")
+    with pytest.raises(DeckMismatch):
+        tb.RunningBatch().verify()

@@ -14,11 +14,16 @@ peer), the work is spread over the time the seats wait for each other:
   current deal is in (:func:`prepare_spare`: before that shuffle's step is known, so
   the context is given when it is finished), so that none of it is left between the
   deal's last action and the next deal's first decision;
-* each shuffle but the round's last is checked in the background as it arrives,
-  while the later seats shuffle;
-* the round's last shuffle is checked ahead (a prework job), after waiting for the
-  earlier checks; an earlier check not yet started by then is done in the same batch
-  (``crypto.shuffle_proof_tw_batch``) as the last one;
+* each shuffle but the round's last is added in the background, as it arrives (while
+  the later seats shuffle), to the round's running batch
+  (:class:`crypto.shuffle_proof_tw_batch.RunningBatch`): the points no later shuffle
+  names are multiplied then, so the round's checks cost what one batch costs (about
+  6 multiplications a card and shuffle, where checking each alone costs about 9), and
+  most of it is done before the last shuffle comes;
+* the round's last shuffle is checked ahead (a prework job): after waiting for the
+  earlier additions (one not started by then is made by the job), the job adds it
+  and verifies the batch (the last pile, the generators, the key: about what one
+  check alone costs); when the last shuffle is ours, the job that makes it verifies;
 * a job making our shuffle, decoding one or checking a batch lends half of its work
   to the background thread when that is idle (:func:`_aside`), so a second core shortens
   the step everybody waits for.
@@ -50,6 +55,7 @@ from crypto.shuffle_prepared import (
 )
 from crypto.shuffle_proof_tw import Aside, run_aside
 from crypto.shuffle_proof_tw_batch import (
+    RunningBatch,
     ShuffleStatement,
     TWCommitmentProof,
     prove_shuffle_batchable,
@@ -80,10 +86,12 @@ class ShuffleBody(Body):
 
 @dataclass(frozen=True, slots=True)
 class _Pending:
-    """A received shuffle of the round and its background check (``None``: none)."""
+    """A received shuffle of the round, and its addition to the round's running batch in
+    the background (``None``: none)."""
 
     statement: ShuffleStatement
     check: Future[None] | None
+    batch: RunningBatch | None
 
 
 def discharge(rule: GameRule, ob: Shuffle) -> Flow:
@@ -94,6 +102,7 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         return None, None
     prepared = _start_prepare(rule, len(hs))
     pending: list[_Pending] = []
+    batch = RunningBatch() if rule.background is not None else None
     for s in range(rule.n):
         if s in rule.gone:
             continue  # a seat that is gone shuffles no more
@@ -115,9 +124,10 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         statement = out[s]
         if not rule._trusted(s) and not any(statement is v for v in rule._checked_ahead):
             check = None
-            if rule.background is not None and s != _last_seat(rule):
-                check = rule.background.submit(_check_alone, statement)
-            pending.append(_Pending(statement, check))
+            if batch is not None and rule.background is not None and s != _last_seat(rule):
+                more = not rule._trusted(_next_seat(rule, s))  # does its output come again?
+                check = rule.background.submit(batch.add, statement, more=more)
+            pending.append(_Pending(statement, check, batch))
         for h, ct in zip(hs, statement.outputs, strict=True):
             rule.cts[h] = ct
             rule.ptok[h] = {}  # no token opens the new ciphertexts
@@ -230,42 +240,39 @@ def prepare_spare(rule: GameRule) -> None:
     rule._spare = (n, rule.background.submit(prepare_shuffle, n, joint, None))
 
 
-def _check_alone(statement: ShuffleStatement) -> None:
-    """A background check of one shuffle (raises :class:`CryptoError` if it is false)."""
-    verify_shuffles_batch([statement])
+def _next_seat(rule: GameRule, s: int) -> int:
+    """The seat that shuffles after ``s`` (``s`` itself if none does)."""
+    return min((t for t in range(s + 1, rule.n) if t not in rule.gone), default=s)
 
 
 def _check_round(
     pending: tuple[_Pending, ...], last: ShuffleStatement | None, aside: Aside | None
 ) -> None:
-    """Wait for the round's background checks (in a worker thread: never on the loop);
-    the others are checked now, in one batch with ``last`` (half of its multiplications
-    ``aside``)."""
-    batch = []
+    """Check the round's shuffles in a worker thread (never on the loop): wait for the
+    ones being added to the round's running batch in the background, add the rest (the
+    ones not started, and ``last``) and verify it (half of the multiplications ``aside``)."""
+    batch = pending[0].batch if pending and pending[0].batch is not None else RunningBatch()
+    todo = []
     for p in pending:
         if p.check is not None and not p.check.cancel():
-            p.check.result()  # done or running: its verdict (raises if false)
+            p.check.result()  # added, or being added: wait (raises if it could not be)
         else:
-            batch.append(p.statement)
+            todo.append(p.statement)
+    for st in todo:
+        batch.add(st, aside=aside)
     if last is not None:
-        batch.append(last)
-    if batch:
-        verify_shuffles_batch(batch, aside=aside)
+        batch.add(last, more=False, aside=aside)
+    batch.verify(aside)
 
 
 def _verify(rule: GameRule, left: list[_Pending]) -> None:
-    """The fold's verdict on the round's shuffles not checked ahead: a background check
-    that passed counts; every other one is checked here (one batch; on failure each
-    alone, to name the culprit)."""
-    statements = []
+    """The fold's verdict on the round's shuffles not checked ahead: checked here, in one
+    batch (on failure each alone, to name the culprit); their background additions to
+    the running batch are dropped."""
     for p in left:
-        c = p.check
-        if c is not None and c.done() and not c.cancelled() and c.exception() is None:
-            rule.proofs_checked += 1
-        else:
-            if c is not None:
-                c.cancel()
-            statements.append(p.statement)
+        if p.check is not None:
+            p.check.cancel()
+    statements = [p.statement for p in left]
     if not statements:
         return
     try:
