@@ -93,6 +93,8 @@ def _play(table, backgrounds, drain: bool, tamper_first: bool = False, max_entri
                 tampered = True
                 body = swapped(body)
             signed, step = sign(table, d, body)
+            if drain:  # what folding our own entry submitted
+                backgrounds[d.slot].drain()
             for other in table.drivers:
                 if other is d:
                     continue
@@ -139,22 +141,24 @@ def test_background_work_leaves_only_the_pile_dependent_half_and_the_last_check(
         assert bg.ran["_with_key"] == 1
         assert bg.ran["prepare_shuffle"] == 0
     # each added every shuffle of the others but the round's last one to the round's
-    # running batch there, as it arrived: a shuffle's 3N + 5 proof points and its input
-    # pile (2N; N + 1 for the public deck, every card masked by G) are multiplied then,
-    # and its output pile too (2N) when the next shuffle is ours (no shuffle to come
-    # takes it); the generators, the key and an output pile the next shuffle takes wait
+    # running batch there: a shuffle's 3N + 5 proof points and its input pile (2N; N + 1
+    # for the public deck, every card masked by G) are multiplied then, and its output
+    # pile too (2N) when the next shuffle is ours (no shuffle to come takes it); the
+    # generators, the key and an output pile the next shuffle takes wait.  A shuffle
+    # just before ours is added once ours is made (the background thread helps make it)
     added = sorted(bg.ran["add"] for bg in backgrounds.values())
-    assert added == [2, 2, 2, 3]  # the last shuffler adds all three others' there
+    assert added == [2, 2, 2, 2]  # the last shuffler's job adds the one before its own
     first, passed_on, before_ours = 4 * n + 6, 5 * n + 5, 7 * n + 5
     seat0 = 2 * passed_on  # shuffles 1 and 2
     seat1 = (first + 2 * n) + passed_on  # the deck's shuffle, before ours; shuffle 2
     seat2 = first + before_ours  # shuffle 0; shuffle 1, before ours
-    seat3 = first + passed_on + before_ours
+    seat3 = first + passed_on  # shuffles 0 and 1
     prepared = SEATS * (2 * n)
     assert sum(bg.muls for bg in backgrounds.values()) == prepared + seat0 + seat1 + seat2 + seat3
     # when the pile comes in, only the pile-dependent half is left: 4N + 1 a shuffle;
-    # the last shuffler's job then verifies the batch: the generators and the key (N + 2)
-    assert muls["premake"] == SEATS * (4 * n + 1) + (n + 2)
+    # the last shuffler's job then adds the shuffle before its own (7N + 5) and verifies
+    # the batch (the generators and the key: N + 2)
+    assert muls["premake"] == SEATS * (4 * n + 1) + (8 * n + 7)
     assert muls["produce"] == 0
     # the round's last shuffle: each of the other seats adds it (its proof, both piles:
     # 7N + 5) and verifies the batch (N + 2): 8N + 7, what checking it alone costs, the
@@ -164,7 +168,7 @@ def test_background_work_leaves_only_the_pile_dependent_half_and_the_last_check(
     # all told, each seat's checks cost what one batch of the three others' shuffles
     # costs ((3N + 5)k + N + 2 + 2Np for k shuffles on p piles, less N - 1 with the
     # deck), about 6N a shuffle, not 8N + 7 each as alone (7N + 8 for the deck's)
-    checks = seat0 + seat1 + seat2 + seat3 + (n + 2) + muls["last"]
+    checks = seat0 + seat1 + seat2 + seat3 + (8 * n + 7) + muls["last"]
     assert checks == (18 * n + 17) + 2 * (19 * n + 18) + (17 * n + 18)
     assert checks < 3 * (7 * n + 8) + 9 * (8 * n + 7)
     assert muls["pre"] == 0

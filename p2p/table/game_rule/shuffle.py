@@ -19,7 +19,8 @@ peer), the work is spread over the time the seats wait for each other:
   (:class:`crypto.shuffle_proof_tw_batch.RunningBatch`): the points no later shuffle
   names are multiplied then, so the round's checks cost what one batch costs (about
   6 multiplications a card and shuffle, where checking each alone costs about 9), and
-  most of it is done before the last shuffle comes;
+  most of it is done before the last shuffle comes; the shuffle just before ours is
+  added once ours is made, so that the background thread can help make ours;
 * the round's last shuffle is checked ahead (a prework job): after waiting for the
   earlier additions (one not started by then is made by the job), the job adds it
   and verifies the batch (the last pile, the generators, the key: about what one
@@ -103,6 +104,7 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
     prepared = _start_prepare(rule, len(hs))
     pending: list[_Pending] = []
     batch = RunningBatch() if rule.background is not None else None
+    deferred: int | None = None
     for s in range(rule.n):
         if s in rule.gone:
             continue  # a seat that is gone shuffles no more
@@ -125,9 +127,19 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         if not rule._trusted(s) and not any(statement is v for v in rule._checked_ahead):
             check = None
             if batch is not None and rule.background is not None and s != _last_seat(rule):
-                more = not rule._trusted(_next_seat(rule, s))  # does its output come again?
-                check = rule.background.submit(batch.add, statement, more=more)
+                if rule._trusted(_next_seat(rule, s)):
+                    deferred = len(pending)  # added once ours is made (see below)
+                else:  # its output pile is the next shuffle's input: its terms wait
+                    check = rule.background.submit(batch.add, statement, more=True)
             pending.append(_Pending(statement, check, batch))
+        elif rule._trusted(s) and deferred is not None and s != _last_seat(rule):
+            # The shuffle before ours is added only now: while ours was made, the
+            # background thread was free to take half of that work (no later shuffle
+            # takes its output pile, so all its terms are multiplied now).
+            p = pending[deferred]
+            check = rule.background.submit(batch.add, p.statement, more=False)  # type: ignore[union-attr]
+            pending[deferred] = _Pending(p.statement, check, batch)
+            deferred = None
         for h, ct in zip(hs, statement.outputs, strict=True):
             rule.cts[h] = ct
             rule.ptok[h] = {}  # no token opens the new ciphertexts
