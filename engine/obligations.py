@@ -51,7 +51,7 @@ any verifier. Each has ``holds(face_of)`` for dealers that know the faces.
 Proof shapes. A dealer proves statements of exactly three *shapes*, defined
 here: ``AtLeastInSet`` (at least t of these cards have a face in a set: a CDS
 threshold proof), ``NoneOfFace`` (none of these cards is this face: one
-inequality proof per card) and ``HighestGiven`` (checked by one receiver).
+inequality proof about them all) and ``HighestGiven`` (checked by one receiver).
 Every statement reduces to one of them through ``Statement.shape()``, so a
 game may define its own statements (Slave's ``LacksCard``, Slaiga's
 ``AtLeastOfSuit``) and no dealer needs to know them: a sixth game with a new
