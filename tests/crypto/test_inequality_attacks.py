@@ -11,6 +11,7 @@ to hide a card above its gift.
 from __future__ import annotations
 
 import dataclasses
+import random
 from types import SimpleNamespace
 
 import nacl.bindings as sodium
@@ -28,6 +29,7 @@ from crypto.inequality import (
     verify_none_of,
 )
 from crypto.keys import joint_key
+from crypto.memo import remembering
 from crypto.transcript import Context, Transcript
 from engine.cards import ORDERS
 from p2p.table.faces import index_face
@@ -545,3 +547,49 @@ def test_slave_gift_proof_costs_and_size_do_not_depend_on_the_lowest_given_card(
     ((size, _, checked),) = counts
     assert size == 32 * (41 + 11) + 96
     assert dict(checked)["mul"] == 2 * 41 + 3 * 11 + 1 == 116
+
+
+# ---- the verifier's error surface -----------------------------------------------------------
+
+
+def test_random_corruptions_raise_only_the_two_crypto_errors():
+    """A peer's bytes, corrupted at random (several bytes at once, or scalars set to 0 or
+    L - 1): decoding and checking raise InvalidEncoding or InvalidProof, never another
+    exception, and nothing corrupted verifies."""
+    rng = random.Random(20261202)
+    hand, forbidden = HAND[:3], [ABSENT, 50]
+    held = HELD[:3]
+    raw = prove_none_of(X, PUB, held, hand, forbidden, DECK, CTX).encode()
+    scalar_at = 32 * (len(hand) + len(forbidden))
+    for trial in range(120):
+        bad = bytearray(raw)
+        if trial % 4 == 0:  # a scalar field set to 0 or L - 1
+            at = scalar_at + 32 * rng.randrange(3)
+            bad[at : at + 32] = rng.choice([0, L - 1]).to_bytes(32, "little")
+        else:
+            for _ in range(rng.randrange(1, 4)):
+                bad[rng.randrange(len(bad))] ^= 1 << rng.randrange(8)
+        if bytes(bad) == raw:
+            continue
+        with pytest.raises((InvalidEncoding, InvalidProof)):
+            proof = InequalityProof.decode(bytes(bad), len(hand), len(forbidden))
+            verify_none_of(PUB, held, forbidden, DECK, proof, CTX)
+
+
+def test_a_memo_scope_changes_no_verdict():
+    """``slaiga verify`` checks inside :func:`crypto.memo.remembering`: products and points
+    remembered from an honest proof do not let a forgery built from its parts through."""
+    honest = prove_none_of(X, PUB, HELD, HAND, [ABSENT], DECK, CTX)
+    r = 4242
+    ps, qs = _true_blinds(r)
+    with remembering():
+        verify_none_of(PUB, HELD, [ABSENT], DECK, honest, CTX)
+        for _ in range(2):
+            _refused(honest)
+            _refused(dataclasses.replace(honest, ps=(ps[0],)))
+            with pytest.raises(InvalidProof, match="forbidden card"):
+                verify_none_of(PUB, HELD, [HELD_V], DECK, _forge(ps, qs, r), CTX)
+            shifted = list(qs)
+            shifted[2] = add(qs[2], G)
+            _refused(_forge(ps, shifted, r))
+        verify_none_of(PUB, HELD, [ABSENT], DECK, honest, CTX)
