@@ -505,7 +505,7 @@ def bench_lacks_card(
     report.measure(
         f"lacks_card_{n}_decode_verify",
         lambda: ineq.verify_none_of(
-            pub, held, bad, deck, ineq.InequalityProof.decode(encoded, n), ctx
+            pub, held, bad, deck, ineq.InequalityProof.decode(encoded, n, len(bad)), ctx
         ),
         repeat,
     )
