@@ -197,6 +197,36 @@ def test_background_work_not_started_is_done_in_the_last_batch():
     assert muls["fold"] == 0
 
 
+class EarlyOnly(Deferred):
+    """A background thread that ran the key round's work (``prepare_early``) and then got
+    to nothing more: everything else stays queued."""
+
+    def submit(self, fn, /, *args, **kwargs):  # noqa: ANN001, ANN201
+        future = super().submit(fn, *args, **kwargs)
+        if fn.__name__ == "prepare_early":
+            self.drain()
+        return future
+
+
+def test_a_half_begun_in_the_key_round_is_finished_by_our_job_if_the_background_is_late():
+    """The first shuffler's turn comes as the key round ends: if the background thread
+    has not started adding the key to our half by then, our job does it (N), and only
+    the pile-dependent half is left (4N + 1): the half made during the key round is not
+    dropped for a shuffle from scratch (6N + 1)."""
+    table = local_table.new_table(GAME, SEATS, OPTIONS)
+    backgrounds = {d.slot: EarlyOnly() for d in table.drivers}
+    muls = _play(table, backgrounds, drain=False)
+    _finished(table)
+    n = CARDS
+    for bg in backgrounds.values():
+        assert dict(bg.ran) == {"prepare_early": 1}
+        assert bg.muls == n
+    # each seat's job: the key into its half (N), its shuffle (4N + 1); the last
+    # shuffler's also checks the round (one batch: the three others', the deck among them)
+    assert muls["premake"] == SEATS * (n + 4 * n + 1) + (18 * n + 17) - (n - 1)
+    assert muls["produce"] == 0
+
+
 @pytest.mark.parametrize("drain", [True, False])
 def test_a_bad_shuffle_is_caught_before_any_card_is_shown(drain):
     """The round's first shuffle, sent with two ciphertexts swapped, is shuffled on by the

@@ -181,10 +181,24 @@ def _last_seat(rule: GameRule) -> int:
     return max(s for s in range(rule.n) if s not in rule.gone)
 
 
-def _start_prepare(rule: GameRule, n: int) -> Future[PreparedShuffle] | None:
+@dataclass(frozen=True, slots=True)
+class _Half:
+    """Our shuffle's pile-independent half, being computed in the background, and how to
+    compute it in a job instead if the background thread has not started it when our
+    turn comes (busy, or not woken yet: the first shuffler's turn comes at once)."""
+
+    future: Future[PreparedShuffle]
+    redo: Callable[[], PreparedShuffle]
+
+    def cancel(self) -> bool:
+        return self.future.cancel()
+
+
+def _start_prepare(rule: GameRule, n: int) -> _Half | None:
     """Our shuffle's pile-independent half: the spare one prepared while the last deal
-    was played if it is for ``n`` cards, else computed in the background from now on,
-    for the step our turn comes at if nobody leaves before it."""
+    was played (or the first deal's, begun during the key round) if it is for ``n``
+    cards, else computed in the background from now on, for the step our turn comes at
+    if nobody leaves before it."""
     mine, joint = rule.mine, rule.joint
     spare, rule._spare = rule._spare, None
     if rule.background is None or mine is None or joint is None or mine.seat in rule.gone:
@@ -193,15 +207,28 @@ def _start_prepare(rule: GameRule, n: int) -> Future[PreparedShuffle] | None:
         return None
     if spare is not None:
         if spare[0] == n:  # the key comes in now if it was made before the key round
-            return rule.background.submit(_with_key, spare[1], joint)
+            half = spare[1]
+            return _Half(
+                rule.background.submit(_with_key, half, joint, n),
+                lambda: _with_key(half, joint, n),
+            )
         spare[1].cancel()  # a round of another size: its work is dropped
     step = rule.step_no + sum(1 for s in range(mine.seat) if s not in rule.gone)
-    return rule.background.submit(prepare_shuffle, n, joint, rule._ctx(mine.seat, step))
+    ctx = rule._ctx(mine.seat, step)
+    return _Half(
+        rule.background.submit(prepare_shuffle, n, joint, ctx),
+        lambda: prepare_shuffle(n, joint, ctx),
+    )
 
 
-def _with_key(half: Future[PreparedShuffle | EarlyShuffle], joint: Point) -> PreparedShuffle:
+def _with_key(
+    half: Future[PreparedShuffle | EarlyShuffle], joint: Point, n: int
+) -> PreparedShuffle:
     """The prepared half ``half`` gives (submitted before this to the same background
-    executor), completed with the joint key if it was made before the key round."""
+    executor: done by now there), completed with the joint key if it was made before
+    the key round; computed afresh if it has not started (called by a job)."""
+    if half.cancel():
+        return prepare_shuffle(n, joint, None)
     got = half.result()
     if isinstance(got, PreparedShuffle):
         return got
@@ -321,17 +348,26 @@ def _shuffle_and_prove(
     return out, prove_shuffle_batchable(inputs, out, joint, witness, ctx)
 
 
-def _ready(prepared: Future[PreparedShuffle] | None, wait: bool) -> PreparedShuffle | None:
+def _ready(prepared: _Half | None, wait: bool) -> PreparedShuffle | None:
     """The prepared half if it is done; if it is being computed, waiting for it when
-    ``wait`` (worker threads only, never the loop).  ``None`` (shuffle from scratch) if
-    there is none, it failed, or it has not started (it is then cancelled: a background
-    thread busy with checks must not hold up our turn)."""
-    if prepared is None or prepared.cancel() or prepared.cancelled():
+    ``wait`` (worker threads only, never the loop).  If it has not started, it is
+    cancelled (a background thread busy with checks must not hold up our turn) and, when
+    ``wait``, computed here (from what was computed already: the part made during the
+    key round, a spare).  ``None`` (shuffle from scratch) on the loop then, or if it
+    failed."""
+    if prepared is None:
         return None
-    if not (wait or prepared.done()):
+    if prepared.cancel():
+        if not wait:
+            return None
+        try:
+            return prepared.redo()
+        except Exception:  # noqa: BLE001 - a failed preparation: shuffle from scratch
+            return None
+    if prepared.future.cancelled() or not (wait or prepared.future.done()):
         return None
     try:
-        return prepared.result()
+        return prepared.future.result()
     except Exception:  # noqa: BLE001 - a failed preparation: shuffle from scratch
         return None
 
@@ -354,7 +390,7 @@ def _decode(
 def _make(
     rule: GameRule,
     inputs: tuple[Ciphertext, ...],
-    prepared: Future[PreparedShuffle] | None = None,
+    prepared: _Half | None = None,
 ) -> Body:
     mine = rule.mine
     assert mine is not None and rule.joint is not None
@@ -377,7 +413,7 @@ def _premake(
     rule: GameRule,
     inputs: tuple[Ciphertext, ...],
     pending: tuple[_Pending, ...] = (),
-    prepared: Future[PreparedShuffle] | None = None,
+    prepared: _Half | None = None,
 ) -> Job:
     """Our shuffle and its proof (its pile-independent half prepared in the background,
     if there is one); when ours is the round's last, the same job also waits for (or
