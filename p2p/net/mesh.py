@@ -278,7 +278,14 @@ class FramedStream:
     async def send_frames(self, frames: tuple[bytes, ...] | list[bytes]) -> None:
         """Write encoded frames, in order, with one write to the socket (each gets its MAC,
         in order, once authenticated); ConnectionClosed on failure."""
-        async with self.send_lock:
+        lock = self.send_lock
+        try:
+            # uncontended (a link's writer is its one sender once it runs): no trip through
+            # the scheduler for the lock; the write below is a checkpoint of its own
+            lock.acquire_nowait()
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
             mac = self._send_mac
             if mac is not None:
                 frames = [wire.authenticated_frame(mac, f) for f in frames]
@@ -287,6 +294,8 @@ class FramedStream:
                 await self.stream.send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed(f"send failed: {exc!r}") from exc
+        finally:
+            lock.release()
         self.last_sent = trio.current_time()
         self.bytes_out += len(data)
 
@@ -552,12 +561,17 @@ class ByteQueue:
         return item
 
     async def get(self) -> object:
-        await trio.lowlevel.checkpoint_if_cancelled()
+        """The next item; a checkpoint either way (parking is one: a get that waited does
+        not yield a second time, which would cost a writer one more trip through the
+        scheduler per frame)."""
+        if self._items or self._closed:
+            await trio.lowlevel.checkpoint_if_cancelled()
+            item = self.get_nowait()
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return item
         while not self._items and not self._closed:
             await self._getters.park()
-        item = self.get_nowait()
-        await trio.lowlevel.cancel_shielded_checkpoint()
-        return item
+        return self.get_nowait()
 
     def close(self) -> None:
         self._closed = True
@@ -658,12 +672,16 @@ class Inbox:
         return event
 
     async def receive(self) -> MeshEvent:
-        await trio.lowlevel.checkpoint_if_cancelled()
+        """The next event; a checkpoint either way (a receive that waited parked, which is
+        one, and does not yield again)."""
+        if self._items:
+            await trio.lowlevel.checkpoint_if_cancelled()
+            event = self.receive_nowait()
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return event
         while not self._items:
             await self._getters.park()
-        event = self.receive_nowait()
-        await trio.lowlevel.cancel_shielded_checkpoint()
-        return event
+        return self.receive_nowait()
 
 
 _conn_ids = itertools.count(1)

@@ -11,7 +11,8 @@ h11 and trio-websocket.  Around it the node keeps only what needs I/O:
 * **Record.**  Steps 1-2 are the commit-reveal seat-order rounds, then the
   protocol the manifest names.  Our own entries are fsynced before they leave, the
   record loop's ``fsync`` in a worker thread while the sends behind it wait
-  (:mod:`p2p.net.durable`); received ones are written before they are acted on.
+  (:mod:`p2p.net.durable`); received ones are written (one write for a batch) before
+  the loop waits again and before an own entry that follows them leaves.
 * **Our player.**  A bot answers at once; a person decides in a task of its own,
   while the loop keeps the table alive.
 * **Time.**  A heartbeat notices when we were away; the loop sleeps until the
@@ -65,6 +66,8 @@ from p2p.table.session import (
 )
 
 MESH_TIMEOUT_S = 20.0
+_WRITE_TYPES = frozenset(WRITES)
+_SEND_TYPES = frozenset(SENDS)
 
 
 class Node(Opening, PlayerSeat):
@@ -212,26 +215,41 @@ class Node(Opening, PlayerSeat):
         """Carry out the session's effects, in order (writes and sends through
         :attr:`durable`: a send waits for the fsync of an own entry written before it)."""
         for fx in todo:
-            if isinstance(fx, NodeEvent):
-                self.emit(fx)
-                if isinstance(fx, SeatLeft | SeatBack) and self.player is not None:
-                    self._mark_bots()  # the table screen shows who a bot plays now
-            elif isinstance(fx, WRITES):
+            kind = type(fx)  # the common effects by their exact type: one set look-up each
+            if kind in _WRITE_TYPES:
                 self.durable.write(fx, self._received)
-            elif isinstance(fx, SENDS):
+            elif kind in _SEND_TYPES:
                 self.durable.send(fx)
-            elif isinstance(fx, effects.Trace):
-                if self.cfg.trace is not None:
-                    self.cfg.trace(fx.what, fx.step, fx.seat)
-            elif isinstance(fx, effects.ShowPlayer):
+            elif kind is effects.ShowPlayer:
                 self._deliver()
-            elif isinstance(fx, effects.Tell):
-                if self.player is not None:
-                    self.player.progress(fx.text)
-            elif isinstance(fx, effects.AskEnd):
-                self._ask_end(fx)
-            elif isinstance(fx, effects.Wake):
-                self._wake()
+            elif kind is effects.Trace:
+                if self.cfg.trace is not None:
+                    self.cfg.trace(fx.what, fx.step, fx.seat)  # type: ignore[attr-defined]
+            else:
+                self._do_other(fx)
+
+    def _do_other(self, fx: effects.Effect) -> None:
+        """One effect :meth:`_do` did not match by its exact type (events, and the rest)."""
+        if isinstance(fx, NodeEvent):
+            self.emit(fx)
+            if isinstance(fx, SeatLeft | SeatBack) and self.player is not None:
+                self._mark_bots()  # the table screen shows who a bot plays now
+        elif isinstance(fx, WRITES):
+            self.durable.write(fx, self._received)
+        elif isinstance(fx, SENDS):
+            self.durable.send(fx)
+        elif isinstance(fx, effects.Trace):
+            if self.cfg.trace is not None:
+                self.cfg.trace(fx.what, fx.step, fx.seat)
+        elif isinstance(fx, effects.ShowPlayer):
+            self._deliver()
+        elif isinstance(fx, effects.Tell):
+            if self.player is not None:
+                self.player.progress(fx.text)
+        elif isinstance(fx, effects.AskEnd):
+            self._ask_end(fx)
+        elif isinstance(fx, effects.Wake):
+            self._wake()
 
     def _send(self, fx: effects.Effect) -> None:
         """Carry out one of :data:`SENDS`."""
@@ -461,6 +479,7 @@ class Node(Opening, PlayerSeat):
                 self._wake_now = False
                 continue
             event = None
+            self.durable.flush()  # what the loop took is in the file before it waits
             with trio.move_on_at(deadline if deadline is not None else now + 3600) as waiting:
                 self._waiting = waiting
                 event = await mesh.inbox.receive()

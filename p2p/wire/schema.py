@@ -421,7 +421,22 @@ def encode_body(msg: Struct) -> bytes:
     return msgpack.packb([msg.TAG, _fields_to_map(msg)], use_bin_type=True)
 
 
+_UNPACKB_LIMITS = {k: v for k, v in _UNPACK_LIMITS.items() if k != "max_buffer_size"}
+"""The same limits for :func:`msgpack.unpackb` (which takes no buffer size: ``raw`` is one
+whole frame body, already bounded by :data:`MAX_FRAME_BYTES`)."""
+
+
 def _unpack(raw: bytes) -> Any:
+    """The one msgpack value ``raw`` holds, under :data:`_UNPACK_LIMITS`.
+
+    One call to :func:`msgpack.unpackb` (cheap: every frame received comes through here);
+    bytes it refuses go through a streaming unpacker, for an error that says exactly what
+    is wrong (truncated, trailing bytes, invalid)."""
+    if len(raw) <= MAX_FRAME_BYTES:
+        try:
+            return msgpack.unpackb(raw, **_UNPACKB_LIMITS)
+        except Exception:  # noqa: BLE001, S110 - the path below names the problem
+            pass
     unpacker = msgpack.Unpacker(**_UNPACK_LIMITS)
     try:
         unpacker.feed(raw)
