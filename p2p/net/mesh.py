@@ -641,6 +641,10 @@ class Inbox:
         self._items.append((event, False))
         self._getters.unpark()
 
+    def queued_up(self) -> set[bytes]:
+        """The peers whose link-up (:class:`PeerUp`) is queued, not yet received."""
+        return {e.peer for e, _ in self._items if isinstance(e, PeerUp)}
+
     def drain(self, first: MeshEvent) -> list[MeshEvent]:
         """``first`` and whatever else is queued already, in order (a batch)."""
         batch = [first]
@@ -714,6 +718,10 @@ class Connection:
         self._keepalive_tokens = float(mesh.keepalive_burst)
         self._keepalive_at = trio.current_time()
         framed.frame_limit = self._frame_limit
+        self.own_from: int | None = None
+        """The mark (:meth:`Mesh.broadcast_raw`) of the first of our own entries queued on
+        this link: every later one went on it too, in order, so a fetch answered on this
+        link leaves them out (p2p/net/fetch.py)."""
 
     @property
     def stranger(self) -> bool:
@@ -1328,18 +1336,31 @@ class Mesh:
             raise ConnectionClosed("not connected", peer)
         await conn.send(msg)
 
-    def broadcast_raw(self, body_bytes: bytes, peers: list[bytes] | None = None) -> int:
+    def broadcast_raw(
+        self, body_bytes: bytes, peers: list[bytes] | None = None, mark: int | None = None
+    ) -> int:
         """Send exact body bytes (e.g. a signed entry) to ``peers`` (default: every connected
-        peer but strangers); returns how many got it queued."""
+        peer but strangers); returns how many got it queued.  ``mark`` (our own entries,
+        numbered in the order they leave): each link that queued it and had none yet
+        records it as its :attr:`Connection.own_from`."""
         frame_bytes = wire.frame(body_bytes)
         if peers is None:  # everyone but strangers: they get nothing of the table's
             targets = [p for p, c in self.connections.items() if not c.stranger]
         else:
             targets = peers
-        return sum(self.send_frame_nowait(p, frame_bytes) for p in targets)
+        queued = 0
+        for p in targets:
+            conn = self.connections.get(p)
+            if conn is not None and conn.send_nowait(frame_bytes):
+                queued += 1
+                if mark is not None and conn.own_from is None:
+                    conn.own_from = mark
+        return queued
 
-    def broadcast(self, msg: wire.Message, peers: list[bytes] | None = None) -> int:
-        return self.broadcast_raw(wire.encode_body(msg), peers)
+    def broadcast(
+        self, msg: wire.Message, peers: list[bytes] | None = None, mark: int | None = None
+    ) -> int:
+        return self.broadcast_raw(wire.encode_body(msg), peers, mark)
 
     async def drain(self, timeout: float = DRAIN_TIMEOUT_S) -> None:
         """Send every queued frame, then close each connection (bounded by ``timeout``).

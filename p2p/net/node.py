@@ -108,6 +108,9 @@ class Node(Opening, PlayerSeat):
         """Our spectators once the record runs (p2p/net/watch_server.py)."""
         self.durable = Durable(lambda: self.store, self._send)
         """The record file's writes; our own entries leave only once on disk."""
+        self._own_sent: dict[bytes, int] = {}
+        """Our own entries broadcast so far (signature -> their number, in the order they
+        left): a fetch answered on a link leaves out those queued on it already."""
         self._received: tuple[wire.Signed, bytes] | None = None
         """The entry being handed to the session and its bytes as received (canonical:
         :func:`p2p.wire.decode_body` checked it), written as they are, not encoded again."""
@@ -162,7 +165,16 @@ class Node(Opening, PlayerSeat):
         def dropped(peer: bytes, reason: str) -> None:
             self.emit(SeatDropped(**self._who(self._slot_of(peer)), reason=reason))
 
-        self.fetches = FetchServer(nursery, mesh, entries_from, dropped)
+        def sent_on_link(peer: bytes, signed: wire.Signed) -> bool:
+            """Is ``signed`` one of our own entries queued on the link to ``peer`` (the
+            current one), so that it reaches the peer ahead of a fetch reply?"""
+            conn = mesh.connections.get(peer)
+            if conn is None or conn.own_from is None:
+                return False
+            mark = self._own_sent.get(signed.signature)
+            return mark is not None and mark >= conn.own_from
+
+        self.fetches = FetchServer(nursery, mesh, entries_from, dropped, sent_on_link)
 
     # -- no false blame: away time, a re-fetch before naming anyone --------
 
@@ -369,8 +381,10 @@ class Node(Opening, PlayerSeat):
         with trio.move_on_after(MESH_TIMEOUT_S):
             await mesh.wait_connected(frozenset(others))
         self.emit(Meshed(connected=len(self._seat_links()), of=len(others)))  # seats only
+        up = mesh.inbox.queued_up()  # the session asks those as it takes their link-up
         for peer in self._seat_links():
-            mesh.send_nowait(peer, wire.Fetch(manifest.table_id, self.record.step))
+            if peer not in up:
+                mesh.send_nowait(peer, wire.Fetch(manifest.table_id, self.record.step))
         for event in self.early:
             await self._handle(event)
         self.early.clear()
@@ -388,7 +402,8 @@ class Node(Opening, PlayerSeat):
         if behaviour is not None and hasattr(behaviour, "send_own"):
             behaviour.send_own(self, kind, accepted)
         else:
-            self.mesh.broadcast(accepted.signed)
+            mark = self._own_sent[accepted.signed.signature] = len(self._own_sent)
+            self.mesh.broadcast(accepted.signed, mark=mark)
         if behaviour is not None and hasattr(behaviour, "after_send"):
             behaviour.after_send(self, kind, accepted)
 
