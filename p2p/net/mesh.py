@@ -726,12 +726,11 @@ class Connection:
     @property
     def stranger(self) -> bool:
         """A peer that connected to us and has not joined (see :attr:`Mesh.members`)."""
+        if self.dialed:
+            return False  # a peer we dialled is trusted (asked per frame: cheapest first)
         members = self.mesh.members
         return (
-            members is not None
-            and not self.dialed
-            and self.peer not in members
-            and self.peer not in self.mesh.watchers
+            members is not None and self.peer not in members and self.peer not in self.mesh.watchers
         )
 
     @property
@@ -740,6 +739,8 @@ class Connection:
         return not self.dialed and self.peer in self.mesh.watchers
 
     def _frame_limit(self) -> int:
+        if self.dialed:
+            return wire.MAX_FRAME_BYTES  # neither a stranger nor a spectator
         small = self.stranger or self.spectator
         return STRANGER_MAX_FRAME if small else wire.MAX_FRAME_BYTES
 
@@ -905,7 +906,8 @@ class Connection:
         while True:
             decoded = await self.framed.receive()
             msg = decoded.message
-            if self.spectator:
+            spectator = self.spectator
+            if spectator:
                 self._meter_spectator()
             stranger = self.stranger
             if stranger and self.framed.bytes_in > STRANGER_BYTES:
@@ -919,7 +921,7 @@ class Connection:
                 continue
             self.spoke = True
             self.mesh.stats_received += 1
-            shared = stranger or self.spectator  # one inbox budget for all who hold no seat
+            shared = stranger or spectator  # one inbox budget for all who hold no seat
             await self.mesh.inbox.put(Inbound(self.peer, msg, decoded.raw), shared)
 
     async def _writer(self) -> None:

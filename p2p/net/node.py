@@ -108,6 +108,8 @@ class Node(Opening, PlayerSeat):
         """Our spectators once the record runs (p2p/net/watch_server.py)."""
         self.durable = Durable(lambda: self.store, self._send)
         """The record file's writes; our own entries leave only once on disk."""
+        self._slots: tuple[Manifest | None, dict[bytes, int]] = (None, {})
+        """The manifest and its slots by identity key (:meth:`_slot_of`)."""
         self._own_sent: dict[bytes, int] = {}
         """Our own entries broadcast so far (signature -> their number, in the order they
         left): a fetch answered on a link leaves out those queued on it already."""
@@ -194,7 +196,14 @@ class Node(Opening, PlayerSeat):
         return held
 
     def _slot_of(self, peer: bytes) -> int | None:
-        return self.manifest.seat_of(peer) if self.manifest is not None else None
+        """The slot of ``peer`` in the manifest (``None``: no seat, or no manifest yet);
+        looked up in a map made once per manifest (every message asks)."""
+        manifest = self.manifest
+        if manifest is None:
+            return None
+        if self._slots[0] is not manifest:
+            self._slots = (manifest, {m.identity: i for i, m in enumerate(manifest.seats)})
+        return self._slots[1].get(peer)
 
     def _seat_order(self) -> tuple[int, ...]:
         """Slots in the drawn seat order (empty before it is drawn)."""
