@@ -227,6 +227,10 @@ class FramedStream:
 
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
+        self._socket = stream.socket if isinstance(stream, trio.SocketStream) else None
+        """The stream's Trio socket, read and written directly (``recv``, ``send``): the
+        stream's own methods add a context manager and checks per call that a link with
+        one reader and one writer (under :attr:`send_lock`) does not need."""
         self.decoder = wire.FrameDecoder(HANDSHAKE_MAX_FRAME)
         self.frame_limit: Callable[[], int] = _handshake_frame_limit
         """The largest frame body accepted, asked again at every length prefix (a stranger
@@ -260,8 +264,9 @@ class FramedStream:
             if decoded is not None:
                 return decoded
             size = RECV_CHUNK if limit >= RECV_CHUNK else min(RECV_CHUNK, self.decoder.wanted())
+            sock = self._socket
             try:
-                data = await self.stream.receive_some(size)
+                data = await (self.stream.receive_some(size) if sock is None else sock.recv(size))
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed(f"receive failed: {exc!r}") from exc
             if not data:
@@ -291,13 +296,25 @@ class FramedStream:
                 frames = [wire.authenticated_frame(mac, f) for f in frames]
             data = frames[0] if len(frames) == 1 else b"".join(frames)
             try:
-                await self.stream.send_all(data)
+                await self._send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed(f"send failed: {exc!r}") from exc
         finally:
             lock.release()
         self.last_sent = trio.current_time()
         self.bytes_out += len(data)
+
+    async def _send_all(self, data: bytes) -> None:
+        """Write all of ``data`` (under the send lock)."""
+        sock = self._socket
+        if sock is None:
+            await self.stream.send_all(data)
+            return
+        sent = await sock.send(data)
+        if sent < len(data):  # the kernel took part of it: the rest as it makes room
+            with memoryview(data) as view:
+                while sent < len(data):
+                    sent += await sock.send(view[sent:])
 
     async def send(self, msg: wire.Message) -> None:
         await self.send_frame(wire.encode_frame(msg))
