@@ -288,7 +288,13 @@ class Node(Opening, PlayerSeat):
             elif targets := [  # seats and spectators; strangers get nothing of ours
                 p for p, c in mesh.connections.items() if p not in fx.skip and not c.stranger
             ]:
-                mesh.broadcast(fx.msg, targets)
+                received = self._received
+                if received is not None and received[0] is fx.msg:
+                    # the entry just received, on to our spectators: its bytes as they came
+                    # (canonical, p2p/wire/schema.py), not encoded again
+                    mesh.broadcast_raw(received[1], targets)
+                else:
+                    mesh.broadcast(fx.msg, targets)
         elif isinstance(fx, effects.Send):
             mesh.send_nowait(fx.peer, fx.msg)
         elif isinstance(fx, effects.SendEach):
