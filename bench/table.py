@@ -36,8 +36,11 @@ for their links alone (their lag then grows when the cores are busy).
 Under ``survive`` (unless ``--no-survive``), for each game the cost of the ``survive``
 option (issue 21): ``key_round`` the key round's time and bytes without and with the
 escrow (in one process), and ``loss`` a table of peer processes where one is killed for
-good: ``limit_to_decision_s`` from the absence limit to the next decision.  All figures
-from one run on this machine.
+good: ``limit_to_decision_s`` from the absence limit to the next decision.  With
+spectators, ``no_spectators`` holds the main figures of the game played without them.
+``targets`` (and ``no_spectators.targets``): each of issue 19's targets set for the
+game, with its figure, its bound and whether this run met it.  All figures from one run
+on this machine.
 """
 
 from __future__ import annotations
@@ -255,6 +258,43 @@ def network_game(
     }
 
 
+NO_SPECTATOR_KEYS = (
+    "wall_s",
+    "first_decision_s",
+    "next_deal_s",
+    "action_ms_median",
+    "action_ms_p90",
+    "loop_block_ms_max",
+    "loop_block_ms_p99",
+)
+TARGETS: dict[str, tuple[float, tuple[str, ...]]] = {
+    "first_decision_s": (0.5, ("slave", "slaiga", "aight-of-spaides")),
+    "next_deal_s": (0.3, ("slave",)),
+    "action_ms_p90": (20.0, GAMES),
+    "ratio": (1.5, ("slajens",)),
+    "loop_block_ms_p99": (20.0, GAMES),
+    "loop_block_ms_max": (100.0, GAMES),
+}
+"""Issue 19's targets for a table of 4 seats: each figure's upper bound and the games it
+is set for (the first decision for the card games with a shuffled deal, the next deal
+for the game of several deals, the per-entry ratio for the dice game)."""
+
+
+def targets(game: str, row: dict[str, Any]) -> dict[str, dict[str, Any]]:
+    """For each of issue 19's targets set for ``game``: the figure, its bound, and whether
+    this run met it (``met`` is ``None`` for a figure the run has none of)."""
+    out = {}
+    for key, (bound, games) in TARGETS.items():
+        if game in games:
+            value = row.get(key)
+            out[key] = {
+                "value": value,
+                "at_most": bound,
+                "met": None if value is None else value <= bound,
+            }
+    return out
+
+
 def next_deal_times(steps: list[tuple[float, str]]) -> list[float]:
     """For each deal after the first (a deal starts with a shuffle after an action): the
     seconds from the step of the last action before it to the step after which the next
@@ -455,10 +495,18 @@ def main(argv: list[str] | None = None) -> int:
         if alone is not None:
             row["action_ms_median_no_spectators"] = alone["action_ms_median"]
             row["wall_s_no_spectators"] = alone["wall_s"]
+            per_alone = alone["wall_s"] / max(1, alone["entries"])
+            row["no_spectators"] = {
+                **{k: alone[k] for k in NO_SPECTATOR_KEYS},
+                "ratio": per_alone / per_local,
+            }
             if alone["action_ms_median"] and net["action_ms_median"]:
                 row["action_ms_ratio_spectators"] = (
                     net["action_ms_median"] / alone["action_ms_median"]
                 )
+        row["targets"] = targets(game, row)
+        if "no_spectators" in row:
+            row["no_spectators"]["targets"] = targets(game, row["no_spectators"])
         report[game] = _rounded(row)
         if not args.json:
             r = report[game]

@@ -15,6 +15,7 @@ Modules, bottom up:
 * ``shuffle*`` -- shuffles with cut-and-choose and Terelius-Wikstrom proofs; the TW proof
   also in commitment form, for batch verification of several shuffles at once.
 * ``hand_proofs`` -- CDS OR / threshold proofs about held cards.
-* ``inequality`` -- "none of my cards is v" in constant work per card
-  (Camenisch-Shoup inequality of discrete logarithms).
+* ``inequality`` -- "none of my cards is any of these": each card and each forbidden
+  card blinded by one secret scalar and compared (the blinding of Jakobsson-Juels'
+  plaintext equivalence test), constant work per card and per forbidden card.
 """

@@ -1,85 +1,84 @@
-"""Proofs that a held card is *not* a given card, at O(1) group operations per card.
+"""Proofs that held cards are *not* any of a list of cards: a blinded comparison.
 
 A seat ``s`` holding masked card ``(C1, C2)`` (with every other seat's reveal
 token public) lets anyone compute ``X = C2 - sum_{j != s} T_j``.  The other
 tokens were each proven to be ``x_j C1`` (:mod:`crypto.reveal`), so whatever
-the ciphertext, ``X = M + x C1`` where ``M = C2 - sum_j x_j C1`` is the card
-inside and ``x = log_G PK`` is the seat's key share.  So, writing
-``Y_v = X - M_v``,
+the ciphertext, ``X = M + x C1`` where ``M`` is the card inside and ``x =
+log_G PK`` is the seat's key share.  The claim "none of my cards ``i = 1..n``
+is any of the forbidden encodings ``M_v`` for ``v`` in the list ``F = (v_1 ..
+v_f)``" is ``M_i != M_{v_j}`` for every pair.
 
-    card != v   <=>   M != M_v   <=>   Y_v != x C1   <=>   log_C1 Y_v != log_G PK.
+**The proof.**  The prover draws one secret scalar ``r != 0`` and publishes
+the *blinded* cards
 
-That is an *inequality of discrete logarithms*, which Camenisch and Shoup
-("Practical verifiable encryption and decryption of discrete logarithms",
-CRYPTO 2003, section 5, proof of inequality of discrete logs) prove in
-constant size: the prover picks ``r != 0`` and publishes
+    P_j = r M_{v_j}    for every forbidden entry j = 1..f,
+    Q_i = r M_i        for every held card i = 1..n,
 
-    Z = r (x C1 - Y_v)          (here ``= r (M_v - M)``, computed from the known face)
+then proves, with one Sigma protocol for the witness ``(r, alpha = r x)``, the
+``f + n + 1`` linear relations
 
-and proves knowledge of ``(alpha, beta) = (r x, -r)`` with the two linear relations
+    P_j      = r M_{v_j}                (j = 1..f)
+    Q_i      = r X_i - alpha C1_i       (i = 1..n)
+    identity = alpha G - r PK.
 
-    Z        = alpha C1 + beta Y_v
-    identity = alpha G  + beta PK
+The verifier checks those, and that no ``Q_i`` equals any ``P_j``.  Points are
+compared by their encodings, which :meth:`~crypto.group.Point.decode` makes
+canonical, so that check is a set lookup and costs no group operation.
 
-by a Schnorr-type Sigma protocol; the verifier also checks ``Z != identity``.
-This replaces the CDS OR over the other 51 faces (:mod:`crypto.hand_proofs`)
-for claims like Slave's "I do not hold 3 of clubs".
+This is the blinding of the plaintext equivalence test of Jakobsson and Juels
+("Mix and match: secure function evaluation via ciphertexts", ASIACRYPT 2000):
+raised to a secret random power, two different plaintexts stay different and
+equal ones stay equal, and nothing else about them is left.  The proof of the
+relations is a Schnorr-type AND composition under one challenge (Cramer,
+Damgard and Schoenmakers, CRYPTO 1994).  The version before this one proved
+each (card, forbidden) pair apart with the inequality of discrete logarithms of
+Camenisch and Shoup (CRYPTO 2003, section 5), a fresh ``r`` per pair: ``4 n f``
+multiplications to check, where this proof needs ``2 f + 3 n + 1``.
 
-Sigma protocol per leaf (one leaf = one card against one forbidden encoding):
-prover picks ``k, b`` uniform non-zero, sends ``A2 = k G`` and ``A1 = k C1 -
-b D`` with ``D = M_v - M`` -- these equal ``a C1 + b Y_v`` and ``a G + b PK``
-for ``a = k - b x``, computed with the seat's own key to save a
-multiplication -- gets ``c`` and answers ``s_a = a + c alpha``, ``s_b = b + c
-beta``.  The verifier checks ``s_a C1 + s_b Y_v == A1 + c Z`` and ``s_a G +
-s_b PK == A2 (+ c * identity)``.  The proof is sent as ``(Z per leaf, c, (s_a,
-s_b) per leaf)``; the verifier recomputes ``A1, A2`` and the challenge.
+*Soundness* (special soundness).  From two accepting transcripts with the same
+commitments and challenges ``c != c'`` one extracts ``r = (s_r - s_r') / (c -
+c')`` and ``alpha = (s_a - s_a') / (c - c')`` satisfying every relation.  The
+group has prime order, so ``PK = x G`` for some ``x``, and the last relation
+gives ``alpha = r x``.  No ``P_j`` is the identity (decoding refuses it), so
+``r != 0``.  Then ``Q_i = r (X_i - x C1_i) = r M_i`` with ``M_i`` the card
+inside, and ``Q_i != P_j`` means ``r M_i != r M_{v_j}``, so ``M_i != M_{v_j}``.
+The last relation is what ties ``alpha`` to *this* seat's key: without it any
+``Q_i`` could be explained.
 
-Soundness (special soundness).  From two accepting transcripts with the same
-``Z, A1, A2`` and challenges ``c != c'`` one extracts ``alpha = (s_a - s_a') /
-(c - c')`` and ``beta = (s_b - s_b') / (c - c')`` with ``Z = alpha C1 + beta
-Y_v`` and ``alpha G + beta PK = identity``.  The group has prime order, so
-``PK = x G`` for some ``x`` and the second relation gives ``alpha = -beta x``.
-Substituting, ``Z = beta (Y_v - x C1)``.  If the card *were* ``v`` then ``Y_v
-= x C1`` and ``Z`` would be the identity -- which the verifier rejects (a
-:class:`~crypto.group.Point` never is the identity, and :meth:`Point.decode`
-refuses it).  So an accepting proof implies ``Y_v != x C1``, i.e. the card is
-not ``v`` (and ``beta != 0``, so ``x = -alpha / beta`` is extracted too: the
-prover knows the key share).  Note that the second relation must pin ``alpha``
-to ``beta x`` for *this* ``PK``; without it any ``Z`` could be explained.
+*Zero knowledge* (honest verifier, computational).  The ``P_j`` are distributed
+exactly as ``r' M_{v_j}`` for a simulator's own ``r'``; the ``Q_i`` are ``r``
+times cards the verifier does not know, among the non-forbidden encodings.
+Telling ``Q_i = r M_a`` from ``Q_i = r M_b`` given the pairs ``(M_v, r M_v)`` is
+deciding whether ``(M_v, r M_v, M_a, Q_i)`` is a Diffie-Hellman tuple, which is
+hard under the DDH assumption in this group: the deck's encodings are hashed to
+the group (:mod:`crypto.deck`), so no discrete logarithm between them is known.
+So a simulator may draw the ``Q_i`` at random (distinct, and not among the
+``P_j``) and simulate the Sigma transcript for its challenge as usual.  What
+the proof shows besides the claim: ``n`` and ``f``, and that the ``n`` cards
+are distinct (they are: distinct handles have distinct encodings, also in a
+104-card deck).  A fresh ``r`` per proof keeps two proofs unlinkable (DDH
+again).  Where the previous version was perfectly zero knowledge, this one
+rests on DDH, like the ElGamal masking of every card already does.
 
-Zero knowledge (honest verifier).  When ``M != M_v``, ``Z = r (M_v - M)`` for
-uniform ``r != 0`` is uniform over the non-identity elements and independent
-of ``M``.  Given ``c`` and ``r``, the map ``(k, b) -> (s_a, s_b) = (k - b x +
-c r x, b - c r)`` is a bijection, so the responses are uniform and ``A1, A2``
-are determined by the verification equations.  A simulator therefore picks
-``Z`` non-identity, ``c, s_a, s_b`` uniform and solves for ``A1, A2``: the same
-distribution (up to the prover's re-draw of identity-valued commitments,
-probability ~2/L).
-
-AND composition.  "None of these n cards is any of the forbidden encodings" is
-the AND of every (card, encoding) leaf under *one* challenge: an AND of Sigma
-protocols with a shared challenge is a Sigma protocol, and the two-transcript
-extraction above works leaf by leaf, so every leaf's inequality holds.  (A
-random linear combination of the leaves' ``identity = alpha G + beta PK``
-relations would *not* be sound: a true leaf's ``beta`` is free given its
-``Z`` and could absorb a false leaf's error, so the relations are checked one
-by one.)  The Fiat-Shamir challenge (Fiat-Shamir 1986) hashes the whole
-statement -- ``G``, ``PK``, deck size, forbidden handles and their encodings,
-every ``(C1, X)``, every ``Z`` -- then every commitment, with the
+The Fiat-Shamir challenge (Fiat-Shamir 1986) hashes the whole statement --
+``G``, ``PK``, deck size, forbidden handles and their encodings, every ``(C1,
+X)`` -- then every ``P_j`` and ``Q_i``, then every commitment, with the
 :class:`~crypto.transcript.Context` (table, game, step, seat), following
-Bernhard-Pereira-Warinschi (ASIACRYPT 2012).
+Bernhard, Pereira and Warinschi (ASIACRYPT 2012).
 
-Operation counts for ``n`` cards and ``f`` forbidden encodings (``N = n f`` leaves):
+A padded list (:func:`prove_none_of`'s ``pad_to``) repeats one forbidden
+handle; each entry is proven and checked as its own relation, so the work is
+the same for every list of that length.
 
-* prove: 3N mul + N base + 2N add (``D``: 1 add; ``Z``: 1 mul; ``A2``: 1 base;
-  ``A1``: 2 mul + 1 add);
-* verify: 4N mul + N base + 4N add (``Y_v``: 1 add; ``A2``: 1 base + 1 mul + 1
-  add; ``A1``: 3 mul + 2 add);
-* proof size ``32 (3N + 1)`` bytes.
+Operation counts for ``n`` cards and ``f`` forbidden entries:
 
-Against the CDS OR over the 51 other faces of a 52-card deck (51 DLEQ leaves
-per card: 51 base + 153 mul + 153 add to verify, per card) this is about 38
-times fewer multiplications and 51 times fewer base multiplications.
+* prove: ``2f + 3n`` mul + 1 base (``P``: f; ``Q``: n; ``T``: f; ``U``: 2n; ``W``: 1 base);
+* verify: ``2f + 3n + 1`` mul + 1 base + ``f + 2n + 1`` add, and ``f + n`` point decodings;
+* proof size ``32 (f + n) + 96`` bytes.
+
+Slave's sealed gift of two cards over eleven others (``f = 52 - 11 = 41`` after
+padding: p2p/RECORD_FORMAT.md §9, `HighestGiven`) takes 116 multiplications to
+check here, against 1,804 (and 451 base multiplications) with a proof per pair.
 """
 
 from __future__ import annotations
@@ -101,81 +100,72 @@ from crypto.group import (
     mul,
     scalar_from_bytes,
     scalar_to_bytes,
-    sub,
 )
 from crypto.hand_proofs import HeldCard
 from crypto.transcript import Context, Transcript
 
-PROTOCOL = "slaiga/v1/card-inequality"
+PROTOCOL = "slaiga/v2/card-inequality"
 _NONCE_LABEL = "card-inequality.nonces"
-LEAF_BYTES = POINT_BYTES + 2 * SCALAR_BYTES
-"""Per leaf: ``Z`` and the two responses."""
+_SCALARS = 3  # c, s_r, s_alpha
 
 
-def proof_size(leaves: int) -> int:
-    """Bytes of a proof with ``leaves`` (card, forbidden encoding) pairs."""
-    return SCALAR_BYTES + leaves * LEAF_BYTES
+def proof_size(cards: int, forbidden: int) -> int:
+    """Bytes of a proof about ``cards`` held cards and ``forbidden`` list entries."""
+    return POINT_BYTES * (cards + forbidden) + _SCALARS * SCALAR_BYTES
 
 
 @dataclass(frozen=True, slots=True)
 class InequalityProof:
-    """``Z`` per leaf, the challenge ``c`` and ``(s_a, s_b)`` per leaf (leaves card-major)."""
+    """The blinded forbidden cards ``P``, the blinded held cards ``Q``, the challenge
+    ``c`` and the two responses ``s_r``, ``s_alpha``."""
 
-    zs: tuple[Point, ...]
+    ps: tuple[Point, ...]
+    qs: tuple[Point, ...]
     c: int
-    s_alpha: tuple[int, ...]
-    s_beta: tuple[int, ...]
+    s_r: int
+    s_alpha: int
 
     def __post_init__(self) -> None:
-        if not isinstance(self.zs, tuple) or not all(isinstance(z, Point) for z in self.zs):
-            raise InvalidEncoding("inequality proof: Z values must be a tuple of Points")
-        if not self.zs:
-            raise InvalidEncoding("inequality proof without leaves")
-        if not isinstance(self.s_alpha, tuple) or not isinstance(self.s_beta, tuple):
-            raise InvalidEncoding("inequality proof: responses must be tuples")
-        if not len(self.zs) == len(self.s_alpha) == len(self.s_beta):
-            raise InvalidEncoding(
-                f"inequality proof: {len(self.zs)} Z values, {len(self.s_alpha)} and "
-                f"{len(self.s_beta)} responses"
-            )
+        for name, pts in (("P", self.ps), ("Q", self.qs)):
+            if not isinstance(pts, tuple) or not all(isinstance(p, Point) for p in pts):
+                raise InvalidEncoding(f"inequality proof: {name} values must be a tuple of Points")
+            if not pts:
+                raise InvalidEncoding(f"inequality proof without {name} values")
         check_scalar(self.c, what="inequality challenge")
-        for s in self.s_alpha:
-            check_scalar(s, what="inequality response s_alpha")
-        for s in self.s_beta:
-            check_scalar(s, what="inequality response s_beta")
-
-    @property
-    def leaves(self) -> int:
-        return len(self.zs)
+        check_scalar(self.s_r, what="inequality response s_r")
+        check_scalar(self.s_alpha, what="inequality response s_alpha")
 
     def encode(self) -> bytes:
-        """``Z_1 .. Z_N || c || s_a1 s_b1 .. s_aN s_bN`` (32 bytes each)."""
-        out = bytearray()
-        for z in self.zs:
-            out += z.data
-        out += self.c.to_bytes(SCALAR_BYTES, "little")
-        for sa, sb in zip(self.s_alpha, self.s_beta, strict=True):
-            out += sa.to_bytes(SCALAR_BYTES, "little") + sb.to_bytes(SCALAR_BYTES, "little")
-        return bytes(out)
+        """``P_1 .. P_f || Q_1 .. Q_n || c || s_r || s_alpha`` (32 bytes each)."""
+        return b"".join(
+            (
+                *(p.data for p in self.ps),
+                *(q.data for q in self.qs),
+                *(scalar_to_bytes(k) for k in (self.c, self.s_r, self.s_alpha)),
+            )
+        )
 
     @classmethod
-    def decode(cls, b: bytes, leaves: int) -> InequalityProof:
-        """Decode a proof of ``leaves`` leaves: every ``Z`` fully validated (canonical, in
-        the subgroup, not the identity), every scalar reduced."""
-        if type(leaves) is not int or leaves < 1:
-            raise InvalidEncoding("inequality proof needs at least one leaf")
-        if type(b) is not bytes or len(b) != proof_size(leaves):
-            raise InvalidEncoding(f"inequality proof must be {proof_size(leaves)} bytes")
-        zs = tuple(Point.decode(b[i * POINT_BYTES : (i + 1) * POINT_BYTES]) for i in range(leaves))
-        pos = leaves * POINT_BYTES
-        c = scalar_from_bytes(b[pos : pos + SCALAR_BYTES])
-        pos += SCALAR_BYTES
-        sa, sb = [], []
-        for _ in range(leaves):
-            sa.append(scalar_from_bytes(b[pos : pos + SCALAR_BYTES]))
-            sb.append(scalar_from_bytes(b[pos + SCALAR_BYTES : pos + 2 * SCALAR_BYTES]))
-            pos += 2 * SCALAR_BYTES
-        return cls(zs, c, tuple(sa), tuple(sb))
+    def decode(cls, b: bytes, cards: int, forbidden: int) -> InequalityProof:
+        """Decode a proof about ``cards`` held cards and ``forbidden`` list entries: every
+        point fully validated (canonical, in the subgroup, not the identity), every
+        scalar reduced."""
+        for what, k in (("held card", cards), ("forbidden entry", forbidden)):
+            if type(k) is not int or k < 1:
+                raise InvalidEncoding(f"inequality proof needs at least one {what}")
+        size = proof_size(cards, forbidden)
+        if type(b) is not bytes or len(b) != size:
+            raise InvalidEncoding(f"inequality proof must be {size} bytes")
+        pts = [
+            Point.decode(b[i : i + POINT_BYTES])
+            for i in range(0, POINT_BYTES * (cards + forbidden), POINT_BYTES)
+        ]
+        pos = POINT_BYTES * (cards + forbidden)
+        c, s_r, s_alpha = (
+            scalar_from_bytes(b[pos + k * SCALAR_BYTES : pos + (k + 1) * SCALAR_BYTES])
+            for k in range(_SCALARS)
+        )
+        return cls(tuple(pts[:forbidden]), tuple(pts[forbidden:]), c, s_r, s_alpha)
 
 
 # ----------------------------------------------------------------- statement
@@ -216,25 +206,11 @@ def _check_held(public: Point, held: Sequence[HeldCard]) -> None:
             raise InvalidEncoding("held cards must be HeldCards of Points")
 
 
-def _transcript(
-    context: Context,
-    public: Point,
-    held: Sequence[HeldCard],
-    forbidden: list[int],
-    deck: Deck,
-    zs: Sequence[Point],
-) -> Transcript:
-    """Everything the proof is about, in order: generator, key share, deck, forbidden
-    handles and their encodings, every held card, every ``Z``."""
-    t = _statement_transcript(context, public, held, forbidden, deck)
-    t.append_points("Z", zs)
-    return t
-
-
 def _statement_transcript(
     context: Context, public: Point, held: Sequence[HeldCard], forbidden: list[int], deck: Deck
 ) -> Transcript:
-    """:func:`_transcript` before the ``Z`` (the prover's nonces are bound to it)."""
+    """Everything the proof is about, in order: generator, key share, deck, forbidden
+    handles and their encodings, every held card (the prover's nonces are bound to it)."""
     t = Transcript(PROTOCOL, context)
     t.append_point("G", G)
     t.append_point("key_share", public)
@@ -248,7 +224,7 @@ def _statement_transcript(
 def _lincomb(terms: Sequence[tuple[int, Point]], what: str) -> Point:
     """``sum k_i P_i`` skipping zero scalars (fixed-base path for ``G``); raises
     :class:`InvalidProof` if the result (or a partial sum) is the identity, which an
-    honest prover's commitment is not, except with probability ~1/L."""
+    honest prover's commitment is not (it re-draws in that ~1/L case)."""
     acc: Point | None = None
     try:
         for k, p in terms:
@@ -282,11 +258,11 @@ def prove_none_of(
     """Prove "none of my ``held`` cards is any of the handles ``forbidden``".
 
     With ``pad_with`` (a handle in ``forbidden``) the forbidden list is padded
-    to ``pad_to`` entries by repeating it, so the proof has ``len(held) *
-    pad_to`` leaves whatever the size of ``forbidden``: neither the proof's
-    size nor the work to make or check it tells how many handles are
-    forbidden.  A repeated leaf is just another true inequality, so soundness
-    is unchanged; the verifier must pad the same way.
+    to ``pad_to`` entries by repeating it, so the proof has ``pad_to`` forbidden
+    entries whatever the size of ``forbidden``: neither the proof's size nor the
+    work to make or check it tells how many handles are forbidden (a repeated
+    entry is computed again, not looked up).  A repeated entry is just another
+    true relation, so soundness is unchanged; the verifier must pad the same way.
 
     ``indices`` are the true handles of the held cards (the prover knows them);
     if one of them is forbidden the claim is false and :class:`InvalidProof` is
@@ -312,40 +288,33 @@ def prove_none_of(
         b"".join(i.to_bytes(2, "little") for i in indices),
         insecure_test_seed=insecure_test_seed,
     )
-    zs: list[Point] = []
-    rs: list[int] = []
-    ds: list[Point] = []
-    for idx in indices:
-        m = deck.points[idx]
-        for v in bad:
-            d = sub(deck.points[v], m)  # M_v - M: never the identity (distinct encodings)
-            r = rand()
-            zs.append(mul(r, d))
-            rs.append(r)
-            ds.append(d)
-    t.append_points("Z", zs)
-    commitments: list[Point] = []
-    nonces: list[tuple[int, int]] = []
-    for leaf, d in enumerate(ds):
-        c1 = held[leaf // len(bad)].c1
-        while True:  # re-draw in the ~1/L case of an identity commitment
-            k, b = rand(), rand()
-            try:
-                a1 = sub(mul(k, c1), mul(b, d))  # = a C1 + b Y_v for a = k - b x
-            except InvalidPoint:
-                continue
-            break
-        commitments += (a1, base_mul(k))  # A2 = a G + b PK = k G
-        nonces.append((k, b))
-    t.append_points("commitments", commitments)
+    r = rand()  # never zero
+    ps = [mul(r, deck.points[v]) for v in bad]
+    qs = [mul(r, deck.points[idx]) for idx in indices]
+    t.append_points("P", ps)
+    t.append_points("Q", qs)
+    while True:  # re-draw in the ~1/L case of an identity commitment
+        k_r, k_a = rand(), rand()
+        try:
+            ts = [mul(k_r, deck.points[v]) for v in bad]
+            # U_i = k_r X_i - k_a C1_i = k_r M_i + (k_r x - k_a) C1_i
+            w = (k_r * secret - k_a) % L
+            us = [
+                add(mul(k_r, deck.points[idx]), mul(w, hc.c1))
+                for idx, hc in zip(indices, held, strict=True)
+            ]
+            # W = k_a G - k_r PK = (k_a - k_r x) G
+            big_w = base_mul((L - w) % L)
+        except InvalidPoint:
+            continue
+        break
+    t.append_points("T", ts)
+    t.append_points("U", us)
+    t.append_point("W", big_w)
     c = t.challenge("c")
-    s_alpha = []
-    s_beta = []
-    for (k, b), r in zip(nonces, rs, strict=True):
-        a = (k - b * secret) % L
-        s_alpha.append((a + c * r * secret) % L)  # alpha = r x
-        s_beta.append((b - c * r) % L)  # beta = -r
-    return InequalityProof(tuple(zs), c, tuple(s_alpha), tuple(s_beta))
+    s_r = (k_r + c * r) % L
+    s_alpha = (k_a + c * r * secret) % L  # alpha = r x
+    return InequalityProof(tuple(ps), tuple(qs), c, s_r, s_alpha)
 
 
 def verify_none_of(
@@ -366,30 +335,34 @@ def verify_none_of(
         raise InvalidEncoding("expected an InequalityProof")
     _check_held(public, held)
     bad = _forbidden_sorted(forbidden, deck, pad_to, pad_with)
-    n_leaves = len(held) * len(bad)
-    if proof.leaves != n_leaves:
+    if len(proof.ps) != len(bad) or len(proof.qs) != len(held):
         raise InvalidProof(
-            f"inequality proof has {proof.leaves} leaves, the statement needs {n_leaves}"
+            f"inequality proof is about {len(proof.qs)} cards and {len(proof.ps)} forbidden"
+            f" entries, the statement about {len(held)} and {len(bad)}"
         )
-    commitments: list[Point] = []
-    c = proof.c
+    blinded_forbidden = {p.data for p in proof.ps}
+    for pos, q in enumerate(proof.qs):
+        if q.data in blinded_forbidden:
+            raise InvalidProof(
+                f"inequality proof of seat {context.seat}: held card {pos} is a forbidden card"
+            )
+    c, s_r, s_a = proof.c, proof.s_r, proof.s_alpha
     neg_c = (L - c) % L
-    leaf = 0
-    for pos, hc in enumerate(held):
-        for v in bad:
-            try:
-                y = sub(hc.x, deck.points[v])
-            except InvalidPoint:
-                # X == M_v would mean x C1 is the identity: impossible for a real card
-                raise InvalidProof(f"held card {pos} point equals a card encoding") from None
-            z = proof.zs[leaf]  # a Point: never the identity
-            sa, sb = proof.s_alpha[leaf], proof.s_beta[leaf]
-            a1 = _lincomb(((sa, hc.c1), (sb, y), (neg_c, z)), f"commitment A1 of leaf {leaf}")
-            a2 = _lincomb(((sa, G), (sb, public)), f"commitment A2 of leaf {leaf}")
-            commitments += (a1, a2)
-            leaf += 1
-    t = _transcript(context, public, held, bad, deck, proof.zs)
-    t.append_points("commitments", commitments)
+    ts = [
+        _lincomb(((s_r, deck.points[v]), (neg_c, p)), f"commitment T of forbidden entry {j}")
+        for j, (v, p) in enumerate(zip(bad, proof.ps, strict=True))
+    ]
+    us = [
+        _lincomb(((s_r, hc.x), ((L - s_a) % L, hc.c1), (neg_c, q)), f"commitment U of card {i}")
+        for i, (hc, q) in enumerate(zip(held, proof.qs, strict=True))
+    ]
+    big_w = _lincomb(((s_a, G), ((L - s_r) % L, public)), "commitment W")
+    t = _statement_transcript(context, public, held, bad, deck)
+    t.append_points("P", proof.ps)
+    t.append_points("Q", proof.qs)
+    t.append_points("T", ts)
+    t.append_points("U", us)
+    t.append_point("W", big_w)
     if t.challenge("c") != c:
         raise InvalidProof(
             f"inequality proof of seat {context.seat} ({len(held)} cards, none of "

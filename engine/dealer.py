@@ -16,7 +16,16 @@ from typing import Any, Protocol
 
 from engine.cards import Card
 from engine.errors import BadAnswer, FalseClaim
-from engine.obligations import JointRandom, Obligation, Prove, Reveal, Roll, Shuffle, Transfer
+from engine.obligations import (
+    Deal,
+    JointRandom,
+    Obligation,
+    Prove,
+    Reveal,
+    Roll,
+    Shuffle,
+    Transfer,
+)
 
 
 class Dealer(Protocol):
@@ -63,7 +72,7 @@ class LocalDealer:
         if isinstance(ob, Shuffle):
             self._shuffle(ob.handles)
             return None
-        if isinstance(ob, Reveal):
+        if isinstance(ob, Reveal | Deal):
             return {h: self.truth[h] for h in ob.handles}
         if isinstance(ob, Transfer):
             return {ob.handle: self.truth[ob.handle]}

@@ -76,6 +76,7 @@ from engine.errors import (
     NotYourTurn,
 )
 from engine.obligations import (
+    Deal,
     JointRandom,
     Obligation,
     Prove,
@@ -83,6 +84,7 @@ from engine.obligations import (
     Roll,
     Shuffle,
     Transfer,
+    who_learns,
 )
 from engine.options import (
     TABLE_OPTION_NAMES,
@@ -543,17 +545,11 @@ class Game:
             for h in ob.handles:
                 self.seen.pop(h, None)
                 self.faces.pop(h, None)
-        elif isinstance(ob, Reveal | Transfer):
-            handles = ob.handles if isinstance(ob, Reveal) else (ob.handle,)
+        elif isinstance(ob, Reveal | Deal | Transfer):
+            handles = (ob.handle,) if isinstance(ob, Transfer) else ob.handles
             if not isinstance(answer, Mapping) or not set(answer) <= set(handles):
                 raise BadAnswer(f"answer to {ob} must map some of {handles} to faces")
-            if isinstance(ob, Transfer):
-                mask = 1 << ob.dst
-            elif ob.to is None:
-                mask = self.all_seats
-            else:
-                mask = sum(1 << s for s in ob.to)
-            for h in handles:
+            for h, mask in who_learns(ob, self.all_seats).items():
                 self.seen[h] = self.seen.get(h, 0) | mask
             for h, face in answer.items():
                 if not isinstance(face, Card):
@@ -608,6 +604,12 @@ class Game:
         hs = tuple(handles)
         target = frozenset(to) if to is not None else None
         answer = yield Reveal(hs, target, reason)
+        return answer
+
+    def deal(self, hands: Iterable[tuple[int, Iterable[int]]], reason: str = "deal") -> Handler:
+        """Show each hand to its own seat, all at once (one :class:`Deal`); return the
+        faces learnt (``faces = yield from self.deal(...)``)."""
+        answer = yield Deal(tuple((seat, tuple(hand)) for seat, hand in hands), reason)
         return answer
 
     # ---- comparison and hashing ----------------------------------------------------

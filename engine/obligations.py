@@ -13,7 +13,8 @@ How each need of the four games maps onto the kinds below:
 =====================================  ==========================================
 need                                   obligation
 =====================================  ==========================================
-private deal                           ``Reveal(hand, to={seat})``
+private deal of every hand at once     ``Deal(((seat, hand), ...))``
+private deal of one hand               ``Reveal(hand, to={seat})``
 public reveal, face-up draw pile top   ``Reveal(handles, to=None)``
 show a hand to one seat (miss check)   ``Reveal(hand, to={attacker})``
 look at the next 6 pile cards          ``Reveal(pile[:6], to={seat})``
@@ -28,7 +29,7 @@ proofs about hidden cards              ``Prove(statement)``
 dice                                   ``Roll(count)``
 =====================================  ==========================================
 
-Answers, by kind (``answer_type``): ``Reveal`` and ``Transfer`` answer with a
+Answers, by kind (``answer_type``): ``Reveal``, ``Deal`` and ``Transfer`` answer with a
 ``dict`` from handle to ``Card`` holding the faces *this engine instance* may
 learn (all of them for the omniscient local dealer, only the entitled ones on
 a real peer); ``Shuffle`` and ``Prove`` answer ``None`` (a false proof makes
@@ -51,7 +52,7 @@ any verifier. Each has ``holds(face_of)`` for dealers that know the faces.
 Proof shapes. A dealer proves statements of exactly three *shapes*, defined
 here: ``AtLeastInSet`` (at least t of these cards have a face in a set: a CDS
 threshold proof), ``NoneOfFace`` (none of these cards is this face: one
-inequality proof per card) and ``HighestGiven`` (checked by one receiver).
+inequality proof about them all) and ``HighestGiven`` (checked by one receiver).
 Every statement reduces to one of them through ``Statement.shape()``, so a
 game may define its own statements (Slave's ``LacksCard``, Slaiga's
 ``AtLeastOfSuit``) and no dealer needs to know them: a sixth game with a new
@@ -238,6 +239,23 @@ class Reveal(Obligation):
 
 
 @dataclass(frozen=True, slots=True)
+class Deal(Obligation):
+    """Reveal each hand to its own seat: ``hands`` pairs a seat with its handles.
+
+    It means what one private ``Reveal(hand, to={seat})`` per pair, in order, means;
+    stated at once, a table deals every hand in one round instead of one round a
+    hand (every seat's tokens for all the cards of the others in one entry)."""
+
+    hands: tuple[tuple[int, tuple[int, ...]], ...]
+    reason: str = "deal"
+
+    @property
+    def handles(self) -> tuple[int, ...]:
+        """Every dealt handle, hand after hand."""
+        return tuple(h for _, hand in self.hands for h in hand)
+
+
+@dataclass(frozen=True, slots=True)
 class Transfer(Obligation):
     """Move ``handle`` from seat ``src`` to seat ``dst``; ``dst`` learns its face."""
 
@@ -273,9 +291,20 @@ class JointRandom(Obligation):
     reason: str = "random"
 
 
+def who_learns(ob: Reveal | Deal | Transfer, all_seats: int) -> dict[int, int]:
+    """For each handle ``ob`` shows, the bit mask of the seats that learn its face
+    (``all_seats``: the mask of every seat, for a public reveal)."""
+    if isinstance(ob, Transfer):
+        return {ob.handle: 1 << ob.dst}
+    if isinstance(ob, Deal):
+        return {h: 1 << seat for seat, hand in ob.hands for h in hand}
+    mask = all_seats if ob.to is None else sum(1 << s for s in ob.to)
+    return dict.fromkeys(ob.handles, mask)
+
+
 def answer_type(ob: Obligation) -> type | None:
     """The Python type of the answer a dealer must give to ``ob``."""
-    if isinstance(ob, Reveal | Transfer):
+    if isinstance(ob, Reveal | Deal | Transfer):
         return dict
     if isinstance(ob, Roll):
         return tuple

@@ -38,6 +38,15 @@ def test_bench_table_reports_the_figures():
     assert len(row["loop_block_ms_max_per_peer"]) == 4
     assert all(m is not None for m in row["loop_block_ms_max_per_peer"])
     assert 0 <= row["loop_block_ms_p99"] <= row["loop_block_ms_max"]
+    # issue 19's targets set for a dice game, each with its figure and verdict
+    assert set(row["targets"]) == {
+        "action_ms_p90",
+        "ratio",
+        "loop_block_ms_p99",
+        "loop_block_ms_max",
+    }
+    for key, t in row["targets"].items():
+        assert t["value"] == row[key] and t["met"] == (t["value"] <= t["at_most"]), (key, t)
     # the survive option's cost: the escrow in the key round, and a peer lost for good
     surv = json.loads(proc.stdout)["survive"]["slajens"]
     key = surv["key_round"]

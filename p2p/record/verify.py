@@ -415,6 +415,7 @@ def _in_player_words(reason: str, who: Who) -> str:
 
 OLD_PROTOCOLS = {
     3: "before a table said how many spectators may watch",
+    4: "before the shorter proof that a player does not hold a card",
 }
 """What changed after each older protocol version, in a player's words (``Manifest``)."""
 
@@ -423,7 +424,8 @@ def other_version(genesis: Any) -> str | None:
     """One line when ``genesis`` was written by a Slaiga of another protocol version (which
     version, and what to do), else ``None``.  A manifest's fields are signed as they were
     written, and an older one lacks fields this version needs (the version 3 manifest has
-    no ``spectators``), so this version cannot check such a record."""
+    no ``spectators``; a version 4 record's inequality proofs have another form), so this
+    version cannot check such a record."""
     try:
         tag, fields = msgpack.unpackb(genesis.manifest, raw=False, strict_map_key=False)
         version = fields["version"]

@@ -49,7 +49,7 @@ from p2p.wire.schema import (
     struct,
 )
 
-PROTOCOL_VERSION = 4
+PROTOCOL_VERSION = 5
 """Version 4: the table manifest says how many spectators may watch (``spectators``).
 Version 3: a sealed gift is an openable box of fixed size, its ``verdict`` is only
 accept or complain, and a complaint is settled by the giver's ``unseal`` entry

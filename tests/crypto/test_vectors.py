@@ -102,8 +102,8 @@ def test_vectors_verify_from_bytes(vec):
 
     iv = vec["inequality_proof"]
     iheld = [HeldCard(Point.decode(h(a)), Point.decode(h(b))) for a, b in iv["held"]]
-    assert iv["leaves"] == len(iheld) * len(iv["forbidden"])
-    iproof = InequalityProof.decode(h(iv["proof"]), iv["leaves"])
+    assert iv["cards"] == len(iheld)
+    iproof = InequalityProof.decode(h(iv["proof"]), len(iheld), len(iv["forbidden"]))
     verify_none_of(shares[1].public, iheld, iv["forbidden"], deck, iproof, ctx)
     for other in (ctx.with_step(4), ctx.with_seat(2)):
         with pytest.raises(InvalidProof):
@@ -153,14 +153,14 @@ def test_rejection_at_every_decoder(vec):
         CompositeProof.decode(raw[:-1], stmt)
     iv = vec["inequality_proof"]
     iraw = h(iv["proof"])
-    n = iv["leaves"]
+    shape = (iv["cards"], len(iv["forbidden"]))
     for bad_point in (SMALL_ORDER_8, NON_CANONICAL, bytes(32)):
         with pytest.raises(InvalidPoint):
-            InequalityProof.decode(iraw[:32] + bad_point + iraw[64:], n)
+            InequalityProof.decode(iraw[:32] + bad_point + iraw[64:], *shape)
     with pytest.raises(InvalidScalar):
-        InequalityProof.decode(iraw[:-32] + BIG_SCALAR, n)
+        InequalityProof.decode(iraw[:-32] + BIG_SCALAR, *shape)
     with pytest.raises(InvalidEncoding):
-        InequalityProof.decode(iraw[:-1], n)
+        InequalityProof.decode(iraw[:-1], *shape)
 
 
 def vec_public(vec) -> Point:

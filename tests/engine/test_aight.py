@@ -137,7 +137,8 @@ def test_setup_deals_eight_privately_and_turns_one_up():
     h = g.zones["hand:0"][0]
     assert g.visible(0, h) and not g.visible(1, h)
     assert g.to_move() == (0,) and g.turns == 1 and g.book.lines()[0].startswith("#1:")
-    assert d.counts["Shuffle"] == 1 and d.counts["Reveal"] == 5
+    # every hand in one deal (one round of tokens on a table), then the card turned up
+    assert (d.counts["Shuffle"], d.counts["Deal"], d.counts["Reveal"]) == (1, 1, 1)
 
 
 def test_matching_play_stands_and_turn_passes():
@@ -1003,10 +1004,11 @@ def test_fuzz_decoded_actions_are_refused_or_safe_to_apply(kind, fields):
 
 def _peer_answer(ob, answer, seat):
     """What a real peer at ``seat`` would learn: only faces its seat may see."""
-    from engine.obligations import Reveal
+    from engine.obligations import Deal, Reveal, who_learns
 
-    if isinstance(ob, Reveal) and ob.to is not None and seat not in ob.to:
-        return {}
+    if isinstance(ob, Reveal | Deal):
+        learns = who_learns(ob, (1 << 16) - 1)
+        return {h: f for h, f in answer.items() if learns[h] >> seat & 1}
     return answer
 
 

@@ -26,7 +26,17 @@ from engine import registry, runner
 from engine.dealer import LocalDealer
 from engine.errors import BadOption, EngineError
 from engine.game import Game
-from engine.obligations import JointRandom, Obligation, Prove, Reveal, Roll, Shuffle, Transfer
+from engine.obligations import (
+    Deal,
+    JointRandom,
+    Obligation,
+    Prove,
+    Reveal,
+    Roll,
+    Shuffle,
+    Transfer,
+    who_learns,
+)
 from engine.options import TABLE_OPTIONS
 
 MAX_STEPS = 6000
@@ -211,18 +221,15 @@ class SeatlessTable:
 
     def _split(self, ob: Obligation, answer: Any, seat: int | None) -> Any:
         t = self.table
-        if isinstance(ob, Reveal | Transfer):
-            if isinstance(ob, Transfer):
-                to = {ob.dst}
-            elif ob.to is None:
-                return answer
-            else:
-                to = set(ob.to)
-            mask = sum(1 << s for s in to)
-            if seat in to:
-                return answer
+        if isinstance(ob, Reveal | Deal | Transfer):
+            learns = who_learns(ob, t.all_seats)
             # a card every seat has now seen goes public (p2p.table.game_rule does so)
-            return {h: f for h, f in answer.items() if (t.seen.get(h, 0) | mask) == t.all_seats}
+            return {
+                h: f
+                for h, f in answer.items()
+                if (seat is not None and learns[h] >> seat & 1)
+                or (t.seen.get(h, 0) | learns[h]) == t.all_seats
+            }
         if isinstance(ob, Shuffle | Prove):
             return None
         assert isinstance(ob, Roll | JointRandom)

@@ -329,13 +329,22 @@ def test_each_field_of_the_sealed_plaintext_tampered_convicts_the_giver(honest_g
     rec = _replay(honest_gift)
     key, ctx, plain = _gift_parts(honest_gift, rec)
     receiver = rec.manifest.seats[honest_gift["receiver"]].seal_key
-    # tokens (32 bytes a given card), their DLEQ proof (64), the padded inequality proof
-    n_tok = next(k for k in (1, 2) if (len(plain) - 32 * k - 64 - 32) % 96 == 0)
+    # the giver's tokens (32 bytes a given card: none of them is public in Slave), their
+    # DLEQ proof (64), then the inequality proof: in Slave (4 seats, 13 cards each) the
+    # padded forbidden list and the 13 - given other cards make 52 blinded points (the
+    # list padded to 52 - rest), then the challenge and two responses (32 bytes each)
+    given = (len(plain) - 64 - 32 * 52 - 96) // 32
+    assert given in (1, 2) and len(plain) == 32 * given + 64 + 32 * 52 + 96
+    proof_at = 32 * given + 64
+    pad_to = 52 - (13 - given)
     fields = {
         "a reveal token": 0,
-        "the DLEQ proof": 32 * n_tok + 40,
-        "an inequality Z": 32 * n_tok + 64 + 5,
-        "the inequality challenge": len(plain) - 1,
+        "the DLEQ proof": 32 * given + 40,
+        "a blinded forbidden card": proof_at + 5,
+        "a padding entry of the forbidden list": proof_at + 32 * (pad_to - 1) + 7,
+        "a blinded held card": proof_at + 32 * pad_to + 5,
+        "the inequality challenge": proof_at + 32 * 52 + 3,
+        "a response": len(plain) - 1,
     }
     for what, pos in fields.items():
         bad = bytearray(plain)

@@ -18,7 +18,6 @@ from p2p.net.offload import Offload
 from p2p.table import local_table
 from p2p.table.game_rule import SHUFFLE_KIND, SealedProofBody, ShuffleBody, TokensBody
 from p2p.table.seat import game_of
-from p2p.wire import Entry, decode_body
 from tests.p2p._by_hand import (
     bot_body,
     offer,
@@ -210,37 +209,41 @@ def test_our_reveal_tokens_are_made_ahead_and_not_again_on_the_loop():
 
 
 def test_entries_that_arrive_together_are_checked_side_by_side_and_once():
-    """A round of reveal tokens from three seats: one job each, run side by side; offered
-    afterwards (or arriving again, relayed), none is checked a second time."""
+    """The deal's round of reveal tokens: the three other seats' entries, one job each,
+    run side by side; offered afterwards (or arriving again, relayed), none is checked a
+    second time."""
     from p2p.table.game_rule import TOKENS_KIND
 
     table = local_table.new_table(GAME, SEATS, OPTIONS)
-    receiver = None
+    receiver = need = None
     for _ in range(300):
         for d in table.drivers:
             rule = game_of(d.record)
-            need = rule.need if rule is not None else None
+            pending = rule.need if rule is not None else None
             if (
-                need is not None
-                and need.kind == TOKENS_KIND
-                and len(need.seats) == SEATS - 1
-                and rule.my_seat not in need.seats
-                and not need.parsed
+                pending is not None
+                and pending.kind == TOKENS_KIND
+                and len(set(pending.seats) - {rule.my_seat}) == SEATS - 1
+                and not pending.parsed
             ):
-                receiver = d
+                receiver, need = d, pending
         if receiver is not None:
             break
         for d in table.drivers:
             if send_machine_body(table, d):
                 break  # one entry at a time: every round is seen before anyone answers it
-    assert receiver is not None
+    assert receiver is not None and need is not None and need.cards is not None
+    rule = game_of(receiver.record)
+    me = rule.my_seat
+    # the deal is one round: every seat owes tokens, for the cards of the other hands
+    assert set(need.seats) == set(range(SEATS))
     together = []
     for d in table.drivers:
         if d is not receiver:
             body = d.machine_body()
             assert isinstance(body, TokensBody)
             together.append(d.sign(body).accepted[0].signed)
-    rule = game_of(receiver.record)
+    receiver.sign(receiver.machine_body())  # our own entry of the round
     offload = Offload()
 
     async def main():
@@ -254,9 +257,11 @@ def test_entries_that_arrive_together_are_checked_side_by_side_and_once():
     for signed in together:
         receiver.record.offer(signed)
     # the fold used every kept result: what is left is the receiver's own token for each
-    # card it opens (one multiplication a card), no check of anybody's proof
-    cards = len(decode_body(together[0].entry, Entry).body.tokens) // 32
-    assert COUNTERS.mul == cards
+    # card it opens (one multiplication a card: its hand), no check of anybody's proof
+    shown = {h for s in need.seats if s != me for h in need.cards[s]}
+    hand = shown - set(need.cards[me])
+    assert len(hand) == 13
+    assert COUNTERS.mul == len(hand)
 
 
 def test_the_receiver_checks_a_gift_ahead_and_not_on_the_loop():

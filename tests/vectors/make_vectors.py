@@ -161,7 +161,7 @@ def build() -> dict:
         "proof": hp.encode().hex(),
     }
 
-    # "none of my cards is handle 1 or 2" (Camenisch-Shoup inequality, one leaf per pair)
+    # "none of my cards is handle 1 or 2" (a blinded comparison, crypto/inequality.py)
     not_these = [1, 2]
     ip = prove_none_of(
         secrets[1],
@@ -176,7 +176,7 @@ def build() -> dict:
     out["inequality_proof"] = {
         "held": [[h.c1.data.hex(), h.x.data.hex()] for h in held],
         "forbidden": not_these,
-        "leaves": ip.leaves,
+        "cards": len(ip.qs),
         "proof": ip.encode().hex(),
     }
     return out

@@ -205,11 +205,14 @@ class AightOfSpaides(Game):
         for s in range(n):
             self.zones.add(f"hand:{s}")
         yield Shuffle(tuple(self.zones["deck"]), "initial shuffle")
+        hands = []
         for s in range(n):
             hand = list(self.zones["deck"][:HAND_SIZE])
             for h in hand:
                 self.zones.move(h, f"hand:{s}")
-            yield from self.reveal(hand, to={s}, reason="deal")
+            hands.append((s, hand))
+        yield from self.deal(hands)
+        for s in range(n):
             self.emit("deal", f"seat {s} is dealt {HAND_SIZE} cards", s)
         top = self.zones["deck"][0]
         self.zones.move(top, "pile", 0)

@@ -47,11 +47,13 @@ class HighCard(Game):
         for s in range(self.seats):
             self.zones.add(f"hand:{s}")
         yield from self.shuffle_zone("deck")
+        hands = []
         for s in range(self.seats):
             hand = list(self.zones["deck"][: self.options["hand"]])
             for h in hand:
                 self.zones.move(h, f"hand:{s}")
-            yield from self.reveal(hand, to={s}, reason="deal")
+            hands.append((s, hand))
+        yield from self.deal(hands)
         self.phase = "play"
 
     # ---- the one phase ------------------------------------------------------------------

@@ -187,11 +187,13 @@ class SlaigaAgenda(Game):
             self.zones.add(f"hand:{s}")
             self.zones.add(f"place:{s}")
         yield Shuffle(tuple(self.zones[DRAW]), "deal")
+        hands = []
         for s in range(self.seats):
             hand = tuple(self.zones[DRAW][:HAND_SIZE])
             for h in hand:
                 self.zones.move(h, f"hand:{s}")
-            yield Reveal(hand, frozenset((s,)), "deal")
+            hands.append((s, hand))
+        yield from self.deal(hands)
         self.emit(
             "deal",
             f"{HAND_SIZE} cards dealt to each of {self.seats} players",

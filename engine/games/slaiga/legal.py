@@ -36,7 +36,7 @@ from engine.games.slaiga.hands import (
     is_shoot,
     next_suit,
 )
-from engine.obligations import Reveal, Shuffle, Transfer
+from engine.obligations import Deal, Reveal, Shuffle, Transfer
 
 
 class SlaigaMoves(SlaigaAgenda):
@@ -58,7 +58,7 @@ class SlaigaMoves(SlaigaAgenda):
     def _learn(self, ob, answer) -> None:
         """Record the answer (base class), then refresh the view table for its handles."""
         super()._learn(ob, answer)
-        if isinstance(ob, (Shuffle, Reveal)):
+        if isinstance(ob, (Shuffle, Reveal, Deal)):
             self._refresh_views(ob.handles)
         elif isinstance(ob, Transfer):
             self._refresh_views((ob.handle,))

@@ -249,8 +249,7 @@ class Slave(Game):
         deck = list(self.zones["deck"])
         for i, h in enumerate(deck):
             self.zones.move(h, self.hand_names[(first + i) % self.seats])
-        for s in range(self.seats):
-            yield Reveal(tuple(self.zones[self.hand_names[s]]), frozenset((s,)), "deal")
+        yield from self.deal((s, self.zones[self.hand_names[s]]) for s in range(self.seats))
         self.emit("deal", f"deal {self.game_no} of {self.options['games']}", game=self.game_no)
         if self.exchanges:
             self.phase = "exchange"

@@ -31,6 +31,7 @@ from engine.errors import EngineError, FalseClaim, IllegalAction
 from engine.game import Action, Event, Game, Outcome
 from engine.obligations import (
     AtLeastInSet,
+    Deal,
     HighestGiven,
     JointRandom,
     NoneOfFace,
@@ -154,6 +155,7 @@ def _prove(rule: GameRule, ob: Prove) -> Flow:
 DISCHARGE: Mapping[type[Obligation], Callable[[GameRule, Any], Flow]] = {
     Shuffle: shuffle.discharge,
     Reveal: reveal.discharge,
+    Deal: reveal.deal,
     Transfer: reveal.transfer,
     Prove: _prove,
     Roll: dice.roll,

@@ -2,8 +2,8 @@
 
 The receiver must not show the lowest given face to anyone, so the giver seals to
 it an openable box (:func:`crypto.seal.seal_openable`) of fixed size: its reveal
-tokens for the given cards and an inequality proof, padded to a fixed number of
-leaves, that none of its other cards is a face at or above the lowest given one
+tokens for the given cards and an inequality proof, its forbidden list padded to a
+fixed length, that none of its other cards is a face at or above the lowest given one
 (``sealed-proof``).  The receiver answers ``verdict``: accept (a :class:`Caveat`
 that ``slaiga verify`` lists), or complain.  After a complaint the giver owes
 ``unseal``: the box's one-time key (derived from the table secret), with which
@@ -121,8 +121,7 @@ def highest_given(rule: GameRule, st: HighestGiven) -> Flow:
     yield from ensure_held(rule, p, given + rest)
     need_tok = tuple(h for h in given if p not in rule.ptok[h])
     pad_to, pad_with = _padding(rule, st)
-    leaves = len(st.rest) * pad_to
-    plain = POINT_BYTES * len(st.given) + PROOF_BYTES + inequality_proof_size(leaves)
+    plain = POINT_BYTES * len(st.given) + PROOF_BYTES + inequality_proof_size(len(st.rest), pad_to)
     gift = _Gift(st, need_tok, rule.step_no, pad_to, pad_with, plain)
 
     def check_sealed(seat: int, b: SealedProofBody) -> bytes:
@@ -332,7 +331,7 @@ def _read_gift(
         raise InvalidEncoding(f"a gift must be {gift.plain_bytes} bytes, not {len(plain)}")
     n_tok = POINT_BYTES * len(need_tok)
     n_dleq = PROOF_BYTES if need_tok else 0
-    n_proof = inequality_proof_size(len(st.rest) * gift.pad_to)
+    n_proof = inequality_proof_size(len(st.rest), gift.pad_to)
     toks = plain[:n_tok]
     dleq = plain[n_tok : n_tok + n_dleq]
     proof_b = plain[n_tok + n_dleq : n_tok + n_dleq + n_proof]
@@ -354,7 +353,7 @@ def _read_gift(
     low = min(key(rule._face(k)) for k in given.values())
     forbidden = rule._indices(lambda f: key(f) >= low)
     held = held_cards(rule, p, st.rest)
-    proof = InequalityProof.decode(proof_b, len(st.rest) * gift.pad_to)
+    proof = InequalityProof.decode(proof_b, len(st.rest), gift.pad_to)
     pub, deck, pad_to, pad_with = rule.pubs[p], rule.deck, gift.pad_to, gift.pad_with
 
     def check() -> None:

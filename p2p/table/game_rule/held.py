@@ -3,8 +3,8 @@ prover about cards it holds, without showing them.
 
 * ``AtLeastInSet``: at least t of these cards have a face in a set (a CDS threshold
   proof, ``crypto.hand_proofs``);
-* ``NoneOfFace``: none of these cards is this face (one inequality proof per card,
-  ``crypto.inequality``).
+* ``NoneOfFace``: none of these cards is this face (one inequality proof about all
+  of them, ``crypto.inequality``).
 
 A held card is its ciphertext with every other seat's token: the prover opens it
 with its own share.  :func:`ensure_held` first shows the prover again any of its
@@ -80,7 +80,7 @@ def none_of_face(rule: GameRule, st: NoneOfFace) -> Flow:
         return prove_none_of(secret, pub, held, idx, forbidden, rule.deck, ctx)
 
     def verify(pub: Point, held: list[HeldCard], raw: bytes, ctx: Context) -> None:
-        proof = InequalityProof.decode(raw, len(hs) * len(forbidden))
+        proof = InequalityProof.decode(raw, len(hs), len(forbidden))
         verify_none_of(pub, held, forbidden, rule.deck, proof, ctx)
 
     yield from _held_proof(rule, st.seat, hs, prove, verify)

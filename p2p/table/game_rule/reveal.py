@@ -1,10 +1,14 @@
-"""``Reveal`` and ``Transfer``: reveal tokens, and remasks that make old tokens useless.
+"""``Reveal``, ``Deal`` and ``Transfer``: reveal tokens, and remasks that make old tokens
+useless.
 
 * ``Reveal(hs, None)``: one ``tokens`` round of the seats whose tokens are not yet
   public, each batch with a DLEQ proof;
 * ``Reveal(hs, {r})``: a ``remask`` by ``r`` of the cards whose ``r``-token is
   already public (else everybody could open them), then a ``tokens`` round of every
   seat but ``r``; ``r`` opens with its own share;
+* ``Deal(((r, hs), ...))``: every hand in one ``tokens`` round, each seat's entry
+  holding its tokens for the cards of every other hand (a hand that needs a remask
+  first is shown as its own ``Reveal``);
 * ``Transfer(h, s, d)``: a ``remask`` of ``h`` by ``s`` (old tokens stop opening
   it), then a private reveal to ``d``.
 
@@ -26,7 +30,8 @@ from crypto.errors import InvalidEncoding
 from crypto.group import Point, mul
 from crypto.reveal import make_tokens, verify_tokens
 from crypto.transfer import start_transfer, verify_transfer
-from engine.obligations import Reveal, Transfer
+from engine.cards import Card
+from engine.obligations import Deal, Reveal, Transfer
 from p2p.errors import LocalProtocolError
 from p2p.table.game_rule.core import Flow, Job, Need, Proof64, Waived, decode_points
 from p2p.wire import Blob, Body, body
@@ -117,12 +122,61 @@ def _reveal_to(rule: GameRule, hs: tuple[int, ...], r: int) -> Flow:
     return public_faces, mine_faces
 
 
+def deal(rule: GameRule, ob: Deal) -> Flow:
+    """Show each hand to its own seat in one ``tokens`` round: each seat publishes its
+    tokens for every card of the other hands, hand after hand.  A hand that needs more
+    (a card whose receiver's token is public, one every seat may see once shown) is
+    dealt as its own private reveal instead, as ``Reveal(hand, to={seat})`` would be.
+    Returns (public answer, our answer)."""
+    hands: list[tuple[int, tuple[int, ...]]] = []
+    for r, hand in ob.hands:
+        if not (type(r) is int and 0 <= r < rule.n) or r in (seat for seat, _ in hands):
+            raise LocalProtocolError(f"a deal to an unknown or repeated seat: {ob}")
+        hands.append((r, rule._check_handles(hand)))
+    dealt = [h for _, hand in hands for h in hand]
+    if len(set(dealt)) != len(dealt):
+        raise LocalProtocolError(f"a deal shows one card to two seats: {ob}")
+    simple = [
+        (r, hand)
+        for r, hand in hands
+        if not any(_everyone_sees(rule, h, r) or _rekey_for(rule, h, r) for h in hand)
+    ]
+    public: dict[int, Card] = {}
+    mine: dict[int, Card] = {}
+    if simple:
+        need = {
+            s: [h for r, hand in simple if r != s for h in hand if s not in rule.ptok[h]]
+            for s in range(rule.n)
+        }
+        yield from _tokens_owed(rule, need)
+        for r, hand in simple:
+            mine.update(_open_own(rule, hand, r))
+    for r, hand in hands:
+        if (r, hand) not in simple:
+            got_public, got_mine = yield from _reveal_to(rule, hand, r)
+            public.update(got_public)
+            mine.update(got_mine)
+    return public, mine
+
+
+def _rekey_for(rule: GameRule, h: int, r: int) -> bool:
+    """Is ``r``'s token for ``h`` public while others are not (so that showing ``h`` to
+    ``r`` alone first needs a remask)?"""
+    return r in rule.ptok[h] and len(rule.ptok[h]) < rule.n
+
+
 def reveal_private(rule: GameRule, hs: tuple[int, ...], r: int) -> Flow:
     """Let seat ``r`` (alone) open ``hs``; returns the faces if we are ``r``."""
-    rekey = tuple(h for h in hs if r in rule.ptok[h] and len(rule.ptok[h]) < rule.n)
+    rekey = tuple(h for h in hs if _rekey_for(rule, h, r))
     if rekey:
         yield from _remask(rule, rekey, r)
     yield from _token_round(rule, hs, [s for s in range(rule.n) if s != r])
+    return _open_own(rule, hs, r)
+
+
+def _open_own(rule: GameRule, hs: Sequence[int], r: int) -> dict[int, Card]:
+    """Once every other seat's token for ``hs`` is public: their faces if we are ``r``
+    (opened with our own share), else nothing."""
     mine = rule.mine
     if mine is None or mine.seat != r:
         return {}
@@ -143,8 +197,13 @@ def reveal_private(rule: GameRule, hs: tuple[int, ...], r: int) -> Flow:
 
 def _token_round(rule: GameRule, hs: Sequence[int], seats: Sequence[int]) -> Flow:
     """Every seat of ``seats`` publishes its tokens for those of ``hs`` it has not yet."""
-    need = {s: [h for h in hs if s not in rule.ptok[h]] for s in seats}
-    owing = tuple(s for s in seats if need[s])
+    yield from _tokens_owed(rule, {s: [h for h in hs if s not in rule.ptok[h]] for s in seats})
+
+
+def _tokens_owed(rule: GameRule, need: dict[int, list[int]]) -> Flow:
+    """One ``tokens`` round: each seat of ``need`` publishes its tokens for its cards (in
+    that order), if it owes any."""
+    owing = tuple(s for s in need if need[s])
     if not owing:
         return
     got = yield Need(
