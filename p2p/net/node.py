@@ -202,7 +202,10 @@ class Node(Opening, PlayerSeat):
         if manifest is None:
             return None
         if self._slots[0] is not manifest:
-            self._slots = (manifest, {m.identity: i for i, m in enumerate(manifest.seats)})
+            slots: dict[bytes, int] = {}
+            for i, m in enumerate(manifest.seats):
+                slots.setdefault(m.identity, i)  # the first, as Manifest.seat_of
+            self._slots = (manifest, slots)
         return self._slots[1].get(peer)
 
     def _seat_order(self) -> tuple[int, ...]:
