@@ -2,7 +2,9 @@
 
 Our own entries (the seat's driver, :class:`p2p.table.seat.SeatDriver`) are fsynced
 before they are sent, so a restart can never sign something else for the same step
-(equivocation); received ones are written before they are acted on.  The record loop
+(equivocation); received ones are written before the record loop waits again, and
+before any own entry after them leaves (its ``fsync`` flushes them first, in order), one
+write to the OS for a batch of them (:meth:`Durable.flush`).  The record loop
 does not wait for the disk itself: an own entry it signs is written at once, and what
 it would send from then on is held back until one ``fsync``, in a worker thread, has
 made every entry written so far durable (one ``fsync`` for a burst of entries;
@@ -82,6 +84,11 @@ class Durable:
         """``fsync`` calls made for our own entries (tests count them)."""
         self._fast_fsyncs = 0
         """How many such ``fsync`` calls in a row took under :data:`INLINE_FSYNC_S`."""
+        self._unflushed = False
+        """Entries of other seats the record loop appended that are still in the file's
+        buffer (:meth:`flush`)."""
+        self.flushes = 0
+        """Writes of such entries to the OS (:meth:`flush`; tests count them)."""
 
     def write(self, fx: effects.Effect, received: tuple[wire.Signed, bytes] | None) -> None:
         """Carry out one of :data:`WRITES`.  ``received`` is the entry being handed to the
@@ -96,9 +103,15 @@ class Durable:
             assert store is not None
             raw = received[1] if received is not None and received[0] is fx.signed else None
             if fx.sync and self._in_loop():
-                store.append(fx.signed)  # written; fsynced (off the loop) before sends
+                # written; flushed and fsynced (off the loop) by settle() before sends
+                store.append(fx.signed, flush=False)
                 self._written += 1
                 self._undurable.add(fx.signed.signature)
+            elif not fx.sync and self._in_loop():
+                # another seat's entry: handed to the OS with the rest of the batch, before
+                # the loop waits (flush) or fsyncs (settle), one write for them all
+                store.append(fx.signed, raw=raw, flush=False)
+                self._unflushed = True
             else:
                 store.append(fx.signed, sync=fx.sync, raw=raw)
                 if fx.sync:
@@ -156,6 +169,18 @@ class Durable:
         if self._synced >= self._written:
             self._undurable.clear()
 
+    def flush(self) -> None:
+        """Hand the entries the record loop appended to the OS (one write for a batch):
+        the loop calls it before it waits for the next message, so what it took is in the
+        file whenever it is idle (an fsync of our own entries flushes them first, in
+        order: see :meth:`settle`)."""
+        if self._unflushed:
+            self._unflushed = False
+            store = self._store()
+            if store is not None:
+                store.flush()
+                self.flushes += 1
+
     async def settle(self) -> None:
         """Make the own entries the record loop wrote durable with one ``fsync`` in a
         worker thread (the loop runs on meanwhile: keepalives, frames, the watchdog), then
@@ -165,7 +190,8 @@ class Durable:
         store = self._store()
         assert store is not None
         target = self._written
-        store.flush()
+        store.flush()  # ours and the entries before them, in order
+        self._unflushed = False
         if self._fast_fsyncs < INLINE_AFTER:
             took = await trio.to_thread.run_sync(_timed, store.fsync_written)
         else:  # a disk this fast (a tmpfs): the hand-off to a thread would cost more
@@ -181,4 +207,5 @@ class Durable:
         if self._written > self._synced and store is not None:
             store.sync()
             self.fsyncs += 1
+        self.flush()
         self.durable()

@@ -84,10 +84,18 @@ class FetchServer:
         mesh: Mesh,
         entries_from: Callable[[int], Sequence[wire.Signed]],
         on_drop: Callable[[bytes, str], None] = lambda peer, reason: None,
+        leave_out: Callable[[bytes, wire.Signed], bool] | None = None,
     ) -> None:
         self._nursery = nursery
         self._mesh = mesh
         self._entries_from = entries_from
+        self._leave_out = leave_out
+        """``leave_out(peer, signed)``: the peer has that entry already, or it is queued for
+        it ahead of our reply on the same link (our own entries sent since the link came
+        up): a reply does not carry it again (a healthy table sends each entry once per
+        link, issue 19)."""
+        self.left_out = 0
+        """Entries left out of replies by ``leave_out`` (tests count them)."""
         self._on_drop = on_drop
         self._wanted: dict[bytes, wire.Fetch] = {}
         self._serving: set[bytes] = set()
@@ -123,6 +131,11 @@ class FetchServer:
         try:
             while (fetch := self._wanted.pop(peer, None)) is not None:
                 entries = self._entries_from(fetch.from_step)
+                leave_out = self._leave_out
+                if leave_out is not None and entries:
+                    kept = [s for s in entries if not leave_out(peer, s)]
+                    self.left_out += len(entries) - len(kept)
+                    entries = kept
                 if not entries:
                     continue
                 piece = reply_piece(fetch.table_id, entries)

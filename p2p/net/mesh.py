@@ -227,6 +227,10 @@ class FramedStream:
 
     def __init__(self, stream: trio.abc.Stream) -> None:
         self.stream = stream
+        self._socket = stream.socket if isinstance(stream, trio.SocketStream) else None
+        """The stream's Trio socket, read and written directly (``recv``, ``send``): the
+        stream's own methods add a context manager and checks per call that a link with
+        one reader and one writer (under :attr:`send_lock`) does not need."""
         self.decoder = wire.FrameDecoder(HANDSHAKE_MAX_FRAME)
         self.frame_limit: Callable[[], int] = _handshake_frame_limit
         """The largest frame body accepted, asked again at every length prefix (a stranger
@@ -260,8 +264,9 @@ class FramedStream:
             if decoded is not None:
                 return decoded
             size = RECV_CHUNK if limit >= RECV_CHUNK else min(RECV_CHUNK, self.decoder.wanted())
+            sock = self._socket
             try:
-                data = await self.stream.receive_some(size)
+                data = await (self.stream.receive_some(size) if sock is None else sock.recv(size))
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed(f"receive failed: {exc!r}") from exc
             if not data:
@@ -278,17 +283,38 @@ class FramedStream:
     async def send_frames(self, frames: tuple[bytes, ...] | list[bytes]) -> None:
         """Write encoded frames, in order, with one write to the socket (each gets its MAC,
         in order, once authenticated); ConnectionClosed on failure."""
-        async with self.send_lock:
+        lock = self.send_lock
+        try:
+            # uncontended (a link's writer is its one sender once it runs): no trip through
+            # the scheduler for the lock; the write below is a checkpoint of its own
+            lock.acquire_nowait()
+        except trio.WouldBlock:
+            await lock.acquire()
+        try:
             mac = self._send_mac
             if mac is not None:
                 frames = [wire.authenticated_frame(mac, f) for f in frames]
             data = frames[0] if len(frames) == 1 else b"".join(frames)
             try:
-                await self.stream.send_all(data)
+                await self._send_all(data)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed(f"send failed: {exc!r}") from exc
+        finally:
+            lock.release()
         self.last_sent = trio.current_time()
         self.bytes_out += len(data)
+
+    async def _send_all(self, data: bytes) -> None:
+        """Write all of ``data`` (under the send lock)."""
+        sock = self._socket
+        if sock is None:
+            await self.stream.send_all(data)
+            return
+        sent = await sock.send(data)
+        if sent < len(data):  # the kernel took part of it: the rest as it makes room
+            with memoryview(data) as view:
+                while sent < len(data):
+                    sent += await sock.send(view[sent:])
 
     async def send(self, msg: wire.Message) -> None:
         await self.send_frame(wire.encode_frame(msg))
@@ -552,12 +578,17 @@ class ByteQueue:
         return item
 
     async def get(self) -> object:
-        await trio.lowlevel.checkpoint_if_cancelled()
+        """The next item; a checkpoint either way (parking is one: a get that waited does
+        not yield a second time, which would cost a writer one more trip through the
+        scheduler per frame)."""
+        if self._items or self._closed:
+            await trio.lowlevel.checkpoint_if_cancelled()
+            item = self.get_nowait()
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return item
         while not self._items and not self._closed:
             await self._getters.park()
-        item = self.get_nowait()
-        await trio.lowlevel.cancel_shielded_checkpoint()
-        return item
+        return self.get_nowait()
 
     def close(self) -> None:
         self._closed = True
@@ -627,6 +658,10 @@ class Inbox:
         self._items.append((event, False))
         self._getters.unpark()
 
+    def queued_up(self) -> set[bytes]:
+        """The peers whose link-up (:class:`PeerUp`) is queued, not yet received."""
+        return {e.peer for e, _ in self._items if isinstance(e, PeerUp)}
+
     def drain(self, first: MeshEvent) -> list[MeshEvent]:
         """``first`` and whatever else is queued already, in order (a batch)."""
         batch = [first]
@@ -658,12 +693,16 @@ class Inbox:
         return event
 
     async def receive(self) -> MeshEvent:
-        await trio.lowlevel.checkpoint_if_cancelled()
+        """The next event; a checkpoint either way (a receive that waited parked, which is
+        one, and does not yield again)."""
+        if self._items:
+            await trio.lowlevel.checkpoint_if_cancelled()
+            event = self.receive_nowait()
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return event
         while not self._items:
             await self._getters.park()
-        event = self.receive_nowait()
-        await trio.lowlevel.cancel_shielded_checkpoint()
-        return event
+        return self.receive_nowait()
 
 
 _conn_ids = itertools.count(1)
@@ -696,16 +735,19 @@ class Connection:
         self._keepalive_tokens = float(mesh.keepalive_burst)
         self._keepalive_at = trio.current_time()
         framed.frame_limit = self._frame_limit
+        self.own_from: int | None = None
+        """The mark (:meth:`Mesh.broadcast_raw`) of the first of our own entries queued on
+        this link: every later one went on it too, in order, so a fetch answered on this
+        link leaves them out (p2p/net/fetch.py)."""
 
     @property
     def stranger(self) -> bool:
         """A peer that connected to us and has not joined (see :attr:`Mesh.members`)."""
+        if self.dialed:
+            return False  # a peer we dialled is trusted (asked per frame: cheapest first)
         members = self.mesh.members
         return (
-            members is not None
-            and not self.dialed
-            and self.peer not in members
-            and self.peer not in self.mesh.watchers
+            members is not None and self.peer not in members and self.peer not in self.mesh.watchers
         )
 
     @property
@@ -714,6 +756,8 @@ class Connection:
         return not self.dialed and self.peer in self.mesh.watchers
 
     def _frame_limit(self) -> int:
+        if self.dialed:
+            return wire.MAX_FRAME_BYTES  # neither a stranger nor a spectator
         small = self.stranger or self.spectator
         return STRANGER_MAX_FRAME if small else wire.MAX_FRAME_BYTES
 
@@ -879,7 +923,8 @@ class Connection:
         while True:
             decoded = await self.framed.receive()
             msg = decoded.message
-            if self.spectator:
+            spectator = self.spectator
+            if spectator:
                 self._meter_spectator()
             stranger = self.stranger
             if stranger and self.framed.bytes_in > STRANGER_BYTES:
@@ -893,7 +938,7 @@ class Connection:
                 continue
             self.spoke = True
             self.mesh.stats_received += 1
-            shared = stranger or self.spectator  # one inbox budget for all who hold no seat
+            shared = stranger or spectator  # one inbox budget for all who hold no seat
             await self.mesh.inbox.put(Inbound(self.peer, msg, decoded.raw), shared)
 
     async def _writer(self) -> None:
@@ -1310,18 +1355,31 @@ class Mesh:
             raise ConnectionClosed("not connected", peer)
         await conn.send(msg)
 
-    def broadcast_raw(self, body_bytes: bytes, peers: list[bytes] | None = None) -> int:
+    def broadcast_raw(
+        self, body_bytes: bytes, peers: list[bytes] | None = None, mark: int | None = None
+    ) -> int:
         """Send exact body bytes (e.g. a signed entry) to ``peers`` (default: every connected
-        peer but strangers); returns how many got it queued."""
+        peer but strangers); returns how many got it queued.  ``mark`` (our own entries,
+        numbered in the order they leave): each link that queued it and had none yet
+        records it as its :attr:`Connection.own_from`."""
         frame_bytes = wire.frame(body_bytes)
         if peers is None:  # everyone but strangers: they get nothing of the table's
             targets = [p for p, c in self.connections.items() if not c.stranger]
         else:
             targets = peers
-        return sum(self.send_frame_nowait(p, frame_bytes) for p in targets)
+        queued = 0
+        for p in targets:
+            conn = self.connections.get(p)
+            if conn is not None and conn.send_nowait(frame_bytes):
+                queued += 1
+                if mark is not None and conn.own_from is None:
+                    conn.own_from = mark
+        return queued
 
-    def broadcast(self, msg: wire.Message, peers: list[bytes] | None = None) -> int:
-        return self.broadcast_raw(wire.encode_body(msg), peers)
+    def broadcast(
+        self, msg: wire.Message, peers: list[bytes] | None = None, mark: int | None = None
+    ) -> int:
+        return self.broadcast_raw(wire.encode_body(msg), peers, mark)
 
     async def drain(self, timeout: float = DRAIN_TIMEOUT_S) -> None:
         """Send every queued frame, then close each connection (bounded by ``timeout``).

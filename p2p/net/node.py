@@ -11,7 +11,8 @@ h11 and trio-websocket.  Around it the node keeps only what needs I/O:
 * **Record.**  Steps 1-2 are the commit-reveal seat-order rounds, then the
   protocol the manifest names.  Our own entries are fsynced before they leave, the
   record loop's ``fsync`` in a worker thread while the sends behind it wait
-  (:mod:`p2p.net.durable`); received ones are written before they are acted on.
+  (:mod:`p2p.net.durable`); received ones are written (one write for a batch) before
+  the loop waits again and before an own entry that follows them leaves.
 * **Our player.**  A bot answers at once; a person decides in a task of its own,
   while the loop keeps the table alive.
 * **Time.**  A heartbeat notices when we were away; the loop sleeps until the
@@ -65,6 +66,8 @@ from p2p.table.session import (
 )
 
 MESH_TIMEOUT_S = 20.0
+_WRITE_TYPES = frozenset(WRITES)
+_SEND_TYPES = frozenset(SENDS)
 
 
 class Node(Opening, PlayerSeat):
@@ -105,6 +108,11 @@ class Node(Opening, PlayerSeat):
         """Our spectators once the record runs (p2p/net/watch_server.py)."""
         self.durable = Durable(lambda: self.store, self._send)
         """The record file's writes; our own entries leave only once on disk."""
+        self._slots: tuple[Manifest | None, dict[bytes, int]] = (None, {})
+        """The manifest and its slots by identity key (:meth:`_slot_of`)."""
+        self._own_sent: dict[bytes, int] = {}
+        """Our own entries broadcast so far (signature -> their number, in the order they
+        left): a fetch answered on a link leaves out those queued on it already."""
         self._received: tuple[wire.Signed, bytes] | None = None
         """The entry being handed to the session and its bytes as received (canonical:
         :func:`p2p.wire.decode_body` checked it), written as they are, not encoded again."""
@@ -159,7 +167,16 @@ class Node(Opening, PlayerSeat):
         def dropped(peer: bytes, reason: str) -> None:
             self.emit(SeatDropped(**self._who(self._slot_of(peer)), reason=reason))
 
-        self.fetches = FetchServer(nursery, mesh, entries_from, dropped)
+        def sent_on_link(peer: bytes, signed: wire.Signed) -> bool:
+            """Is ``signed`` one of our own entries queued on the link to ``peer`` (the
+            current one), so that it reaches the peer ahead of a fetch reply?"""
+            conn = mesh.connections.get(peer)
+            if conn is None or conn.own_from is None:
+                return False
+            mark = self._own_sent.get(signed.signature)
+            return mark is not None and mark >= conn.own_from
+
+        self.fetches = FetchServer(nursery, mesh, entries_from, dropped, sent_on_link)
 
     # -- no false blame: away time, a re-fetch before naming anyone --------
 
@@ -179,7 +196,17 @@ class Node(Opening, PlayerSeat):
         return held
 
     def _slot_of(self, peer: bytes) -> int | None:
-        return self.manifest.seat_of(peer) if self.manifest is not None else None
+        """The slot of ``peer`` in the manifest (``None``: no seat, or no manifest yet);
+        looked up in a map made once per manifest (every message asks)."""
+        manifest = self.manifest
+        if manifest is None:
+            return None
+        if self._slots[0] is not manifest:
+            slots: dict[bytes, int] = {}
+            for i, m in enumerate(manifest.seats):
+                slots.setdefault(m.identity, i)  # the first, as Manifest.seat_of
+            self._slots = (manifest, slots)
+        return self._slots[1].get(peer)
 
     def _seat_order(self) -> tuple[int, ...]:
         """Slots in the drawn seat order (empty before it is drawn)."""
@@ -212,26 +239,41 @@ class Node(Opening, PlayerSeat):
         """Carry out the session's effects, in order (writes and sends through
         :attr:`durable`: a send waits for the fsync of an own entry written before it)."""
         for fx in todo:
-            if isinstance(fx, NodeEvent):
-                self.emit(fx)
-                if isinstance(fx, SeatLeft | SeatBack) and self.player is not None:
-                    self._mark_bots()  # the table screen shows who a bot plays now
-            elif isinstance(fx, WRITES):
+            kind = type(fx)  # the common effects by their exact type: one set look-up each
+            if kind in _WRITE_TYPES:
                 self.durable.write(fx, self._received)
-            elif isinstance(fx, SENDS):
+            elif kind in _SEND_TYPES:
                 self.durable.send(fx)
-            elif isinstance(fx, effects.Trace):
-                if self.cfg.trace is not None:
-                    self.cfg.trace(fx.what, fx.step, fx.seat)
-            elif isinstance(fx, effects.ShowPlayer):
+            elif kind is effects.ShowPlayer:
                 self._deliver()
-            elif isinstance(fx, effects.Tell):
-                if self.player is not None:
-                    self.player.progress(fx.text)
-            elif isinstance(fx, effects.AskEnd):
-                self._ask_end(fx)
-            elif isinstance(fx, effects.Wake):
-                self._wake()
+            elif kind is effects.Trace:
+                if self.cfg.trace is not None:
+                    self.cfg.trace(fx.what, fx.step, fx.seat)  # type: ignore[attr-defined]
+            else:
+                self._do_other(fx)
+
+    def _do_other(self, fx: effects.Effect) -> None:
+        """One effect :meth:`_do` did not match by its exact type (events, and the rest)."""
+        if isinstance(fx, NodeEvent):
+            self.emit(fx)
+            if isinstance(fx, SeatLeft | SeatBack) and self.player is not None:
+                self._mark_bots()  # the table screen shows who a bot plays now
+        elif isinstance(fx, WRITES):
+            self.durable.write(fx, self._received)
+        elif isinstance(fx, SENDS):
+            self.durable.send(fx)
+        elif isinstance(fx, effects.Trace):
+            if self.cfg.trace is not None:
+                self.cfg.trace(fx.what, fx.step, fx.seat)
+        elif isinstance(fx, effects.ShowPlayer):
+            self._deliver()
+        elif isinstance(fx, effects.Tell):
+            if self.player is not None:
+                self.player.progress(fx.text)
+        elif isinstance(fx, effects.AskEnd):
+            self._ask_end(fx)
+        elif isinstance(fx, effects.Wake):
+            self._wake()
 
     def _send(self, fx: effects.Effect) -> None:
         """Carry out one of :data:`SENDS`."""
@@ -249,7 +291,13 @@ class Node(Opening, PlayerSeat):
             elif targets := [  # seats and spectators; strangers get nothing of ours
                 p for p, c in mesh.connections.items() if p not in fx.skip and not c.stranger
             ]:
-                mesh.broadcast(fx.msg, targets)
+                received = self._received
+                if received is not None and received[0] is fx.msg:
+                    # the entry just received, on to our spectators: its bytes as they came
+                    # (canonical, p2p/wire/schema.py), not encoded again
+                    mesh.broadcast_raw(received[1], targets)
+                else:
+                    mesh.broadcast(fx.msg, targets)
         elif isinstance(fx, effects.Send):
             mesh.send_nowait(fx.peer, fx.msg)
         elif isinstance(fx, effects.SendEach):
@@ -351,8 +399,10 @@ class Node(Opening, PlayerSeat):
         with trio.move_on_after(MESH_TIMEOUT_S):
             await mesh.wait_connected(frozenset(others))
         self.emit(Meshed(connected=len(self._seat_links()), of=len(others)))  # seats only
+        up = mesh.inbox.queued_up()  # the session asks those as it takes their link-up
         for peer in self._seat_links():
-            mesh.send_nowait(peer, wire.Fetch(manifest.table_id, self.record.step))
+            if peer not in up:
+                mesh.send_nowait(peer, wire.Fetch(manifest.table_id, self.record.step))
         for event in self.early:
             await self._handle(event)
         self.early.clear()
@@ -370,7 +420,8 @@ class Node(Opening, PlayerSeat):
         if behaviour is not None and hasattr(behaviour, "send_own"):
             behaviour.send_own(self, kind, accepted)
         else:
-            self.mesh.broadcast(accepted.signed)
+            mark = self._own_sent[accepted.signed.signature] = len(self._own_sent)
+            self.mesh.broadcast(accepted.signed, mark=mark)
         if behaviour is not None and hasattr(behaviour, "after_send"):
             behaviour.after_send(self, kind, accepted)
 
@@ -461,6 +512,7 @@ class Node(Opening, PlayerSeat):
                 self._wake_now = False
                 continue
             event = None
+            self.durable.flush()  # what the loop took is in the file before it waits
             with trio.move_on_at(deadline if deadline is not None else now + 3600) as waiting:
                 self._waiting = waiting
                 event = await mesh.inbox.receive()

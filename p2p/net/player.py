@@ -174,6 +174,8 @@ class PlayerSeat:
         engine, seat = driver.seat_view()  # type: ignore[misc]
         if events:
             player.observe(engine, seat, events)
+        if getattr(type(player), "progress", None) is BotPlayer.progress:
+            return  # a player that ignores what the table waits for is not told
         game = driver.game
         assert self.manifest is not None
         names = {slot: m.name for slot, m in enumerate(self.manifest.seats)}

@@ -305,16 +305,22 @@ class RecordFile:
         f.seek(loaded.good_bytes)
         return cls(p, f), loaded
 
-    def append(self, signed: Signed, sync: bool = False, raw: bytes | None = None) -> None:
+    def append(
+        self, signed: Signed, sync: bool = False, raw: bytes | None = None, flush: bool = True
+    ) -> None:
         """Write and flush one accepted envelope; ``sync=True`` also fsyncs (own entries).
 
         ``raw``: the envelope's canonical body bytes, if the caller holds them (a received
         message, which :func:`p2p.wire.decode_body` checked is canonical): written as they
-        are, instead of encoding the envelope again (the same bytes)."""
+        are, instead of encoding the envelope again (the same bytes).  ``flush=False``
+        leaves it in the file's buffer for a later :meth:`flush` (or ``sync``), which hands
+        every entry appended so far to the OS in order with one write."""
         self._f.write(_frame(raw if raw is not None else encode_body(signed)))
-        self._f.flush()
         if sync:
+            self._f.flush()
             os.fsync(self._f.fileno())
+        elif flush:
+            self._f.flush()
 
     def append_vote(self, vote: EndVote) -> None:
         """Write and fsync our own end vote (before it is sent: voting is final)."""

@@ -23,7 +23,7 @@ from __future__ import annotations
 import typing
 from collections.abc import Callable
 from dataclasses import dataclass, fields
-from typing import Annotated, Any, ClassVar, TypeVar
+from typing import Annotated, Any, ClassVar, NoReturn, TypeVar
 
 import msgpack
 
@@ -390,23 +390,52 @@ def registered(tag: str) -> type[Struct] | None:
     return _REGISTRY.get(tag)
 
 
+_ENCODERS: dict[type, tuple[tuple[str, Callable[[Any], Any] | None], ...]] = {}
+"""Per class, each field's name and its spec's ``encode`` (``None`` where it returns the
+value as it is), so that encoding a message calls no more than it must."""
+_NAMES: dict[type, frozenset[str]] = {}
+"""Per class, its field names (a decoded map with exactly these keys needs no search for
+missing or unexpected ones)."""
+
+
+def _encoders(cls: type) -> tuple[tuple[str, Callable[[Any], Any] | None], ...]:
+    found = _ENCODERS.get(cls)
+    if found is None:
+        found = _ENCODERS[cls] = tuple(
+            (name, None if type(spec).encode is Spec.encode else spec.encode)
+            for name, spec in cls.FIELDS  # type: ignore[attr-defined]
+        )
+    return found
+
+
 def _fields_to_map(obj: Struct) -> dict[str, Any]:
-    return {name: spec.encode(getattr(obj, name)) for name, spec in obj.FIELDS}
+    return {
+        name: getattr(obj, name) if enc is None else enc(getattr(obj, name))
+        for name, enc in _encoders(type(obj))
+    }
 
 
 def _build_from_map(cls: type[Struct], content: dict[str, Any], path: str) -> Struct:
     """Validate a decoded field map against ``cls`` and build it without re-checking."""
-    names = [name for name, _ in cls.FIELDS]
-    missing = [n for n in names if n not in content]
-    if missing:
-        raise SchemaError(f"{path}: missing field(s) {', '.join(map(repr, missing))}")
-    if len(content) != len(names):
-        extra = [k for k in content if k not in names]
-        raise SchemaError(f"{path}: unexpected field(s) {', '.join(map(repr, extra))}")
+    names_set = _NAMES.get(cls)
+    if names_set is None:
+        names_set = _NAMES[cls] = frozenset(name for name, _ in cls.FIELDS)
+    if content.keys() != names_set:
+        _refuse_fields(cls, content, path)
     obj = object.__new__(cls)
     for name, spec in cls.FIELDS:
         object.__setattr__(obj, name, spec.check(content[name], f"{path}.{name}"))
     return obj
+
+
+def _refuse_fields(cls: type[Struct], content: dict[str, Any], path: str) -> NoReturn:
+    """Raise :class:`SchemaError` naming the missing or unexpected fields of ``content``."""
+    names = [name for name, _ in cls.FIELDS]
+    missing = [n for n in names if n not in content]
+    if missing:
+        raise SchemaError(f"{path}: missing field(s) {', '.join(map(repr, missing))}")
+    extra = [k for k in content if k not in names]
+    raise SchemaError(f"{path}: unexpected field(s) {', '.join(map(repr, extra))}")
 
 
 # ---------------------------------------------------------------------------
@@ -421,7 +450,22 @@ def encode_body(msg: Struct) -> bytes:
     return msgpack.packb([msg.TAG, _fields_to_map(msg)], use_bin_type=True)
 
 
+_UNPACKB_LIMITS = {k: v for k, v in _UNPACK_LIMITS.items() if k != "max_buffer_size"}
+"""The same limits for :func:`msgpack.unpackb` (which takes no buffer size: ``raw`` is one
+whole frame body, already bounded by :data:`MAX_FRAME_BYTES`)."""
+
+
 def _unpack(raw: bytes) -> Any:
+    """The one msgpack value ``raw`` holds, under :data:`_UNPACK_LIMITS`.
+
+    One call to :func:`msgpack.unpackb` (cheap: every frame received comes through here);
+    bytes it refuses go through a streaming unpacker, for an error that says exactly what
+    is wrong (truncated, trailing bytes, invalid)."""
+    if len(raw) <= MAX_FRAME_BYTES:
+        try:
+            return msgpack.unpackb(raw, **_UNPACKB_LIMITS)
+        except Exception:  # noqa: BLE001, S110 - the path below names the problem
+            pass
     unpacker = msgpack.Unpacker(**_UNPACK_LIMITS)
     try:
         unpacker.feed(raw)

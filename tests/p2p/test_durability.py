@@ -18,7 +18,7 @@ import trio
 
 from p2p.net import durable as durable_module
 from p2p.record.chain import Record
-from p2p.record.store import REDERIVED_KINDS, needs_sync
+from p2p.record.store import REDERIVED_KINDS, load, needs_sync
 from p2p.table import local_table
 from p2p.table.seat import SeatDriver, rule_factory
 from p2p.wire import Entry, decode_body
@@ -99,3 +99,37 @@ async def test_own_entries_are_fsynced_off_the_loop_before_they_leave(tmp_path, 
     sent = [s for h in hooks for s in h.sent if needs_sync(s[0])]
     assert sent and all(durable for _, durable in sent), sent
     assert any(threads), "no fsync of an own entry was made off the event loop's thread"
+
+
+class _Grab:
+    """``NodeConfig.behaviour`` that only notes its node (entries leave as usual)."""
+
+    node = None
+
+    def after_send(self, node, kind, accepted) -> None:  # type: ignore[no-untyped-def]
+        self.node = node
+
+
+async def test_received_entries_are_written_once_per_batch(tmp_path):
+    """Other seats' entries that arrive together are handed to the OS in one write, before
+    the record loop waits again (counts, not times), and the record file holds every entry
+    of the record once the table ends."""
+    grabs = [_Grab() for _ in range(4)]
+    with trio.fail_after(60):
+        results = await run_table(
+            tmp_path, 4, steps=30, round_every=1, per_node=lambda i: {"behaviour": grabs[i]}
+        )
+    assert len({r.record.head for r in results}) == 1
+    for grab in grabs:
+        node = grab.node
+        assert node is not None and node.record is not None and node.store is not None
+        mine = node.my_seat
+        received = [
+            s for s in node.record.signed_from(1) if decode_body(s.entry, Entry).seat != mine
+        ]
+        assert 0 < node.durable.flushes < len(received)
+        on_disk = load(node.store.path)
+        # in the order they arrived (a step's entries may come in any order)
+        assert sorted(s.entry for s in on_disk.entries) == sorted(
+            s.entry for s in node.record.signed_from(1)
+        )

@@ -8,12 +8,16 @@ one cut link and a partition with these rules.
 
 from __future__ import annotations
 
+import collections
 from pathlib import Path
 
 import trio
 
+from p2p import wire
+from p2p.net.mesh import Inbox
 from p2p.net.node import Node
 from p2p.table.relay import NUDGE_MAX_S, NUDGE_S, Nudge, relay_to
+from p2p.wire.events import Inbound
 from tests.p2p._tables import config
 
 ALL = frozenset(range(4))
@@ -87,3 +91,41 @@ def test_a_healthy_table_passes_no_entry_on(tmp_path: Path) -> None:
     assert [node.session.relayed for node in nodes] == [0, 0, 0, 0]
     entries = {len(node.record.signed_from(1)) for node in nodes}
     assert len(entries) == 1 and entries.pop() > 40
+
+
+def test_no_entry_crosses_a_link_twice(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    """Four nodes over loopback: every entry of a seat reaches each other seat over its
+    author's link once (a ``Signed`` frame), and no link carries any entry twice: the
+    fetch each seat makes as its links come up is answered without our own entries queued
+    on that link already, and is not made twice for one link (a spy counts what each
+    node's mesh delivers)."""
+    copies: collections.Counter[tuple[int, bytes, bytes]] = collections.Counter()
+    direct: collections.Counter[tuple[int, bytes]] = collections.Counter()
+    put = Inbox.put
+
+    async def counting_put(self: Inbox, event: Inbound, stranger: bool = False) -> None:
+        msg = event.message
+        if isinstance(msg, wire.Signed):
+            copies[(id(self), event.peer, msg.signature)] += 1
+            direct[(id(self), event.peer)] += 1
+        elif isinstance(msg, wire.Fetched):
+            for signed in msg.entries:
+                copies[(id(self), event.peer, signed.signature)] += 1
+        await put(self, event, stranger)
+
+    monkeypatch.setattr(Inbox, "put", counting_put)
+    nodes = trio.run(_table, tmp_path, 4, 40, 3)
+    twice = {key: n for key, n in copies.items() if n > 1}
+    assert twice == {}
+    seats = collections.Counter(_author(s) for s in nodes[0].record.signed_from(1))
+    authored = {node.identity.public: seats[node.my_seat] for node in nodes}
+    inboxes = {id(node.mesh.inbox) for node in nodes}  # type: ignore[union-attr]
+    for (inbox, peer), n in direct.items():
+        assert inbox in inboxes
+        assert n == authored[peer]  # each of its own entries, once: no relay, no copy
+    assert len(direct) == 4 * 3  # every ordered pair of seats
+
+
+def _author(signed: wire.Signed) -> int:
+    entry = wire.decode_body(signed.entry, wire.Entry)
+    return entry.seat  # type: ignore[attr-defined]
