@@ -110,7 +110,7 @@ def memo(m: Memo | None = None) -> Iterator[Memo]:
     real_batch = shuffle_proof_tw_batch._verify_batch
     real_decode = group.Point.__dict__["decode"]
 
-    def verify_batch(statements: Sequence[Any], weights: Any) -> None:
+    def verify_batch(statements: Sequence[Any], weights: Any, aside: Any = None) -> None:
         statements = list(statements)
         digests = []
         todo = []
@@ -127,7 +127,7 @@ def memo(m: Memo | None = None) -> Iterator[Memo]:
         if not todo and statements:
             return
         m.checked += len(todo)
-        real_batch(todo or statements, weights)  # raises on a bad one: nothing is kept
+        real_batch(todo or statements, weights, aside)  # raises on a bad one: nothing kept
         if len(m.statements) > MAX_STATEMENTS:
             m.statements.clear()
         m.statements.update(dg for dg in digests if dg is not None)

@@ -178,6 +178,7 @@ def test_a_failing_job_keeps_nothing_and_the_node_goes_on():
 
     async def main():
         await offload.prework(rule, signed, rule.table_id, receiver.record.keys)
+        await offload.aclose()
 
     trio.run(main)
     assert rule._ahead == {}  # nothing kept for the bad shuffle
@@ -250,6 +251,7 @@ def test_entries_that_arrive_together_are_checked_side_by_side_and_once():
         await offload.prework_many(rule, together, rule.table_id, receiver.record.keys)
         for signed in together:  # offered now, or a relayed copy: checked already
             await offload.prework(rule, signed, rule.table_id, receiver.record.keys)
+        await offload.aclose()
 
     trio.run(main)
     assert offload.jobs_run == SEATS - 1
@@ -286,6 +288,10 @@ def test_closing_waits_off_the_loop_for_the_background_job_that_runs():
     table leaves no thread behind (bench soak counts threads after each game)."""
     import threading
 
+    def background() -> set[threading.Thread]:
+        return {t for t in threading.enumerate() if t.name.startswith("slaiga-background")}
+
+    before = background()  # another test's table may still be ending its own
     offload = Offload()
     started = threading.Event()
 
@@ -300,4 +306,4 @@ def test_closing_waits_off_the_loop_for_the_background_job_that_runs():
         await offload.aclose()
 
     trio.run(main)
-    assert not [t for t in threading.enumerate() if t.name.startswith("slaiga-background")]
+    assert not background() - before
