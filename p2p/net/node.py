@@ -53,7 +53,8 @@ from p2p.record.store import RecordFile
 from p2p.table import effects
 from p2p.table.events import Formed, Meshed, NodeEvent, SeatBack, SeatDropped, SeatLeft
 from p2p.table.forming import Manifest, table_rule
-from p2p.table.game_rule import GameProtocol, SeatKeys
+from p2p.table.game_rule import GameProtocol, GameRule, SeatKeys
+from p2p.table.game_rule.shuffle import OffRecord, take_proposal
 from p2p.table.lobby import EarlyBuffer, LobbyGate
 from p2p.table.seat import SeatDriver, game_of, rule_factory
 from p2p.table.session import (
@@ -435,6 +436,11 @@ class Node(Opening, PlayerSeat):
             self._run("peer_up", event.peer, self._linked())
         elif isinstance(event, PeerDown):
             self._run("peer_down", event.peer, event.reason, self._linked())
+        elif isinstance(event.message, wire.ShuffleProposal):  # off the record: to the rule
+            rule = self._offrecord(game_of(rec))
+            slot = self._slot_of(event.peer)
+            if rule is not None and slot is not None and event.message.table_id == rec.table_id:
+                take_proposal(rule, slot, event.message)
         elif self._slot_of(event.peer) is not None:
             msg = event.message
             if isinstance(msg, wire.Signed) and self._offload is not None:
@@ -447,6 +453,21 @@ class Node(Opening, PlayerSeat):
                 self._run("message", event.peer, msg)
             finally:
                 self._received = None
+
+    def _offrecord(self, rule: GameRule | None) -> GameRule | None:
+        """``rule``, once given how to send and schedule its off-record work (shuffles
+        proposed ahead: p2p/table/game_rule/shuffle.py), if its background work runs."""
+        if rule is None or self._offload is None or rule.offrecord is not None:
+            return rule
+        token = trio.lowlevel.current_trio_token()
+
+        def send(msg: wire.Message) -> None:
+            if self.mesh is not None:
+                for peer in self._seat_links():
+                    self.mesh.send_nowait(peer, msg)
+
+        rule.offrecord = OffRecord(post=token.run_sync_soon, send=send)
+        return rule
 
     def vote_end(self, slot: int) -> str | None:
         """Sign, persist (fsync) and send our vote to end the table for ``slot``: it owes
@@ -492,6 +513,7 @@ class Node(Opening, PlayerSeat):
         # the loop settles (one fsync in a worker thread, then the held sends) before each
         # of its awaits, so nothing it wrote waits on a wait of its own
         while True:
+            self._offrecord(game_of(rec))
             await self._offer_held()
             self._act(ahead=True)
             await self.durable.settle()

@@ -416,6 +416,7 @@ def _in_player_words(reason: str, who: Who) -> str:
 OLD_PROTOCOLS = {
     3: "before a table said how many spectators may watch",
     4: "before the shorter proof that a player does not hold a card",
+    5: "before shuffles were bound to their deal instead of their record step",
 }
 """What changed after each older protocol version, in a player's words (``Manifest``)."""
 

@@ -49,8 +49,12 @@ from p2p.wire.schema import (
     struct,
 )
 
-PROTOCOL_VERSION = 5
-"""Version 4: the table manifest says how many spectators may watch (``spectators``).
+PROTOCOL_VERSION = 6
+"""Version 6: a shuffle proof's context names the shuffle round and the shuffler's
+position in it instead of the record step, and a whole-deck shuffle round starts from
+the deck's public masking (so the next deal's shuffles can be made ahead, off the
+record: ``ShuffleProposal``).  Version 5: the shorter proof that a player does not
+hold a card.  Version 4: the table manifest says how many spectators may watch (``spectators``).
 Version 3: a sealed gift is an openable box of fixed size, its ``verdict`` is only
 accept or complain, and a complaint is settled by the giver's ``unseal`` entry
 (``p2p/RECORD_FORMAT.md`` §9).  Version 2: the table manifest names the protocol its
@@ -359,3 +363,24 @@ class SeatNotice(Message):
     step: Step
     back: Annotated[bool, Bool()]
     signature: Signature
+
+
+# ---------------------------------------------------------------------------
+# Off the record: a shuffle proposed ahead (p2p/table/game_rule/shuffle.py)
+# ---------------------------------------------------------------------------
+
+
+@message("shuffle_proposal")
+@dataclass(frozen=True, slots=True)
+class ShuffleProposal(Message):
+    """The sender's shuffle for position ``position`` of shuffle round ``round``, made
+    while the deal before it is played: the output pile and its proof, bound to that
+    round and position (never to a record step).  Not signed and never evidence: a seat
+    signs it into the record at its step if it still fits, else shuffles afresh; a bad
+    one is dropped.  Sent to the seats only, over their links."""
+
+    table_id: TableId
+    round: U32
+    position: Seat
+    pile: Blob
+    proof: Blob

@@ -266,6 +266,27 @@ class GameRule:
         """Action rounds folded since our latest shuffle round."""
         self._checked_ahead: list[ShuffleStatement] = []
         """Shuffle statements of this round already verified ahead (not batched again)."""
+        self.shuffle_rounds = 0
+        """Shuffle rounds begun so far: the next one's number (its proofs' contexts name it)."""
+        self.shuffles_made = 0
+        """Our shuffles made at their record step (a count for tests)."""
+        self.proposals_signed = 0
+        """Our shuffles signed as proposed ahead, off the record (a count for tests)."""
+        self.proposals_sent = 0
+        """Our proposals sent off the record (a count for tests)."""
+        self.proposals_hit = 0
+        """Shuffle entries of others found checked ahead as their proposals (for tests)."""
+        self.proposals_dropped = 0
+        """Proposals dropped as bad or unexpected (for tests; never anyone's fault)."""
+        self._fresh: tuple[Ciphertext, ...] | None = None
+        """The public masking of the whole deck under the joint key, in handle order: a
+        whole-deck shuffle round's starting pile."""
+        self._proposals: dict[int, Any] = {}
+        """Round number -> the proposals of that shuffle round made ahead, off the record
+        (:class:`p2p.table.game_rule.shuffle.Ahead`)."""
+        self.offrecord: Any = None
+        """How a live peer's rule sends and schedules off-record work (set by the node:
+        :class:`p2p.table.game_rule.shuffle.OffRecord`); ``None``: no proposals."""
         self.background: Executor | None = None
         """Where a live peer's rule does work that no step waits for yet (our shuffle's
         pile-independent half, the checks of a round's earlier shuffles): set by

@@ -39,11 +39,13 @@ shuffle is checked in one batch when the last one is in, as before.
 
 from __future__ import annotations
 
+import contextlib
+import logging
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from crypto.elgamal import Ciphertext, decode_pile, encode_pile
+from crypto.elgamal import Ciphertext, decode_pile, encode_pile, public_mask
 from crypto.errors import CryptoError
 from crypto.group import Point
 from crypto.shuffle import shuffle_deck
@@ -66,7 +68,7 @@ from crypto.transcript import Context
 from engine.obligations import Shuffle
 from p2p.errors import InvalidMove, LocalProtocolError
 from p2p.table.game_rule.core import Flow, Job, Need
-from p2p.wire import Blob, Body, body
+from p2p.wire import Blob, Body, ShuffleProposal, body
 
 if TYPE_CHECKING:
     from concurrent.futures import Executor, Future  # annotations only: `verify` needs no threads
@@ -74,6 +76,8 @@ if TYPE_CHECKING:
     from p2p.table.game_rule.fold import GameRule
 
 SHUFFLE_KIND = "shuffle"
+
+_log = logging.getLogger(__name__)
 
 
 @body(SHUFFLE_KIND)
@@ -93,6 +97,8 @@ class _Pending:
     statement: ShuffleStatement
     check: Future[None] | None
     batch: RunningBatch | None
+    step: int
+    """The record step that holds it."""
 
 
 def discharge(rule: GameRule, ob: Shuffle) -> Flow:
@@ -101,44 +107,64 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
     hs = rule._check_handles(ob.handles)
     if not hs:
         return None, None
-    prepared = _start_prepare(rule, len(hs))
+    round_no = rule.shuffle_rounds
+    rule.shuffle_rounds += 1
+    if len(hs) == rule.size:  # the whole deck: from its public masking, known ahead
+        for h, ct in zip(hs, fresh_pile(rule), strict=True):
+            rule.cts[h] = ct
+            rule.ptok[h] = {}
+    ahead = rule._proposals.get(round_no)
+    for old in [r for r in rule._proposals if r < round_no]:
+        del rule._proposals[old]
+    prepared = _start_prepare(rule, len(hs), round_no, ahead)
     pending: list[_Pending] = []
     batch = RunningBatch() if rule.background is not None else None
     deferred: int | None = None
     for s in range(rule.n):
         if s in rule.gone:
             continue  # a seat that is gone shuffles no more
+        position = sum(1 for t in range(s) if t not in rule.gone)
+        ctx = slot_context(rule, s, round_no, position)
         inputs = tuple(rule.cts[h] for h in hs)
         # The round's last shuffle is checked ahead after the earlier checks (captured
         # now: the statements are immutable); the seats before it shuffle at once.
         last = tuple(pending) if s == _last_seat(rule) else None
+        own = ahead.ours(position, inputs, ctx) if ahead is not None and rule._trusted(s) else None
         out = yield Need(
             SHUFFLE_KIND,
             (s,),
-            lambda seat, b, inputs=inputs: _parse(rule, seat, inputs, b),
+            lambda seat, b, inputs=inputs, ctx=ctx: _parse(rule, seat, inputs, ctx, b, ahead),
             "shuffling",
-            rule._for_me((s,), lambda inputs=inputs: _make(rule, inputs, prepared)),
-            pre=lambda seat, b, inputs=inputs, last=last: _pre(rule, seat, inputs, b, last),
-            premake=lambda inputs=inputs, last=last: _premake(rule, inputs, last or (), prepared),
+            rule._for_me(
+                (s,),
+                lambda inputs=inputs, ctx=ctx, own=own: _make(rule, inputs, ctx, prepared, own),
+            ),
+            pre=lambda seat, b, inputs=inputs, ctx=ctx, last=last: _pre(
+                rule, seat, inputs, ctx, b, last, ahead
+            ),
+            premake=lambda inputs=inputs, ctx=ctx, last=last, own=own: _premake(
+                rule, inputs, ctx, last or (), prepared, own
+            ),
         )
         if s not in out:
             continue  # it left while we waited for its shuffle
         statement = out[s]
+        step = rule.step_no - 1  # the record step that holds it
         if not rule._trusted(s) and not any(statement is v for v in rule._checked_ahead):
             check = None
             if batch is not None and rule.background is not None and s != _last_seat(rule):
-                if rule._trusted(_next_seat(rule, s)):
+                if rule._trusted(_next_seat(rule, s)) and own is None:
                     deferred = len(pending)  # added once ours is made (see below)
                 else:  # its output pile is the next shuffle's input: its terms wait
                     check = rule.background.submit(batch.add, statement, more=True)
-            pending.append(_Pending(statement, check, batch))
+            pending.append(_Pending(statement, check, batch, step))
         elif rule._trusted(s) and deferred is not None and s != _last_seat(rule):
             # The shuffle before ours is added only now: while ours was made, the
             # background thread was free to take half of that work (no later shuffle
             # takes its output pile, so all its terms are multiplied now).
             p = pending[deferred]
             check = rule.background.submit(batch.add, p.statement, more=False)  # type: ignore[union-attr]
-            pending[deferred] = _Pending(p.statement, check, batch)
+            pending[deferred] = _Pending(p.statement, check, batch, p.step)
             deferred = None
         for h, ct in zip(hs, statement.outputs, strict=True):
             rule.cts[h] = ct
@@ -153,6 +179,35 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
     rule._checked_ahead.clear()
     _verify(rule, left)
     return None, None
+
+
+SLOT_STRIDE = 256
+"""A shuffle proof's context names its round and position as ``round * 256 + position``
+(positions are below :data:`p2p.wire.MAX_SEATS`, at most 256)."""
+
+
+def slot_context(rule: GameRule, seat: int, round_no: int, position: int) -> Context:
+    """The context a shuffle proof is bound to: the table, the game, the shuffle round's
+    number in the game (from 0) and the shuffler's position in it (from 0: the seats
+    that shuffle before it), and its engine seat.  Unlike the record step, all of it is
+    known before the round's steps are (a proposal is made ahead, off the record), and
+    it is unique within the game: a seat shuffles once a round."""
+    if not 0 <= position < SLOT_STRIDE:
+        raise LocalProtocolError(f"shuffle position {position} out of range")
+    return rule._ctx(seat, round_no * SLOT_STRIDE + position)
+
+
+def fresh_pile(rule: GameRule) -> tuple[Ciphertext, ...]:
+    """A whole-deck shuffle round's starting pile: every card's public masking under the
+    joint key, in handle order (as after the key round).  It depends on public values
+    only, so the next deal's first shuffle can be made while the current deal is played;
+    which handle ends up with which card is the round's secret permutation anyway."""
+    if rule._fresh is None:
+        assert rule.deck is not None and rule.joint is not None
+        rule._fresh = tuple(
+            public_mask(rule.deck.points[k], rule.joint) for k in rule.index_of_handle
+        )
+    return rule._fresh
 
 
 def _aside(executor: Executor | None) -> Aside | None:
@@ -194,14 +249,22 @@ class _Half:
         return self.future.cancel()
 
 
-def _start_prepare(rule: GameRule, n: int) -> _Half | None:
+def _start_prepare(rule: GameRule, n: int, round_no: int, ahead: Ahead | None) -> _Half | None:
     """Our shuffle's pile-independent half: the spare one prepared while the last deal
     was played (or the first deal's, begun during the key round) if it is for ``n``
-    cards, else computed in the background from now on, for the step our turn comes at
-    if nobody leaves before it."""
+    cards, else computed in the background from now on, for the position our turn comes
+    at if nobody leaves before it.  None when our shuffle of this round was proposed
+    ahead (it is signed as proposed, or made afresh from scratch if it does not fit)."""
     mine, joint = rule.mine, rule.joint
     spare, rule._spare = rule._spare, None
-    if rule.background is None or mine is None or joint is None or mine.seat in rule.gone:
+    proposed = ahead is not None and ahead.started
+    if (
+        rule.background is None
+        or mine is None
+        or joint is None
+        or mine.seat in rule.gone
+        or proposed
+    ):
         if spare is not None:
             spare[1].cancel()
         return None
@@ -213,8 +276,8 @@ def _start_prepare(rule: GameRule, n: int) -> _Half | None:
                 lambda: _with_key(half, joint, n),
             )
         spare[1].cancel()  # a round of another size: its work is dropped
-    step = rule.step_no + sum(1 for s in range(mine.seat) if s not in rule.gone)
-    ctx = rule._ctx(mine.seat, step)
+    position = sum(1 for s in range(mine.seat) if s not in rule.gone)
+    ctx = slot_context(rule, mine.seat, round_no, position)
     return _Half(
         rule.background.submit(prepare_shuffle, n, joint, ctx),
         lambda: prepare_shuffle(n, joint, ctx),
@@ -274,9 +337,11 @@ def prepare_spare(rule: GameRule) -> None:
     rule._actions_since_shuffle += 1
     if rule._actions_since_shuffle < SPARE_AFTER_ACTIONS:
         return
-    if rule._spare is not None or mine.seat in rule.gone:
-        return
-    rule._spare = (n, rule.background.submit(prepare_shuffle, n, joint, None))
+    if rule._spare is None and mine.seat not in rule.gone:
+        ahead = rule._proposals.get(rule.shuffle_rounds)
+        if ahead is None or not ahead.started:
+            rule._spare = (n, rule.background.submit(prepare_shuffle, n, joint, None))
+    propose_ahead(rule)
 
 
 def _next_seat(rule: GameRule, s: int) -> int:
@@ -312,6 +377,7 @@ def _verify(rule: GameRule, left: list[_Pending]) -> None:
         if p.check is not None:
             p.check.cancel()
     statements = [p.statement for p in left]
+    steps = {id(p.statement): p.step for p in left}
     if not statements:
         return
     try:
@@ -322,7 +388,7 @@ def _verify(rule: GameRule, left: list[_Pending]) -> None:
                 verify_shuffles_batch([st])
             except CryptoError as exc:
                 slot = rule.order[st.context.seat]
-                raise InvalidMove(slot, f"bad shuffle at step {st.context.step}: {exc}") from None
+                raise InvalidMove(slot, f"bad shuffle at step {steps[id(st)]}: {exc}") from None
         raise LocalProtocolError("a shuffle batch failed but no single proof did") from None
     rule.proofs_checked += len(statements)
 
@@ -390,40 +456,86 @@ def _decode(
 def _make(
     rule: GameRule,
     inputs: tuple[Ciphertext, ...],
+    ctx: Context,
     prepared: _Half | None = None,
+    own: Future[_Made] | None = None,
 ) -> Body:
     mine = rule.mine
     assert mine is not None and rule.joint is not None
     made = rule._made.pop(rule.step_no, None)
     rule._made.clear()
-    if made is not None and made[0] is inputs and made[1] == rule._ctx(mine.seat):
-        out, proof = made[2], made[3]
-        rule._checked_ahead.extend(made[4])  # the round's earlier shuffles, checked
-    else:  # on the loop: the prepared half only if it is ready (never wait here)
-        ctx = rule._ctx(mine.seat)
-        out, proof = _shuffle_and_prove(inputs, rule.joint, ctx, _ready(prepared, False))
+    got: _Made | None = None
+    if made is not None and made[0] is inputs and made[1] == ctx:
+        got = made[2]
+        rule._checked_ahead.extend(made[3])  # the round's earlier shuffles, checked
+    elif own is not None:  # our proposal for this very pile (waited for: never two shuffles)
+        got = _result(own)
+    if got is not None and got.proposed:
+        rule.proposals_signed += 1
+        out, proof, pile, proof_bytes = got.outputs, got.proof, got.pile, got.proof_bytes
+    else:
+        if got is None:  # on the loop: the prepared half only if it is ready (never wait here)
+            got = _made_now(inputs, rule.joint, ctx, _ready(prepared, False), None, False)
+        rule.shuffles_made += 1
+        out, proof, pile, proof_bytes = got.outputs, got.proof, got.pile, got.proof_bytes
     forged = rule._cheat("shuffle", inputs, out, proof)
     if forged is not None:
         return forged
-    statement = ShuffleStatement(inputs, tuple(out), rule.joint, proof, rule._ctx(mine.seat))
-    return rule._keep_own(ShuffleBody(encode_pile(out), proof.encode()), statement)
+    statement = ShuffleStatement(inputs, tuple(out), rule.joint, proof, ctx)
+    return rule._keep_own(ShuffleBody(pile, proof_bytes), statement)
+
+
+@dataclass(frozen=True, slots=True)
+class _Made:
+    """One of our shuffles, made (at its step, or proposed ahead) and encoded."""
+
+    outputs: tuple[Ciphertext, ...]
+    proof: TWCommitmentProof
+    pile: bytes
+    proof_bytes: bytes
+    proposed: bool
+
+
+def _made_now(
+    inputs: tuple[Ciphertext, ...],
+    joint: Point,
+    ctx: Context,
+    prepared: PreparedShuffle | None,
+    aside: Aside | None,
+    proposed: bool,
+) -> _Made:
+    out, proof = _shuffle_and_prove(inputs, joint, ctx, prepared, aside)
+    return _Made(tuple(out), proof, encode_pile(out), proof.encode(), proposed)
+
+
+def _result(own: Future[_Made]) -> _Made | None:
+    """Our proposal (waiting for it if it is being made), or ``None`` if it failed."""
+    try:
+        return own.result()
+    except Exception:  # noqa: BLE001 - it was never sent: a fresh shuffle instead
+        return None
 
 
 def _premake(
     rule: GameRule,
     inputs: tuple[Ciphertext, ...],
+    ctx: Context,
     pending: tuple[_Pending, ...] = (),
     prepared: _Half | None = None,
+    own: Future[_Made] | None = None,
 ) -> Job:
     """Our shuffle and its proof (its pile-independent half prepared in the background,
-    if there is one); when ours is the round's last, the same job also waits for (or
-    makes) the checks of the round's earlier shuffles (``pending``)."""
+    if there is one; our proposal for this very pile, if we made one ahead); when ours is
+    the round's last, the same job also waits for (or makes) the checks of the round's
+    earlier shuffles (``pending``)."""
     mine, joint, step = rule.mine, rule.joint, rule.step_no
     assert mine is not None and joint is not None
-    ctx, aside = rule._ctx(mine.seat), _aside(rule.background)
+    aside = _aside(rule.background)
 
     def job() -> Callable[[], None]:
-        out, proof = _shuffle_and_prove(inputs, joint, ctx, _ready(prepared, True), aside)
+        got = _result(own) if own is not None else None
+        if got is None:
+            got = _made_now(inputs, joint, ctx, _ready(prepared, True), aside, False)
         checked: tuple[ShuffleStatement, ...] = ()
         if pending:
             try:
@@ -434,7 +546,7 @@ def _premake(
 
         def keep() -> None:
             if rule.step_no == step:
-                rule._made[step] = (inputs, ctx, out, proof, checked)
+                rule._made[step] = (inputs, ctx, got, checked)
 
         return keep
 
@@ -442,19 +554,31 @@ def _premake(
 
 
 def _parse(
-    rule: GameRule, seat: int, inputs: tuple[Ciphertext, ...], b: ShuffleBody
+    rule: GameRule,
+    seat: int,
+    inputs: tuple[Ciphertext, ...],
+    ctx: Context,
+    b: ShuffleBody,
+    ahead: Ahead | None = None,
 ) -> ShuffleStatement:
     """Decode (validating every point and scalar); the proof is checked in the
     background or in a batch, unless a job of :meth:`GameRule.prework` checked this
-    very statement already."""
+    very statement already, or it is a proposal checked ahead (the very bytes, inputs,
+    key and context)."""
     assert rule.joint is not None
     own = rule._own_parsed(seat, b)
     if own is not None and own.inputs == inputs:
         return own  # the shuffle we just made: not decoded again
-    ctx = rule._ctx(seat)
-    ahead = rule._ahead.pop((SHUFFLE_KIND, seat, rule.step_no), None)
     if ahead is not None:
-        body_, st, pending = ahead
+        st = ahead.checked(seat, b, inputs, ctx, rule.joint)
+        if st is not None:
+            rule._checked_ahead.append(st)
+            rule.proofs_checked += 1
+            rule.proposals_hit += 1
+            return st
+    pre = rule._ahead.pop((SHUFFLE_KIND, seat, rule.step_no), None)
+    if pre is not None:
+        body_, st, pending = pre
         if body_ == b and st.inputs == inputs and st.joint_key == rule.joint and st.context == ctx:
             if pending is None:
                 return st  # decoded (every point validated) ahead; checked later
@@ -469,15 +593,20 @@ def _pre(
     rule: GameRule,
     seat: int,
     inputs: tuple[Ciphertext, ...],
+    ctx: Context,
     b: ShuffleBody,
     pending: tuple[_Pending, ...] | None = None,
-) -> Job:
+    ahead: Ahead | None = None,
+) -> Job | None:
     """Decode a shuffle (every point validated: about 5 points a card, too slow for the
     loop); for the round's last one (``pending``: the round's earlier shuffles, the
-    very ones the fold holds) also check it, once the earlier checks are in."""
+    very ones the fold holds) also check it, once the earlier checks are in.  Nothing
+    for a proposal checked ahead, when no earlier shuffle is left to check."""
     joint, step = rule.joint, rule.step_no
     assert joint is not None
-    ctx, aside = rule._ctx(seat), _aside(rule.background)
+    if ahead is not None and not pending and ahead.checked(seat, b, inputs, ctx, joint):
+        return None
+    aside = _aside(rule.background)
 
     def job() -> Callable[[], None]:
         st = _decode(inputs, joint, ctx, b, aside)
@@ -486,3 +615,262 @@ def _pre(
         return lambda: rule._keep_ahead((SHUFFLE_KIND, seat, step), (b, st, pending))
 
     return job
+
+
+# ---- the next round's shuffles, proposed ahead off the record ------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class OffRecord:
+    """How a live peer's rule reaches the event loop and the other seats from its
+    background work (the node sets :attr:`GameRule.offrecord`)."""
+
+    post: Callable[[Callable[[], None]], None]
+    """Run a call on the event loop soon (thread-safe)."""
+    send: Callable[[Any], None]
+    """Send an off-record message to every seat we hold a link to (event loop only)."""
+
+
+@dataclass(slots=True)
+class Proposal:
+    """A shuffle of a round not begun yet, sent off the record by the seat at
+    ``position``: only precomputation, never evidence (it is signed by nobody)."""
+
+    seat: int
+    position: int
+    pile: bytes
+    proof: bytes
+    statement: ShuffleStatement | None = None
+    """Decoded (every point validated), on its input pile."""
+    verified: bool = False
+    bad: str | None = None
+
+
+@dataclass(slots=True)
+class Ahead:
+    """A shuffle round's proposals, as they come (event loop only).  The round's record
+    steps use them only for the very bytes and statement they hold."""
+
+    round_no: int
+    order: tuple[int, ...]
+    """The seats that shuffle, by position (those not gone when the round was foreseen)."""
+    props: dict[int, Proposal] = field(default_factory=dict)
+    """By position: decoded (or being decoded), ours included."""
+    queued: dict[int, Proposal] = field(default_factory=dict)
+    """By position: received, waiting for the pile it shuffles (the previous proposal)."""
+    started: bool = False
+    """Our own proposal was begun: never a second one for this round."""
+    own: tuple[int, tuple[Ciphertext, ...], Context, Future[_Made]] | None = None
+    """Our proposal: position, input pile, context and the job making it."""
+
+    def ours(
+        self, position: int, inputs: tuple[Ciphertext, ...], ctx: Context
+    ) -> Future[_Made] | None:
+        """Our proposal if it shuffles this very pile for this very position."""
+        own = self.own
+        if own is None or own[0] != position or own[2] != ctx or own[1] != inputs:
+            return None
+        return own[3]
+
+    def checked(
+        self, seat: int, b: ShuffleBody, inputs: tuple[Ciphertext, ...], ctx: Context, joint: Point
+    ) -> ShuffleStatement | None:
+        """The statement of ``seat``'s proposal if it was checked and is the very entry
+        ``b`` on the very statement (inputs, key, context) the record asks for."""
+        for p in self.props.values():
+            st = p.statement
+            if p.seat != seat or not p.verified or st is None:
+                continue
+            same = p.pile == b.pile and p.proof == b.proof and st.context == ctx
+            if same and st.joint_key == joint and st.inputs == inputs:
+                return st
+        return None
+
+
+def _can_propose(rule: GameRule) -> bool:
+    return (
+        rule.offrecord is not None
+        and rule.background is not None
+        and rule.mine is not None
+        and rule.joint is not None
+        and rule.deck is not None
+    )
+
+
+def _foresee(rule: GameRule, round_no: int) -> Ahead:
+    ahead = rule._proposals.get(round_no)
+    if ahead is None:
+        order = tuple(s for s in range(rule.n) if s not in rule.gone)
+        ahead = rule._proposals[round_no] = Ahead(round_no, order)
+    return ahead
+
+
+def propose_ahead(rule: GameRule) -> None:
+    """The next deal is a whole-deck shuffle round: start our part of it off the record
+    (the first shuffler shuffles the fresh pile now; a later one when its predecessor's
+    proposal comes)."""
+    if not _can_propose(rule) or rule.engine.next_deal_size() != rule.size:
+        return
+    _advance(rule, _foresee(rule, rule.shuffle_rounds))
+
+
+def take_proposal(rule: GameRule, slot: int, msg: Any) -> None:
+    """A proposal from the seat at ``slot`` (event loop): kept, decoded and checked in the
+    background; anything unexpected is dropped (logged), never held against anyone."""
+    seat = rule.engine_seat_of.get(slot)
+    if not _can_propose(rule) or seat is None or rule._trusted(seat) or rule.done:
+        return
+    r = msg.round
+    if not rule.shuffle_rounds - 1 <= r <= rule.shuffle_rounds + 1:
+        _drop(rule, seat, f"a proposal for shuffle round {r}, not near {rule.shuffle_rounds}")
+        return
+    ahead = _foresee(rule, r)
+    if seat not in ahead.order or ahead.order.index(seat) != msg.position:
+        _drop(rule, seat, f"a proposal for position {msg.position} of round {r}")
+        return
+    if msg.position in ahead.props or msg.position in ahead.queued:
+        _drop(rule, seat, f"a second proposal for round {r}")
+        return
+    ahead.queued[msg.position] = Proposal(seat, msg.position, bytes(msg.pile), bytes(msg.proof))
+    _advance(rule, ahead)
+
+
+def _drop(rule: GameRule, seat: int, why: str) -> None:
+    rule.proposals_dropped += 1
+    _log.info("seat %d's shuffle proposal dropped: %s", seat + 1, why)
+
+
+def _input_of(rule: GameRule, ahead: Ahead, position: int) -> tuple[Ciphertext, ...] | None:
+    if position == 0:
+        return fresh_pile(rule)
+    prev = ahead.props.get(position - 1)
+    if prev is None or prev.statement is None or prev.bad is not None:
+        return None
+    return prev.statement.outputs
+
+
+def _advance(rule: GameRule, ahead: Ahead) -> None:
+    """Start what the round's proposals allow now (event loop): decode each received one
+    whose input pile is known; make ours once its input is known (a round not begun)."""
+    if rule.background is None or rule.joint is None:
+        return
+    for position in sorted(ahead.queued):
+        inputs = _input_of(rule, ahead, position)
+        if inputs is None:
+            continue
+        p = ahead.props[position] = ahead.queued.pop(position)
+        _submit_decode(rule, ahead, p, inputs)
+    mine = rule.mine
+    if mine is None or ahead.started or mine.seat not in ahead.order:
+        return
+    if ahead.round_no != rule.shuffle_rounds or rule.engine.next_deal_size() != rule.size:
+        return  # begun (its steps shuffle, once), or not a whole-deck deal next
+    position = ahead.order.index(mine.seat)
+    inputs = _input_of(rule, ahead, position)
+    if inputs is not None:
+        _submit_own(rule, ahead, position, inputs)
+
+
+def _post(rule: GameRule, future: Future[Any], then: Callable[[Any], None]) -> None:
+    """When ``future`` is done, ``then(its result)`` on the event loop (nothing if it
+    failed: a failed proposal is dropped; nothing if the table ended)."""
+    off = rule.offrecord
+
+    def done(f: Future[Any]) -> None:
+        if f.cancelled() or f.exception() is not None:
+            return
+        with contextlib.suppress(Exception):  # the loop is gone: nothing to do any more
+            off.post(lambda: then(f.result()))
+
+    future.add_done_callback(done)
+
+
+def _submit_own(
+    rule: GameRule, ahead: Ahead, position: int, inputs: tuple[Ciphertext, ...]
+) -> None:
+    mine, joint, n = rule.mine, rule.joint, len(inputs)
+    assert mine is not None and joint is not None and rule.background is not None
+    ctx = slot_context(rule, mine.seat, ahead.round_no, position)
+    spare, rule._spare = rule._spare, None
+    half = spare[1] if spare is not None and spare[0] == n else None
+    if spare is not None and half is None:
+        spare[1].cancel()
+
+    def job() -> _Made:
+        prepared = None
+        if half is not None:
+            try:
+                prepared = _with_key(half, joint, n)
+            except Exception:  # noqa: BLE001 - a failed preparation: shuffle from scratch
+                prepared = None
+        return _made_now(inputs, joint, ctx, prepared, None, True)
+
+    ahead.started = True
+    try:
+        future = rule.background.submit(job)
+    except RuntimeError:  # shut down: the table ends
+        return
+    ahead.own = (position, inputs, ctx, future)
+
+    def made(got: _Made) -> None:
+        statement = ShuffleStatement(inputs, got.outputs, joint, got.proof, ctx)
+        p = Proposal(mine.seat, position, got.pile, got.proof_bytes, statement, verified=True)
+        ahead.props[position] = p
+        pile, proof = rule._cheat("propose", got.pile, got.proof_bytes) or (
+            got.pile,
+            got.proof_bytes,
+        )
+        rule.offrecord.send(ShuffleProposal(rule.table_id, ahead.round_no, position, pile, proof))
+        rule.proposals_sent += 1
+        _advance(rule, ahead)
+
+    _post(rule, future, made)
+
+
+def _submit_decode(
+    rule: GameRule, ahead: Ahead, p: Proposal, inputs: tuple[Ciphertext, ...]
+) -> None:
+    joint = rule.joint
+    assert joint is not None and rule.background is not None
+    ctx = slot_context(rule, p.seat, ahead.round_no, p.position)
+    b = ShuffleBody(p.pile, p.proof)
+
+    def decode() -> ShuffleStatement | str:
+        try:
+            return _decode(inputs, joint, ctx, b)
+        except (CryptoError, ValueError) as exc:
+            return str(exc)
+
+    def decoded(st: ShuffleStatement | str) -> None:
+        if isinstance(st, str):
+            p.bad = st
+            _drop(rule, p.seat, f"it does not decode: {st}")
+            return
+        p.statement = st
+        _advance(rule, ahead)  # ours may shuffle it now: queued before its check
+        try:
+            future = rule.background.submit(_check_one, st)  # type: ignore[union-attr]
+        except RuntimeError:
+            return
+        _post(rule, future, checked)
+
+    def checked(why: str | None) -> None:
+        if why is None:
+            p.verified = True
+        else:
+            p.bad = why
+            _drop(rule, p.seat, f"its proof fails: {why}")
+
+    try:
+        future = rule.background.submit(decode)
+    except RuntimeError:
+        return
+    _post(rule, future, decoded)
+
+
+def _check_one(st: ShuffleStatement) -> str | None:
+    try:
+        verify_shuffles_batch([st])
+    except CryptoError as exc:
+        return str(exc) or type(exc).__name__
+    return None
