@@ -816,10 +816,8 @@ def _submit_own(
         statement = ShuffleStatement(inputs, got.outputs, joint, got.proof, ctx)
         p = Proposal(mine.seat, position, got.pile, got.proof_bytes, statement, verified=True)
         ahead.props[position] = p
-        pile, proof = rule._cheat("propose", got.pile, got.proof_bytes) or (
-            got.pile,
-            got.proof_bytes,
-        )
+        sent = rule._cheat("propose", inputs, ahead.round_no, position, got.pile, got.proof_bytes)
+        pile, proof = sent if sent is not None else (got.pile, got.proof_bytes)
         rule.offrecord.send(ShuffleProposal(rule.table_id, ahead.round_no, position, pile, proof))
         rule.proposals_sent += 1
         _advance(rule, ahead)
