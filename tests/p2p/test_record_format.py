@@ -298,7 +298,7 @@ def check_file(path: Path) -> Checked:
             "spectators",
         ],
     )
-    assert manifest["version"] == 5
+    assert manifest["version"] == 6
     protocol_kind, params = manifest["protocol"]
     if protocol_kind == "demo" and list(params) == ["steps", "round_every"]:
         demo = True

@@ -21,7 +21,9 @@ equal the seatless engine's; a difference is a local bug and is raised loudly.
 
 How each engine obligation (``engine.obligations``) becomes record steps.
 Engine seat ``e`` is manifest slot ``seat_order[e]``; proof contexts are
-``Context(table_id, 1, record step, engine seat)``.
+``Context(table_id, 1, record step, engine seat)``, but a shuffle proof's
+``Context(table_id, 1, 256 * round + position, engine seat)`` (its shuffle round and
+its position in it: :func:`p2p.table.game_rule.shuffle.slot_context`).
 
 =========================  ===================================================
 obligation                 record steps

@@ -29,6 +29,22 @@ peer), the work is spread over the time the seats wait for each other:
   to the background thread when that is idle (:func:`_aside`), so a second core shortens
   the step everybody waits for.
 
+The next deal's round is made ahead, off the record.  A whole-deck round starts from
+the deck's public masking (:func:`fresh_pile`) and its proofs are bound to the round's
+number and the shuffler's position (:func:`slot_context`), not to a record step, so
+both are known while the current deal is played.  Once it has had
+:data:`SPARE_AFTER_ACTIONS` action rounds, the first shuffler shuffles that pile in the
+background and sends it with its proof to every seat (a ``ShuffleProposal``, through
+:class:`OffRecord`, which the node gives a live peer's rule); the next seat shuffles on
+top of it when it comes (:func:`take_proposal`), and so on.  Every seat decodes and
+checks each proposal in the background (:class:`Ahead`).  At the round's steps a seat
+signs its proposal if its input is the very pile the record holds (waiting for it if it
+is being made: never two shuffles of one pile for one position), else shuffles afresh
+with fresh randomness; an entry that is a proposal checked ahead (the very bytes,
+inputs, key and context) is not checked again.  A proposal is only precomputation:
+nobody signed it, so a bad one is dropped (logged), never held against anyone; the
+record's entries are checked and convict as always.
+
 Soundness: shuffling on top of an unchecked pile reveals nothing (the output is the
 input re-masked with fresh randomness and permuted, and its proof is zero-knowledge),
 and no token of these cards is made before every shuffle of the round is checked: the
