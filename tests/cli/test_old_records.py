@@ -52,3 +52,18 @@ def test_replay_names_the_version_that_wrote_an_old_record() -> None:
     lines = run.stderr.strip().splitlines()
     assert len(lines) == 1, run.stderr
     _said(lines[0])
+
+
+V5 = Path(__file__).parent.parent / "vectors" / "v5-slajens.rec"
+"""A two-seat Slajens game (one round) played by protocol version 5, the version before
+shuffle proofs were bound to their shuffle round and position (made at main's commit
+33b0b86 by the in-process table and ``tests.p2p._tables.write_seat_record``)."""
+
+
+def test_verify_names_what_changed_after_version_5() -> None:
+    human = _slaiga("verify", str(V5))
+    assert human.returncode == EXIT_UNREADABLE, human.stdout + human.stderr
+    lines = human.stderr.strip().splitlines()
+    assert len(lines) == 1, human.stderr
+    assert "older Slaiga, protocol version 5 (before shuffles were bound to their deal" in lines[0]
+    assert f"this Slaiga speaks version {PROTOCOL_VERSION}" in lines[0], lines[0]
