@@ -466,7 +466,7 @@ class Node(Opening, PlayerSeat):
                 for peer in self._seat_links():
                     self.mesh.send_nowait(peer, msg)
 
-        rule.offrecord = OffRecord(post=token.run_sync_soon, send=send)
+        rule.offrecord = OffRecord(token.run_sync_soon, send, self._offload.ahead)
         return rule
 
     def vote_end(self, slot: int) -> str | None:

@@ -44,6 +44,10 @@ itself and names the fault exactly as without this module.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -54,6 +58,20 @@ from p2p.errors import RemoteProtocolError
 from p2p.record.chain import entry_signing_input
 from p2p.wire import Entry, Signed, decode_body
 
+AHEAD_NICENESS = 10
+"""How much lower the CPU priority of the thread making and checking the next deal's
+shuffles ahead is (Linux: ``nice`` of that thread alone)."""
+
+
+def _lower_priority() -> None:
+    """The ahead thread's initializer: its work waits for nobody yet (the next deal's
+    shuffles, made while this deal is played), so it yields the cores to the game's
+    actions.  Linux only (there ``setpriority`` on a thread id changes that thread
+    alone); elsewhere it runs at the usual priority."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), AHEAD_NICENESS)
+
 
 class Offload:
     """Runs a node's jobs; remembers which are under way or were tried."""
@@ -61,6 +79,11 @@ class Offload:
     def __init__(self) -> None:
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slaiga-background")
         """Work no step waits for yet (see the module docstring)."""
+        self.ahead = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="slaiga-ahead", initializer=_lower_priority
+        )
+        """The next deal's shuffles, proposed and checked off the record while this deal is
+        played (p2p/table/game_rule/shuffle.py), at a lower CPU priority."""
         self._running: set[tuple[int, int]] = set()
         self._checked: set[tuple[int, int]] = set()
         """(seat, step) of entries whose job ran and kept its result."""
@@ -73,6 +96,7 @@ class Offload:
         are dropped.  Called when the table's mesh closes: a node or a spectator that
         ends leaves no thread behind."""
         self.background.shutdown(wait=False, cancel_futures=True)
+        self.ahead.shutdown(wait=False, cancel_futures=True)
 
     async def aclose(self) -> None:
         """:meth:`close`, then wait (in a worker thread, shielded) for the job that runs
@@ -81,6 +105,7 @@ class Offload:
         self.close()
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(self.background.shutdown)
+            await trio.to_thread.run_sync(self.ahead.shutdown)
 
     def attach(self, rule: Any) -> None:
         """Give ``rule`` (a game rule) our background executor, once."""

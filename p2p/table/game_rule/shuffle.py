@@ -130,6 +130,8 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
             rule.cts[h] = ct
             rule.ptok[h] = {}
     ahead = rule._proposals.get(round_no)
+    if ahead is not None:
+        ahead.begin()
     for old in [r for r in rule._proposals if r < round_no]:
         del rule._proposals[old]
     prepared = _start_prepare(rule, len(hs), round_no, ahead)
@@ -273,7 +275,7 @@ def _start_prepare(rule: GameRule, n: int, round_no: int, ahead: Ahead | None) -
     ahead (it is signed as proposed, or made afresh from scratch if it does not fit)."""
     mine, joint = rule.mine, rule.joint
     spare, rule._spare = rule._spare, None
-    proposed = ahead is not None and ahead.started
+    proposed = ahead is not None and ahead.own is not None and not ahead.own[3].cancelled()
     if (
         rule.background is None
         or mine is None
@@ -356,7 +358,9 @@ def prepare_spare(rule: GameRule) -> None:
     if rule._spare is None and mine.seat not in rule.gone:
         ahead = rule._proposals.get(rule.shuffle_rounds)
         if ahead is None or not ahead.started:
-            rule._spare = (n, rule.background.submit(prepare_shuffle, n, joint, None))
+            # with proposals, in the thread that makes them (at a lower priority)
+            where = rule.offrecord.executor if rule.offrecord is not None else rule.background
+            rule._spare = (n, where.submit(prepare_shuffle, n, joint, None))
     propose_ahead(rule)
 
 
@@ -645,6 +649,9 @@ class OffRecord:
     """Run a call on the event loop soon (thread-safe)."""
     send: Callable[[Any], None]
     """Send an off-record message to every seat we hold a link to (event loop only)."""
+    executor: Executor
+    """Where proposals are made and checked (one thread, at a lower CPU priority: that
+    work waits for nobody yet, and must not slow the deal being played)."""
 
 
 @dataclass(slots=True)
@@ -678,6 +685,15 @@ class Ahead:
     """Our own proposal was begun: never a second one for this round."""
     own: tuple[int, tuple[Ciphertext, ...], Context, Future[_Made]] | None = None
     """Our proposal: position, input pile, context and the job making it."""
+    jobs: list[Future[Any]] = field(default_factory=list)
+    """Its jobs, so that those not started when the round begins are dropped (the round's
+    steps make and check what they would have, at the usual priority)."""
+
+    def begin(self) -> None:
+        """The round begins: drop its jobs not started yet."""
+        for job in self.jobs:
+            job.cancel()
+        self.jobs.clear()
 
     def ours(
         self, position: int, inputs: tuple[Ciphertext, ...], ctx: Context
@@ -823,10 +839,11 @@ def _submit_own(
 
     ahead.started = True
     try:
-        future = rule.background.submit(job)
+        future = rule.offrecord.executor.submit(job)
     except RuntimeError:  # shut down: the table ends
         return
     ahead.own = (position, inputs, ctx, future)
+    ahead.jobs.append(future)
 
     def made(got: _Made) -> None:
         statement = ShuffleStatement(inputs, got.outputs, joint, got.proof, ctx)
@@ -863,9 +880,10 @@ def _submit_decode(
         p.statement = st
         _advance(rule, ahead)  # ours may shuffle it now: queued before its check
         try:
-            future = rule.background.submit(_check_one, st)  # type: ignore[union-attr]
+            future = rule.offrecord.executor.submit(_check_one, st)
         except RuntimeError:
             return
+        ahead.jobs.append(future)
         _post(rule, future, checked)
 
     def checked(why: str | None) -> None:
@@ -876,9 +894,10 @@ def _submit_decode(
             _drop(rule, p.seat, f"its proof fails: {why}")
 
     try:
-        future = rule.background.submit(decode)
+        future = rule.offrecord.executor.submit(decode)
     except RuntimeError:
         return
+    ahead.jobs.append(future)
     _post(rule, future, decoded)
 
 
