@@ -812,9 +812,18 @@ def _post(rule: GameRule, future: Future[Any], then: Callable[[Any], None]) -> N
         if f.cancelled() or f.exception() is not None:
             return
         with contextlib.suppress(Exception):  # the loop is gone: nothing to do any more
-            off.post(lambda: then(f.result()))
+            off.post(lambda: _safely(then, f.result()))
 
     future.add_done_callback(done)
+
+
+def _safely(then: Callable[[Any], None], result: Any) -> None:
+    """``then(result)`` on the event loop: a failure there is logged, never raised into
+    the loop (off-record work is only precomputation: the record's steps do without)."""
+    try:
+        then(result)
+    except Exception:  # noqa: BLE001 - precomputation only: the round does it at its steps
+        _log.exception("off-record shuffle work failed")
 
 
 def _submit_own(
