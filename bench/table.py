@@ -12,7 +12,10 @@ compares the time per record entry (``ratio_raw`` the plain times).
 ``action_ms_median``/``action_ms_p90``: from the step before an action to the
 end of everything that action caused (reveals, proofs), for actions whose cycle
 needs no shuffle; ``first_decision_s``: from the table being formed to the
-first decision being owed; ``next_deal_s``: in a game of several deals (Slave is
+first decision being owed (``first_decision_cpu_s``: the CPU seconds, every thread,
+that all the seats' processes used in that time, from their ``--events`` lines; divided
+by the machine's ``cores`` it is the least that time can be here, since every seat
+checks every other seat's shuffle); ``next_deal_s``: in a game of several deals (Slave is
 played as a match of two), from the last action of a deal to the first decision of
 the next one being owed (the worst deal; ``next_deal_s_all`` each of them, ``None``
 for a game of one deal).  ``loop_block_ms_max``/``loop_block_ms_p99``: how late a
@@ -127,6 +130,22 @@ def _step_times(lines: list[str]) -> dict[int, float]:
     }
 
 
+def _cpu_to_step(lines: list[str], step: int) -> float | None:
+    """The CPU seconds (every thread) one peer used from the table being meshed to its
+    completing record step ``step``, from its ``--events`` lines (``None`` if it has no
+    such lines)."""
+    start = end = None
+    for x in lines:
+        if not x.startswith("{"):
+            continue
+        e = json.loads(x)
+        if e["event"] == "meshed" and start is None:
+            start = e.get("cpu")
+        elif e["event"] == "step" and e.get("step") == step and end is None:
+            end = e.get("cpu")
+    return None if start is None or end is None else end - start
+
+
 def peer_name(i: int) -> str:
     """Peer ``i``'s name (the opener is 0): every peer its own, so the players (and the
     report's ``left``) tell them apart."""
@@ -167,13 +186,13 @@ def network_game(
     spectators: int | None = None,
     nice: int = 0,
 ) -> dict[str, Any]:
-    """One game over peer processes; with ``spectators`` (a number, 0 included) every seat
-    traces its steps, and that many ``slaiga watch`` processes follow the table."""
+    """One game over peer processes, every seat tracing its steps (their times, and CPU
+    for :func:`_cpu_to_step`); with ``spectators``, that many ``slaiga watch`` processes
+    follow the table."""
     env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK, SLAIGA_LOOPBACK_ONLY="1")
     opts = [f"--option={k}={v}" for k, v in OPTIONS.get(game, {}).items()]
     common = ["--bot", "heuristic", "--json", "--events", "--linger", "5", "--loop-watch"]
-    if spectators is not None:
-        common.append("--trace-steps")
+    common.append("--trace-steps")
     if not offload:
         common.append("--no-offload")
     opener, lines, address = _start_opener(game, seats, opts, common, tmp, env)
@@ -201,6 +220,11 @@ def network_game(
     steps = [(e["t"], e["kind"]) for e in events if e["event"] == "step"]
     first_action = next(i for i, (_, k) in enumerate(steps) if k == "action")
     first_decision = steps[first_action - 1][0] - formed
+    decision_step = [e["step"] for e in events if e["event"] == "step"][first_action - 1]
+    cpu = [
+        _cpu_to_step(peer_lines, decision_step)
+        for peer_lines in [lines, *(ls for _, ls in joiners)]
+    ]
     latencies = []
     cycle_start, cycle_kinds = None, []
     for i, (t, kind) in enumerate(steps):
@@ -249,6 +273,7 @@ def network_game(
         "entries": results[0]["entries"],
         "agree": len(heads) == 1,
         "first_decision_s": first_decision,
+        "first_decision_cpu_s": None if None in cpu else sum(cpu),  # type: ignore[arg-type]
         "next_deal_s": max(next_deal) if next_deal else None,
         "next_deal_s_all": next_deal,
         "action_ms_median": statistics.median(latencies) if latencies else None,
@@ -261,6 +286,7 @@ def network_game(
 NO_SPECTATOR_KEYS = (
     "wall_s",
     "first_decision_s",
+    "first_decision_cpu_s",
     "next_deal_s",
     "action_ms_median",
     "action_ms_p90",
@@ -490,6 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         per_local = local["inprocess_s"] / max(1, local["inprocess_entries"])
         row = {**net, **local, "ratio": per_net / per_local}
         row["ratio_raw"] = net["wall_s"] / local["inprocess_s"]
+        row["cores"] = os.cpu_count()
         if before is not None:
             row["on_loop"] = {k: before[k] for k in ON_LOOP_KEYS}
         if alone is not None:

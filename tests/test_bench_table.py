@@ -33,6 +33,9 @@ def test_bench_table_reports_the_figures():
     for key in ("wall_s", "inprocess_s", "ratio", "action_ms_median", "action_ms_p90"):
         assert row[key] is not None and row[key] > 0, (key, row)
     assert row["first_decision_s"] >= 0
+    # the CPU every seat's process used until then, summed (each counted from its own
+    # events: the key round at least, so more than nothing)
+    assert row["first_decision_cpu_s"] > 0 and row["cores"] == os.cpu_count()
     assert row["agree"] is True
     # every peer's loop watchdog reported, and its figures are consistent
     assert len(row["loop_block_ms_max_per_peer"]) == 4
