@@ -123,11 +123,14 @@ def _watcher(
     return proc, lines
 
 
+def _events(lines: list[str]) -> list[dict[str, Any]]:
+    """The ``--events`` objects among a peer's stderr lines (keys sorted: never rely on
+    which comes first)."""
+    return [json.loads(x) for x in lines if x.startswith("{")]
+
+
 def _step_times(lines: list[str]) -> dict[int, float]:
-    return {
-        e["step"]: e["t"]
-        for e in (json.loads(x) for x in lines if x.startswith('{"event": "step"'))
-    }
+    return {e["step"]: e["t"] for e in _events(lines) if e.get("event") == "step"}
 
 
 def _cpu_to_step(lines: list[str], step: int) -> float | None:
@@ -135,13 +138,10 @@ def _cpu_to_step(lines: list[str], step: int) -> float | None:
     completing record step ``step``, from its ``--events`` lines (``None`` if it has no
     such lines)."""
     start = end = None
-    for x in lines:
-        if not x.startswith("{"):
-            continue
-        e = json.loads(x)
-        if e["event"] == "meshed" and start is None:
+    for e in _events(lines):
+        if e.get("event") == "meshed" and start is None:
             start = e.get("cpu")
-        elif e["event"] == "step" and e.get("step") == step and end is None:
+        elif e.get("event") == "step" and e.get("step") == step and end is None:
             end = e.get("cpu")
     return None if start is None or end is None else end - start
 
@@ -214,7 +214,7 @@ def network_game(
         out = proc.stdout.read()  # stderr is read by the thread started in _peer
         proc.wait(timeout=1800)
         results.append(json.loads(out.strip().splitlines()[-1]))
-    events = [json.loads(x) for x in lines if x.startswith("{")]
+    events = _events(lines)
     formed = next(e["t"] for e in events if e["event"] == "meshed")
     finished = next(e["t"] for e in events if e["event"] == "finished")
     steps = [(e["t"], e["kind"]) for e in events if e["event"] == "step"]
@@ -237,10 +237,10 @@ def network_game(
     next_deal = next_deal_times(steps)
     heads = {r["record_head"] for r in results}
     watches = [
-        json.loads(x)["samples"]
+        e["samples"]
         for peer_lines in [lines, *(ls for _, ls in joiners)]
-        for x in peer_lines
-        if x.startswith('{"event": "loop_watch"')
+        for e in _events(peer_lines)
+        if e.get("event") == "loop_watch"
     ]
     per_peer = [summarize(samples, formed, finished) for samples in watches]
     lag: dict[str, Any] = {}
@@ -424,7 +424,7 @@ def loss_game(game: str, seats: int, tmp: Path, absent_after: int = 1) -> dict[s
         out = proc.stdout.read()
         proc.wait(timeout=1800)
         results.append(json.loads(out.strip().splitlines()[-1]))
-    events = [json.loads(x) for x in lines if x.startswith("{")]
+    events = _events(lines)
     named = next((e["t"] for e in events if e["event"] == "named_absent"), None)
     steps = [(e["t"], e["kind"]) for e in events if e["event"] == "step"]
     after = [i for i, (t, k) in enumerate(steps) if named and t >= named and k == "action"]
