@@ -34,8 +34,10 @@ first seat completing it (the signer completes it as it signs) to a spectator co
 it (checked, on its screen), from the peers' ``CLOCK_MONOTONIC`` (one clock per machine).
 On this one machine the spectators' checking (every proof of every seat) competes with the
 seats for the same cores, which a LAN, where each spectator has a machine of its own, does
-not: ``--spectator-nice N`` runs them at a lower CPU priority to see what the seats pay
-for their links alone (their lag then grows when the cores are busy).
+not.  The spectators run as ``slaiga watch`` does by default, at a lower CPU priority
+(``--priority low``: a watch never slows a game played on its machine), so the seats pay
+for their links to them, and the spectators' lag grows when the cores are busy;
+``--spectator-priority normal`` has them compete for the cores as equals instead.
 Under ``survive`` (unless ``--no-survive``), for each game the cost of the ``survive``
 option (issue 21): ``key_round`` the key round's time and bytes without and with the
 escrow (in one process), and ``loss`` a table of peer processes where one is killed for
@@ -102,15 +104,15 @@ def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[
 
 
 def _watcher(
-    address: str, env: dict[str, str], nice: int = 0
+    address: str, env: dict[str, str], priority: str = "low"
 ) -> tuple[subprocess.Popen, list[str]]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "watch", "--peer", address, "--json", "--trace"],
+        [sys.executable, "-m", "cli", "watch", "--peer", address, "--json", "--trace"]
+        + ["--priority", priority],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
-        preexec_fn=(lambda: os.nice(nice)) if nice else None,
     )
     lines: list[str] = []
 
@@ -184,7 +186,7 @@ def network_game(
     tmp: Path,
     offload: bool = True,
     spectators: int | None = None,
-    nice: int = 0,
+    priority: str = "low",
 ) -> dict[str, Any]:
     """One game over peer processes, every seat tracing its steps (their times, and CPU
     for :func:`_cpu_to_step`); with ``spectators``, that many ``slaiga watch`` processes
@@ -196,7 +198,7 @@ def network_game(
     if not offload:
         common.append("--no-offload")
     opener, lines, address = _start_opener(game, seats, opts, common, tmp, env)
-    watchers = [_watcher(address, env, nice) for _ in range(spectators or 0)]
+    watchers = [_watcher(address, env, priority) for _ in range(spectators or 0)]
     # the spectators are up (they wait in the lobby for the table to form) before the
     # joiners start: a slow start at low priority must not make them miss a short game
     deadline = time.monotonic() + 120
@@ -476,11 +478,12 @@ def main(argv: list[str] | None = None) -> int:
         "play it once, without)",
     )
     parser.add_argument(
-        "--spectator-nice",
-        type=int,
-        default=0,
-        help="run the spectators at this niceness (default 0: as the seats; e.g. 10 to keep "
-        "their proof checks off the seats' cores, as on a LAN where each has its own machine)",
+        "--spectator-priority",
+        choices=("low", "normal"),
+        default="low",
+        help="the spectators' CPU priority (`slaiga watch --priority`; default low, as a "
+        "watch runs by default; normal: their proof checks compete with the seats for this "
+        "one machine's cores, which a LAN, where each has its own machine, does not see)",
     )
     parser.add_argument(
         "--state-root",
@@ -509,7 +512,7 @@ def main(argv: list[str] | None = None) -> int:
                 Path(tmp),
                 offload,
                 args.spectators or None,
-                args.spectator_nice,
+                args.spectator_priority,
             )
         local = inprocess_game(game, args.seats)
         per_net = net["wall_s"] / max(1, net["entries"])
