@@ -358,7 +358,7 @@ def prepare_spare(rule: GameRule) -> None:
     if rule._spare is None and mine.seat not in rule.gone:
         ahead = rule._proposals.get(rule.shuffle_rounds)
         if ahead is None or not ahead.started:
-            # with proposals, in the thread that makes them (at a lower priority)
+            # with proposals, in the thread that makes them
             where = rule.offrecord.executor if rule.offrecord is not None else rule.background
             rule._spare = (n, where.submit(prepare_shuffle, n, joint, None))
     propose_ahead(rule)
@@ -650,8 +650,8 @@ class OffRecord:
     send: Callable[[Any], None]
     """Send an off-record message to every seat we hold a link to (event loop only)."""
     executor: Executor
-    """Where proposals are made and checked (one thread, at a lower CPU priority: that
-    work waits for nobody yet, and must not slow the deal being played)."""
+    """Where proposals are made and checked (one thread of their own: the round's own
+    background work never queues behind them)."""
 
 
 @dataclass(slots=True)
