@@ -17,15 +17,19 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
+import msgpack
+import pytest
 import trio
 
 from cli.netplay import player_factory
 from crypto.elgamal import encode_pile
 from crypto.shuffle import shuffle_deck
 from crypto.shuffle_proof_tw_batch import prove_shuffle_batchable
+from p2p.errors import RemoteProtocolError
 from p2p.net.node import Node
 from p2p.table.game_rule.shuffle import SPARE_AFTER_ACTIONS, slot_context
 from p2p.table.seat import game_of
+from p2p.wire import MAX_SEATS, ShuffleProposal, decode_body, encode_body
 from tests.p2p._games import verify_json
 from tests.p2p._tables import config
 
@@ -196,3 +200,19 @@ def test_an_equivocating_or_misbound_proposal_convicts_nobody(tmp_path):
         assert r.proposals_dropped == 1  # the misbound one: its proof fails here
         if r.mine.seat > first:  # built on what a cheater sent: afresh at its step
             assert r.proposals_signed == 0 and r.shuffles_made == 2
+
+
+def test_a_proposal_on_the_wire_is_schema_checked():
+    msg = ShuffleProposal(bytes(16), 1, 3, b"pile", b"proof")
+    raw = encode_body(msg)
+    assert decode_body(raw, ShuffleProposal) == msg
+    tag, fields = msgpack.unpackb(raw, raw=False)
+    for name, value in (
+        ("position", MAX_SEATS),  # no such position
+        ("table_id", bytes(15)),  # not a table id
+        ("round", -1),  # no such round
+        ("pile", "not bytes"),
+    ):
+        bad = msgpack.packb([tag, {**fields, name: value}], use_bin_type=True)
+        with pytest.raises(RemoteProtocolError):
+            decode_body(bad, ShuffleProposal)
