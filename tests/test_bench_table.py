@@ -33,6 +33,11 @@ def test_bench_table_reports_the_figures():
     for key in ("wall_s", "inprocess_s", "ratio", "action_ms_median", "action_ms_p90"):
         assert row[key] is not None and row[key] > 0, (key, row)
     assert row["first_decision_s"] >= 0
+    # the in-process baseline: the game of median time per entry of 3 played in one process
+    runs = row["inprocess_ms_per_entry_runs"]
+    assert len(runs) == 3, row
+    per_entry = row["inprocess_s"] / row["inprocess_entries"] * 1000
+    assert abs(per_entry - sorted(runs)[1]) < 0.01, (per_entry, runs)
     assert row["agree"] is True
     # every peer's loop watchdog reported, and its figures are consistent
     assert len(row["loop_block_ms_max_per_peer"]) == 4
