@@ -166,6 +166,73 @@ async def test_frames_larger_than_the_kernel_takes_at_once_arrive_whole_in_order
             assert conn.framed.send_waits > 0  # the kernel did make the writer wait
 
 
+async def test_held_writes_leave_when_the_task_step_ends_without_waking_the_writer() -> None:
+    """Frames the hold task queues go out when its step ends: one write per link, made
+    right there, no step of the link's writer (the record loop sends each entry to every
+    link at once); they arrive in order, each with a good MAC.  Another task's frames
+    still wake the writer."""
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with listener_and_dialer(a, b, table, keepalive_interval=60.0) as (ma, mb):
+            await mb.dial(ma.address, expect_identity=a.public)
+            await next_of(ma, PeerUp)
+            await trio.sleep(0.05)
+            counter = _WriterSteps()
+            trio.lowlevel.add_instrument(counter)
+            mb.hold_writes_of(trio.lowlevel.current_task())
+            try:
+                for round_ in range(10):
+                    before = (mb.writes, mb.writes_direct)
+                    for i in range(5):  # one step of this task: all five held
+                        mb.send_nowait(a.public, wire.Fetch(table, round_ * 5 + i))
+                    assert mb.writes == before[0]  # nothing written yet
+                    got = [await next_of(ma, Inbound) for _ in range(5)]
+                    assert [g.message.from_step for g in got] == [round_ * 5 + i for i in range(5)]
+                    assert (mb.writes - before[0], mb.writes_direct - before[1]) == (1, 1)
+                assert counter.steps == 0, counter.steps  # mb's reader answers nothing here
+
+                async def other_task() -> None:
+                    mb.send_nowait(a.public, wire.Fetch(table, 99))
+
+                async with trio.open_nursery() as nursery:
+                    nursery.start_soon(other_task)
+                assert (await next_of(ma, Inbound)).message.from_step == 99
+                assert counter.steps >= 1  # not the hold task's: its link's writer sent it
+            finally:
+                mb.hold_writes_of(None)
+                trio.lowlevel.remove_instrument(counter)
+
+
+async def test_held_writes_the_kernel_takes_in_part_finish_through_the_writer() -> None:
+    """A held write the kernel takes only part of leaves the rest (its MACs made) to the
+    link's writer, before anything queued later: every frame arrives whole and in order."""
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with listener_and_dialer(a, b, table) as (ma, mb):
+            conn = await mb.dial(ma.address, expect_identity=a.public)
+            await next_of(ma, PeerUp)
+            conn.framed.stream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            blobs = [bytes([i]) * 100_000 for i in range(8)]
+
+            async def held_sender() -> None:
+                mb.hold_writes_of(trio.lowlevel.current_task())
+                for blob in blobs[:4]:
+                    mb.send_nowait(a.public, wire.Signed(blob, bytes(64)))
+
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(held_sender)
+            # the kernel took part: the rest waits in the outbox, or the writer is on it
+            assert len(conn.outbox) or conn.framed.send_lock.locked()
+            mb.hold_writes_of(None)
+            for blob in blobs[4:]:  # queued behind the rest, through the writer
+                mb.send_nowait(a.public, wire.Signed(blob, bytes(64)))
+            got = [await next_of(ma, Inbound) for _ in blobs]
+            assert [g.message.entry for g in got] == blobs
+            assert mb.writes_direct == 1
+
+
 async def test_version_mismatch_is_refused_by_listener() -> None:
     a, b = IdentityKey.generate(), IdentityKey.generate()
     table = secrets.token_bytes(16)
