@@ -1081,23 +1081,40 @@ class Connection:
 
 
 class _WriteHeld(trio.abc.Instrument):
-    """Writes what a mesh's hold task queued when a step of that task ends."""
+    """Writes what a mesh's hold task queued when a step of that task ends: one instrument
+    per Trio run, whatever the number of meshes in it (a bench runs several), each step
+    costing it one look-up."""
 
-    def __init__(self, mesh: Mesh) -> None:
-        self.mesh = mesh
+    def __init__(self) -> None:
+        self.holders: dict[trio.lowlevel.Task, Mesh] = {}
+
+    @classmethod
+    def of_this_run(cls) -> _WriteHeld:
+        hook = _WRITE_HELD.get(None)
+        if hook is None:
+            hook = cls()
+            _WRITE_HELD.set(hook)
+            trio.lowlevel.add_instrument(hook)
+        return hook
 
     def after_task_step(self, task: trio.lowlevel.Task) -> None:
-        mesh = self.mesh
-        if task is mesh.hold_task and mesh._held_links:
+        mesh = self.holders.get(task)
+        if mesh is not None and mesh._held_links:
             try:
                 mesh.write_held()
             except BaseException:
                 # never leave a frame held: the writers take over (Trio drops an instrument
                 # that raises)
-                mesh.hold_task = None
-                for conn in mesh.connections.values():
-                    conn.outbox.wake()
+                for held in self.holders.values():
+                    held.hold_task = None
+                    for conn in held.connections.values():
+                        conn.outbox.wake()
+                self.holders.clear()
+                _WRITE_HELD.set(None)
                 raise
+
+
+_WRITE_HELD: trio.lowlevel.RunVar[_WriteHeld | None] = trio.lowlevel.RunVar("slaiga_write_held")
 
 
 @dataclass(slots=True)
@@ -1182,7 +1199,6 @@ class Mesh:
         self.hold_task: trio.lowlevel.Task | None = None
         """The task whose frames wait for the end of its step (:meth:`hold_writes_of`)."""
         self._held_links: dict[int, Connection] = {}
-        self._write_held_hook: _WriteHeld | None = None
         self.handshake_failures: collections.deque[str] = collections.deque(
             maxlen=HANDSHAKE_FAILURES_KEPT
         )
@@ -1473,16 +1489,14 @@ class Mesh:
         the scheduler that waking the writer costs (issue 19: the record loop queues each
         of its entries for every link).  ``None``: no task's frames are held any more (what
         is held is written now)."""
-        if task is not None and self._write_held_hook is None:
-            self._write_held_hook = _WriteHeld(self)
-            trio.lowlevel.add_instrument(self._write_held_hook)
+        hook = _WriteHeld.of_this_run()
+        if self.hold_task is not None:
+            hook.holders.pop(self.hold_task, None)
         self.hold_task = task
-        if task is None:
+        if task is not None:
+            hook.holders[task] = self
+        else:
             self.write_held()
-            if self._write_held_hook is not None:
-                with contextlib.suppress(KeyError):
-                    trio.lowlevel.remove_instrument(self._write_held_hook)
-                self._write_held_hook = None
 
     def write_held(self) -> None:
         """Write what the hold task queued (see :meth:`hold_writes_of`): one write per link,
