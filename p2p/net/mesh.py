@@ -269,7 +269,10 @@ class FramedStream:
             size = RECV_CHUNK if limit >= RECV_CHUNK else min(RECV_CHUNK, self.decoder.wanted())
             sock = self._socket
             try:
-                data = await (self.stream.receive_some(size) if sock is None else sock.recv(size))
+                if sock is None:
+                    data = await self.stream.receive_some(size)
+                else:
+                    data = await self._recv(sock.fileno(), size)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed(f"receive failed: {exc!r}") from exc
             if not data:
@@ -277,6 +280,24 @@ class FramedStream:
             self.last_received = trio.current_time()
             self.bytes_in += len(data)
             self.decoder.push(data)
+
+    @staticmethod
+    async def _recv(fd: int, size: int) -> bytes:
+        """Read what the socket holds (at most ``size`` bytes), waiting until it holds
+        something; a checkpoint either way, as Trio's ``recv`` (a read that waited parked,
+        and one that did not yields), without the context manager Trio's adds per call
+        (issue 19)."""
+        try:
+            data = os.read(fd, size)
+        except BlockingIOError:
+            while True:
+                await trio.lowlevel.wait_readable(fd)
+                try:
+                    return os.read(fd, size)
+                except BlockingIOError:
+                    continue
+        await trio.lowlevel.checkpoint()
+        return data
 
     async def send_frame(self, data: bytes) -> None:
         """Write one encoded frame under the send lock (adding its MAC once authenticated);
