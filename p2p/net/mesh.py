@@ -316,11 +316,8 @@ class FramedStream:
             await lock.acquire()
         try:
             mac = self._send_mac
-            if mac is not None:  # the rest of a write made by try_write has its MACs
-                frames = [
-                    f if type(f) is _Authenticated else wire.authenticated_frame(mac, f)
-                    for f in frames
-                ]
+            if mac is not None:
+                frames = [wire.authenticated_frame(mac, f) for f in frames]
             data = frames[0] if len(frames) == 1 else b"".join(frames)
             try:
                 await self._send_all(data)
@@ -330,31 +327,6 @@ class FramedStream:
             lock.release()
         self.last_sent = trio.current_time()
         self.bytes_out += len(data)
-
-    def try_write(self, frames: list[bytes]) -> bytes | None:
-        """Without waiting (synchronous: from a task, or between two task steps): write
-        ``frames`` (each given its MAC, in order) with one write if the link is idle.
-        Returns ``None`` when the link is busy (its writer holds the send lock mid-write;
-        nothing written), else the authenticated bytes the
-        kernel did not take (empty: all of them), which must go out before anything else.
-        Raises ``OSError`` when the socket fails."""
-        sock = self._socket
-        if sock is None or self.send_lock.locked():
-            return None
-        # no await from here on: nothing else can write to the link meanwhile
-        mac = self._send_mac
-        if mac is not None:
-            frames = [
-                f if type(f) is _Authenticated else wire.authenticated_frame(mac, f) for f in frames
-            ]
-        data = frames[0] if len(frames) == 1 else b"".join(frames)
-        try:
-            sent = os.write(sock.fileno(), data)
-        except BlockingIOError:
-            sent = 0
-        self.last_sent = trio.current_time()
-        self.bytes_out += sent
-        return _Authenticated(data[sent:]) if sent < len(data) else b""
 
     async def _send_all(self, data: bytes) -> None:
         """Write all of ``data`` (under the send lock).
@@ -383,13 +355,6 @@ class FramedStream:
     async def aclose(self) -> None:
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             await self.stream.aclose()
-
-
-class _Authenticated(bytes):
-    """Frame bytes that already carry their MACs: the part of a write the kernel did not
-    take (:meth:`FramedStream.try_write`), sent as they are before anything else."""
-
-    __slots__ = ()
 
 
 def _handshake_frame_limit() -> int:
@@ -617,30 +582,15 @@ class ByteQueue:
             return True
         return self.bytes + size <= self.max_bytes and len(self._items) < self.max_items
 
-    def put_nowait(self, item: object, size: int, wake: bool = True) -> bool:
-        """Queue ``item`` if it fits; ``wake=False`` leaves a waiting getter asleep (the
-        caller takes the item itself, or calls :meth:`wake`)."""
+    def put_nowait(self, item: object, size: int) -> bool:
         if self._closed:
             raise trio.ClosedResourceError("queue closed")
         if not self._fits(size):
             return False
         self._items.append((item, size))
         self.bytes += size
-        if wake:
-            self._getters.unpark()
-        return True
-
-    def put_front(self, item: object, size: int) -> None:
-        """Put ``item`` back at the head (what was taken and could not be used yet), past
-        the limits: it was counted in them a moment ago."""
-        self._items.appendleft((item, size))
-        self.bytes += size
         self._getters.unpark()
-
-    def wake(self) -> None:
-        """Wake a getter waiting for an item (after :meth:`put_nowait` with ``wake=False``)."""
-        if self._items or self._closed:
-            self._getters.unpark()
+        return True
 
     async def put(self, item: object, size: int) -> None:
         await trio.lowlevel.checkpoint_if_cancelled()
@@ -665,9 +615,10 @@ class ByteQueue:
         not yield a second time, which would cost a writer one more trip through the
         scheduler per frame)."""
         if self._items or self._closed:
-            # the item is taken after the checkpoint, not before: a frame taken by a writer
-            # is under its send lock before anything else runs (see Connection.write_now)
-            await trio.lowlevel.checkpoint()
+            await trio.lowlevel.checkpoint_if_cancelled()
+            item = self.get_nowait()
+            await trio.lowlevel.cancel_shielded_checkpoint()
+            return item
         while not self._items and not self._closed:
             await self._getters.park()
         return self.get_nowait()
@@ -852,14 +803,10 @@ class Connection:
         """Queue a frame; a full outbox means the peer cannot keep up: drop the link."""
         if self.closed.is_set():
             return False
-        mesh = self.mesh
-        held = mesh.hold_task is not None and trio.lowlevel.current_task() is mesh.hold_task
         try:
-            queued = self.outbox.put_nowait(frame_bytes, len(frame_bytes), wake=not held)
+            queued = self.outbox.put_nowait(frame_bytes, len(frame_bytes))
         except trio.ClosedResourceError:
             return False
-        if held and queued:
-            mesh._held_links[self.id] = self
         if not queued:
             self.abort(
                 f"outbox overflow ({self.outbox.bytes} bytes in {len(self.outbox)} frames):"
@@ -1027,48 +974,6 @@ class Connection:
             shared = stranger or spectator  # one inbox budget for all who hold no seat
             await self.mesh.inbox.put(Inbound(self.peer, msg, decoded.raw), shared)
 
-    def _batch(self, first: bytes) -> list[bytes]:
-        """``first`` and the frames queued after it, up to :data:`WRITE_BATCH_BYTES`."""
-        frames = [first]
-        size = len(first)
-        while size < WRITE_BATCH_BYTES:
-            try:
-                more = self.outbox.get_nowait()
-            except (trio.WouldBlock, trio.EndOfChannel):
-                break  # a closed outbox ends the writer at its next get()
-            assert isinstance(more, bytes)
-            frames.append(more)
-            size += len(more)
-        return frames
-
-    def write_now(self) -> None:
-        """Write what the outbox holds from the caller's task (:meth:`Mesh.write_held`),
-        without waking the link's writer: one write, as the writer would make it.  What the
-        kernel does not take, or a link whose writer is busy, is left to the writer."""
-        outbox = self.outbox
-        if self.closed.is_set() or not len(outbox):
-            return
-        try:
-            first = outbox.get_nowait()
-        except (trio.WouldBlock, trio.EndOfChannel):
-            return
-        assert isinstance(first, bytes)
-        frames = self._batch(first)
-        try:
-            rest = self.framed.try_write(frames)
-        except OSError as exc:
-            self.abort(f"send failed: {exc!r}")
-            return
-        if rest is None:  # the writer is mid-write: the frames go back, in order, to it
-            for frame in reversed(frames):
-                outbox.put_front(frame, len(frame))
-            return
-        self.mesh.writes += 1
-        self.mesh.writes_direct += 1
-        if rest:
-            outbox.put_front(rest, len(rest))
-        outbox.wake()
-
     async def _writer(self) -> None:
         """Send what the outbox holds: every frame queued by the time the writer runs goes
         out in one write (up to :data:`WRITE_BATCH_BYTES`), so an entry and what follows
@@ -1079,7 +984,17 @@ class Connection:
             except trio.EndOfChannel:
                 raise ConnectionClosed(self.close_reason or "closed locally", self.peer) from None
             assert isinstance(frame_bytes, bytes)
-            await self.framed.send_frames(self._batch(frame_bytes))
+            frames = [frame_bytes]
+            size = len(frame_bytes)
+            while size < WRITE_BATCH_BYTES:
+                try:
+                    more = self.outbox.get_nowait()
+                except (trio.WouldBlock, trio.EndOfChannel):
+                    break  # a closed outbox ends the writer at its next get()
+                assert isinstance(more, bytes)
+                frames.append(more)
+                size += len(more)
+            await self.framed.send_frames(frames)
             self.mesh.writes += 1
 
     async def _keepalive(self) -> None:
@@ -1099,43 +1014,6 @@ class Connection:
             if now - self.framed.last_sent >= interval:
                 self._ping_nonce = (self._ping_nonce + 1) & wire.U32_MAX
                 self.send_nowait(wire.encode_frame(wire.Ping(self._ping_nonce)))
-
-
-class _WriteHeld(trio.abc.Instrument):
-    """Writes what a mesh's hold task queued when a step of that task ends: one instrument
-    per Trio run, whatever the number of meshes in it (a bench runs several), each step
-    costing it one look-up."""
-
-    def __init__(self) -> None:
-        self.holders: dict[trio.lowlevel.Task, Mesh] = {}
-
-    @classmethod
-    def of_this_run(cls) -> _WriteHeld:
-        hook = _WRITE_HELD.get(None)
-        if hook is None:
-            hook = cls()
-            _WRITE_HELD.set(hook)
-            trio.lowlevel.add_instrument(hook)
-        return hook
-
-    def after_task_step(self, task: trio.lowlevel.Task) -> None:
-        mesh = self.holders.get(task)
-        if mesh is not None and mesh._held_links:
-            try:
-                mesh.write_held()
-            except BaseException:
-                # never leave a frame held: the writers take over (Trio drops an instrument
-                # that raises)
-                for held in self.holders.values():
-                    held.hold_task = None
-                    for conn in held.connections.values():
-                        conn.outbox.wake()
-                self.holders.clear()
-                _WRITE_HELD.set(None)
-                raise
-
-
-_WRITE_HELD: trio.lowlevel.RunVar[_WriteHeld | None] = trio.lowlevel.RunVar("slaiga_write_held")
 
 
 @dataclass(slots=True)
@@ -1213,13 +1091,7 @@ class Mesh:
         self._changed = trio.Event()
         self.stats_received = 0
         self.writes = 0
-        """Socket writes made by the connections (each may carry several frames)."""
-        self.writes_direct = 0
-        """Those made by the task that queued the frames (:meth:`write_held`), with no
-        wake-up of the link's writer."""
-        self.hold_task: trio.lowlevel.Task | None = None
-        """The task whose frames wait for the end of its step (:meth:`hold_writes_of`)."""
-        self._held_links: dict[int, Connection] = {}
+        """Socket writes made by the connections' writers (each may carry several frames)."""
         self.handshake_failures: collections.deque[str] = collections.deque(
             maxlen=HANDSHAKE_FAILURES_KEPT
         )
@@ -1502,32 +1374,6 @@ class Mesh:
     def connected(self, peer: bytes) -> bool:
         return peer in self.connections
 
-    def hold_writes_of(self, task: trio.lowlevel.Task | None) -> None:
-        """Frames ``task`` queues do not wake the links' writers: when its step ends (it
-        waits, or yields), what it queued for each link goes out in one write, made right
-        there, as the link's writer would have made it once woken (an entry and what
-        follows it in the same step cost the peer one wake-up), without the trip through
-        the scheduler that waking the writer costs (issue 19: the record loop queues each
-        of its entries for every link).  ``None``: no task's frames are held any more (what
-        is held is written now)."""
-        hook = _WriteHeld.of_this_run()
-        if self.hold_task is not None:
-            hook.holders.pop(self.hold_task, None)
-        self.hold_task = task
-        if task is not None:
-            hook.holders[task] = self
-        else:
-            self.write_held()
-
-    def write_held(self) -> None:
-        """Write what the hold task queued (see :meth:`hold_writes_of`): one write per link,
-        what the kernel does not take left to the link's writer."""
-        if not self._held_links:
-            return
-        held, self._held_links = self._held_links, {}
-        for conn in held.values():
-            conn.write_now()
-
     def send_frame_nowait(self, peer: bytes, frame_bytes: bytes) -> bool:
         conn = self.connections.get(peer)
         return conn.send_nowait(frame_bytes) if conn is not None else False
@@ -1625,10 +1471,8 @@ async def open_mesh(
                 yield mesh
             except BaseException:
                 mesh.closing = True
-                mesh.hold_writes_of(None)
                 nursery.cancel_scope.cancel()
                 raise
-            mesh.hold_writes_of(None)  # what a task still held goes before the drain
             await mesh.drain()
             nursery.cancel_scope.cancel()
 

@@ -466,11 +466,6 @@ class Node(Opening, PlayerSeat):
     async def _run_record(self) -> None:
         async with trio.open_nursery() as nursery:
             self._nursery = nursery
-            mesh = self.mesh
-            assert mesh is not None
-            # what the loop sends leaves in one write per link when its step ends, with no
-            # wake-up of the links' writers (p2p/net/mesh.py: Mesh.hold_writes_of)
-            mesh.hold_writes_of(trio.lowlevel.current_task())
             try:
                 await self._record_loop()
             except TableAbandoned as exc:
@@ -481,7 +476,6 @@ class Node(Opening, PlayerSeat):
                     self.record.defer_held = False
                 self.durable.loop_task = None
                 self.durable.settle_now()  # nothing we wrote stays held back, however the loop ended
-                mesh.hold_writes_of(None)  # and what it queued is written
                 self._nursery = None
                 nursery.cancel_scope.cancel()
 

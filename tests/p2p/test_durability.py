@@ -134,38 +134,3 @@ async def test_received_entries_are_written_once_per_batch(tmp_path):
         assert sorted(s.entry for s in on_disk.entries) == sorted(
             s.entry for s in node.record.signed_from(1)
         )
-
-
-class _WriterSteps(trio.abc.Instrument):
-    """Counts the steps of the link writer tasks (each a wake-up through the scheduler)."""
-
-    def __init__(self) -> None:
-        self.steps = 0
-
-    def before_task_step(self, task: trio.lowlevel.Task) -> None:
-        if task.coro.cr_code.co_name == "_writer":
-            self.steps += 1
-
-
-async def test_the_record_loop_writes_its_sends_itself(tmp_path):
-    """What the record loop sends (our entries, fsynced first, and what it relays or asks)
-    it writes itself, one write per link for each batch of effects: the links' writer tasks
-    wake for far fewer than the writes (counts, not times; issue 19)."""
-    grabs = [_Grab() for _ in range(4)]
-    counter = _WriterSteps()
-    trio.lowlevel.add_instrument(counter)
-    try:
-        with trio.fail_after(60):
-            results = await run_table(
-                tmp_path, 4, steps=40, per_node=lambda i: {"behaviour": grabs[i]}
-            )
-    finally:
-        trio.lowlevel.remove_instrument(counter)
-    assert len({r.record.head for r in results}) == 1
-    meshes = [g.node.mesh for g in grabs if g.node is not None and g.node.mesh is not None]
-    assert len(meshes) == 4
-    writes = sum(m.writes for m in meshes)
-    direct = sum(m.writes_direct for m in meshes)
-    assert direct > writes / 2, (direct, writes)
-    # each link's writer woke for about every write before (220 steps for 196 writes)
-    assert counter.steps < writes / 3, (counter.steps, writes, direct)
