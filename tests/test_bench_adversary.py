@@ -11,9 +11,11 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import msgpack
 import pytest
 
 from bench import adversary, adversary_procs
+from p2p.table.game_rule import ACTION_KIND
 
 
 def _table(tmp: Path, game: str, seats: int, seed: int, kind: str, **kw) -> adversary.Table:
@@ -284,3 +286,80 @@ def test_twins_over_processes_both_sign_one_step_and_are_convicted(tmp_path):
     assert report.detail == "raced", report.note  # both twins signed and sent
     assert report.outcome == "convicted", report.note
     assert report.failures == [], report.note
+
+
+def _illegal(decoder, engine, honest):  # type: ignore[no-untyped-def]
+    """Encodings of ``honest`` with one int field changed that decode but ``engine`` refuses."""
+    for key, value in honest.items():
+        if key == "seat" or type(value) is not int:
+            continue
+        for other in range(-1, 12):
+            raw = msgpack.packb({**honest, key: other})
+            try:
+                action = decoder.decode_action(msgpack.unpackb(raw, raw=False))
+            except Exception:  # noqa: BLE001 - out of the field's range
+                continue
+            if engine.check(action) is not None:
+                yield raw
+
+
+@pytest.mark.parametrize("change", ["another legal action", "an illegal action", "another seat"])
+def test_an_action_changed_in_its_bytes_is_judged_by_the_deviators_engine(
+    tmp_path, monkeypatch, change
+):
+    """Found by bench adversary (table seed 721420289, Honest Slaiga, turn 91): one bit
+    flipped in the deviator's action bytes made ``place`` at position 5 into position 4,
+    another legal choice.  The bench owed every changed action body a conviction without
+    asking the engine, and counted the game, rightly played to its end, as ``missed``.  An
+    action changed in its bytes is now judged as a changed action is: owed a conviction if
+    it does not decode, names another seat, or the deviator's own engine refuses it."""
+    to: dict[str, bytes] = {}
+    monkeypatch.setattr(adversary, "_mutate_value", lambda rng, value: (to["bytes"], "bit"))
+
+    class AtAnAction(adversary.Table):
+        def _dev_turn(self, d, body):  # type: ignore[no-untyped-def]
+            self.deviate_at = adversary.MAX_ENTRIES + 1
+            if self.deviation is None and body.TAG == ACTION_KIND:
+                engine, seat = d.seat_view()
+                honest = msgpack.unpackb(body.action, raw=False)
+                if change == "another legal action":
+                    legal = [d.game.action_body(a).action for a in engine.legal_actions(seat)]
+                    others = [a for a in legal if a != body.action]
+                    new = others[0] if others else None
+                elif change == "another seat":
+                    new = msgpack.packb({**honest, "seat": (seat + 1) % self.n})
+                else:  # a field given a value it may hold, but not now
+                    new = next(_illegal(d.game.engine, engine, honest), None)
+                if new is not None:
+                    to["bytes"] = new
+                    self.deviate_at = self.turns
+            super()._dev_turn(d, body)
+
+    table = AtAnAction("slajens", 3, 7, adversary.Circle(), 0.0, "field")
+    table.field_only = ("body", "action")
+    report = _judged(table, tmp_path)
+    assert table.deviation is not None and table.deviation.detail == "action.action:bit"
+    assert table.deviation.must_convict is (change != "another legal action")
+    expected = "accepted_valid" if change == "another legal action" else "convicted"
+    assert report.outcome == expected and report.failures == [], report
+
+
+def test_a_replay_of_one_turn_plays_the_runs_games_of_that_turn(tmp_path, monkeypatch):
+    """``--replay SEED --turn N``: only the games forked at the deviator's turn N, the
+    same games (kind, detail, outcome) as the whole table's replay plays at that turn."""
+    from bench.memo import memo
+
+    monkeypatch.setitem(adversary.OPTIONS, "slajens", {"rounds": 1})
+    seed = adversary.table_seed(19, 0)
+
+    def games(turn):  # type: ignore[no-untyped-def]
+        with memo():
+            reports = adversary.play_one(
+                seed, None, tmp_path, {}, 1.0, "slajens", None, 3, turn=turn
+            )
+        return sorted((r.kind, r.detail, r.outcome) for r in reports if r.forked)
+
+    whole = games(None)
+    turns = {detail.rsplit("(turn ", 1)[1] for _, detail, _ in whole}
+    assert len(turns) > 2
+    assert games(3) == [g for g in whole if g[1].endswith("(turn 3)")] != []
