@@ -1189,17 +1189,17 @@ def _state(rec: Record) -> tuple[int, bytes, int, int]:
 
 def _action_owed(d: SeatDriver, raw: bytes) -> bool:
     """Whether the action ``raw`` (an action body's bytes, the deviator's at its turn) is
-    owed a conviction: it does not decode, names another seat, or the deviator's own
-    engine, which knows its cards, refuses it.  Another legal action is owed none."""
+    owed a conviction: the table's rule does not take it as an action of the deviator's
+    seat (it does not decode, or names another seat), or the deviator's own engine, which
+    knows its cards, refuses it.  Another legal action is owed none."""
     view = d.seat_view()
     game = d.game
     assert view is not None and game is not None
     try:
-        data = msgpack.unpackb(raw, raw=False, strict_map_key=True)
-        decoded = game.engine.decode_action(data)
+        decoded = game._check_action(view[1], ActionBody(raw))  # the table's own decoding
     except Exception:  # noqa: BLE001 - junk: must be refused
         return True
-    return decoded.seat != view[1] or not _valid_action(view[0], decoded)
+    return not _valid_action(view[0], decoded)
 
 
 def _valid_action(engine: Any, action: Any) -> bool:
