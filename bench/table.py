@@ -12,7 +12,10 @@ compares the time per record entry (``ratio_raw`` the plain times).
 ``action_ms_median``/``action_ms_p90``: from the step before an action to the
 end of everything that action caused (reveals, proofs), for actions whose cycle
 needs no shuffle; ``first_decision_s``: from the table being formed to the
-first decision being owed; ``next_deal_s``: in a game of several deals (Slave is
+first decision being owed (``first_decision_cpu_s``: the CPU seconds, every thread,
+that all the seats' processes used in that time, from their ``--events`` lines; divided
+by the machine's ``cores`` it is the least that time can be here, since every seat
+checks every other seat's shuffle); ``next_deal_s``: in a game of several deals (Slave is
 played as a match of two), from the last action of a deal to the first decision of
 the next one being owed (the worst deal; ``next_deal_s_all`` each of them, ``None``
 for a game of one deal).  ``loop_block_ms_max``/``loop_block_ms_p99``: how late a
@@ -31,8 +34,10 @@ first seat completing it (the signer completes it as it signs) to a spectator co
 it (checked, on its screen), from the peers' ``CLOCK_MONOTONIC`` (one clock per machine).
 On this one machine the spectators' checking (every proof of every seat) competes with the
 seats for the same cores, which a LAN, where each spectator has a machine of its own, does
-not: ``--spectator-nice N`` runs them at a lower CPU priority to see what the seats pay
-for their links alone (their lag then grows when the cores are busy).
+not.  The spectators run as ``slaiga watch`` does by default, at a lower CPU priority
+(``--priority low``: a watch never slows a game played on its machine), so the seats pay
+for their links to them, and the spectators' lag grows when the cores are busy;
+``--spectator-priority normal`` has them compete for the cores as equals instead.
 Under ``survive`` (unless ``--no-survive``), for each game the cost of the ``survive``
 option (issue 21): ``key_round`` the key round's time and bytes without and with the
 escrow (in one process), and ``loss`` a table of peer processes where one is killed for
@@ -99,15 +104,15 @@ def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[
 
 
 def _watcher(
-    address: str, env: dict[str, str], nice: int = 0
+    address: str, env: dict[str, str], priority: str = "low"
 ) -> tuple[subprocess.Popen, list[str]]:
     proc = subprocess.Popen(
-        [sys.executable, "-m", "cli", "watch", "--peer", address, "--json", "--trace"],
+        [sys.executable, "-m", "cli", "watch", "--peer", address, "--json", "--trace"]
+        + ["--priority", priority],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
         env=env,
-        preexec_fn=(lambda: os.nice(nice)) if nice else None,
     )
     lines: list[str] = []
 
@@ -120,11 +125,27 @@ def _watcher(
     return proc, lines
 
 
+def _events(lines: list[str]) -> list[dict[str, Any]]:
+    """The ``--events`` objects among a peer's stderr lines (keys sorted: never rely on
+    which comes first)."""
+    return [json.loads(x) for x in lines if x.startswith("{")]
+
+
 def _step_times(lines: list[str]) -> dict[int, float]:
-    return {
-        e["step"]: e["t"]
-        for e in (json.loads(x) for x in lines if x.startswith('{"event": "step"'))
-    }
+    return {e["step"]: e["t"] for e in _events(lines) if e.get("event") == "step"}
+
+
+def _cpu_to_step(lines: list[str], step: int) -> float | None:
+    """The CPU seconds (every thread) one peer used from the table being meshed to its
+    completing record step ``step``, from its ``--events`` lines (``None`` if it has no
+    such lines)."""
+    start = end = None
+    for e in _events(lines):
+        if e.get("event") == "meshed" and start is None:
+            start = e.get("cpu")
+        elif e.get("event") == "step" and e.get("step") == step and end is None:
+            end = e.get("cpu")
+    return None if start is None or end is None else end - start
 
 
 def peer_name(i: int) -> str:
@@ -165,19 +186,19 @@ def network_game(
     tmp: Path,
     offload: bool = True,
     spectators: int | None = None,
-    nice: int = 0,
+    priority: str = "low",
 ) -> dict[str, Any]:
-    """One game over peer processes; with ``spectators`` (a number, 0 included) every seat
-    traces its steps, and that many ``slaiga watch`` processes follow the table."""
+    """One game over peer processes, every seat tracing its steps (their times, and CPU
+    for :func:`_cpu_to_step`); with ``spectators``, that many ``slaiga watch`` processes
+    follow the table."""
     env = dict(os.environ, SLAIGA_INTERFACE=LOOPBACK, SLAIGA_LOOPBACK_ONLY="1")
     opts = [f"--option={k}={v}" for k, v in OPTIONS.get(game, {}).items()]
     common = ["--bot", "heuristic", "--json", "--events", "--linger", "5", "--loop-watch"]
-    if spectators is not None:
-        common.append("--trace-steps")
+    common.append("--trace-steps")
     if not offload:
         common.append("--no-offload")
     opener, lines, address = _start_opener(game, seats, opts, common, tmp, env)
-    watchers = [_watcher(address, env, nice) for _ in range(spectators or 0)]
+    watchers = [_watcher(address, env, priority) for _ in range(spectators or 0)]
     # the spectators are up (they wait in the lobby for the table to form) before the
     # joiners start: a slow start at low priority must not make them miss a short game
     deadline = time.monotonic() + 120
@@ -195,12 +216,17 @@ def network_game(
         out = proc.stdout.read()  # stderr is read by the thread started in _peer
         proc.wait(timeout=1800)
         results.append(json.loads(out.strip().splitlines()[-1]))
-    events = [json.loads(x) for x in lines if x.startswith("{")]
+    events = _events(lines)
     formed = next(e["t"] for e in events if e["event"] == "meshed")
     finished = next(e["t"] for e in events if e["event"] == "finished")
     steps = [(e["t"], e["kind"]) for e in events if e["event"] == "step"]
     first_action = next(i for i, (_, k) in enumerate(steps) if k == "action")
     first_decision = steps[first_action - 1][0] - formed
+    decision_step = [e["step"] for e in events if e["event"] == "step"][first_action - 1]
+    cpu = [
+        _cpu_to_step(peer_lines, decision_step)
+        for peer_lines in [lines, *(ls for _, ls in joiners)]
+    ]
     latencies = []
     cycle_start, cycle_kinds = None, []
     for i, (t, kind) in enumerate(steps):
@@ -213,10 +239,10 @@ def network_game(
     next_deal = next_deal_times(steps)
     heads = {r["record_head"] for r in results}
     watches = [
-        json.loads(x)["samples"]
+        e["samples"]
         for peer_lines in [lines, *(ls for _, ls in joiners)]
-        for x in peer_lines
-        if x.startswith('{"event": "loop_watch"')
+        for e in _events(peer_lines)
+        if e.get("event") == "loop_watch"
     ]
     per_peer = [summarize(samples, formed, finished) for samples in watches]
     lag: dict[str, Any] = {}
@@ -249,6 +275,7 @@ def network_game(
         "entries": results[0]["entries"],
         "agree": len(heads) == 1,
         "first_decision_s": first_decision,
+        "first_decision_cpu_s": None if None in cpu else sum(cpu),  # type: ignore[arg-type]
         "next_deal_s": max(next_deal) if next_deal else None,
         "next_deal_s_all": next_deal,
         "action_ms_median": statistics.median(latencies) if latencies else None,
@@ -261,6 +288,7 @@ def network_game(
 NO_SPECTATOR_KEYS = (
     "wall_s",
     "first_decision_s",
+    "first_decision_cpu_s",
     "next_deal_s",
     "action_ms_median",
     "action_ms_p90",
@@ -398,7 +426,7 @@ def loss_game(game: str, seats: int, tmp: Path, absent_after: int = 1) -> dict[s
         out = proc.stdout.read()
         proc.wait(timeout=1800)
         results.append(json.loads(out.strip().splitlines()[-1]))
-    events = [json.loads(x) for x in lines if x.startswith("{")]
+    events = _events(lines)
     named = next((e["t"] for e in events if e["event"] == "named_absent"), None)
     steps = [(e["t"], e["kind"]) for e in events if e["event"] == "step"]
     after = [i for i, (t, k) in enumerate(steps) if named and t >= named and k == "action"]
@@ -450,11 +478,12 @@ def main(argv: list[str] | None = None) -> int:
         "play it once, without)",
     )
     parser.add_argument(
-        "--spectator-nice",
-        type=int,
-        default=0,
-        help="run the spectators at this niceness (default 0: as the seats; e.g. 10 to keep "
-        "their proof checks off the seats' cores, as on a LAN where each has its own machine)",
+        "--spectator-priority",
+        choices=("low", "normal"),
+        default="low",
+        help="the spectators' CPU priority (`slaiga watch --priority`; default low, as a "
+        "watch runs by default; normal: their proof checks compete with the seats for this "
+        "one machine's cores, which a LAN, where each has its own machine, does not see)",
     )
     parser.add_argument(
         "--state-root",
@@ -483,13 +512,14 @@ def main(argv: list[str] | None = None) -> int:
                 Path(tmp),
                 offload,
                 args.spectators or None,
-                args.spectator_nice,
+                args.spectator_priority,
             )
         local = inprocess_game(game, args.seats)
         per_net = net["wall_s"] / max(1, net["entries"])
         per_local = local["inprocess_s"] / max(1, local["inprocess_entries"])
         row = {**net, **local, "ratio": per_net / per_local}
         row["ratio_raw"] = net["wall_s"] / local["inprocess_s"]
+        row["cores"] = os.cpu_count()
         if before is not None:
             row["on_loop"] = {k: before[k] for k in ON_LOOP_KEYS}
         if alone is not None:

@@ -400,7 +400,12 @@ def _config(args: argparse.Namespace, use_discovery: bool, resuming: bool = Fals
         # machine-readable progress: one JSON object per line, flushed at once
         def on_event(event: NodeEvent) -> None:  # noqa: F811
             line = json.dumps(
-                {"event": event.KIND, "t": round(time.monotonic(), 3), **event.data()},
+                {
+                    "event": event.KIND,
+                    "t": round(time.monotonic(), 3),
+                    "cpu": round(time.process_time(), 4),  # this process, every thread
+                    **event.data(),
+                },
                 sort_keys=True,
                 default=str,
             )

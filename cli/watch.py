@@ -15,8 +15,10 @@ was lost; 2 usage errors.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import copy
 import json
+import os
 import shutil
 import sys
 import textwrap
@@ -261,12 +263,34 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--json", action="store_true", help="print the end as one JSON object, nothing else"
     )
+    p.add_argument(
+        "--priority",
+        choices=("low", "normal"),
+        default="low",
+        help="CPU priority of the watch (default low: on a machine where a player also "
+        "plays, checking the table's proofs for you never slows their game; normal: "
+        "compete for the CPU like any program)",
+    )
     p.add_argument("--quiet-after", type=checked.seconds, default=QUIET_S, help=argparse.SUPPRESS)
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
     p.add_argument("--keepalive-dead", type=float, default=5.0, help=argparse.SUPPRESS)
     # slaiga bench table: one "watch_trace" JSON line on stderr at the end, (step, time)
     p.add_argument("--trace", action="store_true", help=argparse.SUPPRESS)
     p.set_defaults(func=run_watch)
+
+
+WATCH_NICENESS = 10
+"""How much ``slaiga watch`` lowers its CPU priority by default (``--priority low``)."""
+
+
+def lower_priority() -> None:
+    """Lower this process's CPU priority by :data:`WATCH_NICENESS`, before any thread is
+    started, so that the worker threads that check proofs inherit it: a spectator's checks
+    (every proof of every seat) then take only the CPU the players' processes leave.  On
+    a LAN, where each has a machine of its own, it changes nothing.  A system that does
+    not allow it leaves the priority as it is."""
+    with contextlib.suppress(OSError, AttributeError):
+        os.nice(WATCH_NICENESS)
 
 
 def _usage_problem(args: argparse.Namespace) -> str | None:
@@ -288,6 +312,8 @@ def run_watch(args: argparse.Namespace) -> int:
         print(f"error: {problem}", file=sys.stderr)
         return EXIT_USAGE
     netguard.arm_from_environment()
+    if args.priority == "low":
+        lower_priority()
     screen = not (args.plain or args.json) and sys.stdin.isatty() and sys.stdout.isatty()
     mode = "json" if args.json else "screen" if screen else "plain"
     term = None

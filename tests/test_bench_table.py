@@ -7,6 +7,8 @@ import os
 import subprocess
 import sys
 
+import pytest
+
 
 def test_bench_table_reports_the_figures():
     env = dict(os.environ, SLAIGA_INTERFACE="127.0.0.1", SLAIGA_LOOPBACK_ONLY="1")
@@ -33,6 +35,9 @@ def test_bench_table_reports_the_figures():
     for key in ("wall_s", "inprocess_s", "ratio", "action_ms_median", "action_ms_p90"):
         assert row[key] is not None and row[key] > 0, (key, row)
     assert row["first_decision_s"] >= 0
+    # the CPU every seat's process used until then, summed (each counted from its own
+    # events: the key round at least, so more than nothing)
+    assert row["first_decision_cpu_s"] > 0 and row["cores"] == os.cpu_count()
     assert row["agree"] is True
     # every peer's loop watchdog reported, and its figures are consistent
     assert len(row["loop_block_ms_max_per_peer"]) == 4
@@ -73,3 +78,20 @@ def test_next_deal_is_timed_from_the_last_action_to_the_next_decision():
     ]
     assert next_deal_times(steps) == [3.6 - 3.0]
     assert next_deal_times(steps[:5]) == []
+
+
+def test_event_lines_are_read_whatever_key_comes_first():
+    """Every ``--events`` line carries its process's CPU time (``cpu``, which sorts before
+    ``event``): the bench finds the steps, their times and the CPU used by the keys."""
+    from bench.table import _cpu_to_step, _step_times
+
+    lines = [
+        "slaiga: a line that is not an event\n",
+        '{"connected": 3, "cpu": 0.5, "event": "meshed", "of": 3, "t": 10.0}\n',
+        '{"cpu": 0.6, "event": "step", "kind": "key", "step": 3, "t": 10.1}\n',
+        '{"cpu": 0.9, "event": "step", "kind": "tokens", "step": 8, "t": 10.5}\n',
+    ]
+    assert _step_times(lines) == {3: 10.1, 8: 10.5}
+    assert _cpu_to_step(lines, 8) == pytest.approx(0.4)
+    assert _cpu_to_step(lines, 9) is None  # never reached
+    assert _cpu_to_step(lines[2:], 8) is None  # no meshed event: nothing to count from
