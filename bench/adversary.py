@@ -960,7 +960,10 @@ class Table:
                 must = _action_owed(d, decoded.body.action)  # only its action changed
         if decoded is not None and decoded.step != entry.step:
             must = None
-        return Deviation("raw", f"byte {i}", entry.step, [(signed, others)], None, must)
+        # another legal action is the deviator's move: it plays on from it (its honest
+        # entry after it would be a second version of the step, an equivocation)
+        believe = signed if must is False else None
+        return Deviation("raw", f"byte {i}", entry.step, [(signed, others)], believe, must)
 
     def _dev_kind(self, d, body, entry, others) -> Deviation:  # type: ignore[no-untyped-def]
         pool = []

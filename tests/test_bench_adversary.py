@@ -363,3 +363,53 @@ def test_a_replay_of_one_turn_plays_the_runs_games_of_that_turn(tmp_path, monkey
     turns = {detail.rsplit("(turn ", 1)[1] for _, detail, _ in whole}
     assert len(turns) > 2
     assert games(3) == [g for g in whole if g[1].endswith("(turn 3)")] != []
+
+
+class _Scripted(random.Random):
+    """A random stream whose next ``randrange`` answers are given (then its own)."""
+
+    def __init__(self, answers: list[int], seed: int) -> None:
+        super().__init__(seed)
+        self.answers = answers
+
+    def randrange(self, *args):  # type: ignore[no-untyped-def, override]
+        return self.answers.pop(0) if self.answers else super().randrange(*args)
+
+
+def test_a_flipped_entry_bit_that_makes_another_legal_action_is_the_deviators_move(tmp_path):
+    """Found by bench adversary once ``raw`` flips were judged (table seed 738197508,
+    Slaiga, turn 155): a bit flipped in the signed entry's bytes, inside its action, made
+    another legal action, which the deviator's record did not take; it then sent its
+    honest entry for the same step, a real equivocation counted as a valid entry refused.
+    Such an entry is now the deviator's move, as a still-valid changed action is."""
+    from p2p.wire import encode_body
+
+    class AtAnAction(adversary.Table):
+        def _dev_turn(self, d, body):  # type: ignore[no-untyped-def]
+            self.deviate_at = adversary.MAX_ENTRIES + 1
+            if self.deviation is None and body.TAG == ACTION_KIND:
+                engine, seat = d.seat_view()
+                rec = d.record
+                entry = adversary.Entry(rec.table_id, d.slot, rec.step, rec.head, body)
+                raw = encode_body(entry)
+                at = raw.find(body.action)
+                for i in range(at, at + len(body.action)):
+                    for bit in range(8):
+                        flipped = bytearray(raw)
+                        flipped[i] ^= 1 << bit
+                        got = adversary._entry_of(adversary.Signed(bytes(flipped), bytes(64)))
+                        if (
+                            got is not None
+                            and got.body != body
+                            and got == adversary.dataclasses.replace(entry, body=got.body)
+                            and not adversary._action_owed(d, got.body.action)
+                        ):
+                            self.rng = _Scripted([i, bit], 1)
+                            self.deviate_at = self.turns
+                            return super()._dev_turn(d, body)
+            super()._dev_turn(d, body)
+
+    table = AtAnAction("slajens", 3, 7, adversary.Circle(), 0.0, "raw")
+    report = _judged(table, tmp_path)
+    assert table.deviation is not None and table.deviation.must_convict is False
+    assert report.outcome == "accepted_valid" and report.failures == [], report
