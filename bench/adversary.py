@@ -50,7 +50,9 @@ A complaint that nobody can settle (a ``Dispute``, in versions that had one) is 
 as ``dispute``.  Every failure is listed with its table seed: ``--replay SEED``
 plays that table again with all its forked games, and ``--replay SEED --turn N``
 only the games forked at the deviator's turn N (a failure's detail ends
-``(turn N)``), minutes instead of an hour for a long table.
+``(turn N)``), minutes instead of an hour for a long table.  A run with
+``--game`` draws each table's game among those: its failures replay with the
+same ``--game`` options (or only the failure's game).
 
 Forked games.  With ``--fork-rate`` above 0 (the default) each table is the
 parent of its deviating games: it plays honestly to its end, and at each of the
@@ -1423,6 +1425,11 @@ def table_seed(seed: int, i: int) -> int:
     return seed * (1 << 24) + i
 
 
+def _table_game(ts: int, only: tuple[str, ...]) -> str:
+    """The game of table seed ``ts`` in a run of only these games (``--game``)."""
+    return random.Random(ts).choice(only)
+
+
 @dataclass
 class Share:
     """What one worker of an in-process run played."""
@@ -1463,7 +1470,7 @@ def _play_share(
                 if (quota is None or limit) and time.perf_counter() - start >= seconds:
                     break
                 ts = table_seed(seed, block * CIRCLE_TABLES + j)
-                game = random.Random(ts).choice(only) if only else None
+                game = _table_game(ts, only) if only else None
                 reports = play_one(
                     ts,
                     None,
@@ -1608,7 +1615,8 @@ def build_parser() -> argparse.ArgumentParser:
         "--replay",
         type=int,
         default=None,
-        help="play the one table of this table seed (from a failure) and show it",
+        help="play the one table of this table seed (from a failure) and show it; a failure"
+        " of a run with --game: give the same --game options, or only the failure's game",
     )
     p.add_argument(
         "--turn",
@@ -1645,6 +1653,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.turn is not None and args.replay is None:
         build_parser().error("--turn goes with --replay SEED")
     if args.replay is not None:
+        # a run with --game chose each table's game as this does (see _play_share)
+        game = _table_game(args.replay, tuple(args.game)) if args.game else None
         with tempfile.TemporaryDirectory() as tmp, memo():
             reports = play_one(
                 args.replay,
@@ -1652,6 +1662,7 @@ def main(argv: list[str] | None = None) -> int:
                 Path(tmp),
                 {},
                 args.fork_rate,
+                game,
                 forks_per_turn=args.forks_per_turn,
                 turn=args.turn,
             )

@@ -413,3 +413,26 @@ def test_a_flipped_entry_bit_that_makes_another_legal_action_is_the_deviators_mo
     report = _judged(table, tmp_path)
     assert table.deviation is not None and table.deviation.must_convict is False
     assert report.outcome == "accepted_valid" and report.failures == [], report
+
+
+def test_a_replay_plays_the_table_the_run_played(monkeypatch, capsys):
+    """``--replay SEED`` of a failure from a run with ``--game``: the table's game is the
+    one the run drew among those games (a replay without them drew among all five and
+    played another table: seed 738197508 of a Slaiga and Honest Slaiga run); ``--turn``
+    goes with ``--replay`` only."""
+    only = ("honest-slaiga", "slaiga")
+    seed = next(
+        s for s in range(738197508, 738197600) if adversary._table_game(s, only) == "slaiga"
+    )
+    played = []
+    monkeypatch.setattr(adversary, "play_one", lambda *a, **kw: played.append((a, kw)) or [])
+    for games in (only, ("slaiga",)):
+        flags = [x for g in games for x in ("--game", g)]
+        assert adversary.main(["--replay", str(seed), *flags, "--turn", "3"]) == 0
+        args, kw = played.pop()
+        assert args[0] == seed and args[5] == "slaiga" and kw["turn"] == 3
+    assert adversary.main(["--replay", str(seed)]) == 0
+    assert played.pop()[0][5] is None  # a run of every game: play_one draws it
+    with pytest.raises(SystemExit):
+        adversary.main(["--turn", "3"])
+    assert "--turn goes with --replay" in capsys.readouterr().err
