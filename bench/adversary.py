@@ -935,7 +935,7 @@ class Table:
                 must = None  # the receiver's complaint: a dispute today (issue 16, item 3)
             if body.TAG == ACTION_KIND and isinstance(new.body, ActionBody):
                 # its bytes changed: maybe another legal action (a flipped bit made
-                # ``place 7h 5`` into ``place 7h 4`` at table seed 721420289)
+                # ``Place(card 42, position 5)`` position 4 at table seed 721420289)
                 must = _action_owed(d, new.body.action)
         if new == entry:
             raise _NotHere
