@@ -35,6 +35,11 @@ def test_bench_table_reports_the_figures():
     for key in ("wall_s", "inprocess_s", "ratio", "action_ms_median", "action_ms_p90"):
         assert row[key] is not None and row[key] > 0, (key, row)
     assert row["first_decision_s"] >= 0
+    # the in-process baseline: the game of median time per entry of 3 played in one process
+    runs = row["inprocess_ms_per_entry_runs"]
+    assert len(runs) == 3, row
+    per_entry = row["inprocess_s"] / row["inprocess_entries"] * 1000
+    assert abs(per_entry - sorted(runs)[1]) < 0.01, (per_entry, runs)
     # the CPU every seat's process used until then, summed (each counted from its own
     # events: the key round at least, so more than nothing)
     assert row["first_decision_cpu_s"] > 0 and row["cores"] == os.cpu_count()

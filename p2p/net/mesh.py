@@ -87,6 +87,7 @@ import functools
 import ipaddress
 import itertools
 import math
+import os
 import secrets
 import socket
 from collections.abc import AsyncIterator, Callable, Iterator
@@ -241,6 +242,8 @@ class FramedStream:
         self.last_sent = trio.current_time()
         self.bytes_in = 0
         self.bytes_out = 0
+        self.send_waits = 0
+        """Writes that found the kernel's send buffer full and waited for room."""
 
     def authenticate(self, send_key: bytes, receive_key: bytes) -> None:
         """Switch both directions to authenticated frames (at a frame boundary)."""
@@ -266,7 +269,10 @@ class FramedStream:
             size = RECV_CHUNK if limit >= RECV_CHUNK else min(RECV_CHUNK, self.decoder.wanted())
             sock = self._socket
             try:
-                data = await (self.stream.receive_some(size) if sock is None else sock.recv(size))
+                if sock is None:
+                    data = await self.stream.receive_some(size)
+                else:
+                    data = await self._recv(sock.fileno(), size)
             except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as exc:
                 raise ConnectionClosed(f"receive failed: {exc!r}") from exc
             if not data:
@@ -274,6 +280,24 @@ class FramedStream:
             self.last_received = trio.current_time()
             self.bytes_in += len(data)
             self.decoder.push(data)
+
+    @staticmethod
+    async def _recv(fd: int, size: int) -> bytes:
+        """Read what the socket holds (at most ``size`` bytes), waiting until it holds
+        something; a checkpoint either way, as Trio's ``recv`` (a read that waited parked,
+        and one that did not yields), without the context manager Trio's adds per call
+        (issue 19)."""
+        try:
+            data = os.read(fd, size)
+        except BlockingIOError:
+            while True:
+                await trio.lowlevel.wait_readable(fd)
+                try:
+                    return os.read(fd, size)
+                except BlockingIOError:
+                    continue
+        await trio.lowlevel.checkpoint()
+        return data
 
     async def send_frame(self, data: bytes) -> None:
         """Write one encoded frame under the send lock (adding its MAC once authenticated);
@@ -305,16 +329,25 @@ class FramedStream:
         self.bytes_out += len(data)
 
     async def _send_all(self, data: bytes) -> None:
-        """Write all of ``data`` (under the send lock)."""
+        """Write all of ``data`` (under the send lock).
+
+        A write the kernel takes at once is made without a trip through the scheduler
+        (Trio's ``send`` yields after every successful write; the link's writer yields
+        at its next ``get`` anyway, and waits for room only when the kernel's buffer is
+        full: one trip per write fewer, issue 19)."""
         sock = self._socket
         if sock is None:
             await self.stream.send_all(data)
             return
-        sent = await sock.send(data)
-        if sent < len(data):  # the kernel took part of it: the rest as it makes room
-            with memoryview(data) as view:
-                while sent < len(data):
-                    sent += await sock.send(view[sent:])
+        fd = sock.fileno()
+        sent = 0
+        with memoryview(data) as view:
+            while sent < len(data):
+                try:
+                    sent += os.write(fd, view[sent:] if sent else data)
+                except BlockingIOError:
+                    self.send_waits += 1
+                    await trio.lowlevel.wait_writable(fd)
 
     async def send(self, msg: wire.Message) -> None:
         await self.send_frame(wire.encode_frame(msg))

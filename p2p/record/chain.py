@@ -781,6 +781,8 @@ class Record:
     def _absence_named(self) -> frozenset[int] | None:
         """The slots named gone at the current step by every other remaining seat (in one
         lane round, under one set)."""
+        if not self._lane:  # no lane entry at this step (the usual case): nobody named
+            return None
         for r in sorted({rr for rr, _ in self._lane}):
             for named in self._round_sets(r):
                 if self._can_complete(r, named) is True:

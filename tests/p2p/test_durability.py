@@ -82,7 +82,7 @@ async def test_own_entries_are_fsynced_off_the_loop_before_they_leave(tmp_path, 
     monkeypatch.setattr(durable_module, "INLINE_FSYNC_S", 0.0)  # all disks slow
     fsynced: dict[str, int] = {}
     threads: list[bool] = []
-    real_fsync = os.fsync
+    real_fsync = os.fsync  # the real sync either spy stands for
 
     def fsync(fd: int) -> None:
         path = os.readlink(f"/proc/self/fd/{fd}")
@@ -92,6 +92,7 @@ async def test_own_entries_are_fsynced_off_the_loop_before_they_leave(tmp_path, 
         threads.append(threading.get_ident() != threading.main_thread().ident)
 
     monkeypatch.setattr(os, "fsync", fsync)
+    monkeypatch.setattr(os, "fdatasync", fsync)  # what the record file uses where it exists
     hooks = [_Durability(fsynced) for _ in range(3)]
     with trio.fail_after(60):
         results = await run_table(tmp_path, 3, steps=30, per_node=lambda i: {"behaviour": hooks[i]})

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import secrets
+import socket
 
 import pytest
 import trio
@@ -110,6 +111,59 @@ async def test_frames_queued_together_leave_in_one_write() -> None:
             got = [await next_of(ma, Inbound) for _ in range(20)]
             assert [g.message.from_step for g in got] == list(range(20))
             assert mb.writes - before <= 2  # one (a keepalive ping may take a second)
+
+
+class _WriterSteps(trio.abc.Instrument):
+    """Counts the steps of every link writer task (each a trip through the scheduler)."""
+
+    def __init__(self) -> None:
+        self.steps = 0
+
+    def before_task_step(self, task: trio.lowlevel.Task) -> None:
+        if task.coro.cr_code.co_name == "_writer":
+            self.steps += 1
+
+
+async def test_a_write_costs_its_writer_one_trip_through_the_scheduler() -> None:
+    """A link's writer wakes for what is queued, writes it and waits again: one step per
+    write, not a second one after each write the kernel took at once (issue 19)."""
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with listener_and_dialer(a, b, table, keepalive_interval=60.0) as (ma, mb):
+            await mb.dial(ma.address, expect_identity=a.public)
+            await next_of(ma, PeerUp)
+            await trio.sleep(0.05)  # the handshake's and link-up's writes are done
+            counter = _WriterSteps()
+            trio.lowlevel.add_instrument(counter)
+            try:
+                before = ma.writes + mb.writes
+                for i in range(20):  # one frame at a time, each read before the next
+                    mb.send_nowait(a.public, wire.Fetch(table, i))
+                    assert (await next_of(ma, Inbound)).message.from_step == i
+                writes = ma.writes + mb.writes - before
+            finally:
+                trio.lowlevel.remove_instrument(counter)
+            assert writes == 20
+            assert counter.steps <= writes + 1, (counter.steps, writes)
+
+
+async def test_frames_larger_than_the_kernel_takes_at_once_arrive_whole_in_order() -> None:
+    """A write the kernel takes only part of waits for room and sends the rest: with a
+    tiny send buffer, a burst of large frames arrives whole and in order."""
+    a, b = IdentityKey.generate(), IdentityKey.generate()
+    table = secrets.token_bytes(16)
+    with trio.fail_after(TIMEOUT_S):
+        async with listener_and_dialer(a, b, table) as (ma, mb):
+            conn = await mb.dial(ma.address, expect_identity=a.public)
+            await next_of(ma, PeerUp)
+            conn.framed.stream.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 4096)
+            blobs = [bytes([i]) * 200_000 for i in range(12)]  # 2.4 MB in one burst
+            for blob in blobs:
+                mb.send_nowait(a.public, wire.Signed(blob, bytes(64)))
+            got = [await next_of(ma, Inbound) for _ in blobs]
+            assert [g.message.entry for g in got] == blobs
+            assert conn.framed.send_waits > 0  # the kernel did make the writer wait
 
 
 async def test_version_mismatch_is_refused_by_listener() -> None:

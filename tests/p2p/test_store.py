@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import os
 import random
 import struct
 
@@ -224,3 +225,37 @@ def test_format_1_files_are_read_but_never_resumed_nor_guessed_torn(tmp_path):
     ):
         load(path)
     assert path.read_bytes() == v1[:-3]
+
+
+@pytest.mark.skipif(not hasattr(os, "fdatasync"), reason="the system has no fdatasync")
+def test_appended_entries_are_made_durable_with_fdatasync(tmp_path, monkeypatch):
+    """The record file is only appended to: an own entry's sync (``append(sync=True)``,
+    ``sync``, ``fsync_written``) is an ``fdatasync``, which writes the data and the length
+    needed to read it back; the file is created with ``fsync`` of it and its folder."""
+    calls: list[tuple[str, int]] = []
+    real_fsync, real_datasync = os.fsync, os.fdatasync
+
+    def spy(name, real):  # type: ignore[no-untyped-def]
+        def call(fd: int) -> None:
+            calls.append((name, os.fstat(fd).st_size))
+            real(fd)
+
+        return call
+
+    monkeypatch.setattr(os, "fsync", spy("fsync", real_fsync))
+    monkeypatch.setattr(os, "fdatasync", spy("fdatasync", real_datasync))
+    t = finished_table(steps=8)
+    signed = t.records[1].signed_from(1)
+    path = tmp_path / "table.rec"
+    with RecordFile.create(path, t.genesis) as f:
+        assert [name for name, _ in calls] == ["fsync", "fsync"]  # the file, its folder
+        del calls[:]
+        f.append(signed[0], sync=True)
+        f.append(signed[1], flush=True)
+        f.fsync_written()
+        f.append(signed[2])
+        f.sync()
+    size = path.stat().st_size
+    assert [name for name, _ in calls] == ["fdatasync"] * 3
+    assert calls[-1][1] == size  # the last one covered every byte written
+    assert list(load(path).entries) == signed[:3]

@@ -52,6 +52,8 @@ class Context:
     def __init__(self, record: Record, identity: IdentityKey, my_seat: int) -> None:
         self.record = record
         self.manifest: Manifest = record.manifest
+        self.seat_keys: frozenset[bytes] = frozenset(m.identity for m in self.manifest.seats)
+        """Every seat's identity key (the manifest's; made once, asked per entry)."""
         self.identity = identity
         self.my_seat = my_seat
         self.out: list[Effect] = []

@@ -67,7 +67,7 @@ class Connectivity:
         A copy that arrives twice is a duplicate, checked by its bytes alone
         (p2p/record/chain.py)."""
         ctx = self.ctx
-        seats = frozenset(m.identity for m in ctx.manifest.seats)
+        seats = ctx.seat_keys
         for acc in offer.accepted:
             if acc.seat == ctx.my_seat:
                 continue
