@@ -47,8 +47,12 @@ The property, checked on every game:
 Failures also counted: ``missed`` (an invalid entry accepted to the end),
 ``refused_valid`` (a valid entry refused), ``split`` (honest seats disagree).
 A complaint that nobody can settle (a ``Dispute``, in versions that had one) is counted
-as ``dispute``.  Every failure is listed with its seed: ``--replay SEED`` plays
-that game alone.
+as ``dispute``.  Every failure is listed with its table seed: ``--replay SEED``
+plays that table again with all its forked games, and ``--replay SEED --turn N``
+only the games forked at the deviator's turn N (a failure's detail ends
+``(turn N)``), minutes instead of an hour for a long table.  A run with
+``--game`` draws each table's game among those: its failures replay with the
+same ``--game`` options (or only the failure's game).
 
 Forked games.  With ``--fork-rate`` above 0 (the default) each table is the
 parent of its deviating games: it plays honestly to its end, and at each of the
@@ -338,10 +342,13 @@ class Table:
         self.quota: int | None = None
         self.verified: dict[bytes, Any] = {}
         self.field_only: tuple[str, str | None] | None = None
+        """Tests: the one field a ``field`` deviation changes, e.g. ``("entry", "prev")``."""
+        self.only_turn: int | None = None
+        """Replays: fork games only at this turn of the deviator (``--replay SEED --turn N``);
+        the draws of the other turns are made all the same, so its games are the run's."""
         self.step_shifts: tuple[int, ...] = (-1, 1, 2)
         self.prev_old_share = 0.5
         """A changed ``prev``: the share of older hashes of this record (else random)."""
-        """Tests: the one field a ``field`` deviation changes, e.g. ``("entry", "prev")``."""
 
     # ---- delivery, as the node does it --------------------------------------------------
 
@@ -588,9 +595,12 @@ class Table:
             for _ in range(self.forks_per_turn):
                 if self.rng.random() < self.fork_rate:
                     kind = self.rng.choice(KINDS)
+                    seed = self.rng.randrange(1 << 62)
+                    if self.only_turn is not None and self.turns != self.only_turn:
+                        continue  # drawn all the same: the turns after it fork as in the run
                     if kind == "withhold" and self.honest_after is None:
                         self.honest_after = self._probe(d, body)
-                    self._spawn(d, body, kind, self.rng.randrange(1 << 62))
+                    self._spawn(d, body, kind, seed)
         if self.deviation is None and self.turns >= self.deviate_at:
             dev = self._make(self.kind, d, body)
             if dev is not None:
@@ -902,15 +912,7 @@ class Table:
             action, detail = _mutate_action(rng, body.action)
             new_body = ActionBody(action)
             new = dataclasses.replace(entry, body=new_body)
-            view = d.seat_view()
-            game = d.game
-            assert view is not None and game is not None
-            try:
-                data = msgpack.unpackb(action, raw=False, strict_map_key=True)
-                decoded = game.engine.decode_action(data)
-                must = not _valid_action(view[0], decoded) if decoded.seat == view[1] else True
-            except Exception:  # noqa: BLE001 - junk: must be refused
-                must = True
+            must = _action_owed(d, action)
         else:
             value = getattr(body, name)
             new_value, detail = _mutate_value(rng, value)
@@ -931,6 +933,10 @@ class Table:
                 must = None  # caught when the next draw opens it, if there is one
             if body.TAG == "sealed-proof":
                 must = None  # the receiver's complaint: a dispute today (issue 16, item 3)
+            if body.TAG == ACTION_KIND and isinstance(new.body, ActionBody):
+                # its bytes changed: maybe another legal action (a flipped bit made
+                # ``Place(card 42, position 5)`` position 4 at table seed 721420289)
+                must = _action_owed(d, new.body.action)
         if new == entry:
             raise _NotHere
         signed = _sign(d.identity, new)
@@ -952,9 +958,14 @@ class Table:
             must = None
         if decoded is not None and decoded.body.TAG == ACTION_KIND:
             must = None  # may decode as another legal action
+            if body.TAG == ACTION_KIND and decoded == dataclasses.replace(entry, body=decoded.body):
+                must = _action_owed(d, decoded.body.action)  # only its action changed
         if decoded is not None and decoded.step != entry.step:
             must = None
-        return Deviation("raw", f"byte {i}", entry.step, [(signed, others)], None, must)
+        # another legal action is the deviator's move: it plays on from it (its honest
+        # entry after it would be a second version of the step, an equivocation)
+        believe = signed if must is False else None
+        return Deviation("raw", f"byte {i}", entry.step, [(signed, others)], believe, must)
 
     def _dev_kind(self, d, body, entry, others) -> Deviation:  # type: ignore[no-untyped-def]
         pool = []
@@ -1181,6 +1192,21 @@ def _state(rec: Record) -> tuple[int, bytes, int, int]:
     return (rec.step, rec.head, len(rec.signed_from(rec.step)), rec.held_count())
 
 
+def _action_owed(d: SeatDriver, raw: bytes) -> bool:
+    """Whether the action ``raw`` (an action body's bytes, the deviator's at its turn) is
+    owed a conviction: the table's rule does not take it as an action of the deviator's
+    seat (it does not decode, or names another seat), or the deviator's own engine, which
+    knows its cards, refuses it.  Another legal action is owed none."""
+    view = d.seat_view()
+    game = d.game
+    assert view is not None and game is not None
+    try:
+        decoded = game._check_action(view[1], ActionBody(raw))  # the table's own decoding
+    except Exception:  # noqa: BLE001 - junk: must be refused
+        return True
+    return not _valid_action(view[0], decoded)
+
+
 def _valid_action(engine: Any, action: Any) -> bool:
     """Whether ``action`` is legal for the engine that knows the actor's own cards."""
     try:
@@ -1349,9 +1375,11 @@ def play_one(
     forks_per_turn: int = DEFAULT_FORKS_PER_TURN,
     deadline: float | None = None,
     quota: int | None = None,
+    turn: int | None = None,
 ) -> list[GameReport]:
     """One table from ``seed``: its forked games, then its own game.  Forked games
-    stop at ``deadline`` (:func:`time.perf_counter`) or after ``quota`` games.
+    stop at ``deadline`` (:func:`time.perf_counter`) or after ``quota`` games; with
+    ``turn``, only the games forked at that turn of the deviator are played.
 
     With ``circle`` ``None`` the table's players are its seeded circle
     (:func:`circle_for`) and every byte of the game comes from ``seed``, the deal
@@ -1366,6 +1394,7 @@ def play_one(
         table = Table(game, seats, seed, circle, fork_rate, kind, forks_per_turn)
         table.tmp_dir, table.verified = str(tmp), verified
         table.deadline, table.quota = deadline, quota
+        table.only_turn = turn
         try:
             table.play()
         except _Crash as exc:
@@ -1394,6 +1423,11 @@ def _scratch() -> str | None:
 def table_seed(seed: int, i: int) -> int:
     """The seed of the run's ``i``-th table (a run's tables fill whole circles)."""
     return seed * (1 << 24) + i
+
+
+def _table_game(ts: int, only: tuple[str, ...]) -> str:
+    """The game of table seed ``ts`` in a run of only these games (``--game``)."""
+    return random.Random(ts).choice(only)
 
 
 @dataclass
@@ -1436,7 +1470,7 @@ def _play_share(
                 if (quota is None or limit) and time.perf_counter() - start >= seconds:
                     break
                 ts = table_seed(seed, block * CIRCLE_TABLES + j)
-                game = random.Random(ts).choice(only) if only else None
+                game = _table_game(ts, only) if only else None
                 reports = play_one(
                     ts,
                     None,
@@ -1575,13 +1609,21 @@ def build_parser() -> argparse.ArgumentParser:
         "--forks-per-turn",
         type=int,
         default=DEFAULT_FORKS_PER_TURN,
-        help="forked games tried at each of the deviator's turns (default 2)",
+        help=f"forked games tried at each of the deviator's turns (default {DEFAULT_FORKS_PER_TURN})",
     )
     p.add_argument(
         "--replay",
         type=int,
         default=None,
-        help="play the one table of this table seed (from a failure) and show it",
+        help="play the one table of this table seed (from a failure) and show it; a failure"
+        " of a run with --game: give the same --game options, or only the failure's game",
+    )
+    p.add_argument(
+        "--turn",
+        type=int,
+        default=None,
+        help="with --replay: play only the games forked at this turn of the deviator"
+        " (a failure's detail ends '(turn N)'); the table's own game is played too",
     )
     p.add_argument("--json", action="store_true", help="print one JSON object")
     return p
@@ -1608,7 +1650,11 @@ def _print_human(out: dict[str, Any]) -> None:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     seed = args.seed if args.seed is not None else secrets.randbelow(1 << 31)
+    if args.turn is not None and args.replay is None:
+        build_parser().error("--turn goes with --replay SEED")
     if args.replay is not None:
+        # a run with --game chose each table's game as this does (see _play_share)
+        game = _table_game(args.replay, tuple(args.game)) if args.game else None
         with tempfile.TemporaryDirectory() as tmp, memo():
             reports = play_one(
                 args.replay,
@@ -1616,7 +1662,9 @@ def main(argv: list[str] | None = None) -> int:
                 Path(tmp),
                 {},
                 args.fork_rate,
+                game,
                 forks_per_turn=args.forks_per_turn,
+                turn=args.turn,
             )
         for r in reports:
             print(json.dumps(r.to_json()))

@@ -11,9 +11,11 @@ from __future__ import annotations
 import random
 from pathlib import Path
 
+import msgpack
 import pytest
 
 from bench import adversary, adversary_procs
+from p2p.table.game_rule import ACTION_KIND
 
 
 def _table(tmp: Path, game: str, seats: int, seed: int, kind: str, **kw) -> adversary.Table:
@@ -284,3 +286,153 @@ def test_twins_over_processes_both_sign_one_step_and_are_convicted(tmp_path):
     assert report.detail == "raced", report.note  # both twins signed and sent
     assert report.outcome == "convicted", report.note
     assert report.failures == [], report.note
+
+
+def _illegal(decoder, engine, honest):  # type: ignore[no-untyped-def]
+    """Encodings of ``honest`` with one int field changed that decode but ``engine`` refuses."""
+    for key, value in honest.items():
+        if key == "seat" or type(value) is not int:
+            continue
+        for other in range(-1, 12):
+            raw = msgpack.packb({**honest, key: other})
+            try:
+                action = decoder.decode_action(msgpack.unpackb(raw, raw=False))
+            except Exception:  # noqa: BLE001 - out of the field's range
+                continue
+            if engine.check(action) is not None:
+                yield raw
+
+
+@pytest.mark.parametrize("change", ["another legal action", "an illegal action", "another seat"])
+def test_an_action_changed_in_its_bytes_is_judged_by_the_deviators_engine(
+    tmp_path, monkeypatch, change
+):
+    """Found by bench adversary (table seed 721420289, Honest Slaiga, turn 91): one bit
+    flipped in the deviator's action bytes made ``place`` at position 5 into position 4,
+    another legal choice.  The bench owed every changed action body a conviction without
+    asking the engine, and counted the game, rightly played to its end, as ``missed``.  An
+    action changed in its bytes is now judged as a changed action is: owed a conviction if
+    it does not decode, names another seat, or the deviator's own engine refuses it."""
+    to: dict[str, bytes] = {}
+    monkeypatch.setattr(adversary, "_mutate_value", lambda rng, value: (to["bytes"], "bit"))
+
+    class AtAnAction(adversary.Table):
+        def _dev_turn(self, d, body):  # type: ignore[no-untyped-def]
+            self.deviate_at = adversary.MAX_ENTRIES + 1
+            if self.deviation is None and body.TAG == ACTION_KIND:
+                engine, seat = d.seat_view()
+                honest = msgpack.unpackb(body.action, raw=False)
+                if change == "another legal action":
+                    legal = [d.game.action_body(a).action for a in engine.legal_actions(seat)]
+                    others = [a for a in legal if a != body.action]
+                    new = others[0] if others else None
+                elif change == "another seat":
+                    new = msgpack.packb({**honest, "seat": (seat + 1) % self.n})
+                else:  # a field given a value it may hold, but not now
+                    new = next(_illegal(d.game.engine, engine, honest), None)
+                if new is not None:
+                    to["bytes"] = new
+                    self.deviate_at = self.turns
+            super()._dev_turn(d, body)
+
+    table = AtAnAction("slajens", 3, 7, adversary.Circle(), 0.0, "field")
+    table.field_only = ("body", "action")
+    report = _judged(table, tmp_path)
+    assert table.deviation is not None and table.deviation.detail == "action.action:bit"
+    assert table.deviation.must_convict is (change != "another legal action")
+    expected = "accepted_valid" if change == "another legal action" else "convicted"
+    assert report.outcome == expected and report.failures == [], report
+
+
+def test_a_replay_of_one_turn_plays_the_runs_games_of_that_turn(tmp_path, monkeypatch):
+    """``--replay SEED --turn N``: only the games forked at the deviator's turn N, the
+    same games (kind, detail, outcome) as the whole table's replay plays at that turn."""
+    from bench.memo import memo
+
+    monkeypatch.setitem(adversary.OPTIONS, "slajens", {"rounds": 1})
+    seed = adversary.table_seed(19, 0)
+
+    def games(turn):  # type: ignore[no-untyped-def]
+        with memo():
+            reports = adversary.play_one(
+                seed, None, tmp_path, {}, 1.0, "slajens", None, 3, turn=turn
+            )
+        return sorted((r.kind, r.detail, r.outcome) for r in reports if r.forked)
+
+    whole = games(None)
+    turns = {detail.rsplit("(turn ", 1)[1] for _, detail, _ in whole}
+    assert len(turns) > 2
+    assert games(3) == [g for g in whole if g[1].endswith("(turn 3)")] != []
+
+
+class _Scripted(random.Random):
+    """A random stream whose next ``randrange`` answers are given (then its own)."""
+
+    def __init__(self, answers: list[int], seed: int) -> None:
+        super().__init__(seed)
+        self.answers = answers
+
+    def randrange(self, *args):  # type: ignore[no-untyped-def, override]
+        return self.answers.pop(0) if self.answers else super().randrange(*args)
+
+
+def test_a_flipped_entry_bit_that_makes_another_legal_action_is_the_deviators_move(tmp_path):
+    """Found by bench adversary once ``raw`` flips were judged (table seed 738197508,
+    Slaiga, turn 155): a bit flipped in the signed entry's bytes, inside its action, made
+    another legal action, which the deviator's record did not take; it then sent its
+    honest entry for the same step, a real equivocation counted as a valid entry refused.
+    Such an entry is now the deviator's move, as a still-valid changed action is."""
+    from p2p.wire import encode_body
+
+    class AtAnAction(adversary.Table):
+        def _dev_turn(self, d, body):  # type: ignore[no-untyped-def]
+            self.deviate_at = adversary.MAX_ENTRIES + 1
+            if self.deviation is None and body.TAG == ACTION_KIND:
+                engine, seat = d.seat_view()
+                rec = d.record
+                entry = adversary.Entry(rec.table_id, d.slot, rec.step, rec.head, body)
+                raw = encode_body(entry)
+                at = raw.find(body.action)
+                for i in range(at, at + len(body.action)):
+                    for bit in range(8):
+                        flipped = bytearray(raw)
+                        flipped[i] ^= 1 << bit
+                        got = adversary._entry_of(adversary.Signed(bytes(flipped), bytes(64)))
+                        if (
+                            got is not None
+                            and got.body != body
+                            and got == adversary.dataclasses.replace(entry, body=got.body)
+                            and not adversary._action_owed(d, got.body.action)
+                        ):
+                            self.rng = _Scripted([i, bit], 1)
+                            self.deviate_at = self.turns
+                            return super()._dev_turn(d, body)
+            super()._dev_turn(d, body)
+
+    table = AtAnAction("slajens", 3, 7, adversary.Circle(), 0.0, "raw")
+    report = _judged(table, tmp_path)
+    assert table.deviation is not None and table.deviation.must_convict is False
+    assert report.outcome == "accepted_valid" and report.failures == [], report
+
+
+def test_a_replay_plays_the_table_the_run_played(monkeypatch, capsys):
+    """``--replay SEED`` of a failure from a run with ``--game``: the table's game is the
+    one the run drew among those games (a replay without them drew among all five and
+    played another table: seed 738197508 of a Slaiga and Honest Slaiga run); ``--turn``
+    goes with ``--replay`` only."""
+    only = ("honest-slaiga", "slaiga")
+    seed = next(
+        s for s in range(738197508, 738197600) if adversary._table_game(s, only) == "slaiga"
+    )
+    played = []
+    monkeypatch.setattr(adversary, "play_one", lambda *a, **kw: played.append((a, kw)) or [])
+    for games in (only, ("slaiga",)):
+        flags = [x for g in games for x in ("--game", g)]
+        assert adversary.main(["--replay", str(seed), *flags, "--turn", "3"]) == 0
+        args, kw = played.pop()
+        assert args[0] == seed and args[5] == "slaiga" and kw["turn"] == 3
+    assert adversary.main(["--replay", str(seed)]) == 0
+    assert played.pop()[0][5] is None  # a run of every game: play_one draws it
+    with pytest.raises(SystemExit):
+        adversary.main(["--turn", "3"])
+    assert "--turn goes with --replay" in capsys.readouterr().err
