@@ -466,7 +466,8 @@ class Node(Opening, PlayerSeat):
                 for peer in self._seat_links():
                     self.mesh.send_nowait(peer, msg)
 
-        rule.offrecord = OffRecord(token.run_sync_soon, send, self._offload.ahead)
+        off = self._offload
+        rule.offrecord = OffRecord(token.run_sync_soon, send, off.ahead, off.ahead_checks)
         return rule
 
     def vote_end(self, slot: int) -> str | None:

@@ -44,6 +44,10 @@ itself and names the fault exactly as without this module.
 
 from __future__ import annotations
 
+import contextlib
+import os
+import sys
+import threading
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
@@ -54,6 +58,18 @@ from p2p.errors import RemoteProtocolError
 from p2p.record.chain import entry_signing_input
 from p2p.wire import Entry, Signed, decode_body
 
+CHECKS_AHEAD_NICENESS = 10
+"""How much lower the CPU priority of the thread checking proposals ahead is."""
+
+
+def _lower_priority() -> None:
+    """The proposal checker's initializer: on Linux, where ``setpriority`` on a thread id
+    changes that thread alone, lower its priority by :data:`CHECKS_AHEAD_NICENESS`;
+    elsewhere it runs at the usual priority."""
+    if sys.platform.startswith("linux"):
+        with contextlib.suppress(OSError):
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), CHECKS_AHEAD_NICENESS)
+
 
 class Offload:
     """Runs a node's jobs; remembers which are under way or were tried."""
@@ -62,12 +78,18 @@ class Offload:
         self.background = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slaiga-background")
         """Work no step waits for yet (see the module docstring)."""
         self.ahead = ThreadPoolExecutor(max_workers=1, thread_name_prefix="slaiga-ahead")
-        """The next deal's shuffles, proposed and checked off the record while this deal is
+        """The next deal's shuffles, made and decoded off the record while this deal is
         played (p2p/table/game_rule/shuffle.py): a thread of their own, so that the round's
-        own background work never queues behind them, at the usual CPU priority (at nice
-        5 or 10 a loaded machine starved them: the next deal then waited for its steps'
-        shuffles, 0.4-1.0 s, where they were 0.1-0.2 s at the usual one, and the actions
-        were no faster)."""
+        own background work never queues behind them, at the usual CPU priority, since
+        each seat's shuffle waits for the one before it (niced, a busy machine starved
+        that chain: the next deal then waited for its steps' shuffles)."""
+        self.ahead_checks = ThreadPoolExecutor(
+            max_workers=1, thread_name_prefix="slaiga-ahead-checks", initializer=_lower_priority
+        )
+        """The checks of the other seats' proposals: three quarters of the work ahead at
+        four seats, and nothing waits for them until the round begins (one not made by
+        then is made at its step), so they run at a lower CPU priority and leave the cores
+        to the deal being played."""
         self._running: set[tuple[int, int]] = set()
         self._checked: set[tuple[int, int]] = set()
         """(seat, step) of entries whose job ran and kept its result."""
@@ -81,6 +103,7 @@ class Offload:
         ends leaves no thread behind."""
         self.background.shutdown(wait=False, cancel_futures=True)
         self.ahead.shutdown(wait=False, cancel_futures=True)
+        self.ahead_checks.shutdown(wait=False, cancel_futures=True)
 
     async def aclose(self) -> None:
         """:meth:`close`, then wait (in a worker thread, shielded) for the job that runs
@@ -90,6 +113,7 @@ class Offload:
         with trio.CancelScope(shield=True):
             await trio.to_thread.run_sync(self.background.shutdown)
             await trio.to_thread.run_sync(self.ahead.shutdown)
+            await trio.to_thread.run_sync(self.ahead_checks.shutdown)
 
     def attach(self, rule: Any) -> None:
         """Give ``rule`` (a game rule) our background executor, once."""

@@ -650,8 +650,11 @@ class OffRecord:
     send: Callable[[Any], None]
     """Send an off-record message to every seat we hold a link to (event loop only)."""
     executor: Executor
-    """Where proposals are made and checked (one thread of their own: the round's own
+    """Where proposals are made and decoded (one thread of their own: the round's own
     background work never queues behind them)."""
+    checker: Executor
+    """Where the other seats' proposals are checked (a thread of lower priority: nothing
+    waits for a check before the round, and the round checks at its step one not done)."""
 
 
 @dataclass(slots=True)
@@ -889,7 +892,7 @@ def _submit_decode(
         p.statement = st
         _advance(rule, ahead)  # ours may shuffle it now: queued before its check
         try:
-            future = rule.offrecord.executor.submit(_check_one, st)
+            future = rule.offrecord.checker.submit(_check_one, st)
         except RuntimeError:
             return
         ahead.jobs.append(future)
