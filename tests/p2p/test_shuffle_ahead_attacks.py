@@ -1,0 +1,213 @@
+"""Hostile seats against the shuffles proposed ahead (p2p/table/game_rule/shuffle.py).
+
+A proposal is precomputation, never evidence; the record's entries are what convict.
+These tests attack that line from both sides:
+
+* a record entry whose proof is valid but bound elsewhere (another round, position,
+  seat, table, or the record step as before protocol 6), a verbatim replay of a seat's
+  last-deal shuffle (the same public starting pile, so only the round differs), and a
+  first shuffle made on the previous deal's pile instead of the deck's public masking:
+  each convicts its author at every honest seat (an in-process table: the fold's code);
+* a proposal that is "checked ahead" lets an entry skip its check only when it is the
+  very statement: every field tampered alone finds no match;
+* proposals sent by a hostile link (a seat not at the table, our own seat, another
+  seat's position, a far round, a flood of copies, junk bytes) are dropped without a
+  raise, a conviction, or more than one decode per seat and round.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import secrets
+from concurrent.futures import Future, ThreadPoolExecutor
+from typing import Any
+
+import pytest
+
+from crypto.elgamal import Ciphertext, encode_pile, public_mask
+from crypto.group import base_mul, random_scalar
+from crypto.shuffle import shuffle_deck
+from crypto.shuffle_proof_tw_batch import ShuffleStatement, prove_shuffle_batchable
+from crypto.transcript import Context
+from p2p.errors import InvalidMove
+from p2p.table import local_table
+from p2p.table.game_rule import ShuffleBody
+from p2p.table.game_rule.shuffle import (
+    SLOT_STRIDE,
+    Ahead,
+    OffRecord,
+    Proposal,
+    fresh_pile,
+    slot_context,
+    take_proposal,
+)
+from p2p.table.seat import game_of
+from p2p.wire import ShuffleProposal
+
+SEATS = 4
+
+
+def _position(rule: Any, seat: int) -> int:
+    return sum(1 for t in range(seat) if t not in rule.gone)
+
+
+def _prove(rule: Any, inputs: tuple[Ciphertext, ...], ctx: Context) -> ShuffleBody:
+    """A valid shuffle of ``inputs``, its proof bound to ``ctx``."""
+    out, witness = shuffle_deck(inputs, rule.joint)
+    proof = prove_shuffle_batchable(inputs, out, rule.joint, witness, ctx)
+    return ShuffleBody(encode_pile(out), proof.encode())
+
+
+class _Hook:
+    """One cheat hook given to every slot; only engine seat ``seat`` cheats, at shuffle
+    round ``round_no``, with ``forge(rule, inputs, round_no, position)``."""
+
+    def __init__(self, seat: int, round_no: int, forge: Any) -> None:
+        self.seat, self.round_no, self.forge = seat, round_no, forge
+        self.culprit: int | None = None
+        self.saved: dict[str, Any] = {}
+
+    def shuffle(self, rule: Any, inputs, out, proof) -> ShuffleBody | None:  # noqa: ANN001
+        if rule.mine.seat != self.seat:
+            return None
+        round_no = rule.shuffle_rounds - 1
+        position = _position(rule, self.seat)
+        if round_no < self.round_no:  # an honest shuffle, remembered
+            self.saved[f"round{round_no}"] = (inputs, ShuffleBody(encode_pile(out), proof.encode()))
+            return None
+        if round_no > self.round_no or self.culprit is not None:
+            return None
+        self.culprit = rule.order[self.seat]
+        return self.forge(self, rule, inputs, round_no, position)
+
+    def tokens(self, rule: Any, hs, tokens, proof) -> None:  # noqa: ANN001
+        if rule.mine.seat == self.seat and rule.shuffle_rounds == 1:
+            self.saved["cts"] = list(rule.cts)  # the deal's pile, after its round
+        return None
+
+
+def _convicted(hook: _Hook, game_options: dict[str, Any]) -> Any:
+    table = local_table.new_table(
+        "slave", SEATS, game_options, cheats=dict.fromkeys(range(SEATS), hook)
+    )
+    local_table.run(table)
+    assert hook.culprit is not None, "the cheating seat had no chance"
+    assert {c.seat for c in table.cheats} == {hook.culprit}, table.cheats
+    named = [c for c in table.cheats if isinstance(c, InvalidMove)]
+    assert len(named) == SEATS - 1, table.cheats  # every honest seat refused it
+    assert all("bad shuffle" in str(c) for c in named), named
+    assert not any(game_of(r).done for r in table.records)
+    return table
+
+
+def _elsewhere(field: str) -> Any:
+    def forge(hook: _Hook, rule: Any, inputs, round_no: int, position: int) -> ShuffleBody:  # noqa: ANN001
+        seat = hook.seat
+        ctx = {
+            "next round": lambda: slot_context(rule, seat, round_no + 1, position),
+            "next position": lambda: slot_context(rule, seat, round_no, position + 1),
+            "another seat": lambda: slot_context(rule, (seat + 1) % SEATS, round_no, position),
+            "another table": lambda: dataclasses.replace(
+                slot_context(rule, seat, round_no, position), table_id=secrets.token_bytes(16)
+            ),
+            "another game": lambda: dataclasses.replace(
+                slot_context(rule, seat, round_no, position),
+                game=slot_context(rule, seat, round_no, position).game + 1,
+            ),
+            "the record step": lambda: rule._ctx(seat),  # the binding before protocol 6
+        }[field]()
+        assert ctx != slot_context(rule, seat, round_no, position)
+        return _prove(rule, inputs, ctx)
+
+    return forge
+
+
+@pytest.mark.parametrize(
+    "field",
+    [
+        "next round",
+        "next position",
+        "another seat",
+        "another table",
+        "another game",
+        "the record step",
+    ],
+)
+def test_a_shuffle_proof_bound_elsewhere_convicts_its_author(field):
+    """A valid shuffle of the right pile, its proof bound to a context that differs in
+    one field from (table, game, 256 * round + position, seat)."""
+    _convicted(_Hook(2, 0, _elsewhere(field)), {"games": 1})
+
+
+def test_a_replayed_shuffle_of_the_same_public_pile_convicts_its_author():
+    """The first shuffler's input is the deck's public masking in every deal: its deal-1
+    entry, replayed verbatim at deal 2, holds for the very same statement but the round."""
+
+    def forge(hook: _Hook, rule: Any, inputs, round_no: int, position: int) -> ShuffleBody:  # noqa: ANN001
+        old_inputs, body_ = hook.saved["round0"]
+        assert position == 0 and old_inputs == inputs == fresh_pile(rule)
+        return body_
+
+    _convicted(_Hook(0, 1, forge), {"games": 2})
+
+
+def test_a_first_shuffle_of_the_last_deals_pile_convicts_its_author():
+    """Deal 2's first shuffler shuffles deal 1's pile (a valid proof, for the right
+    context, on those inputs) instead of the deck's public masking."""
+
+    def forge(hook: _Hook, rule: Any, inputs, round_no: int, position: int) -> ShuffleBody:  # noqa: ANN001
+        old = hook.saved["cts"]
+        by_ct = {ct.encode(): h for h, ct in enumerate(rule.cts)}
+        hs = [by_ct[ct.encode()] for ct in inputs]  # the round's handles, in its order
+        last_pile = tuple(old[h] for h in hs)
+        assert last_pile != inputs
+        return _prove(rule, last_pile, slot_context(rule, hook.seat, round_no, position))
+
+    _convicted(_Hook(0, 1, forge), {"games": 2})
+
+
+# ---- a proposal checked ahead stands for its very statement only ----------------------------
+
+
+def _statement(n: int = 4) -> tuple[ShuffleStatement, bytes, bytes]:
+    joint = base_mul(random_scalar())
+    inputs = tuple(public_mask(base_mul(random_scalar()), joint) for _ in range(n))
+    ctx = Context(secrets.token_bytes(16), 1, SLOT_STRIDE + 1, 1)
+    out, witness = shuffle_deck(inputs, joint)
+    proof = prove_shuffle_batchable(inputs, out, joint, witness, ctx)
+    return ShuffleStatement(inputs, out, joint, proof, ctx), encode_pile(out), proof.encode()
+
+
+def test_a_proposal_checked_ahead_matches_only_its_very_statement():
+    st, pile, proof = _statement()
+    other, other_pile, other_proof = _statement()
+    ahead = Ahead(1, (0, 1, 2))
+    ahead.props[1] = Proposal(1, 1, pile, proof, st, verified=True)
+    body_ = ShuffleBody(pile, proof)
+    args = (1, body_, st.inputs, st.context, st.joint_key)
+    assert ahead.checked(*args) is st
+    ctx = st.context
+    tampered = {
+        "seat": (2, body_, st.inputs, ctx, st.joint_key),
+        "pile": (1, ShuffleBody(other_pile, proof), st.inputs, ctx, st.joint_key),
+        "proof": (1, ShuffleBody(pile, other_proof), st.inputs, ctx, st.joint_key),
+        "one input": (1, body_, (other.inputs[0], *st.inputs[1:]), ctx, st.joint_key),
+        "input order": (1, body_, st.inputs[::-1], ctx, st.joint_key),
+        "key": (1, body_, st.inputs, ctx, other.joint_key),
+        "table": (1, body_, st.inputs, dataclasses.replace(ctx, table_id=bytes(16)), st.joint_key),
+        "game": (1, body_, st.inputs, dataclasses.replace(ctx, game=2), st.joint_key),
+        "round": (1, body_, st.inputs, dataclasses.replace(ctx, step=1), st.joint_key),
+        "position": (
+            1,
+            body_,
+            st.inputs,
+            dataclasses.replace(ctx, step=ctx.step + 1),
+            st.joint_key,
+        ),
+        "context seat": (1, body_, st.inputs, dataclasses.replace(ctx, seat=2), st.joint_key),
+    }
+    for name, tampered_args in tampered.items():
+        assert ahead.checked(*tampered_args) is None, name
+    # received but not (yet, or ever) verified: no match either
+    ahead.props[1].verified = False
+    assert ahead.checked(*args) is None
