@@ -211,3 +211,83 @@ def test_a_proposal_checked_ahead_matches_only_its_very_statement():
     # received but not (yet, or ever) verified: no match either
     ahead.props[1].verified = False
     assert ahead.checked(*args) is None
+
+
+# ---- proposals from a hostile link ----------------------------------------------------------
+
+
+class _Counting:
+    """A real one-thread executor that counts what it was given."""
+
+    def __init__(self) -> None:
+        self.pool = ThreadPoolExecutor(1)
+        self.futures: list[Future[Any]] = []
+
+    def submit(self, fn, *args, **kwargs) -> Future[Any]:  # noqa: ANN001
+        future = self.pool.submit(fn, *args, **kwargs)
+        self.futures.append(future)
+        return future
+
+
+def test_hostile_proposals_are_dropped_bounded_and_convict_nobody():
+    """The seat at position 0 of the next round (its input is the public pile, so what
+    it sends is decoded at once) sends junk, a flood of copies, proposals for another
+    seat's position and for far rounds; a link that is no seat and our own seat's slot
+    send too.  None of it raises, none is evidence, and the victim decodes at most one
+    proposal per round of the window (the current round and the two around it)."""
+    seen: dict[str, Any] = {}
+    posted: list[Any] = []
+    sent: list[Any] = []
+
+    def attack(table: Any) -> None:
+        if seen:
+            return
+        rules = [game_of(r) for r in table.records]
+        if any(r is None or r.joint is None or r.shuffle_rounds != 1 for r in rules):
+            return
+        hostile = rules[0].order[0]  # the slot of engine seat 0: position 0
+        victim = (hostile + 1) % SEATS
+        rule = rules[victim]
+        decode, check = _Counting(), _Counting()
+        rule.background = decode
+        rule.offrecord = OffRecord(posted.append, sent.append, decode, check)
+        seen.update(rule=rule, decode=decode, check=check, hostile=hostile)
+        r = rule.shuffle_rounds
+        tid = rule.table_id
+        junk = ShuffleProposal(tid, r, 0, secrets.token_bytes(64 * 52), secrets.token_bytes(99))
+        before = rule.proposals_dropped
+        take_proposal(rule, 99, junk)  # no seat at this table
+        take_proposal(rule, victim, junk)  # our own seat's slot: we propose ourselves
+        assert rule.proposals_dropped == before and r not in rule._proposals
+        take_proposal(rule, hostile, dataclasses.replace(junk, position=1))  # another's
+        take_proposal(rule, hostile, dataclasses.replace(junk, round=r + 2))  # too far
+        take_proposal(rule, hostile, dataclasses.replace(junk, round=2**32 - 1))
+        assert rule.proposals_dropped == before + 3
+        assert set(rule._proposals) <= {r}  # a far round is not even foreseen
+        for near in (r - 1, r, r + 1):  # the window: one each, decoded (junk: dropped)
+            take_proposal(rule, hostile, dataclasses.replace(junk, round=near))
+        for _ in range(500):  # a flood of copies and variants: no more work
+            take_proposal(rule, hostile, dataclasses.replace(junk, pile=secrets.token_bytes(8)))
+        assert rule.proposals_dropped == before + 3 + 500
+        assert len(decode.futures) == 3 and not check.futures
+        for _ in range(500):  # bounded: the decodes finish, their verdicts are posted
+            for call in posted[:]:
+                posted.remove(call)
+                call()
+            if all(f.done() for f in decode.futures) and not posted:
+                break
+            decode.futures[-1].exception(timeout=5)
+        seen["dropped"] = rule.proposals_dropped - before
+
+    table = local_table.new_table("slave", SEATS, {"games": 2})
+    local_table.run(table, on_entry=attack)
+    rule = seen["rule"]
+    try:
+        assert seen["dropped"] == 3 + 500 + 3  # the three junk ones, once decoded
+        assert not table.cheats and all(r.finished for r in table.records)
+        assert all(p.bad is not None for a in rule._proposals.values() for p in a.props.values())
+        assert not seen["check"].futures  # junk is never checked, only decoded
+        assert rule.proposals_hit == 0 and rule.proposals_signed == 0
+    finally:
+        seen["decode"].pool.shutdown()
+        seen["check"].pool.shutdown()
