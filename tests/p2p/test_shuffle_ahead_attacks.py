@@ -17,19 +17,25 @@ These tests attack that line from both sides:
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import secrets
 from concurrent.futures import Future, ThreadPoolExecutor
+from functools import partial
+from pathlib import Path
 from typing import Any
 
 import pytest
+import trio
 
+from cli.netplay import player_factory
 from crypto.elgamal import Ciphertext, encode_pile, public_mask
 from crypto.group import base_mul, random_scalar
 from crypto.shuffle import shuffle_deck
 from crypto.shuffle_proof_tw_batch import ShuffleStatement, prove_shuffle_batchable
 from crypto.transcript import Context
-from p2p.errors import InvalidMove
+from p2p.errors import InvalidMove, TableAbandoned
+from p2p.net.node import Node
 from p2p.table import local_table
 from p2p.table.game_rule import ShuffleBody
 from p2p.table.game_rule.shuffle import (
@@ -43,6 +49,9 @@ from p2p.table.game_rule.shuffle import (
 )
 from p2p.table.seat import game_of
 from p2p.wire import ShuffleProposal
+from tests.p2p._games import verify_json
+from tests.p2p._tables import config
+from tests.p2p.test_shuffle_ahead import PATIENCE_S, TIMEOUT_S, _Patient, _proposed
 
 SEATS = 4
 
@@ -151,19 +160,90 @@ def test_a_replayed_shuffle_of_the_same_public_pile_convicts_its_author():
     _convicted(_Hook(0, 1, forge), {"games": 2})
 
 
+def _last_pile(hook: _Hook, rule: Any, inputs, round_no: int, position: int) -> ShuffleBody:  # noqa: ANN001
+    """A valid shuffle of deal 1's pile (after its round), bound to the right context."""
+    old = hook.saved["cts"]
+    by_ct = {ct.encode(): h for h, ct in enumerate(rule.cts)}
+    hs = [by_ct[ct.encode()] for ct in inputs]  # the round's handles, in its order
+    last_pile = tuple(old[h] for h in hs)
+    assert last_pile != inputs
+    return _prove(rule, last_pile, slot_context(rule, hook.seat, round_no, position))
+
+
 def test_a_first_shuffle_of_the_last_deals_pile_convicts_its_author():
     """Deal 2's first shuffler shuffles deal 1's pile (a valid proof, for the right
     context, on those inputs) instead of the deck's public masking."""
+    _convicted(_Hook(0, 1, _last_pile), {"games": 2})
 
-    def forge(hook: _Hook, rule: Any, inputs, round_no: int, position: int) -> ShuffleBody:  # noqa: ANN001
-        old = hook.saved["cts"]
-        by_ct = {ct.encode(): h for h, ct in enumerate(rule.cts)}
-        hs = [by_ct[ct.encode()] for ct in inputs]  # the round's handles, in its order
-        last_pile = tuple(old[h] for h in hs)
-        assert last_pile != inputs
-        return _prove(rule, last_pile, slot_context(rule, hook.seat, round_no, position))
 
-    _convicted(_Hook(0, 1, forge), {"games": 2})
+async def _play_to_conviction(tmp: Path, hook: _Hook, ready: Any) -> list[Node]:
+    """:func:`tests.p2p.test_shuffle_ahead._play`, every node given ``hook``; ended once all
+    seats but one have left the table (the cheater, convicted, is left alone: bounded)."""
+    nodes: list[Node] = []
+    budget = [PATIENCE_S]
+    ended: list[Node] = []
+
+    def cfg(i: int):  # noqa: ANN202
+        bot = player_factory(bot="heuristic", seed=i)
+        return config(
+            tmp,
+            i,
+            make_player=lambda *a: _Patient(bot(*a), nodes, ready, budget),
+            cheat=hook,
+            linger_s=1.0,
+        )
+
+    async def run(node: Node, start: Any, scope: trio.CancelScope) -> None:
+        with contextlib.suppress(TableAbandoned):  # the cheater, alone once convicted
+            await start()
+        ended.append(node)
+        if len(ended) >= SEATS - 1:
+            scope.cancel()
+
+    with trio.fail_after(TIMEOUT_S):
+        async with trio.open_nursery() as nursery:
+            opener = Node(cfg(0))
+            nodes.append(opener)
+            nursery.start_soon(
+                run,
+                opener,
+                partial(opener.open, "slave", SEATS, {"games": 2}),
+                nursery.cancel_scope,
+            )
+            while opener.mesh is None or opener.mesh.listen_port is None:
+                await trio.sleep(0.01)
+            for i in range(1, SEATS):
+                node = Node(cfg(i))
+                nodes.append(node)
+                start = partial(node.join, peer=opener.mesh.address)
+                nursery.start_soon(run, node, start, nursery.cancel_scope)
+    return nodes
+
+
+def test_a_seat_whose_proposal_was_checked_then_signs_another_statement_is_convicted(tmp_path):
+    """Real nodes: deal 2's first shuffler proposes honestly (every seat checks its
+    proposal ahead), then signs at its step a shuffle of deal 1's pile instead of the
+    public masking.  The proposal checked ahead does not stand for it: every honest seat
+    checks the entry, convicts it, and ``slaiga verify`` names the same seat."""
+    hook = _Hook(0, 1, _last_pile)
+
+    def ready(rules: list[Any]) -> bool:
+        return _proposed(rules, lambda p: p.verified)
+
+    nodes = trio.run(_play_to_conviction, tmp_path, hook, ready)
+    assert hook.culprit is not None
+    for n in nodes:
+        rule = game_of(n.record)
+        if rule.mine.seat == hook.seat:
+            assert rule.proposals_sent == 1  # it proposed, then signed something else
+            continue
+        assert rule._proposals[1].props[0].verified  # its proposal, checked ahead
+        assert n.session.convicted is not None, n.session
+        assert n.session.convicted.culprit == hook.culprit
+        assert "bad shuffle" in n.session.convicted.reason
+        assert rule.proposals_hit == 0  # the entry at position 0 was checked, not skipped
+        code, report = verify_json(str(n.store.path))
+        assert code == 4 and report["culprit_slot"] == hook.culprit, report
 
 
 # ---- a proposal checked ahead stands for its very statement only ----------------------------
