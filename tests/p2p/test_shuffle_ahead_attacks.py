@@ -48,7 +48,8 @@ from p2p.table.game_rule.shuffle import (
     take_proposal,
 )
 from p2p.table.seat import game_of
-from p2p.wire import ShuffleProposal
+from p2p.table.watchers import Decision, WatchGate
+from p2p.wire import ShuffleProposal, Watch
 from tests.p2p._games import verify_json
 from tests.p2p._tables import config
 from tests.p2p.test_shuffle_ahead import PATIENCE_S, TIMEOUT_S, _Patient, _proposed
@@ -371,3 +372,15 @@ def test_hostile_proposals_are_dropped_bounded_and_convict_nobody():
     finally:
         seen["decode"].pool.shutdown()
         seen["check"].pool.shutdown()
+
+
+def test_a_proposal_from_a_peer_with_no_seat_is_cut_off():
+    """A node routes a ``ShuffleProposal`` to its rule only from a seat's link
+    (p2p/net/node.py): a spectator or a stranger that sends one is cut off."""
+    tid = secrets.token_bytes(16)
+    gate = WatchGate(tid, slots=2)
+    msg = ShuffleProposal(tid, 1, 0, b"pile", b"proof")
+    assert gate.judge(b"stranger", msg).decision is Decision.CUT
+    assert gate.judge(b"watcher", Watch(tid, "w")).decision is Decision.WELCOME
+    assert gate.judge(b"watcher", msg).decision is Decision.CUT
+    assert gate.cut == 2
