@@ -36,10 +36,9 @@ first seat completing it (the signer completes it as it signs) to a spectator co
 it (checked, on its screen), from the peers' ``CLOCK_MONOTONIC`` (one clock per machine).
 On this one machine the spectators' checking (every proof of every seat) competes with the
 seats for the same cores, which a LAN, where each spectator has a machine of its own, does
-not.  The spectators run as ``slaiga watch`` does by default, at a lower CPU priority
-(``--priority low``: a watch never slows a game played on its machine), so the seats pay
-for their links to them, and the spectators' lag grows when the cores are busy;
-``--spectator-priority normal`` has them compete for the cores as equals instead.
+not: ``--spectator-priority low`` runs them as ``slaiga watch --priority low`` does, at a
+lower CPU priority, to see what the seats pay for their links alone (the spectators' lag
+then grows when the cores are busy).
 Under ``survive`` (unless ``--no-survive``), for each game the cost of the ``survive``
 option (issue 21): ``key_round`` the key round's time and bytes without and with the
 escrow (in one process), and ``loss`` a table of peer processes where one is killed for
@@ -106,7 +105,7 @@ def _peer(args: list[str], env: dict[str, str]) -> tuple[subprocess.Popen, list[
 
 
 def _watcher(
-    address: str, env: dict[str, str], priority: str = "low"
+    address: str, env: dict[str, str], priority: str = "normal"
 ) -> tuple[subprocess.Popen, list[str]]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "cli", "watch", "--peer", address, "--json", "--trace"]
@@ -188,7 +187,7 @@ def network_game(
     tmp: Path,
     offload: bool = True,
     spectators: int | None = None,
-    priority: str = "low",
+    priority: str = "normal",
 ) -> dict[str, Any]:
     """One game over peer processes, every seat tracing its steps (their times, and CPU
     for :func:`_cpu_to_step`); with ``spectators``, that many ``slaiga watch`` processes
@@ -500,10 +499,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--spectator-priority",
         choices=("low", "normal"),
-        default="low",
-        help="the spectators' CPU priority (`slaiga watch --priority`; default low, as a "
-        "watch runs by default; normal: their proof checks compete with the seats for this "
-        "one machine's cores, which a LAN, where each has its own machine, does not see)",
+        default="normal",
+        help="the spectators' CPU priority (`slaiga watch --priority`; default normal: their "
+        "proof checks compete with the seats for this one machine's cores, which a LAN, "
+        "where each has its own machine, does not see; low: they take what the seats leave)",
     )
     parser.add_argument(
         "--state-root",

@@ -266,10 +266,10 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--priority",
         choices=("low", "normal"),
-        default="low",
-        help="CPU priority of the watch (default low: on a machine where a player also "
-        "plays, checking the table's proofs for you never slows their game; normal: "
-        "compete for the CPU like any program)",
+        default="normal",
+        help="CPU priority of the watch (default normal; low: on a machine where a player "
+        "also plays, checking the table's proofs for you takes only the CPU their game "
+        "leaves, and on a busy machine the watch may fall behind)",
     )
     p.add_argument("--quiet-after", type=checked.seconds, default=QUIET_S, help=argparse.SUPPRESS)
     p.add_argument("--keepalive", type=float, default=1.0, help=argparse.SUPPRESS)
@@ -280,7 +280,7 @@ def add_parser(sub: argparse._SubParsersAction) -> None:
 
 
 WATCH_NICENESS = 10
-"""How much ``slaiga watch`` lowers its CPU priority by default (``--priority low``)."""
+"""How much ``slaiga watch --priority low`` lowers its CPU priority."""
 
 
 def lower_priority() -> None:
