@@ -125,6 +125,10 @@ SLOW = {
     "tests/engine/test_slave.py::test_random_play_thousands_of_deals": "thousands of deals",
     "tests/engine/test_slajens.py::test_random_play_score_arithmetic": "random games per option",
     "tests/p2p/test_node_loopback.py": "whole tables of real nodes, up to 8 seats, 300 steps",
+    "tests/p2p/test_shuffle_ahead.py": "two-deal Slave matches of real nodes, proposals awaited",
+    "tests/p2p/test_shuffle_ahead_attacks.py": (
+        "whole two-deal tables, in process and of real nodes, each with a cheating shuffler"
+    ),
     "tests/p2p/test_game_privacy.py": "whole games with every proof, privacy checked throughout",
     "tests/p2p/test_survive_privacy.py": (
         "whole games with escrow, every coalition's privacy checked throughout"
@@ -413,6 +417,7 @@ PART_WEIGHTS = {
     "tests/cli/test_tmux.py": 42,
     "tests/p2p/test_netns.py": 40,
     "tests/p2p/test_open_hands.py": 40,
+    "tests/p2p/test_shuffle_ahead_attacks.py": 40,
     "tests/p2p/test_spectator.py": 37,
     "tests/p2p/test_watch_procs.py": 31,
     "tests/p2p/test_game_privacy.py": 29,
@@ -426,6 +431,7 @@ PART_WEIGHTS = {
     "tests/p2p/test_pause.py": 19,
     "tests/p2p/test_shuffle_background.py": 19,
     "tests/engine/test_leave.py": 18,
+    "tests/p2p/test_shuffle_ahead.py": 18,
     "tests/test_bench_table.py": 17,
     "tests/engine/test_aight_rules.py": 16,
     "tests/cli/test_verify_several.py": 14,
