@@ -132,16 +132,16 @@ def _events(lines: list[str]) -> list[dict[str, Any]]:
     return [json.loads(x) for x in lines if x.startswith("{")]
 
 
-def _step_times(lines: list[str]) -> dict[int, float]:
-    return {e["step"]: e["t"] for e in _events(lines) if e.get("event") == "step"}
+def _step_times(events: list[dict[str, Any]]) -> dict[int, float]:
+    """When one peer completed each record step, from its :func:`_events`."""
+    return {e["step"]: e["t"] for e in events if e.get("event") == "step"}
 
 
-def _cpu_to_step(lines: list[str], step: int) -> float | None:
+def _cpu_to_step(events: list[dict[str, Any]], step: int) -> float | None:
     """The CPU seconds (every thread) one peer used from the table being meshed to its
-    completing record step ``step``, from its ``--events`` lines (``None`` if it has no
-    such lines)."""
+    completing record step ``step``, from its :func:`_events` (``None`` if they do not say)."""
     start = end = None
-    for e in _events(lines):
+    for e in events:
         if e.get("event") == "meshed" and start is None:
             start = e.get("cpu")
         elif e.get("event") == "step" and e.get("step") == step and end is None:
@@ -217,17 +217,16 @@ def network_game(
         out = proc.stdout.read()  # stderr is read by the thread started in _peer
         proc.wait(timeout=1800)
         results.append(json.loads(out.strip().splitlines()[-1]))
-    events = _events(lines)
+    peer_events = [_events(ls) for ls in [lines, *(ls for _, ls in joiners)]]
+    events = peer_events[0]  # the opener's
     formed = next(e["t"] for e in events if e["event"] == "meshed")
     finished = next(e["t"] for e in events if e["event"] == "finished")
-    steps = [(e["t"], e["kind"]) for e in events if e["event"] == "step"]
+    step_events = [e for e in events if e["event"] == "step"]
+    steps = [(e["t"], e["kind"]) for e in step_events]
     first_action = next(i for i, (_, k) in enumerate(steps) if k == "action")
     first_decision = steps[first_action - 1][0] - formed
-    decision_step = [e["step"] for e in events if e["event"] == "step"][first_action - 1]
-    cpu = [
-        _cpu_to_step(peer_lines, decision_step)
-        for peer_lines in [lines, *(ls for _, ls in joiners)]
-    ]
+    decision_step = step_events[first_action - 1]["step"]
+    cpu = [_cpu_to_step(evs, decision_step) for evs in peer_events]
     latencies = []
     cycle_start, cycle_kinds = None, []
     for i, (t, kind) in enumerate(steps):
@@ -239,18 +238,13 @@ def network_game(
         cycle_kinds.append(kind)
     next_deal = next_deal_times(steps)
     heads = {r["record_head"] for r in results}
-    watches = [
-        e["samples"]
-        for peer_lines in [lines, *(ls for _, ls in joiners)]
-        for e in _events(peer_lines)
-        if e.get("event") == "loop_watch"
-    ]
+    watches = [e["samples"] for evs in peer_events for e in evs if e.get("event") == "loop_watch"]
     per_peer = [summarize(samples, formed, finished) for samples in watches]
     lag: dict[str, Any] = {}
     if spectators:
         signed: dict[int, float] = {}
-        for peer_lines in [lines, *(ls for _, ls in joiners)]:
-            for step, t in _step_times(peer_lines).items():
+        for evs in peer_events:
+            for step, t in _step_times(evs).items():
                 signed[step] = min(t, signed.get(step, t))
         lags = []
         for proc, wlines in watchers:

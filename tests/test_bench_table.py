@@ -88,7 +88,7 @@ def test_next_deal_is_timed_from_the_last_action_to_the_next_decision():
 def test_event_lines_are_read_whatever_key_comes_first():
     """Every ``--events`` line carries its process's CPU time (``cpu``, which sorts before
     ``event``): the bench finds the steps, their times and the CPU used by the keys."""
-    from bench.table import _cpu_to_step, _step_times
+    from bench.table import _cpu_to_step, _events, _step_times
 
     lines = [
         "slaiga: a line that is not an event\n",
@@ -96,7 +96,8 @@ def test_event_lines_are_read_whatever_key_comes_first():
         '{"cpu": 0.6, "event": "step", "kind": "key", "step": 3, "t": 10.1}\n',
         '{"cpu": 0.9, "event": "step", "kind": "tokens", "step": 8, "t": 10.5}\n',
     ]
-    assert _step_times(lines) == {3: 10.1, 8: 10.5}
-    assert _cpu_to_step(lines, 8) == pytest.approx(0.4)
-    assert _cpu_to_step(lines, 9) is None  # never reached
-    assert _cpu_to_step(lines[2:], 8) is None  # no meshed event: nothing to count from
+    events = _events(lines)
+    assert _step_times(events) == {3: 10.1, 8: 10.5}
+    assert _cpu_to_step(events, 8) == pytest.approx(0.4)
+    assert _cpu_to_step(events, 9) is None  # never reached
+    assert _cpu_to_step(_events(lines[2:]), 8) is None  # no meshed event: nothing to count from

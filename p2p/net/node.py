@@ -254,20 +254,13 @@ class Node(Opening, PlayerSeat):
                 self._do_other(fx)
 
     def _do_other(self, fx: effects.Effect) -> None:
-        """One effect :meth:`_do` did not match by its exact type (events, and the rest)."""
+        """One effect :meth:`_do` did not match by its exact type: events, and the rare
+        ones (the effects are final classes, so the writes, sends, traces and screen
+        updates are all matched there)."""
         if isinstance(fx, NodeEvent):
             self.emit(fx)
             if isinstance(fx, SeatLeft | SeatBack) and self.player is not None:
                 self._mark_bots()  # the table screen shows who a bot plays now
-        elif isinstance(fx, WRITES):
-            self.durable.write(fx, self._received)
-        elif isinstance(fx, SENDS):
-            self.durable.send(fx)
-        elif isinstance(fx, effects.Trace):
-            if self.cfg.trace is not None:
-                self.cfg.trace(fx.what, fx.step, fx.seat)
-        elif isinstance(fx, effects.ShowPlayer):
-            self._deliver()
         elif isinstance(fx, effects.Tell):
             if self.player is not None:
                 self.player.progress(fx.text)

@@ -101,9 +101,8 @@ class Offload:
         """Let the background thread end once its job (if any) is done; jobs not started
         are dropped.  Called when the table's mesh closes: a node or a spectator that
         ends leaves no thread behind."""
-        self.background.shutdown(wait=False, cancel_futures=True)
-        self.ahead.shutdown(wait=False, cancel_futures=True)
-        self.ahead_checks.shutdown(wait=False, cancel_futures=True)
+        for pool in self._pools():
+            pool.shutdown(wait=False, cancel_futures=True)
 
     async def aclose(self) -> None:
         """:meth:`close`, then wait (in a worker thread, shielded) for the job that runs
@@ -111,9 +110,11 @@ class Offload:
         no thread behind, even for the moment that job takes."""
         self.close()
         with trio.CancelScope(shield=True):
-            await trio.to_thread.run_sync(self.background.shutdown)
-            await trio.to_thread.run_sync(self.ahead.shutdown)
-            await trio.to_thread.run_sync(self.ahead_checks.shutdown)
+            for pool in self._pools():
+                await trio.to_thread.run_sync(pool.shutdown)
+
+    def _pools(self) -> tuple[ThreadPoolExecutor, ...]:
+        return (self.background, self.ahead, self.ahead_checks)
 
     def attach(self, rule: Any) -> None:
         """Give ``rule`` (a game rule) our background executor, once."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 from collections import Counter
 from concurrent.futures import Executor, Future, ThreadPoolExecutor
+from typing import Any
 
 import pytest
 
@@ -127,11 +128,19 @@ def _finished(table) -> None:
     assert all(game_of(r).done for r in table.records)
 
 
-def test_background_work_leaves_only_the_pile_dependent_half_and_the_last_check():
+def _played(background: type[Deferred], drain: bool) -> tuple[Any, dict, dict]:
+    """A whole table played with a ``background`` thread per seat and checked to have
+    ended well: the table, each seat's background, and the multiplications by where they
+    were made."""
     table = local_table.new_table(GAME, SEATS, OPTIONS)
-    backgrounds = {d.slot: Deferred() for d in table.drivers}
-    muls = _play(table, backgrounds, drain=True)
+    backgrounds = {d.slot: background() for d in table.drivers}
+    muls = _play(table, backgrounds, drain=drain)
     _finished(table)
+    return table, backgrounds, muls
+
+
+def test_background_work_leaves_only_the_pile_dependent_half_and_the_last_check():
+    table, backgrounds, muls = _played(Deferred, drain=True)
     n = CARDS
     # every seat prepared its shuffle in the background (2N multiplications): N of them
     # as it made its key share, before the joint key was known, and N once it was; no
@@ -181,10 +190,7 @@ def test_background_work_not_started_is_done_in_the_last_batch():
     """A background thread that never got to run: the prepared half is cancelled (our
     shuffle is made whole), and the earlier checks are cancelled and made in one batch
     with the last shuffle's check; every shuffle is still checked once."""
-    table = local_table.new_table(GAME, SEATS, OPTIONS)
-    backgrounds = {d.slot: Deferred() for d in table.drivers}
-    muls = _play(table, backgrounds, drain=False)
-    _finished(table)
+    table, backgrounds, muls = _played(Deferred, drain=False)
     n = CARDS
     assert all(not bg.ran for bg in backgrounds.values())
     # a batch of k shuffles touching p piles costs (3N + 5)k + N + 2 + 2Np (less N - 1
@@ -213,10 +219,7 @@ def test_a_half_begun_in_the_key_round_is_finished_by_our_job_if_the_background_
     has not started adding the key to our half by then, our job does it (N), and only
     the pile-dependent half is left (4N + 1): the half made during the key round is not
     dropped for a shuffle from scratch (6N + 1)."""
-    table = local_table.new_table(GAME, SEATS, OPTIONS)
-    backgrounds = {d.slot: EarlyOnly() for d in table.drivers}
-    muls = _play(table, backgrounds, drain=False)
-    _finished(table)
+    table, backgrounds, muls = _played(EarlyOnly, drain=False)
     n = CARDS
     for bg in backgrounds.values():
         assert dict(bg.ran) == {"prepare_early": 1}

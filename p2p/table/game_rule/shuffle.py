@@ -171,7 +171,7 @@ def discharge(rule: GameRule, ob: Shuffle) -> Flow:
         if not rule._trusted(s) and not any(statement is v for v in rule._checked_ahead):
             check = None
             if batch is not None and rule.background is not None and s != _last_seat(rule):
-                if rule._trusted(_next_seat(rule, s)) and own is None:
+                if rule._trusted(_next_seat(rule, s)):
                     deferred = len(pending)  # added once ours is made (see below)
                 else:  # its output pile is the next shuffle's input: its terms wait
                     check = rule.background.submit(batch.add, statement, more=True)
@@ -490,19 +490,17 @@ def _make(
         rule._checked_ahead.extend(made[3])  # the round's earlier shuffles, checked
     elif own is not None:  # our proposal for this very pile (waited for: never two shuffles)
         got = _result(own)
-    if got is not None and got.proposed:
+    if got is None:  # on the loop: the prepared half only if it is ready (never wait here)
+        got = _made_now(inputs, rule.joint, ctx, _ready(prepared, False), None, False)
+    if got.proposed:
         rule.proposals_signed += 1
-        out, proof, pile, proof_bytes = got.outputs, got.proof, got.pile, got.proof_bytes
     else:
-        if got is None:  # on the loop: the prepared half only if it is ready (never wait here)
-            got = _made_now(inputs, rule.joint, ctx, _ready(prepared, False), None, False)
         rule.shuffles_made += 1
-        out, proof, pile, proof_bytes = got.outputs, got.proof, got.pile, got.proof_bytes
-    forged = rule._cheat("shuffle", inputs, out, proof)
+    forged = rule._cheat("shuffle", inputs, got.outputs, got.proof)
     if forged is not None:
         return forged
-    statement = ShuffleStatement(inputs, tuple(out), rule.joint, proof, ctx)
-    return rule._keep_own(ShuffleBody(pile, proof_bytes), statement)
+    statement = ShuffleStatement(inputs, got.outputs, rule.joint, got.proof, ctx)
+    return rule._keep_own(ShuffleBody(got.pile, got.proof_bytes), statement)
 
 
 @dataclass(frozen=True, slots=True)
